@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# spyre-bpftrace: eBPF tracer for IBM Spyre (AIU) ML jobs.
+
+BUILD		?= build
+CC		?= gcc
+CXX		?= g++
+CLANG		?= clang
+BPFTOOL		?= bpftool
+PREFIX		?= /usr/local
+
+# Kernel architecture name used by vmlinux/ and __TARGET_ARCH_*.
+UNAME_M		:= $(shell uname -m)
+ARCH		?= $(patsubst x86_64,x86,$(patsubst s390x,s390x,$(patsubst ppc64le,powerpc,$(UNAME_M))))
+BPF_ARCH	:= $(patsubst s390x,s390,$(ARCH))
+
+VERSION		:= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+
+CFLAGS		?= -g -O2
+CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11
+CPPFLAGS	+= -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) -DSPYRE_VERSION='"$(VERSION)"'
+LDLIBS		+= -lbpf -lelf -lz -lstdc++
+MOCK_CXXFLAGS	:= -O2 -g -fPIC -fcf-protection=full -Wall -Wextra -std=gnu++17 -pthread
+
+BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
+BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS		:= $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+MAIN_SRC	:= user/spyre-bpftrace.c
+LIB_SRCS	:= $(filter-out $(MAIN_SRC),$(wildcard user/*.c))
+LIB_OBJS	:= $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS)) $(BUILD)/user/default_probes.o
+UNIT_SRCS	:= $(wildcard tests/unit/*.c)
+UNIT_OBJS	:= $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%.o,$(UNIT_SRCS))
+
+MOCK_DIR	:= $(BUILD)/mock
+MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
+FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
+
+TOOL		:= $(BUILD)/spyre-bpftrace
+
+.PHONY: all deps test unit e2e demo bench clean install vmlinux mock fixtures
+.DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJS)
+
+all: $(TOOL) mock
+
+# Everything the project needs, from Debian. Idempotent; skips apt when all is present.
+DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev bats g++ make python3 \
+	    pkg-config libclang-rt-14-dev valgrind
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "deps: all present"; fi
+
+$(BUILD) $(BUILD)/bpf $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/unit $(MOCK_DIR):
+	@mkdir -p $@
+
+# --- BPF ---------------------------------------------------------------------------------------
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/spyre_trace.h vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Ivmlinux/$(ARCH) -Ibpf \
+		-Wall -Wno-unused-function -c $< -o $@.tmp
+	$(BPFTOOL) gen object $@ $@.tmp
+	@rm -f $@.tmp
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+# --- userspace ---------------------------------------------------------------------------------
+$(BUILD)/user/default_probes.c: user/spyre-default.probes tools/embed-text.sh | $(BUILD)/user
+	sh tools/embed-text.sh probes_default_text < $< > $@
+
+$(BUILD)/user/%.o: $(BUILD)/user/%.c | $(BUILD)/user
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) bpf/spyre_trace.h $(SKELS) | $(BUILD)/user
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(TOOL): $(BUILD)/user/spyre-bpftrace.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# --- mock Spyre runtime (tools/mock-spyre) -----------------------------------------------------
+mock: $(MOCK)
+
+$(MOCK_DIR)/libsenlib-dd2.so: tools/mock-spyre/senlib.cpp $(wildcard tools/mock-spyre/*.h) | $(MOCK_DIR)
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libsenlib-dd2.so $< -o $@
+
+$(MOCK_DIR)/libflex.so: tools/mock-spyre/flex.cpp $(wildcard tools/mock-spyre/*.h) $(MOCK_DIR)/libsenlib-dd2.so
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libflex.so $< -L$(MOCK_DIR) -lsenlib-dd2 \
+		-Wl,-rpath,'$$ORIGIN' -o $@
+
+$(MOCK_DIR)/mock-spyre-job: tools/mock-spyre/mock-spyre-job.cpp $(wildcard tools/mock-spyre/*.h) $(MOCK_DIR)/libflex.so
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE $< -L$(MOCK_DIR) -lflex -lsenlib-dd2 -Wl,-rpath,'$$ORIGIN' -o $@
+
+# --- tests -------------------------------------------------------------------------------------
+fixtures: $(FIXTURES)
+
+$(BUILD)/tests/libfixture.so: tests/fixtures/fixture.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -shared $< -o $@
+
+$(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
+	strip --strip-all $< -o $@
+
+$(BUILD)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h) | $(BUILD)/tests/unit
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -c $< -o $@
+
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+unit: $(BUILD)/unit-tests $(FIXTURES)
+	UNIT_FIXTURES=$(BUILD)/tests $(BUILD)/unit-tests
+
+e2e: all
+	bats tests/e2e
+
+# The one command that runs every test (CI calls it through .ci/run): unit tests, the same
+# under ASan+UBSan and valgrind, a short fuzz run of every untrusted-input parser, then the
+# end-to-end tests as root against the mock job.
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) check-sanitize
+	$(MAKE) fuzz-smoke
+	$(MAKE) e2e
+
+# Trace the mock job as a user would: start it, attach by PID, write a trace.
+demo: deps
+	$(MAKE) all
+	sh tools/demo.sh $(BUILD)
+
+# Regenerate vmlinux/<arch>/vmlinux.h from a BTF file (default: the running kernel's).
+vmlinux:
+	sh tools/gen-vmlinux.sh $(ARCH) $(BTF)
+
+install: $(TOOL)
+	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/spyre-bpftrace
+	install -D -m 0644 user/spyre-default.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/spyre-default.probes
+
+clean:
+	rm -rf $(BUILD)
+
+include mk/sanitize.mk
+include mk/bench.mk

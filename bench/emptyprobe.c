@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * emptyprobe: attach bench/empty.bpf.c's do-nothing uprobe + uretprobe to one offset of one
+ * file in one process, then wait for SIGINT/SIGTERM. The bench attaches it where
+ * spyre-bpftrace attaches (past endbr64), so the two differ only in what the programs do.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "empty.skel.h"
+
+static int write_ready(const char *path)
+{
+	char tmp[4096];
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	dprintf(fd, "%d\n", (int)getpid());
+	close(fd);
+	return rename(tmp, path) ? -errno : 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: emptyprobe -p PID -b FILE -o OFFSET [--no-ret] [--ready-file F]\n"
+		   "OFFSET is a file offset (0x... accepted), as spyre-bpftrace list prints it.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "binary", required_argument, NULL, 'b' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ "no-ret", no_argument, NULL, 'N' },
+		{ "ready-file", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *binary = NULL, *ready = NULL;
+	struct bpf_link *entry = NULL, *ret = NULL;
+	struct empty_bpf *skel = NULL;
+	unsigned long offset = 0;
+	bool no_ret = false;
+	int c, pid = -1, sig, rc = 1;
+	sigset_t set;
+
+	while ((c = getopt_long(argc, argv, "p:b:o:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pid = atoi(optarg);
+			break;
+		case 'b':
+			binary = optarg;
+			break;
+		case 'o':
+			offset = strtoul(optarg, NULL, 0);
+			break;
+		case 'N':
+			no_ret = true;
+			break;
+		case 'R':
+			ready = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (pid <= 0 || !binary || !offset) {
+		usage(stderr);
+		return 2;
+	}
+	/* blocked first: a stop request that arrives while attaching is not lost */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	skel = empty_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "emptyprobe: cannot load: %s\n", strerror(errno));
+		goto out;
+	}
+	entry = bpf_program__attach_uprobe(skel->progs.empty_entry, false, pid, binary, offset);
+	if (!entry) {
+		fprintf(stderr, "emptyprobe: uprobe %s+0x%lx: %s\n", binary, offset, strerror(errno));
+		goto out;
+	}
+	if (!no_ret) {
+		ret = bpf_program__attach_uprobe(skel->progs.empty_exit, true, pid, binary, offset);
+		if (!ret) {
+			fprintf(stderr, "emptyprobe: uretprobe %s+0x%lx: %s\n", binary, offset,
+				strerror(errno));
+			goto out;
+		}
+	}
+	if (ready && write_ready(ready)) {
+		fprintf(stderr, "emptyprobe: cannot write %s\n", ready);
+		goto out;
+	}
+	sigwait(&set, &sig);
+	rc = 0;
+out:
+	bpf_link__destroy(ret);
+	bpf_link__destroy(entry);
+	empty_bpf__destroy(skel);
+	return rc;
+}

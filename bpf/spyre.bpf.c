@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Uprobe/uretprobe programs for the Spyre runtime. One program of each kind serves every probe:
+ * the attach cookie carries the probe's index, so adding probes needs no new BPF code.
+ *
+ * Every probe hit costs a trap into the kernel already (~0.5-15 µs); what runs here must stay
+ * small next to that: read registers, keep a per-thread stack of open calls, and hand one
+ * fixed-size record per finished call to the ringbuf without waking the consumer.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "spyre_trace.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* libbpf 1.1's bpf_tracing.h stops at PARM5; the sixth integer argument register per ABI. */
+#if defined(__TARGET_ARCH_x86)
+#define SPYRE_PARM6(ctx) ((ctx)->r9)
+#elif defined(__TARGET_ARCH_powerpc)
+#define SPYRE_PARM6(ctx) ((ctx)->gpr[8])
+#else
+#define SPYRE_PARM6(ctx) 0	/* s390x passes the sixth argument on the stack */
+#endif
+
+struct frame {
+	__u64 ts;
+	__u64 args[SPYRE_MAX_ARGS];
+	__u32 probe;
+	__u32 pad;
+};
+
+struct tstack {
+	__u32 depth;	/* may exceed SPYRE_MAX_DEPTH: frames past it are counted, not stored */
+	__u32 pad;
+	struct frame f[SPYRE_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);	/* resized by userspace before load */
+} events SEC(".maps");
+
+/* LRU: threads that die with open frames must not fill the map for good. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct tstack);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SPYRE_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct spyre_counters);
+} counters SEC(".maps");
+
+/* All-zero template for a new thread's stack: too large for the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tstack);
+} zero_stack SEC(".maps");
+
+static __always_inline struct spyre_counters *counters_of(__u32 probe)
+{
+	return bpf_map_lookup_elem(&counters, &probe);
+}
+
+/* Tell userspace a thread's names once, when it is first seen (see SPYRE_EV_THREAD). */
+static __always_inline void announce_thread(__u32 tid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct spyre_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return;	/* userspace falls back to /proc for the name */
+	__builtin_memset(e, 0, sizeof(*e));
+	bpf_get_current_comm(SPYRE_THREAD_COMM(e), SPYRE_COMM_LEN);
+	BPF_CORE_READ_STR_INTO((char (*)[SPYRE_COMM_LEN])SPYRE_PROCESS_COMM(e), task, group_leader,
+			       comm);
+	e->ts = bpf_ktime_get_ns();
+	e->tgid = bpf_get_current_pid_tgid() >> 32;
+	e->tid = tid;
+	e->type = SPYRE_EV_THREAD;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* The thread's stack of open calls, created (and the thread announced) on first use. */
+static __always_inline struct tstack *thread_stack(__u32 tid)
+{
+	struct tstack *st = bpf_map_lookup_elem(&stacks, &tid);
+	struct tstack *z;
+	__u32 zero = 0;
+
+	if (st)
+		return st;
+	z = bpf_map_lookup_elem(&zero_stack, &zero);
+	if (!z)
+		return NULL;
+	if (bpf_map_update_elem(&stacks, &tid, z, BPF_NOEXIST))
+		return bpf_map_lookup_elem(&stacks, &tid);	/* lost a race with ourselves? */
+	announce_thread(tid);
+	return bpf_map_lookup_elem(&stacks, &tid);
+}
+
+static __always_inline void read_args(struct pt_regs *ctx, __u64 *a)
+{
+	a[0] = PT_REGS_PARM1(ctx);
+	a[1] = PT_REGS_PARM2(ctx);
+	a[2] = PT_REGS_PARM3(ctx);
+	a[3] = PT_REGS_PARM4(ctx);
+	a[4] = PT_REGS_PARM5(ctx);
+	a[5] = SPYRE_PARM6(ctx);
+}
+
+SEC("uprobe")
+int spyre_entry(struct pt_regs *ctx)
+{
+	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct spyre_counters *c = counters_of(probe);
+	struct tstack *st;
+	struct frame *f;
+	__u32 d;
+
+	if (c)
+		c->hits++;
+	st = thread_stack(tid);
+	if (!st) {
+		if (c)
+			c->drops_depth++;
+		return 0;
+	}
+	d = st->depth++;
+	if (d >= SPYRE_MAX_DEPTH) {
+		if (c)
+			c->drops_depth++;
+		return 0;
+	}
+	f = &st->f[d];
+	f->probe = probe;
+	read_args(ctx, f->args);
+	/* last, so the span does not include our own bookkeeping */
+	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("uretprobe")
+int spyre_exit(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct spyre_counters *c = counters_of(probe);
+	struct spyre_event *e;
+	struct tstack *st;
+	struct frame *f;
+	__u32 d;
+
+	st = bpf_map_lookup_elem(&stacks, &tid);
+	if (!st || st->depth == 0) {
+		if (c)
+			c->unmatched++;
+		return 0;
+	}
+	d = --st->depth;
+	if (d >= SPYRE_MAX_DEPTH)
+		return 0;	/* counted at entry */
+	/*
+	 * A C++ exception unwinding through traced frames skips their returns; the kernel drops
+	 * those return instances, so stale frames can sit above ours. Pop down to our probe.
+	 * (The mask only tells the verifier what the depth check above already guarantees.)
+	 */
+	f = &st->f[d & (SPYRE_MAX_DEPTH - 1)];
+	for (int i = 0; i < SPYRE_MAX_DEPTH && f->probe != probe; i++) {
+		if (d == 0)
+			break;
+		d--;
+		f = &st->f[d & (SPYRE_MAX_DEPTH - 1)];
+	}
+	if (f->probe != probe) {
+		/* not ours at all: the entry was never seen; leave the stack as it was */
+		st->depth++;
+		if (c)
+			c->unmatched++;
+		return 0;
+	}
+	st->depth = d;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		if (c)
+			c->drops_ring++;
+		return 0;
+	}
+	e->ts = f->ts;
+	e->dur = now - f->ts;
+	__builtin_memcpy(e->args, f->args, sizeof(e->args));
+	e->ret = PT_REGS_RC(ctx);
+	e->tgid = id >> 32;
+	e->tid = tid;
+	e->probe = probe;
+	e->type = SPYRE_EV_SPAN;
+	e->depth = d;
+	/* the consumer drains on a timer: a wakeup per event would cost more than the probe */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("uprobe")
+int spyre_instant(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct spyre_counters *c = counters_of(probe);
+	struct spyre_event *e;
+	struct tstack *st;
+	__u32 tid = (__u32)id;
+
+	if (c)
+		c->hits++;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		if (c)
+			c->drops_ring++;
+		return 0;
+	}
+	e->ts = now;
+	e->dur = 0;
+	read_args(ctx, e->args);
+	e->ret = 0;
+	e->tgid = id >> 32;
+	e->tid = tid;
+	e->probe = probe;
+	e->type = SPYRE_EV_INSTANT;
+	/* instants also create the stack: a thread that only completes work still gets a name */
+	st = thread_stack(tid);
+	e->depth = st ? st->depth : 0;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# `make bench`: performance against the physical limit (empty uprobe pair) and against bpftrace.
+# Included at the end of the main Makefile (it uses its variables); needs root to run.
+# Results and method: docs/performance.md.
+
+BENCH_DIR	:= $(BUILD)/bench
+# -fcf-protection=full puts endbr64 first, as in the Spyre runtime; the nocf variant does not.
+BENCH_LIBS	:= $(BENCH_DIR)/libbench-cf.so $(BENCH_DIR)/libbench-nocf.so
+BENCH_BINS	:= $(BENCH_DIR)/callbench-cf $(BENCH_DIR)/callbench-nocf $(BENCH_DIR)/emptyprobe \
+		   $(BENCH_DIR)/benchctl $(BENCH_DIR)/fmtbench
+BENCH_CFLAGS	:= -O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE
+
+.PHONY: bench bench-build
+
+bench-build: $(TOOL) mock $(BENCH_LIBS) $(BENCH_BINS)
+
+bench: bench-build
+	BUILD=$(BUILD) bash bench/run.sh
+
+$(BENCH_DIR):
+	@mkdir -p $@
+
+$(BENCH_DIR)/libbench-cf.so: bench/benchlib.c | $(BENCH_DIR)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -fcf-protection=full -Wl,-soname,libbench-cf.so $< -o $@
+
+$(BENCH_DIR)/libbench-nocf.so: bench/benchlib.c | $(BENCH_DIR)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -fcf-protection=none -Wl,-soname,libbench-nocf.so $< -o $@
+
+$(BENCH_DIR)/callbench-%: bench/callbench.c $(BENCH_DIR)/libbench-%.so
+	$(CC) $(BENCH_CFLAGS) -fcf-protection=full $< -L$(BENCH_DIR) -lbench-$* \
+		-Wl,-rpath,'$$ORIGIN' -pthread -o $@
+
+$(BENCH_DIR)/empty.bpf.o: bench/empty.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BENCH_DIR)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Ivmlinux/$(ARCH) \
+		-Wall -c $< -o $@.tmp
+	$(BPFTOOL) gen object $@ $@.tmp
+	@rm -f $@.tmp
+
+$(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
+	$(BPFTOOL) gen skeleton $< name empty_bpf > $@
+
+$(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h
+	$(CC) $(BENCH_CFLAGS) -I$(BENCH_DIR) $< -lbpf -lelf -lz -o $@
+
+$(BENCH_DIR)/benchctl: bench/benchctl.c | $(BENCH_DIR)
+	$(CC) $(BENCH_CFLAGS) $< -o $@
+
+# The tool's own library objects: the consumer path measured is the shipped one.
+$(BENCH_DIR)/fmtbench: bench/fmtbench.c $(LIB_OBJS) | $(BENCH_DIR)
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lm -o $@

@@ -1,0 +1,80 @@
+# Shared setup for the end-to-end tests (run as root by `make e2e`).
+# Handshakes go through files the programs write when ready; waiting polls for them with a
+# deadline, never a fixed sleep.
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+TOOL=$BUILD/spyre-bpftrace
+MOCK=$BUILD/mock/mock-spyre-job
+VERIFY="python3 $ROOT/tests/e2e/verify_trace.py"
+
+# wait_for FILE [SECONDS]: until FILE exists
+wait_for() {
+	local f=$1 deadline=$((SECONDS + ${2:-30}))
+	while [ ! -e "$f" ]; do
+		if [ $SECONDS -ge $deadline ]; then
+			echo "timed out waiting for $f" >&2
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
+# wait_gone PID [SECONDS]: until the (non-child) process PID has exited
+wait_gone() {
+	local p=$1 deadline=$((SECONDS + ${2:-30}))
+	while kill -0 "$p" 2>/dev/null; do
+		[ $SECONDS -ge $deadline ] && { echo "pid $p still alive" >&2; return 1; }
+		sleep 0.02
+	done
+}
+
+# start_job [MOCK OPTIONS]: start the mock job held before its first phase; sets JOB_PID
+start_job() {
+	rm -f "$BATS_TEST_TMPDIR/job.ready"
+	"$MOCK" --wait-go --linger --quiet --ready-file "$BATS_TEST_TMPDIR/job.ready" \
+		--counts "$BATS_TEST_TMPDIR/counts.json" "$@" \
+		>"$BATS_TEST_TMPDIR/job.out" 2>"$BATS_TEST_TMPDIR/job.err" &
+	JOB_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/job.ready"
+}
+
+# run_phase N: let the job run phase N and wait for its counts file
+run_phase() {
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/counts.json.$1" 120
+}
+
+# start_tracer [TOOL OPTIONS]: attach to JOB_PID, wait until probes are live; sets TRACER_PID
+start_tracer() {
+	rm -f "$BATS_TEST_TMPDIR/tracer.ready"
+	"$TOOL" -p "$JOB_PID" --ready-file "$BATS_TEST_TMPDIR/tracer.ready" "$@" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/tracer.ready" || { cat "$BATS_TEST_TMPDIR/tracer.err"; return 1; }
+}
+
+# stop_tracer [SIGNAL]: stop it and keep its exit status in TRACER_RC
+stop_tracer() {
+	kill -"${1:-INT}" "$TRACER_PID"
+	TRACER_RC=0
+	wait "$TRACER_PID" || TRACER_RC=$?
+}
+
+# stop_job: SIGTERM and its exit status in JOB_RC
+stop_job() {
+	kill -TERM "$JOB_PID"
+	JOB_RC=0
+	wait "$JOB_PID" || JOB_RC=$?
+}
+
+# counts_field FILE KEY: a top-level value of a counts file
+counts_field() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+teardown() {
+	[ -n "${TRACER_PID:-}" ] && kill -KILL "$TRACER_PID" 2>/dev/null
+	[ -n "${JOB_PID:-}" ] && kill -KILL "$JOB_PID" 2>/dev/null
+	true
+}

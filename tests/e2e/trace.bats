@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# Core tracer, end to end: attach to a running mock job by PID, trace, detach.
+
+load helpers
+
+@test "trace has every call the job made, nested per thread, with metadata" {
+	start_job --phases 2 --threads 3 --streams 2 --iters 40
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase 1
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json.1" --pid "$JOB_PID"
+	grep -q "aiuLaunchComputeStream" "$BATS_TEST_TMPDIR/tracer.out"	# summary printed
+	# the job keeps running after the tracer detached, and still works
+	run_phase 2
+	kill -0 "$JOB_PID"
+	stop_job
+	[ "$JOB_RC" -eq 0 ]
+}
+
+@test "tracing does not change the job's results" {
+	"$MOCK" --iters 30 --counts "$BATS_TEST_TMPDIR/untraced.json" --quiet
+	start_job --iters 30
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase 1 || true
+	wait_for "$BATS_TEST_TMPDIR/counts.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	want=$(counts_field "$BATS_TEST_TMPDIR/untraced.json" checksum)
+	got=$(counts_field "$BATS_TEST_TMPDIR/counts.json" checksum)
+	[ -n "$want" ] && [ "$want" = "$got" ]
+	# and the trace did record the phase
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
+}
+
+@test "no uprobes are left behind after the tracer exits" {
+	start_job
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	# while attached, the kernel lists our uprobes for the job's libflex.so
+	grep -q "libflex.so" <(grep -h . /sys/kernel/debug/tracing/uprobe_events /sys/kernel/tracing/uprobe_events 2>/dev/null) || \
+		[ "$(ls /sys/bus/event_source/devices/uprobe >/dev/null 2>&1; echo $?)" -eq 0 ]
+	stop_tracer TERM
+	[ "$TRACER_RC" -eq 0 ]
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$BATS_TEST_TMPDIR/t.json"
+	# perf-event uprobes vanish with the tracer: nothing of ours in the job's memory maps
+	! grep -q "uprobes" /proc/$JOB_PID/maps
+}
+
+@test "the tracer stops by itself when the target exits, and closes the trace" {
+	start_job --iters 20
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase 1 || true
+	wait_for "$BATS_TEST_TMPDIR/counts.json"
+	stop_job
+	TRACER_RC=0
+	wait "$TRACER_PID" || TRACER_RC=$?
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q '"targetExited":true' "$BATS_TEST_TMPDIR/t.json"
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
+}
+
+@test "-d stops after the given duration" {
+	start_job
+	SECONDS=0
+	run "$TOOL" -p "$JOB_PID" -d 0.5 -o "$BATS_TEST_TMPDIR/t.json" -q
+	[ "$status" -eq 0 ]
+	[ $SECONDS -lt 10 ]
+	$VERIFY "$BATS_TEST_TMPDIR/t.json"
+}
+
+@test "gzip output when the name ends in .gz" {
+	start_job --iters 10
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json.gz"
+	run_phase 1 || true
+	wait_for "$BATS_TEST_TMPDIR/counts.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	gzip -t "$BATS_TEST_TMPDIR/t.json.gz"
+	$VERIFY "$BATS_TEST_TMPDIR/t.json.gz" --counts "$BATS_TEST_TMPDIR/counts.json"
+}
+
+@test "launch mode: -- CMD traces from the first call" {
+	run "$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q -- "$MOCK" --iters 5 --quiet \
+		--counts "$BATS_TEST_TMPDIR/counts.json"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {e["name"] for e in d["traceEvents"] if e["ph"] == "X"}
+assert "aiuInitializeRuntime" in names, names     # made before main's loop: from the start
+assert "senOpenDevice" in names, names
+PY
+	# setup calls happen before the job's counted phase: one device
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
+		--extra flex::initializeRuntime=1 --extra flex::getNumDevices=1 \
+		--extra senlib::SenDevice::open=1
+}
+
+@test "list shows resolved probes and why the others did not resolve" {
+	start_job
+	run "$TOOL" list -p "$JOB_PID"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"aiuDataTransferHtoD"*"flex::RuntimeStream::launchOperationH2D"* ]]
+	[[ "$output" == *"after endbr64"* ]]
+	[[ "$output" == *"NOT RESOLVED: no mapped library matches '_C*.so'"* ]]
+	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'libflex.so:flex::nothing*'
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"NOT RESOLVED: no function matching 'flex::nothing*'"* ]]
+}
+
+@test "--probe and --probes add probes without recompiling" {
+	start_job --iters 10
+	printf 'libflex.so* flex::RuntimeStream::synchronize name=mySync arg1=s:x\n' \
+		> "$BATS_TEST_TMPDIR/site.probes"
+	start_tracer --no-default --probes "$BATS_TEST_TMPDIR/site.probes" \
+		--probe 'libflex.so:flex::FlexAllocator::alloc*:myAlloc' -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase 1 || true
+	wait_for "$BATS_TEST_TMPDIR/counts.json"
+	stop_tracer INT
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
+n = collections.Counter(e["name"] for e in d["traceEvents"] if e["ph"] == "X")
+assert set(n) == {"mySync", "myAlloc"}, n
+assert n["mySync"] == c["flex::RuntimeStream::synchronize"], (n, c)
+assert n["myAlloc"] == c["flex::FlexAllocator::allocate"], (n, c)
+PY
+}

@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "probes.h"
+
+static const struct probe_spec *find_sym(const struct probe_table *t, const char *sym)
+{
+	for (int i = 0; i < t->cnt; i++)
+		if (!strcmp(t->specs[i].sym, sym))
+			return &t->specs[i];
+	return NULL;
+}
+
+TEST(probes_default_table)
+{
+	struct probe_table t = {};
+	const struct probe_spec *s;
+	char err[256] = "untouched";
+
+	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_EQ_INT(t.cnt, 20);
+	CHECK(t.cap >= t.cnt);
+
+	s = find_sym(&t, "flex::RuntimeStream::launchOperationH2D");
+	CHECK(s);
+	if (s) {
+		CHECK_STR(s->lib, "libflex.so*");
+		CHECK_STR(s->name, "aiuDataTransferHtoD");
+		CHECK_STR(s->cat, "privateuse1_runtime");
+		CHECK_STR(s->origin, "default:11");
+		CHECK_EQ_INT(s->type, PROBE_SPAN);
+		CHECK_EQ_INT(s->nargs, 5);
+		CHECK_STR(s->args[0].label, "stream");
+		CHECK_EQ_INT(s->args[0].src, 1);
+		CHECK_EQ_INT(s->args[0].fmt, ARG_HEX);
+		CHECK_STR(s->args[1].label, "dst");
+		CHECK_EQ_INT(s->args[1].src, 2);
+		CHECK_STR(s->args[2].label, "src");
+		CHECK_EQ_INT(s->args[2].src, 3);
+		CHECK_STR(s->args[3].label, "bytes");
+		CHECK_EQ_INT(s->args[3].src, 4);
+		CHECK_EQ_INT(s->args[3].fmt, ARG_UNSIGNED);
+		/* ret comes last */
+		CHECK_STR(s->args[4].label, "op");
+		CHECK_EQ_INT(s->args[4].src, PROBE_VAL_RET);
+		CHECK_EQ_INT(s->args[4].fmt, ARG_UNSIGNED);
+		CHECK_EQ_INT(s->dev, DEV_LAUNCH);
+		CHECK_EQ_INT(s->op, OP_H2D);
+		CHECK_EQ_INT(s->key, PROBE_VAL_RET);
+		CHECK_EQ_INT(s->stream, 1);
+		CHECK_EQ_INT(s->bytes, 4);
+	}
+
+	s = find_sym(&t, "flex::detail::operationComplete");
+	CHECK(s);
+	if (s) {
+		CHECK_STR(s->name, "aiuOperationComplete");
+		CHECK_STR(s->origin, "default:18");
+		CHECK_EQ_INT(s->type, PROBE_INSTANT);
+		CHECK_EQ_INT(s->nargs, 4);
+		CHECK_STR(s->args[2].label, "kind");
+		CHECK_EQ_INT(s->args[2].fmt, ARG_INT32);
+		CHECK_EQ_INT(s->dev, DEV_COMPLETE);
+		CHECK_EQ_INT(s->op, OP_NONE);
+		CHECK_EQ_INT(s->key, 2);
+		CHECK_EQ_INT(s->stream, 1);
+		CHECK_EQ_INT(s->bytes, PROBE_VAL_NONE);
+	}
+
+	s = find_sym(&t, "spyre::SpyreStream::launch");
+	CHECK(s);
+	if (s) {
+		CHECK_STR(s->lib, "_C*.so");
+		CHECK_EQ_INT(s->nargs, 0);
+		CHECK_EQ_INT(s->dev, DEV_NONE);
+		CHECK_EQ_INT(s->key, PROBE_VAL_NONE);
+	}
+
+	/* loading twice appends */
+	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 40);
+	probes_free(&t);
+	CHECK(t.specs == NULL);
+	CHECK_EQ_INT(t.cnt, 0);
+	CHECK_EQ_INT(t.cap, 0);
+}
+
+TEST(probes_defaults_and_syntax)
+{
+	struct probe_table t = {};
+	char err[256];
+	const char *text =
+		"# comment line\n"
+		"\n"
+		"   \t  \n"
+		"  libfoo.so\tfoo   # name=ignored\n"
+		"libfoo.so bar name=a#b cat=mycat type=span arg2=x:d arg1=y ret=z:x\r\n"
+		"libfoo.so baz arg6=last\n"
+		"  # indented comment\n"
+		"libfoo.so qux type=instant";	/* no final newline */
+
+	CHECK_EQ_INT(probes_parse_text(&t, text, "t.probes", err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_EQ_INT(t.cnt, 4);
+	if (t.cnt != 4)
+		goto out;
+	CHECK_STR(t.specs[0].lib, "libfoo.so");
+	CHECK_STR(t.specs[0].sym, "foo");
+	CHECK_STR(t.specs[0].name, "");
+	CHECK_STR(t.specs[0].cat, "privateuse1_runtime");
+	CHECK_EQ_INT(t.specs[0].type, PROBE_SPAN);
+	CHECK_EQ_INT(t.specs[0].nargs, 0);
+	CHECK_EQ_INT(t.specs[0].dev, DEV_NONE);
+	CHECK_EQ_INT(t.specs[0].op, OP_NONE);
+	CHECK_STR(t.specs[0].origin, "t.probes:4");
+
+	CHECK_STR(t.specs[1].name, "a#b");
+	CHECK_STR(t.specs[1].cat, "mycat");
+	CHECK_EQ_INT(t.specs[1].nargs, 3);
+	/* order of appearance, then ret */
+	CHECK_STR(t.specs[1].args[0].label, "x");
+	CHECK_EQ_INT(t.specs[1].args[0].src, 2);
+	CHECK_EQ_INT(t.specs[1].args[0].fmt, ARG_SIGNED);
+	CHECK_STR(t.specs[1].args[1].label, "y");
+	CHECK_EQ_INT(t.specs[1].args[1].fmt, ARG_HEX);
+	CHECK_EQ_INT(t.specs[1].args[2].src, PROBE_VAL_RET);
+	CHECK_STR(t.specs[1].args[2].label, "z");
+
+	CHECK_EQ_INT(t.specs[2].args[0].src, 6);
+	CHECK_EQ_INT(t.specs[3].type, PROBE_INSTANT);
+	CHECK_STR(t.specs[3].origin, "t.probes:8");
+out:
+	probes_free(&t);
+}
+
+TEST(probes_field_limits)
+{
+	struct probe_table t = {};
+	char err[256], text[1024], big[300];
+
+	/* exactly the field size minus the NUL fits; one more is an error, never truncated */
+	memset(big, 'n', 95);
+	big[95] = '\0';
+	snprintf(text, sizeof(text), "l s name=%s\n", big);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 1);
+	CHECK_EQ_INT(strlen(t.specs[0].name), 95);
+	snprintf(text, sizeof(text), "l s name=%sn\n", big);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "o:1: name is too long"));
+
+	memset(big, 'a', 31);
+	big[31] = '\0';
+	snprintf(text, sizeof(text), "l s arg1=%s\n", big);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), 0);
+	snprintf(text, sizeof(text), "l s arg1=%sa\n", big);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "label is too long"));
+
+	memset(big, 'c', 48);
+	big[48] = '\0';
+	snprintf(text, sizeof(text), "l s cat=%s\n", big);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "cat is too long"));
+
+	memset(big, 'l', 128);
+	big[128] = '\0';
+	snprintf(text, sizeof(text), "%s s\n", big);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "LIB_GLOB is too long"));
+	snprintf(text, sizeof(text), "%.127s s\n", big);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), 0);
+
+	memset(big, 's', 256);
+	big[256] = '\0';
+	snprintf(text, sizeof(text), "l %s\n", big);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "SYMBOL_GLOB is too long"));
+	CHECK_EQ_INT(t.cnt, 3);
+	probes_free(&t);
+}
+
+/* Each bad line is line 3, after two good ones: the error names line 3, nothing is added. */
+TEST(probes_errors)
+{
+	static const struct {
+		const char *line;
+		const char *msg;	/* expected in the error text */
+	} cases[] = {
+		{ "l s foo=1", "unknown key 'foo'" },
+		{ "l s argx=a", "unknown key 'argx'" },
+		{ "l s nameX=a", "unknown key" },
+		{ "l s justaword", "expected key=value" },
+		{ "l s arg0=a", "argument index must be 1..6" },
+		{ "l s arg7=a", "argument index must be 1..6" },
+		{ "l s arg12=a", "argument index must be 1..6" },
+		{ "l s arg1=a arg2=b arg3=c arg4=d arg5=e arg6=f arg7=g", "must be 1..6" },
+		{ "l s arg1=a:q", "unknown format 'q'" },
+		{ "l s arg1=a:", "unknown format ''" },
+		{ "l s arg1=a:xx", "unknown format" },
+		{ "l s ret=r:s", "unknown format" },
+		{ "l s arg1=:x", "empty label" },
+		{ "l s arg1=a\"b", "label" },
+		{ "l s arg1=a/b", "may only contain" },
+		{ "l s arg1=a arg2=a", "duplicate label 'a'" },
+		{ "l s arg1=a ret=a", "duplicate label 'a'" },
+		{ "l s name=a name=b", "duplicate key 'name'" },
+		{ "l s arg1=a arg1=b", "duplicate key 'arg1'" },
+		{ "l s type=span type=span", "duplicate key 'type'" },
+		{ "libonly.so", "missing SYMBOL_GLOB" },
+		{ "  libonly.so   # s", "missing SYMBOL_GLOB" },
+		{ "l s name=", "empty value" },
+		{ "l s type=both", "expected span or instant" },
+		{ "l s ret=r type=instant", "ret= on a type=instant" },
+		{ "l s type=instant ret=r", "ret= on a type=instant" },
+		{ "l s type=instant dev=complete key=ret", "key=ret on a type=instant" },
+		{ "l s dev=launch op=h2d", "dev=launch needs key=" },
+		{ "l s dev=complete stream=arg1", "dev=complete needs key=" },
+		{ "l s op=h2d key=arg1", "op= needs dev=launch" },
+		{ "l s dev=complete key=arg1 op=d2h", "op= needs dev=launch" },
+		{ "l s dev=start key=arg1", "expected launch or complete" },
+		{ "l s dev=launch key=arg1 op=copy", "expected compute, h2d or d2h" },
+		{ "l s dev=launch key=arg9", "argument index must be 1..6" },
+		{ "l s dev=launch key=foo", "expected argN or ret" },
+		{ "l s dev=launch key=ret stream=ret", "stream=ret: expected argN" },
+		{ "l s dev=launch key=ret bytes=ret", "bytes=ret: expected argN" },
+		{ "l s key=arg1", "key= needs dev=" },
+		{ "l s stream=arg1", "stream= needs dev=" },
+		{ "l s dev=complete key=arg1 bytes=arg2", "bytes= needs dev=launch" },
+		{ "l s name=a\"b", "name: character '\"' not allowed" },
+		{ "l s name=a\\b", "name: character '\\' not allowed" },
+		{ "l s name=a\x01z", "control character 0x01" },
+		{ "l s cat=a\"b", "cat: character '\"'" },
+		{ "l s name=\xc3(", "invalid UTF-8" },
+		{ "l s name=\xc0\xaf", "invalid UTF-8" },
+		{ "l s\x1b[31m", "SYMBOL_GLOB: control character 0x1b" },
+		{ "l\x7f s", "LIB_GLOB: control character 0x7f" },
+	};
+	struct probe_table t = {};
+	char text[512], err[256], want[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "good.so a\n# x\n%s\ngood.so b\n", cases[i].line);
+		err[0] = '\0';
+		int ret = probes_parse_text(&t, text, "f.probes", err, sizeof(err));
+
+		if (ret != -EINVAL || !strstr(err, "f.probes:3: ") || !strstr(err, cases[i].msg)) {
+			char m[512];
+
+			snprintf(m, sizeof(m), "case %zu '%s': ret %d err '%s', want '%s'", i,
+				 cases[i].line, ret, err, cases[i].msg);
+			unit_fail(__FILE__, __LINE__, m);
+		}
+		CHECK_EQ_INT(t.cnt, 0);
+	}
+
+	/* a failing text leaves what was there before the call, and nothing of its own */
+	CHECK_EQ_INT(probes_parse_text(&t, "a.so x\n", "ok", err, sizeof(err)), 0);
+	CHECK_EQ_INT(probes_parse_text(&t, "b.so y\nb.so z\nb.so w bad=1\n", "bad", err,
+				       sizeof(err)), -EINVAL);
+	CHECK_EQ_INT(t.cnt, 1);
+	CHECK_STR(t.specs[0].lib, "a.so");
+	snprintf(want, sizeof(want), "bad:3: unknown key 'bad'");
+	CHECK_STR(err, want);
+
+	/* NULL or tiny error buffers are fine */
+	CHECK_EQ_INT(probes_parse_text(&t, "l s foo=1\n", "x", NULL, 0), -EINVAL);
+	CHECK_EQ_INT(probes_parse_text(&t, "l s foo=1\n", "x", err, 4), -EINVAL);
+	CHECK_STR(err, "x:1");
+	probes_free(&t);
+}
+
+TEST(probes_growth)
+{
+	struct probe_table t = {};
+	char *text = malloc(100 * 32), *p = text, err[128];
+
+	CHECK(text);
+	if (!text)
+		return;
+	for (int i = 0; i < 100; i++)
+		p += sprintf(p, "lib%d.so sym%d\n", i, i);
+	CHECK_EQ_INT(probes_parse_text(&t, text, "g", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 100);
+	CHECK(t.cap >= 100);
+	CHECK_STR(t.specs[0].sym, "sym0");
+	CHECK_STR(t.specs[99].lib, "lib99.so");
+	CHECK_STR(t.specs[99].origin, "g:100");
+	free(text);
+	probes_free(&t);
+}
+
+TEST(probes_cli)
+{
+	struct probe_table t = {};
+	char err[256];
+
+	CHECK_EQ_INT(probes_parse_cli(&t, "libflex.so:flex::RuntimeStream::synchronize*:mySync",
+				      err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_EQ_INT(probes_parse_cli(&t, "libfoo.so:foo", err, sizeof(err)), 0);
+	CHECK_EQ_INT(probes_parse_cli(&t, "libfoo.so:ns::foo::", err, sizeof(err)), 0);
+	CHECK_EQ_INT(probes_parse_cli(&t, "libfoo.so:a:b::c", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 4);
+	if (t.cnt == 4) {
+		CHECK_STR(t.specs[0].lib, "libflex.so");
+		CHECK_STR(t.specs[0].sym, "flex::RuntimeStream::synchronize*");
+		CHECK_STR(t.specs[0].name, "mySync");
+		CHECK_STR(t.specs[0].origin, "--probe");
+		CHECK_STR(t.specs[0].cat, "privateuse1_runtime");
+		CHECK_EQ_INT(t.specs[0].type, PROBE_SPAN);
+		CHECK_EQ_INT(t.specs[0].nargs, 0);
+		CHECK_STR(t.specs[1].lib, "libfoo.so");
+		CHECK_STR(t.specs[1].sym, "foo");
+		CHECK_STR(t.specs[1].name, "");
+		CHECK_STR(t.specs[2].sym, "ns::foo::");
+		CHECK_STR(t.specs[3].sym, "a");
+		CHECK_STR(t.specs[3].name, "b::c");
+	}
+
+	static const struct {
+		const char *arg, *msg;
+	} bad[] = {
+		{ ":foo", "empty LIB" },
+		{ "libfoo.so:", "empty SYMBOL_GLOB" },
+		{ "libfoo.so::foo", "expected LIB:SYMBOL_GLOB" },
+		{ "libfoo.so", "expected LIB:SYMBOL_GLOB" },
+		{ "", "expected LIB:SYMBOL_GLOB" },
+		{ "libfoo.so:::foo", "ambiguous" },
+		{ "libfoo.so:foo:::bar", "ambiguous" },
+		{ "libfoo.so:foo:name:extra", "too many fields" },
+		{ "libfoo.so:foo:", "empty NAME" },
+		{ "lib::x.so:foo", "LIB cannot contain ':'" },
+		{ "libfoo.so:foo:a\"b", "NAME: character '\"'" },
+		{ "libfoo.so:fo\no", "control character 0x0a" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		int ret = probes_parse_cli(&t, bad[i].arg, err, sizeof(err));
+
+		if (ret != -EINVAL || strncmp(err, "--probe: ", 9) || !strstr(err, bad[i].msg)) {
+			char m[512];
+
+			snprintf(m, sizeof(m), "cli case %zu '%s': ret %d err '%s', want '%s'", i,
+				 bad[i].arg, ret, err, bad[i].msg);
+			unit_fail(__FILE__, __LINE__, m);
+		}
+	}
+	CHECK_EQ_INT(t.cnt, 4);
+	probes_free(&t);
+}
+
+TEST(probes_file)
+{
+	struct probe_table t = {};
+	char path[] = "/tmp/test-probes-XXXXXX", err[160], want[160];
+	const char *text = "libx.so x::y name=xy arg1=a:u\n\nlibx.so x::z bogus\n";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_EQ_INT(write(fd, text, 30), 30);	/* first line only */
+	CHECK_EQ_INT(probes_parse_file(&t, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 1);
+	if (t.cnt == 1) {
+		CHECK_STR(t.specs[0].sym, "x::y");
+		CHECK_STR(t.specs[0].name, "xy");
+		CHECK_EQ_INT(t.specs[0].args[0].fmt, ARG_UNSIGNED);
+		snprintf(want, sizeof(want), "%s:1", path);
+		CHECK_STR(t.specs[0].origin, want);
+	}
+	/* the bad line is reported with the path and its line */
+	CHECK_EQ_INT(write(fd, text + 30, strlen(text) - 30), (long)strlen(text) - 30);
+	CHECK_EQ_INT(probes_parse_file(&t, path, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:3: 'bogus': expected key=value", path);
+	CHECK_STR(err, want);
+	CHECK_EQ_INT(t.cnt, 1);
+
+	/* NUL bytes are refused */
+	CHECK_EQ_INT(ftruncate(fd, 0), 0);
+	CHECK_EQ_INT(pwrite(fd, "l s\0x\n", 6, 0), 6);
+	CHECK_EQ_INT(probes_parse_file(&t, path, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "NUL byte"));
+
+	/* exactly the limit is fine, one byte more is not */
+	CHECK_EQ_INT(ftruncate(fd, 0), 0);
+	char *big = malloc(PROBES_FILE_MAX + 1);
+
+	CHECK(big);
+	if (big) {
+		memset(big, ' ', PROBES_FILE_MAX + 1);
+		memcpy(big, "l s\n", 4);
+		big[PROBES_FILE_MAX - 1] = '\n';
+		CHECK_EQ_INT(pwrite(fd, big, PROBES_FILE_MAX, 0), PROBES_FILE_MAX);
+		CHECK_EQ_INT(probes_parse_file(&t, path, err, sizeof(err)), 0);
+		CHECK_EQ_INT(t.cnt, 2);
+		CHECK_EQ_INT(pwrite(fd, " ", 1, PROBES_FILE_MAX), 1);
+		CHECK_EQ_INT(probes_parse_file(&t, path, err, sizeof(err)), -EFBIG);
+		CHECK(strstr(err, "larger than"));
+		CHECK_EQ_INT(t.cnt, 2);
+		free(big);
+	}
+	close(fd);
+	unlink(path);
+
+	/* a file that is not there */
+	CHECK_EQ_INT(probes_parse_file(&t, path, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
+	CHECK_STR(err, want);
+	/* a directory */
+	CHECK_EQ_INT(probes_parse_file(&t, "/tmp", err, sizeof(err)), -EISDIR);
+	CHECK(strstr(err, "/tmp: "));
+	CHECK_EQ_INT(t.cnt, 2);
+	probes_free(&t);
+}
+
+TEST(probes_long_origin)
+{
+	struct probe_table t = {};
+	char origin[200], err[512];
+
+	memset(origin, 'd', sizeof(origin) - 1);
+	origin[sizeof(origin) - 1] = '\0';
+	memcpy(origin + sizeof(origin) - 8, "/x.prb", 7);
+	CHECK_EQ_INT(probes_parse_text(&t, "\nl s\n", origin, err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 1);
+	if (t.cnt == 1) {
+		/* the tail of the path and the line survive */
+		CHECK_EQ_INT(strlen(t.specs[0].origin), sizeof(t.specs[0].origin) - 1);
+		CHECK(!strncmp(t.specs[0].origin, "...", 3));
+		CHECK(strstr(t.specs[0].origin, "/x.prb:2"));
+	}
+	probes_free(&t);
+}
+
+TEST(probes_display_name)
+{
+	struct probe_spec s = {};
+	char buf[64];
+
+	strcpy(s.sym, "ns::*");
+	CHECK_STR(probe_display_name(&s, "flex::RuntimeStream::synchronize", buf, sizeof(buf)),
+		  "synchronize");
+	CHECK_STR(probe_display_name(&s, "plain_c_function", buf, sizeof(buf)),
+		  "plain_c_function");
+	CHECK_STR(probe_display_name(&s, "ns::Foo<a::b>::bar<int, c::d>", buf, sizeof(buf)),
+		  "bar");
+	CHECK_STR(probe_display_name(&s, "ns::foo(int, std::string)", buf, sizeof(buf)), "foo");
+	CHECK_STR(probe_display_name(&s, "(anonymous namespace)::helper", buf, sizeof(buf)),
+		  "helper");
+	CHECK_STR(probe_display_name(&s, "ns::Foo::operator<<", buf, sizeof(buf)),
+		  "operator<<");
+	CHECK_STR(probe_display_name(&s, "ns::Foo::operator()", buf, sizeof(buf)),
+		  "operator()");
+	CHECK_STR(probe_display_name(&s, "ns::", buf, sizeof(buf)), "ns::");
+	CHECK_STR(probe_display_name(&s, "a::b<c", buf, sizeof(buf)), "b");
+	CHECK_STR(probe_display_name(&s, "", buf, sizeof(buf)), "*");
+	CHECK_STR(probe_display_name(&s, NULL, buf, sizeof(buf)), "*");
+	CHECK_STR(probe_display_name(&s, "ns::abcdefgh", buf, 5), "abcd");
+	strcpy(s.name, "mySync");
+	CHECK_STR(probe_display_name(&s, "flex::x", buf, sizeof(buf)), "mySync");
+	CHECK_STR(probe_display_name(&s, "flex::x", buf, 0), "");
+}
+
+/* Random lines from the grammar's alphabet: any outcome but a crash or a bad error text. */
+TEST(probes_random_input)
+{
+	static const char *const pieces[] = {
+		"l", "s", " ", "\t", "\n", "#", "=", ":", "arg", "1", "7", "ret", "type", "instant",
+		"dev", "launch", "complete", "key", "op", "h2d", "name", "x", "d", "\"", "\xc3",
+		"stream", "bytes", "cat", "::", "\r",
+	};
+	struct probe_table t = {};
+	char text[256], err[128];
+	unsigned int seed = 12345;
+
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t n = 0;
+		int k = rand_r(&seed) % 24;
+
+		while (k-- > 0) {
+			int pi = rand_r(&seed) % (int)(sizeof(pieces) / sizeof(pieces[0]));
+			const char *pc = pieces[pi];
+			size_t l = strlen(pc);
+
+			if (n + l >= sizeof(text))
+				break;
+			memcpy(text + n, pc, l);
+			n += l;
+		}
+		text[n] = '\0';
+		int cnt = t.cnt;
+		int ret = probes_parse_text(&t, text, "r", err, sizeof(err));
+
+		if (ret) {
+			CHECK_EQ_INT(ret, -EINVAL);
+			CHECK(!strncmp(err, "r:", 2));
+			CHECK_EQ_INT(t.cnt, cnt);
+		}
+		probes_parse_cli(&t, text, err, sizeof(err));
+	}
+	for (int i = 0; i < t.cnt; i++) {
+		const struct probe_spec *s = &t.specs[i];
+
+		CHECK(s->nargs >= 0 && s->nargs <= PROBE_MAX_ARGS + 1);
+		CHECK(!(s->type == PROBE_INSTANT && s->nargs &&
+			s->args[s->nargs - 1].src == PROBE_VAL_RET));
+	}
+	probes_free(&t);
+}

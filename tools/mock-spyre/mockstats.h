@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Call accounting for the mock Spyre runtime. Not part of the real runtime's API: the counters let
+// the test job report exactly how many calls a tracer should have seen. They live in
+// libsenlib-dd2.so (the lowest library) so that libflex.so and the job share one set.
+#ifndef MOCK_SPYRE_MOCKSTATS_H
+#define MOCK_SPYRE_MOCKSTATS_H
+
+#include <stdint.h>
+
+namespace mock_spyre {
+
+// One slot per counted API function; apiName() gives the qualified C++ name.
+enum Api : int {
+	API_INITIALIZE_RUNTIME,
+	API_GET_NUM_DEVICES,
+	API_SHUTDOWN_RUNTIME,
+	API_ALLOCATOR_CTOR,
+	API_ALLOCATE,
+	API_DEALLOCATE,
+	API_STREAM_CTOR,
+	API_STREAM_DTOR,
+	API_LAUNCH_H2D,
+	API_LAUNCH_D2H,
+	API_LAUNCH_COMPUTE,
+	API_LAUNCH_HOST_CALLBACK,
+	API_SYNCHRONIZE,
+	API_QUERY,
+	API_STREAM_DEVICE,
+	API_STREAM_ID,
+	API_ENCODE_CONTROL_BLOCK,
+	API_OPERATION_COMPLETE,
+	API_SEN_OPEN,
+	API_SEN_WRITE_DOORBELL,
+	API_SEN_CLOSE,
+	API_COUNT
+};
+
+void countCall(int api);
+uint64_t callCount(int api);
+const char *apiName(int api);
+// Operations a stream worker finished (after operationComplete returned).
+void countCompletion();
+uint64_t completionCount();
+// Zero every counter. Only meaningful while no thread calls into the runtime.
+void resetCounts();
+
+} // namespace mock_spyre
+
+#endif

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Self-test of the mock Spyre job: exact call counts, a checksum recomputed independently here,
+and the --wait-go/--ready-file/--linger signal protocol.
+Usage: selftest.py [BUILD/mock/mock-spyre-job]
+"""
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+M64 = 2**64
+KERNELS = ["embedding_fwd", "attention_fwd", "mlp_fwd", "layernorm_fwd",
+           "attention_bwd", "mlp_bwd", "embedding_bwd", "optimizer_step"]
+FNV_BASIS = 0xcbf29ce484222325
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def splitmix(state):
+    state = (state + 0x9e3779b97f4a7c15) % M64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) % M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) % M64
+    return state, z ^ (z >> 31)
+
+
+def fnv1a64(h, data):
+    for c in data:
+        h = ((h ^ c) * 0x100000001b3) % M64
+    return h
+
+
+def salt(name):
+    h = 2166136261
+    for c in name.encode():
+        h = ((h ^ c) * 16777619) % 2**32
+    return h | 1
+
+
+def ref_checksum(threads, iters, nbytes, kernels, phase=1):
+    total = FNV_BASIS
+    for t in range(threads):
+        h = FNV_BASIS
+        for i in range(iters):
+            state = ((t + 1) << 40) ^ ((phase - 1) * iters + i)
+            buf = bytearray()
+            while len(buf) < nbytes:
+                state, v = splitmix(state)
+                buf += struct.pack("<Q", v)
+            buf = buf[:nbytes]
+            n = nbytes // 4
+            xs = list(struct.unpack("<%dI" % n, buf[:n * 4]))
+            for k in range(kernels):
+                s = salt(KERNELS[k % len(KERNELS)])
+                xs = [(x * 3 + s) % 2**32 for x in xs]
+            h = fnv1a64(h, struct.pack("<%dI" % n, *xs) + buf[n * 4:])
+        total = fnv1a64(total, struct.pack("<Q", h))
+    return "%016x" % total
+
+
+def expected_calls(threads, streams, iters, kernels):
+    n = threads * iters
+    sync = streams + (kernels - 1 if streams > 1 and kernels > 1 else 0)
+    return {
+        "flex::FlexAllocator::allocate": 2 * n,
+        "flex::FlexAllocator::deallocate": 2 * n,
+        "flex::RuntimeStream::launchOperationH2D": n,
+        "flex::RuntimeStream::launchOperationD2H": n,
+        "flex::RuntimeStream::launchOperationCompute": kernels * n,
+        "flex::RuntimeStream::launchOperationHostCallback": n,
+        "flex::RuntimeStream::synchronize": sync * n,
+        "flex::RuntimeStream::query": n,
+        "flex::detail::encodeControlBlock": kernels * n,
+        "flex::detail::operationComplete": (kernels + 3) * n,
+        "senlib::SenDevice::writeDoorbell": (kernels + 3) * n,
+    }, (kernels + 3) * n
+
+
+def run_counts(job, threads, streams, iters, kernels, nbytes, devices=1):
+    out = subprocess.run([job, "--threads", str(threads), "--streams", str(streams),
+                          "--iters", str(iters), "--kernels", str(kernels), "--bytes",
+                          str(nbytes), "--devices", str(devices), "--compute-us", "2"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def wait_for(path, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def main():
+    job = sys.argv[1] if len(sys.argv) > 1 else "build/mock/mock-spyre-job"
+
+    for threads, streams, iters, kernels, nbytes, devices in [
+            (1, 1, 4, 0, 8, 1), (2, 2, 5, 3, 103, 1), (3, 4, 3, 9, 64, 2), (5, 1, 2, 2, 12, 3)]:
+        what = "threads=%d streams=%d iters=%d kernels=%d bytes=%d devices=%d" % (
+            threads, streams, iters, kernels, nbytes, devices)
+        d = run_counts(job, threads, streams, iters, kernels, nbytes, devices)
+        calls, completions = expected_calls(threads, streams, iters, kernels)
+        # Every API name is always present; those not listed must be 0 during a phase.
+        want = {k: calls.get(k, 0) for k in d["calls"]}
+        check(len(d["calls"]) == 21 and calls.keys() <= d["calls"].keys(), "%s: keys" % what)
+        got = d["calls"]
+        check(got == want, "%s: calls %s, expected %s" % (what, got, want))
+        check(d["completions"] == completions, "%s: completions" % what)
+        check(d["checksum"] == ref_checksum(threads, iters, nbytes, kernels),
+              "%s: checksum %s" % (what, d["checksum"]))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ready = os.path.join(tmp, "ready")
+        counts = os.path.join(tmp, "counts.json")
+        p = subprocess.Popen([job, "--wait-go", "--linger", "--quiet", "--phases", "2",
+                              "--iters", "3", "--bytes", "40", "--ready-file", ready,
+                              "--counts", counts])
+        check(wait_for(ready), "ready file")
+        with open(ready) as f:
+            check(f.read() == "%d\n" % p.pid, "ready file content")
+        comms = set()
+        for tid in os.listdir("/proc/%d/task" % p.pid):
+            with open("/proc/%d/task/%s/comm" % (p.pid, tid)) as f:
+                comms.add(f.read().strip())
+        check({"train-0", "train-1", "spyre-d0s0", "spyre-d0s3"} <= comms, "threads %s" % comms)
+        time.sleep(0.2)
+        check(not os.path.exists(counts + ".1"), "phase 1 ran before SIGUSR1")
+        for phase in (1, 2):
+            p.send_signal(signal.SIGUSR1)
+            check(wait_for("%s.%d" % (counts, phase)), "counts of phase %d" % phase)
+            with open("%s.%d" % (counts, phase)) as f:
+                d = json.load(f)
+            check(d["pid"] == p.pid and d["phase"] == phase, "phase %d header" % phase)
+            check(d["checksum"] == ref_checksum(2, 3, 40, 3, phase), "phase %d checksum" % phase)
+        time.sleep(0.1)
+        check(p.poll() is None, "--linger keeps the job alive")
+        p.send_signal(signal.SIGTERM)
+        check(p.wait(10) == 0, "exit status after SIGTERM")
+
+        p = subprocess.Popen([job, "--wait-go", "--quiet", "--ready-file", ready + "2"])
+        check(wait_for(ready + "2"), "ready file 2")
+        p.send_signal(signal.SIGTERM)
+        check(p.wait(10) == 0, "SIGTERM while waiting for go")
+
+    check(subprocess.run([job, "--iters", "-1"], capture_output=True).returncode == 2, "bad option")
+
+    print("selftest: %s" % ("ok" if not failures else "%d failures" % failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

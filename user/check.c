@@ -1,0 +1,1123 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `check` validates a trace against the layout rules Perfetto and aiu-trace-analyzer depend
+ * on; `recover` closes a trace whose writer died. Both read the whole file into memory: the
+ * DOM of a few hundred MB is affordable, and it keeps the checks simple. Per-event facts are
+ * first copied into flat arrays that are sorted for the cross-event rules (overlap, flows,
+ * metadata), so a million events stay O(n log n).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "env.h"
+#include "jsonparse.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* reading */
+
+static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+/* Make room for at least one more byte (plus the NUL), never past the size limit. */
+static int grow(char **buf, size_t *cap, size_t len)
+{
+	size_t ncap;
+	char *nb;
+
+	if (len < *cap)
+		return 0;
+	if (*cap > CHECK_MAX_BYTES)
+		return -EFBIG;
+	ncap = *cap * 2;
+	if (ncap > CHECK_MAX_BYTES + 1)
+		ncap = CHECK_MAX_BYTES + 1;
+	nb = realloc(*buf, ncap + 1);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+static int read_plain(int fd, struct trace_file *tf)
+{
+	size_t cap = 1 << 16, len = 0;
+	struct stat st;
+	char *buf;
+	ssize_t n;
+	int err;
+
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		if ((unsigned long long)st.st_size > CHECK_MAX_BYTES)
+			return -EFBIG;
+		/* one spare byte so that reaching EOF needs no realloc */
+		if ((size_t)st.st_size + 1 > cap)
+			cap = (size_t)st.st_size + 1;
+	}
+	buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		err = grow(&buf, &cap, len);
+		if (err)
+			goto fail;
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > CHECK_MAX_BYTES) {
+			err = -EFBIG;
+			goto fail;
+		}
+	}
+	buf[len] = '\0';
+	tf->data = buf;
+	tf->len = len;
+	return 0;
+fail:
+	free(buf);
+	return err;
+}
+
+/* Takes @fd. A truncated or corrupt stream is not an error: tf->cut says so. */
+static int read_gzip(int fd, struct trace_file *tf)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *buf = NULL;
+	int err = 0, zerr;
+	gzFile gz;
+	int n;
+
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		close(fd);
+		return -ENOMEM;
+	}
+	gzbuffer(gz, 1 << 20);
+	buf = malloc(cap + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		size_t room;
+
+		err = grow(&buf, &cap, len);
+		if (err)
+			goto out;
+		room = cap - len;
+		if (room > (1u << 30))
+			room = 1u << 30;
+		n = gzread(gz, buf + len, (unsigned int)room);
+		if (n > 0) {
+			len += (size_t)n;
+			if (len > CHECK_MAX_BYTES) {
+				err = -EFBIG;
+				goto out;
+			}
+			continue;
+		}
+		gzerror(gz, &zerr);
+		if (zerr == Z_OK)
+			break;
+		if (zerr == Z_BUF_ERROR || zerr == Z_DATA_ERROR) {
+			/* everything that inflated before the cut is in buf */
+			tf->cut = true;
+			break;
+		}
+		err = zerr == Z_ERRNO && errno ? -errno : -EIO;
+		goto out;
+	}
+	buf[len] = '\0';
+	tf->data = buf;
+	tf->len = len;
+	buf = NULL;
+out:
+	free(buf);
+	gzclose_r(gz);
+	return err;
+}
+
+int trace_file_read(const char *path, struct trace_file *tf, char *err, size_t errlen)
+{
+	unsigned char magic[2];
+	ssize_t n;
+	int fd, ret;
+
+	memset(tf, 0, sizeof(*tf));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errf(err, errlen, -errno, "%s", strerror(errno));
+	do
+		n = pread(fd, magic, sizeof(magic), 0);
+	while (n < 0 && errno == EINTR);
+	if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+		tf->gzip = true;
+		ret = read_gzip(fd, tf);
+	} else {
+		/* pread fails on pipes: read_plain then reads from the start anyway */
+		ret = read_plain(fd, tf);
+		close(fd);
+	}
+	if (ret == -EFBIG)
+		return errf(err, errlen, ret, "larger than %llu GiB%s; refusing to load it",
+			    CHECK_MAX_BYTES >> 30, tf->gzip ? " uncompressed" : "");
+	if (ret)
+		return errf(err, errlen, ret, "%s", strerror(-ret));
+	return 0;
+}
+
+void trace_file_free(struct trace_file *tf)
+{
+	free(tf->data);
+	memset(tf, 0, sizeof(*tf));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* check */
+
+static const char *const kind_names[CK_NKINDS] = {
+	[CK_NOT_OBJECT] = "not-object",
+	[CK_BARE_ARRAY] = "bare-array",
+	[CK_NO_EVENTS] = "no-traceEvents",
+	[CK_DEVICE_PROPS] = "deviceProperties",
+	[CK_NO_BASE_TIME] = "no-baseTimeNanoseconds",
+	[CK_NOT_EVENT] = "not-an-event",
+	[CK_NO_TS] = "no-ts",
+	[CK_BAD_PH] = "bad-ph",
+	[CK_BAD_PID_TID] = "bad-pid-tid",
+	[CK_BAD_DUR] = "bad-dur",
+	[CK_OVERLAP] = "overlap",
+	[CK_NO_CORRELATION] = "no-correlation",
+	[CK_CMPT_EXEC] = "cmpt-exec-args",
+	[CK_FLOW_UNMATCHED] = "flow-unmatched",
+	[CK_FLOW_NO_BP] = "flow-no-bp",
+	[CK_FLOW_OFF_SPAN] = "flow-off-span",
+	[CK_META_CONFLICT] = "metadata-conflict",
+	[CK_SORT_INDEX] = "sort-index",
+	[CK_META_ORDER] = "metadata-order",
+};
+
+const char *check_kind_name(enum check_kind k)
+{
+	return (unsigned int)k < CK_NKINDS ? kind_names[k] : "?";
+}
+
+/* What the cross-event passes need of one event, so they never walk the DOM again. */
+struct evrec {
+	const struct jv *ev;
+	int64_t pid, tid;
+	int64_t ts, end;	/* ns; end only for X with a valid dur */
+	char ph;
+	bool ts_ok, ids_ok, dur_ok;
+};
+
+struct ctx {
+	const char *label;
+	FILE *out;
+	struct check_result *res;
+	size_t printed;
+	struct evrec *recs;
+};
+
+/* Printable copy of a string from the trace: bounded, no control bytes (one line a problem). */
+static void clean(char *dst, size_t n, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		s = "?";
+	for (i = 0; i + 1 < n && s[i]; i++)
+		dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	dst[i] = '\0';
+	if (s[i] && n > 4)
+		memcpy(dst + n - 4, "...", 4);
+}
+
+static void value_text(char *dst, size_t n, const struct jv *v)
+{
+	if (!v)
+		clean(dst, n, "-");
+	else if (v->type == JV_NUMBER)
+		clean(dst, n, v->num.raw);
+	else if (v->type == JV_STRING)
+		clean(dst, n, v->str.s);
+	else
+		clean(dst, n, jv_type_name(v->type));
+}
+
+static void problem(struct ctx *c, enum check_kind k, size_t idx, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* @idx: event index, or SIZE_MAX for a document-level problem. */
+static void problem(struct ctx *c, enum check_kind k, size_t idx, const char *fmt, ...)
+{
+	char name[80], pid[24], tid[24], ts[32];
+	const struct jv *ev;
+	va_list ap;
+
+	c->res->problems++;
+	c->res->by_kind[k]++;
+	if (!c->out)
+		return;
+	if (c->printed >= CHECK_MAX_LINES)
+		return;
+	c->printed++;
+	fprintf(c->out, "check: %s: ", c->label);
+	if (idx != SIZE_MAX) {
+		ev = c->recs[idx].ev;
+		if (ev->type == JV_OBJECT) {
+			clean(name, sizeof(name), jv_get_str(ev, "name"));
+			value_text(pid, sizeof(pid), jv_get(ev, "pid"));
+			value_text(tid, sizeof(tid), jv_get(ev, "tid"));
+			value_text(ts, sizeof(ts), jv_get(ev, "ts"));
+			fprintf(c->out, "event %zu (%s, pid %s, tid %s, ts %s): ", idx, name, pid,
+				tid, ts);
+		} else {
+			fprintf(c->out, "event %zu: ", idx);
+		}
+	}
+	va_start(ap, fmt);
+	vfprintf(c->out, fmt, ap);
+	va_end(ap);
+	fprintf(c->out, " [%s]\n", kind_names[k]);
+}
+
+/* Non-negative integer written as plain digits (what the analyzer and Perfetto key on). */
+static bool is_uint(const struct jv *v, int64_t *out)
+{
+	const char *p;
+
+	if (!v || v->type != JV_NUMBER || v->num.d < 0 || v->num.d > 9007199254740992.0)
+		return false;
+	for (p = v->num.raw; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	*out = (int64_t)v->num.d;
+	return true;
+}
+
+static bool is_int(const struct jv *v)
+{
+	const char *p;
+
+	if (!v || v->type != JV_NUMBER)
+		return false;
+	p = v->num.raw;
+	if (*p == '-')
+		p++;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* µs as written in the trace -> integer ns, the resolution the writer has. */
+static bool us_to_ns(const struct jv *v, int64_t *out)
+{
+	double d;
+
+	/* ±9e12 µs is ±104 days: far past any trace, far inside int64 ns */
+	if (!jv_num(v, &d) || d > 9.0e12 || d < -9.0e12)
+		return false;
+	d *= 1000.0;
+	/* round half away from zero by hand: the tool does not link libm */
+	*out = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+	return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static void check_event(struct ctx *c, size_t i)
+{
+	struct evrec *r = &c->recs[i];
+	const struct jv *ev = r->ev, *args, *v;
+	const char *ph, *cat, *name;
+	char missing[32];
+	int64_t dur;
+
+	if (ev->type != JV_OBJECT) {
+		problem(c, CK_NOT_EVENT, i, "traceEvents element is a %s, not an object",
+			jv_type_name(ev->type));
+		return;
+	}
+	ph = jv_get_str(ev, "ph");
+	if (!ph) {
+		problem(c, CK_BAD_PH, i, "no ph");
+	} else if (ph[0] && !ph[1] && strchr("XMsfiIC", ph[0])) {
+		r->ph = ph[0];
+	} else if (!strcmp(ph, "B") || !strcmp(ph, "E")) {
+		problem(c, CK_BAD_PH, i, "ph \"%s\": aiu-trace-analyzer needs X spans, not B/E pairs",
+			ph);
+	} else {
+		char t[16];
+
+		clean(t, sizeof(t), ph);
+		problem(c, CK_BAD_PH, i, "ph \"%s\" is not one of X M s f i I C", t);
+	}
+
+	v = jv_get(ev, "ts");
+	if (!v)
+		problem(c, CK_NO_TS, i, "no ts%s", r->ph == 'M' ?
+			" (metadata too: aiu-trace-analyzer sorts every event by ts)" : "");
+	else if (!us_to_ns(v, &r->ts))
+		problem(c, CK_NO_TS, i, "ts is not a number in range");
+	else
+		r->ts_ok = true;
+
+	r->ids_ok = true;
+	if (!is_uint(jv_get(ev, "pid"), &r->pid)) {
+		problem(c, CK_BAD_PID_TID, i, "pid is not a non-negative integer");
+		r->ids_ok = false;
+	}
+	if (!is_uint(jv_get(ev, "tid"), &r->tid)) {
+		problem(c, CK_BAD_PID_TID, i, "tid is not a non-negative integer");
+		r->ids_ok = false;
+	}
+
+	if (r->ph == 'X') {
+		v = jv_get(ev, "dur");
+		if (!v)
+			problem(c, CK_BAD_DUR, i, "X event without dur");
+		else if (!us_to_ns(v, &dur))
+			problem(c, CK_BAD_DUR, i, "dur is not a number in range");
+		else if (dur < 0)
+			problem(c, CK_BAD_DUR, i, "negative dur");
+		else if (r->ts_ok) {
+			r->end = r->ts + dur;
+			r->dur_ok = true;
+		}
+	}
+
+	args = jv_get(ev, "args");
+	cat = jv_get_str(ev, "cat");
+	if (cat && !strcmp(cat, "kernel") && !jv_get(args, "correlation"))
+		problem(c, CK_NO_CORRELATION, i,
+			"kernel event without args.correlation (aiu-trace-analyzer raises KeyError)");
+	name = jv_get_str(ev, "name");
+	if (name && ends_with(name, " Cmpt Exec")) {
+		missing[0] = '\0';
+		for (int k = 1; k <= 5; k++) {
+			char key[4] = { 'T', 'S', (char)('0' + k), 0 };
+
+			if (!jv_get(args, key)) {
+				size_t l = strlen(missing);
+
+				snprintf(missing + l, sizeof(missing) - l, "%s%s", l ? "," : "", key);
+			}
+		}
+		if (missing[0])
+			problem(c, CK_CMPT_EXEC, i, "\"* Cmpt Exec\" event without args %s", missing);
+	}
+	if (r->ph == 'f') {
+		const char *bp = jv_get_str(ev, "bp");
+
+		if (!bp || strcmp(bp, "e"))
+			problem(c, CK_FLOW_NO_BP, i,
+				"flow finish without bp:\"e\" (the arrow binds to the next slice)");
+	}
+}
+
+/* --- spans: partial overlaps, and the lookup flows need -------------------------------------- */
+
+struct span {
+	int64_t pid, tid, ts, end;
+	uint32_t idx;
+};
+
+static int lane_cmp(int64_t pa, int64_t ta, int64_t pb, int64_t tb)
+{
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	return 0;
+}
+
+/* Lane, then start; at one start the longer span first, as it is the parent. */
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	int r = lane_cmp(x->pid, x->tid, y->pid, y->tid);
+
+	if (r)
+		return r;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void fmt_us(char *dst, size_t n, int64_t ns)
+{
+	snprintf(dst, n, "%s%lld.%03lld", ns < 0 ? "-" : "", llabs(ns) / 1000, llabs(ns) % 1000);
+}
+
+static int check_overlaps(struct ctx *c, struct span *sp, size_t n)
+{
+	size_t *stack, depth = 0, i;
+
+	stack = malloc((n ? n : 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct span *s = &sp[i];
+
+		if (depth && lane_cmp(sp[stack[0]].pid, sp[stack[0]].tid, s->pid, s->tid))
+			depth = 0;
+		while (depth && sp[stack[depth - 1]].end <= s->ts)
+			depth--;
+		if (depth && s->end > sp[stack[depth - 1]].end) {
+			const struct span *p = &sp[stack[depth - 1]];
+			char a[32], b[32], d[32], e[32];
+			char pname[64];
+
+			fmt_us(a, sizeof(a), p->ts);
+			fmt_us(b, sizeof(b), p->end);
+			fmt_us(d, sizeof(d), s->ts);
+			fmt_us(e, sizeof(e), s->end);
+			clean(pname, sizeof(pname), jv_get_str(c->recs[p->idx].ev, "name"));
+			problem(c, CK_OVERLAP, s->idx,
+				"[%s, %s] partially overlaps event %u (%s) [%s, %s] on the same "
+				"pid/tid (Perfetto moves it to another track)", d, e, p->idx, pname,
+				a, b);
+			/* leave it out of the nesting: the rest is judged against the parents */
+			continue;
+		}
+		stack[depth++] = i;
+	}
+	free(stack);
+	return 0;
+}
+
+/* Is @ts inside (bounds included) some span of lane pid/tid? @pmax: running max of end. */
+static bool on_span(const struct span *sp, const int64_t *pmax, size_t n, int64_t pid,
+		    int64_t tid, int64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	/* first span that sorts after (pid, tid, ts) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = lane_cmp(sp[mid].pid, sp[mid].tid, pid, tid);
+
+		if (r < 0 || (!r && sp[mid].ts <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	lo--;
+	return !lane_cmp(sp[lo].pid, sp[lo].tid, pid, tid) && pmax[lo] >= ts;
+}
+
+/* --- flows ------------------------------------------------------------------------------------ */
+
+struct flow {
+	const char *cat, *id;
+	bool id_str;
+	char ph;
+	uint32_t idx;
+};
+
+static int flow_cmp(const void *a, const void *b)
+{
+	const struct flow *x = a, *y = b;
+	int r = strcmp(x->cat, y->cat);
+
+	if (r)
+		return r;
+	if (x->id_str != y->id_str)
+		return x->id_str ? 1 : -1;
+	r = strcmp(x->id, y->id);
+	if (r)
+		return r;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int check_flows(struct ctx *c, size_t nev, const struct span *sp, const int64_t *pmax,
+		       size_t nsp)
+{
+	struct flow *fl;
+	size_t n = 0, i, j;
+
+	fl = malloc((nev ? nev : 1) * sizeof(*fl));
+	if (!fl)
+		return -ENOMEM;
+	for (i = 0; i < nev; i++) {
+		const struct evrec *r = &c->recs[i];
+		const struct jv *id;
+
+		if (r->ph != 's' && r->ph != 'f')
+			continue;
+		if (r->ts_ok && r->ids_ok && !on_span(sp, pmax, nsp, r->pid, r->tid, r->ts))
+			problem(c, CK_FLOW_OFF_SPAN, i,
+				"flow %s is not inside any X event of its pid/tid (the arrow "
+				"has no slice to bind to)", r->ph == 's' ? "start" : "finish");
+		id = jv_get(r->ev, "id");
+		if (!id || (id->type != JV_NUMBER && id->type != JV_STRING)) {
+			problem(c, CK_FLOW_UNMATCHED, i, "flow event without an id");
+			continue;
+		}
+		fl[n].cat = jv_get_str(r->ev, "cat");
+		if (!fl[n].cat)
+			fl[n].cat = "";
+		fl[n].id_str = id->type == JV_STRING;
+		fl[n].id = fl[n].id_str ? id->str.s : id->num.raw;
+		fl[n].ph = r->ph;
+		fl[n].idx = (uint32_t)i;
+		n++;
+	}
+	qsort(fl, n, sizeof(*fl), flow_cmp);
+	for (i = 0; i < n; i = j) {
+		size_t ns = 0, nf = 0;
+
+		for (j = i; j < n && !strcmp(fl[j].cat, fl[i].cat) &&
+			    fl[j].id_str == fl[i].id_str && !strcmp(fl[j].id, fl[i].id); j++) {
+			if (fl[j].ph == 's')
+				ns++;
+			else
+				nf++;
+		}
+		if (ns && nf)
+			continue;
+		for (size_t k = i; k < j; k++) {
+			char id[40];
+
+			clean(id, sizeof(id), fl[k].id);
+			problem(c, CK_FLOW_UNMATCHED, fl[k].idx, "flow %s id %s has no %s", ns ?
+				"start" : "finish", id, ns ? "finish ('f')" : "start ('s')");
+		}
+	}
+	free(fl);
+	return 0;
+}
+
+/* --- metadata --------------------------------------------------------------------------------- */
+
+struct meta {
+	int64_t pid, tid, ts;
+	const char *val;
+	int kind;		/* 0 any M (order check), 1 process_name, 2 thread_name */
+	uint32_t idx;
+};
+
+static int meta_cmp(const void *a, const void *b)
+{
+	const struct meta *x = a, *y = b;
+	int r;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	r = lane_cmp(x->pid, x->tid, y->pid, y->tid);
+	if (r)
+		return r;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int check_metadata(struct ctx *c, size_t nev)
+{
+	struct meta *m;
+	size_t n = 0, i;
+
+	/* at most two entries per event: order, and name */
+	m = malloc((nev ? nev : 1) * 2 * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < nev; i++) {
+		const struct evrec *r = &c->recs[i];
+		const char *name;
+
+		if (r->ph != 'M' || !r->ids_ok)
+			continue;
+		name = jv_get_str(r->ev, "name");
+		if (name && (!strcmp(name, "process_sort_index") ||
+			     !strcmp(name, "thread_sort_index")) &&
+		    !is_int(jv_get(jv_get(r->ev, "args"), "sort_index")))
+			problem(c, CK_SORT_INDEX, i, "args.sort_index is not an integer");
+		if (r->ts_ok)
+			m[n++] = (struct meta){ r->pid, r->tid, r->ts, NULL, 0, (uint32_t)i };
+		if (name && (!strcmp(name, "process_name") || !strcmp(name, "thread_name"))) {
+			const char *val = jv_get_str(jv_get(r->ev, "args"), "name");
+			bool proc = name[0] == 'p';
+
+			/* a process's name does not depend on the tid its M event carries */
+			m[n++] = (struct meta){ r->pid, proc ? 0 : r->tid, 0, val ? val : "",
+						proc ? 1 : 2, (uint32_t)i };
+		}
+	}
+	qsort(m, n, sizeof(*m), meta_cmp);
+	for (i = 1; i < n; i++) {
+		const struct meta *p = &m[i - 1], *x = &m[i];
+
+		if (p->kind != x->kind || lane_cmp(p->pid, p->tid, x->pid, x->tid))
+			continue;
+		if (!x->kind && x->ts < p->ts) {
+			problem(c, CK_META_ORDER, x->idx, "metadata ts goes back from event %u "
+				"on the same pid/tid (non-monotonic metadata)", p->idx);
+		} else if (x->kind && strcmp(p->val, x->val)) {
+			char a[64], b[64];
+
+			clean(a, sizeof(a), p->val);
+			clean(b, sizeof(b), x->val);
+			problem(c, CK_META_CONFLICT, x->idx, "%s \"%s\" contradicts \"%s\" of event %u",
+				x->kind == 1 ? "process_name" : "thread_name", b, a, p->idx);
+		}
+	}
+	free(m);
+	return 0;
+}
+
+/* --- the document ----------------------------------------------------------------------------- */
+
+static int check_events(struct ctx *c, const struct jv *events)
+{
+	size_t n = jv_len(events), nsp = 0, i;
+	struct span *sp = NULL;
+	int64_t *pmax = NULL;
+	const struct jv *ev;
+	int err = -ENOMEM;
+
+	c->res->events = n;
+	c->recs = calloc(n ? n : 1, sizeof(*c->recs));
+	sp = malloc((n ? n : 1) * sizeof(*sp));
+	pmax = malloc((n ? n : 1) * sizeof(*pmax));
+	if (!c->recs || !sp || !pmax)
+		goto out;
+	i = 0;
+	jv_foreach(ev, events)
+		c->recs[i++].ev = ev;
+	for (i = 0; i < n; i++) {
+		const struct evrec *r = &c->recs[i];
+
+		check_event(c, i);
+		if (r->ph == 'X' && r->dur_ok && r->ids_ok)
+			sp[nsp++] = (struct span){ r->pid, r->tid, r->ts, r->end, (uint32_t)i };
+	}
+	qsort(sp, nsp, sizeof(*sp), span_cmp);
+	for (i = 0; i < nsp; i++) {
+		pmax[i] = sp[i].end;
+		if (i && !lane_cmp(sp[i - 1].pid, sp[i - 1].tid, sp[i].pid, sp[i].tid) &&
+		    pmax[i - 1] > pmax[i])
+			pmax[i] = pmax[i - 1];
+	}
+	err = check_overlaps(c, sp, nsp);
+	if (!err)
+		err = check_flows(c, n, sp, pmax, nsp);
+	if (!err)
+		err = check_metadata(c, n);
+out:
+	free(pmax);
+	free(sp);
+	free(c->recs);
+	c->recs = NULL;
+	return err;
+}
+
+long check_doc(const struct jv *root, const char *label, FILE *out, struct check_result *res)
+{
+	struct ctx c = { .label = label ? label : "-", .out = out, .res = res };
+	const struct jv *events, *v;
+	int err = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!root || (root->type != JV_OBJECT && root->type != JV_ARRAY)) {
+		problem(&c, CK_NOT_OBJECT, SIZE_MAX, "top level is %s, not a trace object",
+			root ? jv_type_name(root->type) : "missing");
+		goto done;
+	}
+	if (root->type == JV_ARRAY) {
+		problem(&c, CK_BARE_ARRAY, SIZE_MAX, "top level is a bare array: aiu-trace-analyzer "
+			"needs the object form, Perfetto rejects an empty []");
+		events = root;
+	} else {
+		events = jv_get(root, "traceEvents");
+		if (!events || events->type != JV_ARRAY) {
+			problem(&c, CK_NO_EVENTS, SIZE_MAX, "%s", events ?
+				"traceEvents is not an array" : "no traceEvents");
+			events = NULL;
+		}
+		v = jv_get(root, "deviceProperties");
+		if (!v)
+			problem(&c, CK_DEVICE_PROPS, SIZE_MAX, "no deviceProperties: "
+				"aiu-trace-analyzer needs exactly one entry");
+		else if (v->type != JV_ARRAY)
+			problem(&c, CK_DEVICE_PROPS, SIZE_MAX, "deviceProperties is a %s, not an array",
+				jv_type_name(v->type));
+		else if (jv_len(v) != 1)
+			problem(&c, CK_DEVICE_PROPS, SIZE_MAX, "deviceProperties has %zu entries: "
+				"aiu-trace-analyzer needs exactly one", jv_len(v));
+		if (!jv_get_num(root, "baseTimeNanoseconds", NULL))
+			problem(&c, CK_NO_BASE_TIME, SIZE_MAX, "no numeric baseTimeNanoseconds: "
+				"ts cannot be mapped to wall-clock time");
+	}
+	if (events)
+		err = check_events(&c, events);
+done:
+	if (out && res->problems > c.printed)
+		fprintf(out, "check: %s: ... and %zu more problems\n", c.label,
+			res->problems - c.printed);
+	return err ? err : (long)res->problems;
+}
+
+int check_file(const char *path, FILE *out)
+{
+	struct check_result res;
+	struct trace_file tf;
+	struct jv *doc;
+	char err[256];
+	long n;
+
+	if (trace_file_read(path, &tf, err, sizeof(err))) {
+		fprintf(stderr, "check: %s: %s\n", path, err);
+		return EXIT_ERROR;
+	}
+	doc = jv_parse(tf.data, tf.len, err, sizeof(err));
+	if (!doc) {
+		bool cut = tf.cut || strstr(err, "unexpected end of input");
+
+		fprintf(stderr, "check: %s: not valid JSON: %s%s\n", path, err,
+			cut ? " (cut short? `spyre-bpftrace recover` can close it)" : "");
+		trace_file_free(&tf);
+		return EXIT_ERROR;
+	}
+	if (tf.cut)
+		fprintf(stderr, "check: %s: warning: the gzip stream is cut short or corrupt after "
+			"the end of the JSON\n", path);
+	/* the tree does not point into the text: free it before the checks allocate */
+	trace_file_free(&tf);
+	n = check_doc(doc, path, out, &res);
+	jv_free(doc);
+	if (n < 0) {
+		fprintf(stderr, "check: %s: %s\n", path, strerror((int)-n));
+		return EXIT_ERROR;
+	}
+	fprintf(out, "check: %s: %zu events, %zu problems\n", path, res.events, res.problems);
+	return res.problems ? EXIT_CHECK : EXIT_OK;
+}
+
+int cmd_check(const char *path)
+{
+	return check_file(path, stdout);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* recover */
+
+#define RECOVER_HEAD	(1u << 20)
+
+static bool is_ws(char ch)
+{
+	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+}
+
+static size_t skip_ws(const char *b, size_t len, size_t p)
+{
+	while (p < len && is_ws(b[p]))
+		p++;
+	return p;
+}
+
+/* Offset just after the '[' of "traceEvents":[ in the head of the file, 0 if none. */
+static size_t array_start(const char *b, size_t len)
+{
+	static const char key[] = "\"traceEvents\"";
+	size_t head = len < RECOVER_HEAD ? len : RECOVER_HEAD, p = 0;
+	const char *k;
+
+	while (p < head && (k = memmem(b + p, head - p, key, sizeof(key) - 1))) {
+		p = (size_t)(k - b) + sizeof(key) - 1;
+		p = skip_ws(b, len, p);
+		if (p >= len || b[p] != ':')
+			continue;
+		p = skip_ws(b, len, p + 1);
+		if (p < len && b[p] == '[')
+			return p + 1;
+	}
+	return 0;
+}
+
+/*
+ * The writer puts one event on a line and flushes only after whole events, so the last
+ * complete event is found from the end, line by line: the first line (after trimming the
+ * separating comma on either side) that parses as an object. Returns the offset just after its
+ * closing brace, @a if no line after @a qualifies.
+ */
+static size_t last_event_line(const char *b, size_t len, size_t a)
+{
+	size_t pos = len;
+
+	while (pos > a) {
+		const char *nl = memrchr(b + a, '\n', pos - a);
+		size_t s = nl ? (size_t)(nl - b) + 1 : a, e = pos;
+
+		while (e > s && is_ws(b[e - 1]))
+			e--;
+		if (e > s && b[e - 1] == ',')
+			e--;
+		while (e > s && is_ws(b[e - 1]))
+			e--;
+		s = skip_ws(b, e, s);
+		if (s < e && b[s] == ',')
+			s = skip_ws(b, e, s + 1);
+		if (e - s >= 2 && b[s] == '{' && b[e - 1] == '}') {
+			struct jv *v = jv_parse(b + s, e - s, NULL, 0);
+			bool ok = v && v->type == JV_OBJECT;
+
+			jv_free(v);
+			if (ok)
+				return e;
+		}
+		if (!nl)
+			break;
+		pos = (size_t)(nl - b);
+	}
+	return a;
+}
+
+/*
+ * For traces not written one event a line (pretty-printed by other tools): walk the array's
+ * elements by bracket matching and return the end of the last complete one.
+ */
+static size_t last_event_scan(const char *b, size_t len, size_t a)
+{
+	size_t p = a, keep = a, q;
+
+	for (;;) {
+		bool in_str = false;
+		long depth = 0;
+
+		p = skip_ws(b, len, p);
+		if (p >= len || b[p] != '{')
+			return keep;
+		for (q = p; q < len; q++) {
+			char ch = b[q];
+
+			if (in_str) {
+				if (ch == '\\')
+					q++;
+				else if (ch == '"')
+					in_str = false;
+			} else if (ch == '"') {
+				in_str = true;
+			} else if (ch == '{' || ch == '[') {
+				depth++;
+			} else if ((ch == '}' || ch == ']') && --depth == 0) {
+				break;
+			}
+		}
+		if (q >= len)
+			return keep;
+		keep = q + 1;
+		p = skip_ws(b, len, keep);
+		if (p >= len || b[p] != ',')
+			return keep;
+		p++;
+	}
+}
+
+int recover_buffer(char **bufp, size_t *lenp, struct recover_info *ri, char *err, size_t errlen)
+{
+	static const char tail[] = "\n],\"spyreRecovered\":true}\n";
+	size_t len = *lenp, a, keep, t;
+	char *buf = *bufp, *nb;
+	char perr[128];
+	struct jv *doc;
+
+	memset(ri, 0, sizeof(*ri));
+	a = array_start(buf, len);
+	if (!a)
+		return errf(err, errlen, -EINVAL, "not a Chrome trace: no \"traceEvents\":[ in its "
+			    "first MiB");
+	keep = last_event_line(buf, len, a);
+	if (keep == a)
+		keep = last_event_scan(buf, len, a);
+
+	/*
+	 * A complete trace ends in '}' after the array; a cut one ends inside the array, often
+	 * right after an event's '}', so only a '}' past the last event is worth a full parse.
+	 */
+	t = len;
+	while (t > 0 && is_ws(buf[t - 1]))
+		t--;
+	if (keep < t && buf[t - 1] == '}') {
+		doc = jv_parse(buf, len, NULL, 0);
+		if (doc) {
+			ri->kept_events = jv_len(jv_get(doc, "traceEvents"));
+			jv_free(doc);
+			return RECOVER_COMPLETE;
+		}
+	}
+
+	nb = realloc(buf, keep + sizeof(tail));
+	if (!nb)
+		return errf(err, errlen, -ENOMEM, "%s", strerror(ENOMEM));
+	memcpy(nb + keep, tail, sizeof(tail));
+	*bufp = nb;
+	*lenp = keep + sizeof(tail) - 1;
+	ri->dropped_bytes = len - keep;
+	doc = jv_parse(nb, *lenp, perr, sizeof(perr));
+	if (!doc)
+		return errf(err, errlen, -EBADMSG, "still not valid JSON after dropping the cut "
+			    "tail: %s", perr);
+	ri->kept_events = jv_len(jv_get(doc, "traceEvents"));
+	jv_free(doc);
+	return RECOVER_REPAIRED;
+}
+
+int recover_out_path(const char *in, bool gzip, char *out, size_t outlen)
+{
+	size_t n = strlen(in), base = n;
+	int w;
+
+	if (ends_with(in, ".json.gz"))
+		base = n - 8;
+	else if (gzip && ends_with(in, ".gz"))
+		base = n - 3;
+	else if (ends_with(in, ".json"))
+		base = n - 5;
+	if (base > INT_MAX)
+		return -ENAMETOOLONG;
+	w = snprintf(out, outlen, "%.*s.recovered.json%s", (int)base, in, gzip ? ".gz" : "");
+	if (w < 0 || (size_t)w >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Takes @fd. */
+static int write_out(int fd, const char *data, size_t len, bool gzip)
+{
+	gzFile gz;
+	int err = 0;
+
+	if (!gzip) {
+		while (len) {
+			ssize_t n = write(fd, data, len);
+
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				err = -errno;
+				break;
+			}
+			data += n;
+			len -= (size_t)n;
+		}
+		if (close(fd) && !err)
+			err = -errno;
+		return err;
+	}
+	gz = gzdopen(fd, "wb6");
+	if (!gz) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* zlib reports write failures through errno only */
+	errno = 0;
+	while (len && !err) {
+		unsigned int chunk = len > (1u << 30) ? 1u << 30 : (unsigned int)len;
+
+		if (gzwrite(gz, data, chunk) != (int)chunk)
+			err = errno ? -errno : -EIO;
+		data += chunk;
+		len -= chunk;
+	}
+	if (gzclose_w(gz) != Z_OK && !err)
+		err = errno ? -errno : -EIO;
+	return err;
+}
+
+int recover_file(const char *path, FILE *out, char *outpath, size_t outpath_len)
+{
+	struct recover_info ri;
+	struct trace_file tf;
+	char err[256], op[PATH_MAX];
+	int ret, rc = EXIT_OK, fd;
+
+	if (outpath_len)
+		outpath[0] = '\0';
+	if (trace_file_read(path, &tf, err, sizeof(err))) {
+		fprintf(stderr, "recover: %s: %s\n", path, err);
+		return EXIT_ERROR;
+	}
+	if (tf.cut)
+		fprintf(out, "recover: %s: the gzip stream ends early; %zu bytes decompressed\n",
+			path, tf.len);
+	ret = recover_buffer(&tf.data, &tf.len, &ri, err, sizeof(err));
+	if (ret == RECOVER_COMPLETE && !tf.cut) {
+		fprintf(out, "recover: %s: the trace is complete (%zu events), nothing to do\n",
+			path, ri.kept_events);
+		goto out;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "recover: %s: %s\n", path, err);
+		rc = EXIT_ERROR;
+		goto out;
+	}
+	/* RECOVER_COMPLETE with a cut gzip stream: the JSON is whole, rewrite a sound .gz */
+	if (recover_out_path(path, tf.gzip, op, sizeof(op))) {
+		fprintf(stderr, "recover: %s: output name too long\n", path);
+		rc = EXIT_OUTPUT;
+		goto out;
+	}
+	fd = open(op, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "recover: %s: %s%s\n", op, strerror(errno),
+			errno == EEXIST ? " (refusing to overwrite it)" : "");
+		rc = EXIT_OUTPUT;
+		goto out;
+	}
+	ret = write_out(fd, tf.data, tf.len, tf.gzip);
+	if (ret) {
+		fprintf(stderr, "recover: %s: %s\n", op, strerror(-ret));
+		unlink(op);
+		rc = EXIT_OUTPUT;
+		goto out;
+	}
+	if (outpath_len)
+		snprintf(outpath, outpath_len, "%s", op);
+	fprintf(out, "recover: wrote %s (%zu events kept, %zu bytes dropped)\n", op,
+		ri.kept_events, ri.dropped_bytes);
+out:
+	trace_file_free(&tf);
+	return rc;
+}
+
+int cmd_recover(const char *path)
+{
+	return recover_file(path, stdout, NULL, 0);
+}

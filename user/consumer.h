@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Turns ringbuf records into trace events and statistics. No syscalls on the per-event path
+ * except a one-time /proc read for each thread seen for the first time. */
+#ifndef SPYRE_CONSUMER_H
+#define SPYRE_CONSUMER_H
+
+#include <stdint.h>
+#include "spyre_trace_user.h"
+#include "device.h"
+#include "resolve.h"
+#include "stats.h"
+#include "trace.h"
+
+struct thread_info {
+	uint32_t tid;		/* 0 = empty slot */
+	uint32_t pid;
+	char name[16];
+};
+
+struct process_info {
+	uint32_t pid;
+	char name[16];
+};
+
+struct consumer {
+	struct trace_writer *tw;	/* NULL: statistics only */
+	const struct target *t;
+	const char *procfs;		/* "/proc" (thread names), NULL to skip */
+	struct fn_stats *stats;		/* per resolved probe */
+	uint64_t *delivered;		/* per resolved probe */
+	int nprobes;
+	uint64_t events;
+	uint64_t bad;			/* records with an unknown probe index */
+	struct thread_info *threads;	/* open addressing on tid */
+	uint32_t tcap, tcnt;
+	struct process_info *procs;
+	int nprocs;
+	struct device_tl dev;
+};
+
+int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
+		  const char *procfs);
+/* Resolved probes can grow while tracing (libraries loaded later). */
+int consumer_resize(struct consumer *c, int nprobes);
+int consumer_event(struct consumer *c, const struct spyre_event *e);
+/* Close the device timeline; process and thread name metadata for everything seen. */
+void consumer_write_metadata(struct consumer *c);
+void consumer_free(struct consumer *c);
+
+#endif

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "device.h"
+
+int device_init(struct device_tl *d, struct trace_writer *tw)
+{
+	memset(d, 0, sizeof(*d));
+	d->tw = tw;
+	d->cap = 4096;
+	d->slots = calloc(d->cap, sizeof(*d->slots));
+	return d->slots ? 0 : -ENOMEM;
+}
+
+void device_free(struct device_tl *d)
+{
+	free(d->slots);
+	d->slots = NULL;
+}
+
+static uint32_t hash_key(uint64_t key, uint32_t cap)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static struct pending_op *find(struct device_tl *d, uint64_t key)
+{
+	uint32_t h = hash_key(key, d->cap);
+
+	while (d->slots[h].key) {
+		if (d->slots[h].key == key)
+			return &d->slots[h];
+		h = (h + 1) & (d->cap - 1);
+	}
+	return NULL;
+}
+
+/* Linear probing with backward-shift deletion: no tombstones, lookups stay short. */
+static void erase(struct device_tl *d, struct pending_op *p)
+{
+	uint32_t i = p - d->slots, j = i;
+
+	for (;;) {
+		uint32_t k;
+
+		j = (j + 1) & (d->cap - 1);
+		if (!d->slots[j].key)
+			break;
+		k = hash_key(d->slots[j].key, d->cap);
+		/* move j back to i unless its home k lies cyclically in (i, j] */
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			d->slots[i] = d->slots[j];
+			i = j;
+		}
+	}
+	memset(&d->slots[i], 0, sizeof(d->slots[i]));
+	d->cnt--;
+}
+
+static int grow(struct device_tl *d)
+{
+	uint32_t ncap = d->cap * 2;
+	struct pending_op *ns = calloc(ncap, sizeof(*ns)), *old = d->slots;
+
+	if (!ns)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->cap; i++) {
+		uint32_t h;
+
+		if (!old[i].key)
+			continue;
+		h = hash_key(old[i].key, ncap);
+		while (ns[h].key)
+			h = (h + 1) & (ncap - 1);
+		ns[h] = old[i];
+	}
+	d->slots = ns;
+	d->cap = ncap;
+	free(old);
+	return 0;
+}
+
+static struct pending_op *insert(struct device_tl *d, uint64_t key)
+{
+	uint32_t h;
+
+	if (d->cnt >= DEVICE_MAX_PENDING) {
+		d->st.overflow++;
+		return NULL;
+	}
+	if ((d->cnt + 1) * 2 > d->cap && grow(d)) {
+		d->st.overflow++;
+		return NULL;
+	}
+	h = hash_key(key, d->cap);
+	while (d->slots[h].key)
+		h = (h + 1) & (d->cap - 1);
+	d->cnt++;
+	d->slots[h].key = key;
+	return &d->slots[h];
+}
+
+static int stream_index(struct device_tl *d, uint64_t stream)
+{
+	for (int i = 0; i < d->nstreams; i++)
+		if (d->stream_ids[i] == stream)
+			return i;
+	if (d->nstreams == DEVICE_MAX_STREAMS) {
+		d->st.streams_overflow++;
+		return -1;
+	}
+	d->stream_ids[d->nstreams] = stream;
+	return d->nstreams++;
+}
+
+static const char *op_name(enum dev_op op)
+{
+	switch (op) {
+	case OP_H2D:
+		return "Memcpy HtoD (Host -> Device)";
+	case OP_D2H:
+		return "Memcpy DtoH (Device -> Host)";
+	default:
+		return "Spyre compute";
+	}
+}
+
+/* A copy lane free at @start; copies that overlap in time get separate lanes (tids). */
+static int copy_lane(struct device_tl *d, enum dev_op op, uint64_t start)
+{
+	int best = 0;
+
+	for (int l = 0; l < DEVICE_COPY_LANES; l++) {
+		if (d->lane_end[op][l] <= start)
+			return l;
+		if (d->lane_end[op][l] < d->lane_end[op][best])
+			best = l;
+	}
+	return best;	/* all busy: the caller delays the start to this lane's end */
+}
+
+static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t key,
+		 uint64_t done)
+{
+	struct trace_arg args[6];
+	uint64_t start, dur;
+	uint32_t tid;
+	int s, n = 0;
+
+	s = stream_index(d, launch->stream);
+	if (s < 0)
+		return;
+	start = launch->ts > d->stream_end[s] ? launch->ts : d->stream_end[s];
+	if (launch->op == OP_H2D || launch->op == OP_D2H) {
+		int l = copy_lane(d, launch->op, start);
+
+		if (d->lane_end[launch->op][l] > start)
+			start = d->lane_end[launch->op][l];
+		tid = 100 * launch->op + l;
+		d->lane_used[launch->op][l] = 1;
+		if (done > start)
+			d->lane_end[launch->op][l] = done;
+		else
+			d->lane_end[launch->op][l] = start;
+	} else {
+		tid = s;
+	}
+	dur = done > start ? done - start : 0;
+	d->stream_end[s] = start + dur;
+
+	args[n++] = (struct trace_arg){ .key = "device", .type = TA_U64, .u = DEVICE_PID };
+	args[n++] = (struct trace_arg){ .key = "stream", .type = TA_U64, .u = (uint64_t)s };
+	args[n++] = (struct trace_arg){ .key = "correlation", .type = TA_U64, .u = key };
+	if (launch->op == OP_H2D || launch->op == OP_D2H) {
+		args[n++] = (struct trace_arg){ .key = "bytes", .type = TA_U64, .u = launch->bytes };
+		/* bytes per ns is GB/s */
+		args[n++] = (struct trace_arg){ .key = "memory bandwidth (GB/s)", .type = TA_DBL,
+						.d = dur ? (double)launch->bytes / dur : 0 };
+		trace_complete(d->tw, DEVICE_PID, tid, start, dur, op_name(launch->op), "gpu_memcpy",
+			       args, n);
+	} else {
+		trace_complete(d->tw, DEVICE_PID, tid, start, dur, op_name(launch->op), "kernel",
+			       args, n);
+	}
+	/* arrow from the launch call to the work it queued */
+	trace_flow(d->tw, 's', key, launch->pid, launch->tid, launch->ts);
+	trace_flow(d->tw, 'f', key, DEVICE_PID, tid, start);
+	d->st.matched++;
+}
+
+void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,
+		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts)
+{
+	struct pending_op *p;
+
+	if (!d->tw || !key)
+		return;
+	p = find(d, key);
+	if (p && p->completed) {
+		/* the work finished before the launch call returned */
+		struct pending_op l = { .ts = ts, .stream = stream, .bytes = bytes, .pid = pid,
+					.tid = tid, .op = op };
+		uint64_t done = p->ts;
+
+		erase(d, p);
+		emit(d, &l, key, done);
+		return;
+	}
+	if (p) {
+		/* key reused before completion: the old one is lost */
+		d->st.launches_unmatched++;
+	} else {
+		p = insert(d, key);
+		if (!p)
+			return;
+	}
+	p->ts = ts;
+	p->stream = stream;
+	p->bytes = bytes;
+	p->pid = pid;
+	p->tid = tid;
+	p->op = op;
+	p->completed = 0;
+}
+
+void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t stream,
+		     uint64_t ts)
+{
+	struct pending_op *p;
+
+	if (!d->tw || !key)
+		return;
+	p = find(d, key);
+	if (p && !p->completed) {
+		struct pending_op l = *p;
+
+		erase(d, p);
+		emit(d, &l, key, ts);
+		return;
+	}
+	if (p) {
+		d->st.completions_unmatched++;
+		p->ts = ts;
+		return;
+	}
+	p = insert(d, key);
+	if (!p)
+		return;
+	p->ts = ts;
+	p->stream = stream;
+	p->pid = pid;
+	p->completed = 1;
+}
+
+void device_finish(struct device_tl *d)
+{
+	static const char *const copy_names[] = { "", "Memcpy HtoD", "Memcpy DtoH" };
+	char name[48];
+
+	for (uint32_t i = 0; i < d->cap; i++) {
+		if (!d->slots[i].key)
+			continue;
+		if (d->slots[i].completed)
+			d->st.completions_unmatched++;
+		else
+			d->st.launches_unmatched++;
+	}
+	if (!d->tw || (!d->nstreams && !d->st.matched))
+		return;
+	/* device tracks sort after the host process, like Kineto's */
+	trace_process_name(d->tw, DEVICE_PID, "Spyre 0", 1000);
+	for (int s = 0; s < d->nstreams; s++) {
+		snprintf(name, sizeof(name), "Stream %d", s);
+		trace_thread_name(d->tw, DEVICE_PID, s, name, s);
+	}
+	for (int op = OP_H2D; op <= OP_D2H; op++) {
+		for (int l = 0; l < DEVICE_COPY_LANES; l++) {
+			if (!d->lane_used[op][l])
+				continue;
+			snprintf(name, sizeof(name), "%s lane %d", copy_names[op], l);
+			trace_thread_name(d->tw, DEVICE_PID, 100 * op + l, name, 100 * op + l);
+		}
+	}
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Device timeline: pairs each launch (host span) with its completion (reported by the runtime
+ * on its worker thread) and writes the device-side span, Kineto style: pid = device,
+ * tid = stream for compute, separate copy lanes, an ac2g flow from launch to device span.
+ *
+ * The device start is not observable from the host: it is taken as the later of the launch
+ * and the previous completion on the same stream (a stream executes in order), so spans on a
+ * stream never overlap.
+ */
+#ifndef SPYRE_DEVICE_H
+#define SPYRE_DEVICE_H
+
+#include <stdint.h>
+#include "probes.h"
+#include "trace.h"
+
+#define DEVICE_PID		0	/* Kineto puts device work under pid = device index */
+#define DEVICE_MAX_STREAMS	64
+#define DEVICE_COPY_LANES	8
+/* in-flight operations tracked at most; more are counted as overflow, never grow unbounded */
+#define DEVICE_MAX_PENDING	(1u << 18)
+
+struct pending_op {
+	uint64_t key;		/* 0 = empty slot */
+	uint64_t ts;		/* launch entry, or completion time for a completion-first entry */
+	uint64_t stream;	/* raw stream value (e.g. the RuntimeStream pointer) */
+	uint64_t bytes;
+	uint32_t pid, tid;	/* launching thread */
+	uint8_t op;		/* enum dev_op; OP_NONE for a completion-first entry */
+	uint8_t completed;	/* entry holds a completion waiting for its launch */
+};
+
+struct device_stats {
+	uint64_t matched;
+	uint64_t launches_unmatched;	/* still in flight when tracing stopped */
+	uint64_t completions_unmatched;	/* launched before we attached */
+	uint64_t overflow;		/* more than DEVICE_MAX_PENDING in flight */
+	uint64_t streams_overflow;	/* more than DEVICE_MAX_STREAMS streams */
+};
+
+struct device_tl {
+	struct trace_writer *tw;
+	struct pending_op *slots;
+	uint32_t cap, cnt;
+	uint64_t stream_ids[DEVICE_MAX_STREAMS];	/* raw value -> index: position */
+	uint64_t stream_end[DEVICE_MAX_STREAMS];	/* last device end per stream */
+	int nstreams;
+	uint64_t lane_end[3][DEVICE_COPY_LANES];	/* [op][lane] for OP_H2D/OP_D2H */
+	uint8_t lane_used[3][DEVICE_COPY_LANES];
+	struct device_stats st;
+};
+
+int device_init(struct device_tl *d, struct trace_writer *tw);
+void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,
+		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts);
+void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t stream,
+		     uint64_t ts);
+/* Count what is left unmatched; write process/thread names of the device tracks. */
+void device_finish(struct device_tl *d);
+void device_free(struct device_tl *d);
+
+#endif

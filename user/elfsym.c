@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ELF function symbols via libelf, and C++ qualified names via the libstdc++ demangler.
+ *
+ * The ELF comes from the traced process. It is opened with ELF_C_READ, not mmap, so that a file
+ * truncated under us gives read errors instead of SIGBUS; libelf bounds-checks section data
+ * against the file size, and everything else (symbol -> PT_LOAD -> file offset, the 4 bytes at
+ * that offset) is checked here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elfsym.h"
+
+/* C ABI entry point of abi::__cxa_demangle (libstdc++). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/*
+ * The demangler needs stack proportional to the name (~64 bytes per character); names from a
+ * hostile file could be megabytes long. Longer names keep their mangled form as qualname.
+ */
+#define DEMANGLE_MAX_LEN	4096
+
+static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+/* Where the raw file bytes come from: a descriptor (pread) or the caller's buffer. */
+struct elf_src {
+	int fd;
+	const unsigned char *mem;
+	size_t size;
+};
+
+struct cand {
+	const char *name;
+	unsigned long vaddr;
+	unsigned long size;
+	unsigned long file_off;
+};
+
+static bool src_read(const struct elf_src *src, unsigned long off, void *out, size_t n)
+{
+	if (off > src->size || src->size - off < n)
+		return false;
+	if (src->mem) {
+		memcpy(out, src->mem + off, n);
+		return true;
+	}
+	return pread(src->fd, out, n, (off_t)off) == (ssize_t)n;
+}
+
+/* File offset of @vaddr through the PT_LOAD whose file-backed part contains it. */
+static bool vaddr_to_off(const GElf_Phdr *ph, size_t phnum, size_t fsize, unsigned long vaddr,
+			 unsigned long *off)
+{
+	size_t i;
+
+	for (i = 0; i < phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph[i].p_vaddr || vaddr - ph[i].p_vaddr >= ph[i].p_filesz)
+			continue;
+		if (ph[i].p_offset > fsize || vaddr - ph[i].p_vaddr >= fsize - ph[i].p_offset)
+			continue;
+		*off = vaddr - ph[i].p_vaddr + ph[i].p_offset;
+		return true;
+	}
+	return false;
+}
+
+/* GCC's suffixes for split-off parts and specialised copies of a function. */
+static bool is_clone_name(const char *name)
+{
+	static const char *const sfx[] = { ".cold", ".part.", ".constprop.", ".isra.",
+					   ".lto_priv.", ".localalias", ".clone." };
+	const char *dot = strchr(name, '.');
+	size_t k;
+
+	for (; dot; dot = strchr(dot + 1, '.'))
+		for (k = 0; k < sizeof(sfx) / sizeof(sfx[0]); k++)
+			if (!strncmp(dot, sfx[k], strlen(sfx[k])))
+				return true;
+	return false;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static bool sym_is_func(const GElf_Sym *s)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC) && s->st_value &&
+	       s->st_shndx != SHN_UNDEF && s->st_name;
+}
+
+/*
+ * Walk the symbol tables; with @out NULL only count candidates, else fill @out (at most @max).
+ * Returns the number of candidates or -ENOEXEC.
+ */
+static long collect(Elf *elf, const GElf_Phdr *ph, size_t phnum, size_t fsize, struct cand *out,
+		    size_t max)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *data;
+	size_t i, nsyms, entsz, n = 0, tables = 0;
+	unsigned long off;
+	const char *name;
+
+	entsz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!entsz)
+		return -ENOEXEC;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			return -ENOEXEC;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			return -ENOEXEC;
+		tables++;
+		nsyms = data->d_size / entsz;
+		if (nsyms > INT_MAX)
+			return -ENOEXEC;
+		for (i = 0; i < nsyms; i++) {
+			if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym))
+				continue;
+			if (!vaddr_to_off(ph, phnum, fsize, sym.st_value, &off))
+				continue;
+			/* elf_strptr checks the index and the terminating NUL. */
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			if (out) {
+				if (n >= max)
+					return -ENOEXEC;
+				out[n].name = name;
+				out[n].vaddr = sym.st_value;
+				out[n].size = sym.st_size;
+				out[n].file_off = off;
+			}
+			n++;
+		}
+	}
+	/* A "library" without any symbol table cannot be resolved (e.g. a truncated copy). */
+	if (!tables)
+		return -ENOEXEC;
+	return (long)n;
+}
+
+static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *ctx)
+{
+	GElf_Phdr *ph = NULL;
+	struct cand *c = NULL;
+	struct elf_func f;
+	GElf_Ehdr eh;
+	size_t phnum, shstrndx, i;
+	unsigned char insn[4];
+	bool x86;
+	long n, n2;
+	char *dm;
+	int err = 0;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -ENOEXEC;
+	/* Fails when the section header table lies outside the file. */
+	if (elf_getphdrnum(elf, &phnum) || elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOEXEC;
+	x86 = eh.e_machine == EM_X86_64;
+
+	/* libelf has validated that the program headers fit in the file: phnum is bounded. */
+	ph = calloc(phnum ? phnum : 1, sizeof(*ph));
+	if (!ph)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph[i])) {
+			err = -ENOEXEC;
+			goto out;
+		}
+	}
+
+	n = collect(elf, ph, phnum, src->size, NULL, 0);
+	if (n <= 0) {
+		err = (int)n;
+		goto out;
+	}
+	c = calloc((size_t)n, sizeof(*c));
+	if (!c) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n2 = collect(elf, ph, phnum, src->size, c, (size_t)n);
+	if (n2 < 0) {
+		err = (int)n2;
+		goto out;
+	}
+
+	/* Sorting by (vaddr, name) makes the .dynsym/.symtab duplicates adjacent. */
+	qsort(c, (size_t)n2, sizeof(*c), cand_cmp);
+	for (i = 0; i < (size_t)n2; i++) {
+		if (i && c[i].vaddr == c[i - 1].vaddr && !strcmp(c[i].name, c[i - 1].name))
+			continue;
+		dm = demangle_qualname(c[i].name);
+		f.name = c[i].name;
+		f.qualname = dm ? dm : c[i].name;
+		f.vaddr = c[i].vaddr;
+		f.size = c[i].size;
+		f.file_off = c[i].file_off;
+		f.clone = is_clone_name(c[i].name);
+		f.endbr = x86 && src_read(src, c[i].file_off, insn, sizeof(insn)) &&
+			  !memcmp(insn, endbr64, sizeof(insn));
+		err = cb(&f, ctx);
+		free(dm);
+		if (err)
+			goto out;
+	}
+out:
+	free(c);
+	free(ph);
+	return err;
+}
+
+int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
+{
+	struct elf_src src = { .fd = -1 };
+	struct stat st;
+	Elf *elf = NULL;
+	int fd, err;
+
+	if (!path || !cb)
+		return -EINVAL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+
+	/* O_NONBLOCK: the path may have been swapped for a FIFO, which would block open(). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	src.fd = fd;
+	src.size = (size_t)st.st_size;
+
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	err = foreach_elf(elf, &src, cb, ctx);
+out:
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx)
+{
+	struct elf_src src = { .fd = -1, .mem = buf, .size = len };
+	Elf *elf;
+	int err;
+
+	if (!buf || !cb)
+		return -EINVAL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+
+	/* libelf only reads the image (it copies whatever it must convert). */
+	elf = elf_memory((char *)buf, len);
+	if (!elf)
+		return -ENOEXEC;
+	err = foreach_elf(elf, &src, cb, ctx);
+	elf_end(elf);
+	return err;
+}
+
+/* ---- demangled name -> qualified name ------------------------------------------------------ */
+
+static bool is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$';
+}
+
+/*
+ * If s[i] starts the keyword "operator", return the index after its symbolic token, so that
+ * the '<', '>' or '(' of "operator<", "operator->", "operator()" are not taken as brackets.
+ * Conversion and new/delete operators ("operator int", "operator new[]") have no symbolic
+ * token; their spaces are handled by the caller. Returns i when there is no keyword at i.
+ */
+static size_t skip_operator(const char *s, size_t i)
+{
+	/* Longest first: "<<=" before "<<" before "<". */
+	static const char *const toks[] = {
+		"->*", "<<=", ">>=", "<=>", "()", "[]", "->", "<<", ">>", "<=", ">=", "==", "!=",
+		"&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "\"\"",
+		",", "+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", "<", ">",
+	};
+	size_t k, l, j = i + 8;
+
+	if (strncmp(s + i, "operator", 8) || (i && is_ident(s[i - 1])) || is_ident(s[j]))
+		return i;
+	for (k = 0; k < sizeof(toks) / sizeof(toks[0]); k++) {
+		l = strlen(toks[k]);
+		if (!strncmp(s + j, toks[k], l))
+			return j + l;
+	}
+	return j;
+}
+
+static bool is_open(char c)
+{
+	return c == '(' || c == '<' || c == '[' || c == '{';
+}
+
+static bool is_close(char c)
+{
+	return c == ')' || c == '>' || c == ']' || c == '}';
+}
+
+/*
+ * Start of the parameter list: the last '(' group at bracket depth 0 that is not followed by
+ * "::" (that would be a function-local scope, "f(int)::{lambda()#1}::operator()(int)").
+ * Returns len when there is none (not a function).
+ */
+static size_t find_params(const char *s, size_t len)
+{
+	size_t i, j, open = 0, params = len;
+	int depth = 0;
+
+	for (i = 0; i < len;) {
+		j = skip_operator(s, i);
+		if (j != i) {
+			i = j;
+			continue;
+		}
+		if (is_open(s[i])) {
+			if (!depth && s[i] == '(')
+				open = i;
+			depth++;
+		} else if (is_close(s[i]) && depth > 0) {
+			depth--;
+			if (!depth && s[i] == ')')
+				params = strncmp(s + i + 1, "::", 2) ? open : len;
+		}
+		i++;
+	}
+	return params;
+}
+
+/*
+ * Start of the name within s[0, len): after the last depth-0 space, which ends the return type
+ * of a template function instance ("int ns::f<int>"). Spaces after a depth-0 "operator" belong
+ * to the name ("ns::A::operator int", "operator< <int>").
+ */
+static size_t find_name_start(const char *s, size_t len)
+{
+	size_t i, j, start = 0;
+	int depth = 0;
+
+	for (i = 0; i < len;) {
+		j = skip_operator(s, i);
+		if (j != i) {
+			if (!depth)
+				break;
+			i = j;
+			continue;
+		}
+		if (is_open(s[i]))
+			depth++;
+		else if (is_close(s[i]) && depth > 0)
+			depth--;
+		else if (s[i] == ' ' && !depth)
+			start = i + 1;
+		i++;
+	}
+	return start;
+}
+
+/* Remove every "[abi:...]" tag in place. */
+static void drop_abi_tags(char *s)
+{
+	char *r = s, *w = s, *e;
+
+	while (*r) {
+		if (!strncmp(r, "[abi:", 5) && (e = strchr(r, ']'))) {
+			r = e + 1;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
+/*
+ * Reduce demangled text to a qualified name in place (the result is never longer). Keeps
+ * " [clone .cold]"-style suffixes so that compiler-split parts do not share the name of the
+ * function entry they were split from.
+ */
+static void reduce_name(char *s)
+{
+	/* Special names that wrap a function name; the wrapper text is kept as is. */
+	static const char *const wrappers[] = {
+		"non-virtual thunk to ", "virtual thunk to ", "covariant return thunk to ",
+		"transaction clone for ", "hidden alias for ", "TLS init function for ",
+		"TLS wrapper function for ", "guard variable for ",
+	};
+	size_t len, params, start, n, k, l;
+	char *tail, *clone, *end;
+
+	for (k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++) {
+		l = strlen(wrappers[k]);
+		if (!strncmp(s, wrappers[k], l)) {
+			reduce_name(s + l);
+			return;
+		}
+	}
+
+	drop_abi_tags(s);
+	len = strlen(s);
+	params = find_params(s, len);
+	if (params == len)
+		return;
+
+	start = find_name_start(s, params);
+	n = params - start;
+	while (n && s[start + n - 1] == ' ')
+		n--;
+	/* Anything after the parameter list is qualifiers ("const", "&&") except clone tags. */
+	tail = s + params;
+	memmove(s, s + start, n);
+	end = s + n;
+	while ((clone = strstr(tail, " [clone "))) {
+		char *close = strchr(clone, ']');
+
+		if (!close)
+			break;
+		l = (size_t)(close + 1 - clone);
+		memmove(end, clone, l);
+		end += l;
+		tail = close + 1;
+	}
+	*end = '\0';
+
+	/* A function returning a function pointer: "void (*ns::get())(int)" -> "(*ns::get())". */
+	if ((s[0] == '(' && (s[1] == '*' || s[1] == '&')) && n > 2 && s[n - 1] == ')') {
+		memmove(s, s + 2, n - 3);
+		memmove(s + n - 3, s + n, strlen(s + n) + 1);
+		reduce_name(s);
+	}
+}
+
+char *demangle_qualname(const char *name)
+{
+	char *dm;
+	int status = 0;
+
+	if (!name || strncmp(name, "_Z", 2))
+		return NULL;
+	if (strnlen(name, DEMANGLE_MAX_LEN + 1) > DEMANGLE_MAX_LEN)
+		return NULL;
+	dm = __cxa_demangle(name, NULL, NULL, &status);
+	if (!dm || status) {
+		free(dm);
+		return NULL;
+	}
+	reduce_name(dm);
+	/* garbage that demangles to brackets only would match every "*" glob under no name */
+	if (!dm[0]) {
+		free(dm);
+		return NULL;
+	}
+	return dm;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ELF function symbol resolution (libelf). The files are chosen by the traced process: every
+ * offset and size read from them is checked before use.
+ */
+#ifndef SPYRE_ELFSYM_H
+#define SPYRE_ELFSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct elf_func {
+	const char *name;	/* symbol name as stored (mangled for C++) */
+	const char *qualname;	/* demangled, without parameter list ("flex::RuntimeStream::sync");
+				 * equals name for C symbols; never NULL */
+	unsigned long vaddr;	/* st_value */
+	unsigned long size;	/* st_size */
+	unsigned long file_off;	/* file offset of the first instruction (uprobe offset) */
+	bool endbr;		/* first instruction is endbr64 (f3 0f 1e fa) */
+	/*
+	 * Compiler-made part or copy ("foo.cold", "_Z3fooi.constprop.0"), not the entry of the
+	 * function named in qualname; for mangled names qualname keeps " [clone .cold]".
+	 */
+	bool clone;
+};
+
+typedef int (*elfsym_cb)(const struct elf_func *f, void *ctx);
+
+/*
+ * Call @cb for every defined STT_FUNC / STT_GNU_IFUNC symbol with a non-zero address in .dynsym
+ * and .symtab; a (name, vaddr) pair seen in both tables is reported once. Return non-zero from
+ * the callback to stop; that value is returned. Errors: -errno (-ENOENT missing file, -ENOEXEC
+ * not a usable ELF).
+ */
+int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx);
+int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
+
+/*
+ * Demangle an Itanium C++ name to its qualified name without parameters or return type
+ * ("_ZN4flex13RuntimeStream11synchronizeEv" -> "flex::RuntimeStream::synchronize").
+ * Returns a malloc'd string, or NULL when @name is not a mangled C++ name.
+ */
+char *demangle_qualname(const char *name);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command line: what the user asked for, and the exit codes we answer with. */
+#ifndef SPYRE_ENV_H
+#define SPYRE_ENV_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Distinct, documented exit codes (docs/user-guide.md): scripts tell failures apart by them. */
+enum spyre_exit {
+	EXIT_OK = 0,
+	EXIT_ERROR = 1,		/* anything else (libbpf load/attach failure, ...) */
+	EXIT_USAGE = 2,		/* bad options, malformed probe spec */
+	EXIT_NO_PID = 3,	/* no such process (or not a user process) */
+	EXIT_PERM = 4,		/* not root / missing CAP_BPF, CAP_PERFMON */
+	EXIT_NO_RUNTIME = 5,	/* nothing in the target matches the probe table */
+	EXIT_NO_BTF = 6,	/* kernel without BTF (/sys/kernel/btf/vmlinux) */
+	EXIT_OUTPUT = 7,	/* output cannot be created or written */
+	EXIT_CHECK = 8,		/* `check` found problems in a trace */
+};
+
+enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER };
+
+struct env {
+	enum spyre_cmd cmd;
+	pid_t pid;
+	char **argv_cmd;	/* -- CMD ARGS: launch and trace from the start */
+	const char *output;
+	double duration;	/* seconds; 0 = until SIGINT/SIGTERM or target exit */
+	const char **probe_args;	/* --probe, in order */
+	int n_probe_args;
+	const char **probe_files;	/* --probes FILE */
+	int n_probe_files;
+	bool no_default;
+	const char *ready_file;
+	unsigned int ringbuf_mb;
+	int status;		/* -1 auto (tty), 0 off, 1 on */
+	bool quiet;
+	bool force;
+	bool verbose;
+	const char *file_arg;	/* check/recover FILE */
+};
+
+/* Fills @env; on error prints a message and returns the exit code (> 0); -1 when --help or
+ * --version were handled (exit 0). */
+int env_parse(struct env *env, int argc, char **argv);
+void env_free(struct env *env);
+void env_usage(FILE *f);
+
+#endif

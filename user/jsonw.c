@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Buffered JSON writer. The tracer formats millions of values per second, so every value is
+ * formatted by hand straight into one buffer (no printf, no allocation per value) and the
+ * buffer leaves the process only at event boundaries.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "jsonw.h"
+
+#define JW_BUFSZ	(256u << 10)
+/* Headroom above the threshold so ordinary events never make the buffer grow. */
+#define JW_THRESH	(JW_BUFSZ - (32u << 10))
+#define JW_MEMSZ	(64u << 10)
+#define JW_ZBUFSZ	(64u << 10)
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+struct jw {
+	char *buf;
+	size_t len;		/* bytes in buf */
+	size_t cap;		/* allocated, one byte kept spare for the NUL of jw_mem_data */
+	size_t committed;	/* buf[0..committed) holds whole events */
+	size_t thresh;
+	uint64_t written;	/* bytes already handed to the sink */
+	int fd;
+	int err;
+	bool mem;
+	bool gz;
+	z_stream zs;
+	unsigned char *zbuf;
+};
+
+static const char digits2[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static void set_err(struct jw *w, int err)
+{
+	if (!w->err)
+		w->err = err;
+}
+
+static struct jw *jw_alloc(size_t cap)
+{
+	struct jw *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->buf = malloc(cap);
+	if (!w->buf) {
+		free(w);
+		return NULL;
+	}
+	w->cap = cap;
+	w->fd = -1;
+	w->thresh = JW_THRESH;
+	return w;
+}
+
+struct jw *jw_memopen(void)
+{
+	struct jw *w = jw_alloc(JW_MEMSZ);
+
+	if (w)
+		w->mem = true;
+	return w;
+}
+
+struct jw *jw_fdopen(int fd, int gzip_level)
+{
+	struct jw *w = jw_alloc(JW_BUFSZ);
+
+	if (!w)
+		return NULL;
+	w->fd = fd;
+	if (gzip_level > 0) {
+		if (gzip_level > 9)
+			gzip_level = 9;
+		w->zbuf = malloc(JW_ZBUFSZ);
+		/* windowBits 15 + 16: gzip framing, so the file is a plain .gz */
+		if (!w->zbuf || deflateInit2(&w->zs, gzip_level, Z_DEFLATED, 15 + 16, 8,
+					     Z_DEFAULT_STRATEGY) != Z_OK) {
+			free(w->zbuf);
+			free(w->buf);
+			free(w);
+			return NULL;
+		}
+		w->gz = true;
+	}
+	return w;
+}
+
+void jw_set_flush_threshold(struct jw *w, size_t bytes)
+{
+	w->thresh = bytes;
+}
+
+const char *jw_mem_data(struct jw *w, size_t *len)
+{
+	w->buf[w->len] = '\0';
+	if (len)
+		*len = w->len;
+	return w->buf;
+}
+
+int jw_error(const struct jw *w)
+{
+	return w->err;
+}
+
+uint64_t jw_bytes(const struct jw *w)
+{
+	return w->written + w->len;
+}
+
+static void write_all(struct jw *w, const void *data, size_t n)
+{
+	const char *p = data;
+
+	while (n) {
+		ssize_t r = write(w->fd, p, n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			set_err(w, -errno);
+			return;
+		}
+		if (r == 0) {
+			set_err(w, -EIO);
+			return;
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+}
+
+static void deflate_out(struct jw *w, const char *data, size_t n, int flush)
+{
+	z_stream *zs = &w->zs;
+
+	do {
+		/* avail_in is 32 bits wide */
+		uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+		int fl = chunk == n ? flush : Z_NO_FLUSH;
+		int ret;
+
+		zs->next_in = (Bytef *)data;
+		zs->avail_in = chunk;
+		do {
+			zs->next_out = w->zbuf;
+			zs->avail_out = JW_ZBUFSZ;
+			ret = deflate(zs, fl);
+			if (ret == Z_STREAM_ERROR) {
+				set_err(w, -EIO);
+				return;
+			}
+			/* no progress possible: nothing left to do */
+			if (ret == Z_BUF_ERROR)
+				break;
+			write_all(w, w->zbuf, JW_ZBUFSZ - zs->avail_out);
+			if (w->err)
+				return;
+		} while (zs->avail_out == 0 || (fl == Z_FINISH && ret != Z_STREAM_END));
+		data += chunk;
+		n -= chunk;
+	} while (n);
+}
+
+/* Hand buf[0..n) to the sink and keep the rest. After an error the data is dropped. */
+static void emit(struct jw *w, size_t n, int flush)
+{
+	if (w->mem)
+		return;
+	if (!w->err) {
+		if (w->gz && (n || flush != Z_NO_FLUSH))
+			deflate_out(w, w->buf, n, flush);
+		else if (n)
+			write_all(w, w->buf, n);
+	}
+	w->written += n;
+	memmove(w->buf, w->buf + n, w->len - n);
+	w->len -= n;
+	w->committed = w->committed > n ? w->committed - n : 0;
+}
+
+/* Slow path of reserve(): grow so that @n more bytes (plus the spare NUL) fit. */
+static char *grow(struct jw *w, size_t n)
+{
+	size_t cap = w->cap;
+	char *nb;
+
+	if (w->len + n + 1 < w->len) {
+		set_err(w, -ENOMEM);
+		return NULL;
+	}
+	while (cap < w->len + n + 1) {
+		if (cap > SIZE_MAX / 2) {
+			cap = w->len + n + 1;
+			break;
+		}
+		cap *= 2;
+	}
+	nb = realloc(w->buf, cap);
+	if (!nb) {
+		set_err(w, -ENOMEM);
+		return NULL;
+	}
+	w->buf = nb;
+	w->cap = cap;
+	return w->buf + w->len;
+}
+
+/* Room for @n bytes at the end of the buffer; NULL (error recorded) when memory runs out. */
+static inline char *reserve(struct jw *w, size_t n)
+{
+	if (likely(w->cap - w->len > n))
+		return w->buf + w->len;
+	return grow(w, n);
+}
+
+void jw_raw(struct jw *w, const char *s, size_t n)
+{
+	char *p = reserve(w, n);
+
+	if (!p)
+		return;
+	memcpy(p, s, n);
+	w->len += n;
+}
+
+void jw_lit(struct jw *w, const char *s)
+{
+	jw_raw(w, s, strlen(s));
+}
+
+/* Decimal digits of @v written backwards ending at @end; returns the first digit. */
+static inline char *fmt_u64_rev(char *end, uint64_t v)
+{
+	char *p = end;
+
+	while (v >= 100) {
+		unsigned int d = (unsigned int)(v % 100) * 2;
+
+		v /= 100;
+		p -= 2;
+		p[0] = digits2[d];
+		p[1] = digits2[d + 1];
+	}
+	if (v >= 10) {
+		p -= 2;
+		p[0] = digits2[v * 2];
+		p[1] = digits2[v * 2 + 1];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return p;
+}
+
+static inline void put_u64(struct jw *w, uint64_t v, bool neg)
+{
+	char tmp[24], *end = tmp + sizeof(tmp), *s = fmt_u64_rev(end, v);
+	size_t n;
+	char *p;
+
+	if (neg)
+		*--s = '-';
+	n = (size_t)(end - s);
+	p = reserve(w, n);
+	if (!p)
+		return;
+	memcpy(p, s, n);
+	w->len += n;
+}
+
+void jw_u64(struct jw *w, uint64_t v)
+{
+	put_u64(w, v, false);
+}
+
+void jw_i64(struct jw *w, int64_t v)
+{
+	/* negate in unsigned arithmetic: -INT64_MIN does not fit an int64_t */
+	if (v < 0)
+		put_u64(w, -(uint64_t)v, true);
+	else
+		put_u64(w, (uint64_t)v, false);
+}
+
+void jw_hex(struct jw *w, uint64_t v)
+{
+	static const char hexd[] = "0123456789abcdef";
+	char tmp[24], *end = tmp + sizeof(tmp), *s = end;
+	size_t n;
+	char *p;
+
+	*--s = '"';
+	do {
+		*--s = hexd[v & 15];
+		v >>= 4;
+	} while (v);
+	*--s = 'x';
+	*--s = '0';
+	*--s = '"';
+	n = (size_t)(end - s);
+	p = reserve(w, n);
+	if (!p)
+		return;
+	memcpy(p, s, n);
+	w->len += n;
+}
+
+static inline void put_us(struct jw *w, uint64_t ns, bool neg)
+{
+	char tmp[32], *end = tmp + sizeof(tmp), *s;
+	unsigned int frac = (unsigned int)(ns % 1000);
+	size_t n;
+	char *p;
+
+	end[-3] = digits2[(frac / 10) * 2];
+	end[-2] = digits2[(frac / 10) * 2 + 1];
+	end[-1] = (char)('0' + frac % 10);
+	end[-4] = '.';
+	s = fmt_u64_rev(end - 4, ns / 1000);
+	if (neg)
+		*--s = '-';
+	n = (size_t)(end - s);
+	p = reserve(w, n);
+	if (!p)
+		return;
+	memcpy(p, s, n);
+	w->len += n;
+}
+
+void jw_us(struct jw *w, uint64_t ns)
+{
+	put_us(w, ns, false);
+}
+
+void jw_us_signed(struct jw *w, int64_t ns)
+{
+	if (ns < 0)
+		put_us(w, -(uint64_t)ns, true);
+	else
+		put_us(w, (uint64_t)ns, false);
+}
+
+void jw_dbl(struct jw *w, double v, int decimals)
+{
+	static const double pow10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+	char tmp[48], *end = tmp + sizeof(tmp), *s;
+	uint64_t scaled, ip, fp;
+	bool neg = false;
+	double x;
+	size_t n;
+	char *p;
+	int i;
+
+	if (!isfinite(v))
+		v = 0;
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 9)
+		decimals = 9;
+	if (v < 0) {
+		neg = true;
+		v = -v;
+	}
+	x = v * pow10[decimals] + 0.5;
+	if (x >= 9.0e18) {
+		/* beyond exact integer scaling: rare enough for printf */
+		char big[40];
+		int k = snprintf(big, sizeof(big), "%s%.17g", neg ? "-" : "", v);
+
+		jw_raw(w, big, (size_t)k);
+		return;
+	}
+	scaled = (uint64_t)x;
+	ip = scaled / (uint64_t)pow10[decimals];
+	fp = scaled % (uint64_t)pow10[decimals];
+	s = end;
+	if (fp) {
+		/* drop trailing zeros: keep events short */
+		while (fp % 10 == 0) {
+			fp /= 10;
+			decimals--;
+		}
+		for (i = 0; i < decimals; i++) {
+			*--s = (char)('0' + fp % 10);
+			fp /= 10;
+		}
+		*--s = '.';
+	}
+	s = fmt_u64_rev(s, ip);
+	if (neg && scaled)
+		*--s = '-';
+	n = (size_t)(end - s);
+	p = reserve(w, n);
+	if (!p)
+		return;
+	memcpy(p, s, n);
+	w->len += n;
+}
+
+/* Bytes that pass through a JSON string unchanged: printable ASCII except " and \. */
+static const unsigned char plain[256] = {
+	[0x20 ... 0x21] = 1,	/* 0x22 is " */
+	[0x23 ... 0x5b] = 1,	/* 0x5c is \ */
+	[0x5d ... 0x7f] = 1,
+};
+
+/* Length of the valid UTF-8 sequence at @p (lead byte >= 0x80), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	size_t avail = (size_t)(end - p);
+	unsigned char c = p[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;	/* overlong */
+		else if (c == 0xed)
+			hi = 0x9f;	/* UTF-16 surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;	/* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f;	/* > U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (avail < n || p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static void put_str(struct jw *w, const unsigned char *p, const unsigned char *end)
+{
+	static const char hexd[] = "0123456789abcdef";
+	char *o;
+
+	o = reserve(w, 1);
+	if (!o)
+		return;
+	*o = '"';
+	w->len++;
+	while (p < end) {
+		const unsigned char *run = p;
+		unsigned char c;
+		size_t n;
+
+		while (p < end && plain[*p])
+			p++;
+		if (p > run)
+			jw_raw(w, (const char *)run, (size_t)(p - run));
+		if (p == end)
+			break;
+		o = reserve(w, 6);
+		if (!o)
+			return;
+		c = *p;
+		if (c < 0x80) {
+			char e = 0;
+
+			switch (c) {
+			case '"': e = '"'; break;
+			case '\\': e = '\\'; break;
+			case '\n': e = 'n'; break;
+			case '\r': e = 'r'; break;
+			case '\t': e = 't'; break;
+			case '\b': e = 'b'; break;
+			case '\f': e = 'f'; break;
+			}
+			if (e) {
+				o[0] = '\\';
+				o[1] = e;
+				w->len += 2;
+			} else {
+				memcpy(o, "\\u00", 4);
+				o[4] = hexd[c >> 4];
+				o[5] = hexd[c & 15];
+				w->len += 6;
+			}
+			p++;
+			continue;
+		}
+		n = utf8_seq(p, end);
+		if (n) {
+			memcpy(o, p, n);
+			w->len += n;
+			p += n;
+		} else {
+			/* one U+FFFD per bad byte: the output must stay valid UTF-8 */
+			memcpy(o, "\xef\xbf\xbd", 3);
+			w->len += 3;
+			p++;
+		}
+	}
+	o = reserve(w, 1);
+	if (!o)
+		return;
+	*o = '"';
+	w->len++;
+}
+
+void jw_str(struct jw *w, const char *s)
+{
+	if (!s)
+		s = "";
+	put_str(w, (const unsigned char *)s, (const unsigned char *)s + strlen(s));
+}
+
+void jw_strn(struct jw *w, const char *s, size_t n)
+{
+	if (!s)
+		n = 0;
+	else
+		n = strnlen(s, n);
+	put_str(w, (const unsigned char *)s, (const unsigned char *)s + n);
+}
+
+void jw_commit(struct jw *w)
+{
+	w->committed = w->len;
+	if (!w->mem && w->len >= w->thresh)
+		emit(w, w->len, Z_NO_FLUSH);
+}
+
+int jw_flush(struct jw *w)
+{
+	if (!w->mem)
+		/* sync flush: what is on disk so far decompresses without the trailer */
+		emit(w, w->committed, w->gz ? Z_SYNC_FLUSH : Z_NO_FLUSH);
+	return w->err;
+}
+
+int jw_close(struct jw *w)
+{
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if (!w->mem) {
+		emit(w, w->len, Z_FINISH);
+		if (w->gz)
+			deflateEnd(&w->zs);
+		if (w->fd >= 0 && close(w->fd) && errno != EINTR)
+			set_err(w, -errno);
+	}
+	err = w->err;
+	free(w->zbuf);
+	free(w->buf);
+	free(w);
+	return err;
+}

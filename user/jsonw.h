@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Buffered JSON text writer, plain or gzip (zlib). No allocation per value; output leaves the
+ * buffer only at whole-event boundaries (jw_commit), so a cut file always ends between events
+ * and `spyre-bpftrace recover` can close it.
+ */
+#ifndef SPYRE_JSONW_H
+#define SPYRE_JSONW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct jw;
+
+/* Takes ownership of @fd. @gzip_level: 0 = plain text, 1..9 = gzip. NULL on ENOMEM. */
+struct jw *jw_fdopen(int fd, int gzip_level);
+/* Writer into a growable memory buffer (tests, benchmarks); jw_mem_data() reads it. */
+struct jw *jw_memopen(void);
+/* Everything written so far, NUL-terminated; valid until the next write or jw_close. */
+const char *jw_mem_data(struct jw *w, size_t *len);
+/*
+ * Write out at a jw_commit once this many bytes are buffered (default: most of the 256 KiB
+ * buffer). 0 writes at every commit; tests use small values to exercise partial flushes.
+ */
+void jw_set_flush_threshold(struct jw *w, size_t bytes);
+
+void jw_raw(struct jw *w, const char *s, size_t n);
+void jw_lit(struct jw *w, const char *s);		/* raw NUL-terminated text */
+void jw_str(struct jw *w, const char *s);		/* quoted, escaped (control chars, ", \\,
+							 * invalid UTF-8 replaced by U+FFFD);
+							 * NULL writes "" */
+/* Same for at most @n bytes of @s, stopping at a NUL (fixed-size fields such as comm[16]). */
+void jw_strn(struct jw *w, const char *s, size_t n);
+void jw_u64(struct jw *w, uint64_t v);
+void jw_i64(struct jw *w, int64_t v);
+void jw_hex(struct jw *w, uint64_t v);		/* "0x1f" as a JSON string */
+/* At most @decimals (0..9) decimals, trailing zeros dropped (12.50 -> 12.5); non-finite -> 0 */
+void jw_dbl(struct jw *w, double v, int decimals);
+void jw_us(struct jw *w, uint64_t ns);		/* ns -> µs with 3 decimals: 1234567 -> 1234.567 */
+void jw_us_signed(struct jw *w, int64_t ns);
+
+/* End of a whole event: the buffer may be written out here, and only here. */
+void jw_commit(struct jw *w);
+/* Write out everything committed so far (periodic durability). */
+int jw_flush(struct jw *w);
+/* First error seen (-errno), sticky; 0 if none. */
+int jw_error(const struct jw *w);
+/* Bytes produced so far, buffered ones included (before compression). */
+uint64_t jw_bytes(const struct jw *w);
+/* Flush, finish the gzip stream, fsync-free close. Returns first error (-errno) or 0. */
+int jw_close(struct jw *w);
+
+#endif

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "launch.h"
+
+int launch_start(struct launch *l, char **argv)
+{
+	int p[2];
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	l->pid = fork();
+	if (l->pid < 0) {
+		int err = -errno;
+
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	if (l->pid == 0) {
+		close(p[1]);
+		/* EOF without a byte: the tracer gave up, do not run untraced */
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		close(p[0]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "spyre-bpftrace: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	l->go_fd = p[1];
+	return 0;
+}
+
+int launch_release(struct launch *l)
+{
+	int err = 0;
+
+	if (write(l->go_fd, "g", 1) != 1)
+		err = -errno;
+	close(l->go_fd);
+	l->go_fd = -1;
+	return err;
+}
+
+void launch_abort(struct launch *l)
+{
+	if (l->go_fd >= 0)
+		close(l->go_fd);
+	l->go_fd = -1;
+	if (l->pid > 0)
+		waitpid(l->pid, NULL, 0);
+}
+
+/* Resolve CMD like execvp would, so we inspect the file that will run. */
+static int find_exe(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/')) {
+		if (snprintf(out, len, "%s", cmd) >= (int)len)
+			return -ENAMETOOLONG;
+		return access(out, X_OK) ? -errno : 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *e = strchrnul(path, ':');
+
+		if (snprintf(out, len, "%.*s/%s", (int)(e - path), path, cmd) < (int)len &&
+		    !access(out, X_OK))
+			return 0;
+		path = *e ? e + 1 : e;
+	}
+	return -ENOENT;
+}
+
+static bool has_interp(const char *exe)
+{
+	bool found = false;
+	size_t n = 0;
+	Elf *elf;
+	int fd;
+
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &n)) {
+		for (size_t i = 0; i < n && !found; i++) {
+			GElf_Phdr ph;
+
+			found = gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+int launch_needed_libs(char **argv, int (*cb)(const char *path, void *ctx), void *ctx)
+{
+	char exe[PATH_MAX], line[PATH_MAX + 64];
+	int p[2], err = 0, status;
+	FILE *f;
+	pid_t pid;
+
+	err = find_exe(argv[0], exe, sizeof(exe));
+	if (err)
+		return err;
+	/* scripts (#!) and static programs: nothing to preload, the maps rescan finds libraries */
+	if (!has_interp(exe))
+		return 0;
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDWR);
+
+		dup2(p[1], 1);
+		if (devnull >= 0) {
+			dup2(devnull, 0);
+			dup2(devnull, 2);
+		}
+		setenv("LD_TRACE_LOADED_OBJECTS", "1", 1);
+		execv(exe, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	if (!f) {
+		err = -errno;
+		close(p[0]);
+	}
+	while (f && fgets(line, sizeof(line), f)) {
+		/* "\tlibflex.so => /path/libflex.so (0x...)" or "\t/lib64/ld-linux... (0x...)" */
+		char *s = strstr(line, "=> ");
+		char *e;
+
+		s = s ? s + 3 : line + strspn(line, " \t");
+		if (*s != '/')
+			continue;
+		e = strstr(s, " (0x");
+		if (!e)
+			continue;
+		*e = 0;
+		if (!err)
+			err = cb(s, ctx);
+	}
+	if (f)
+		fclose(f);
+	waitpid(pid, &status, 0);
+	return err;
+}

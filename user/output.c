@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "output.h"
+
+bool output_is_gzip(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 3 && !strcmp(path + n - 3, ".gz");
+}
+
+/* Hand the file to the user who ran sudo, so they can open it without root. */
+static void chown_to_sudo_user(int fd)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	char *end;
+	long uid, gid;
+
+	if (!u || !g || geteuid() != 0)
+		return;
+	uid = strtol(u, &end, 10);
+	if (*end || uid < 0)
+		return;
+	gid = strtol(g, &end, 10);
+	if (*end || gid < 0)
+		return;
+	if (fchown(fd, uid, gid)) {
+		/* not fatal: the trace is still there, owned by root */
+	}
+}
+
+int output_open(struct output *o, const char *path, bool force)
+{
+	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	struct stat st;
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	fd = open(path, flags, 0600);
+	if (fd < 0 && errno == EEXIST && force) {
+		/* replace only a regular file; lstat so a symlink is refused, not followed */
+		if (lstat(path, &st))
+			return -errno;
+		if (S_ISLNK(st.st_mode))
+			return -ELOOP;
+		if (!S_ISREG(st.st_mode))
+			return -EEXIST;
+		if (unlink(path))
+			return -errno;
+		fd = open(path, flags, 0600);
+	}
+	if (fd < 0) {
+		int err = -errno;
+
+		if (err == -EEXIST && !lstat(path, &st) && S_ISLNK(st.st_mode))
+			return -ELOOP;
+		return err;
+	}
+	chown_to_sudo_user(fd);
+	o->gzip = output_is_gzip(path);
+	/* level 1: the consumer must keep up with millions of events/s */
+	o->jw = jw_fdopen(fd, o->gzip ? 1 : 0);
+	if (!o->jw) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void output_close(struct output *o)
+{
+	if (o->jw)
+		jw_close(o->jw);
+	o->jw = NULL;
+}

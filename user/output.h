@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Creating the trace file as root, safely: the path may sit in a directory the traced user
+ * controls, so never follow a symlink and never clobber without --force. Traces reveal
+ * addresses and arguments: mode 0600, owned by the invoking sudo user.
+ */
+#ifndef SPYRE_OUTPUT_H
+#define SPYRE_OUTPUT_H
+
+#include <stdbool.h>
+#include "jsonw.h"
+
+struct output {
+	struct jw *jw;		/* NULL once handed over (trace_begin) */
+	bool gzip;
+};
+
+/* *.gz -> gzip. -EEXIST when the file exists and !force; -ELOOP for a symlink. */
+int output_open(struct output *o, const char *path, bool force);
+void output_close(struct output *o);
+/* True when @path names a gzip output. */
+bool output_is_gzip(const char *path);
+
+#endif

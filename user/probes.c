@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Probe table parser (grammar in probes.h). It is strict on purpose: a typo in a spec file
+ * would otherwise silently record nothing, or the wrong register, on a production job that may
+ * be hard to trace a second time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probes.h"
+
+#define DEFAULT_CAT "privateuse1_runtime"
+/* How much of an offending token an error message quotes. */
+#define QUOTE_MAX 48
+
+/* A token is a slice of the caller's text: lines are never copied or modified. */
+struct tok {
+	const char *p;
+	size_t n;
+};
+
+struct pctx {
+	const char *origin;
+	int lineno;		/* 0: no line (command line) */
+	char *err;
+	size_t errlen;
+};
+
+/* Option keys, as bits of a "seen" mask to catch duplicates. */
+enum {
+	K_NAME, K_CAT, K_TYPE, K_RET, K_DEV, K_OP, K_KEY, K_STREAM, K_BYTES,
+	K_ARG1,			/* K_ARG1 + N - 1 for argN */
+};
+
+__attribute__((format(printf, 2, 3)))
+static int fail(const struct pctx *c, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (!c->err || !c->errlen)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->lineno)
+		snprintf(c->err, c->errlen, "%s:%d: %s", c->origin, c->lineno, msg);
+	else
+		snprintf(c->err, c->errlen, "%s: %s", c->origin, msg);
+	return -EINVAL;
+}
+
+/* Printable excerpt of a token for an error message; returns @buf. */
+static const char *quote(struct tok t, char *buf, size_t len)
+{
+	size_t i, n = t.n;
+	bool cut = false;
+
+	if (n > QUOTE_MAX) {
+		n = QUOTE_MAX;
+		cut = true;
+	}
+	if (n > len - 4)
+		n = len - 4;
+	for (i = 0; i < n; i++) {
+		unsigned char ch = t.p[i];
+
+		buf[i] = (ch < 0x20 || ch == 0x7f) ? '?' : ch;
+	}
+	if (cut)
+		memcpy(buf + i, "...", 3), i += 3;
+	buf[i] = '\0';
+	return buf;
+}
+
+static struct tok tok_str(const char *s)
+{
+	return (struct tok){ s, strlen(s) };
+}
+
+static bool tok_eq(struct tok t, const char *s)
+{
+	return t.n == strlen(s) && !memcmp(t.p, s, t.n);
+}
+
+/* Bytes of a well-formed UTF-8 sequence starting at @p (at most @n), 0 if malformed. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond Unicode */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/*
+ * Control characters are refused everywhere: they cannot be typed in a spec line and would
+ * garble terminal output. @json: the value is written into the trace as a JSON string, so it
+ * must also need no escaping and be valid UTF-8.
+ */
+static int check_text(const struct pctx *c, const char *what, struct tok v, bool json)
+{
+	const unsigned char *p = (const unsigned char *)v.p;
+	size_t i = 0, l;
+
+	while (i < v.n) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return fail(c, "%s: control character 0x%02x not allowed", what, p[i]);
+		if (json && (p[i] == '"' || p[i] == '\\'))
+			return fail(c, "%s: character '%c' not allowed", what, p[i]);
+		if (json && p[i] >= 0x80) {
+			l = utf8_len(p + i, v.n - i);
+			if (!l)
+				return fail(c, "%s: invalid UTF-8", what);
+			i += l;
+			continue;
+		}
+		i++;
+	}
+	return 0;
+}
+
+static int copy_field(const struct pctx *c, char *dst, size_t size, const char *what,
+		      struct tok v)
+{
+	if (v.n >= size)
+		return fail(c, "%s is too long (%zu bytes, at most %zu)", what, v.n, size - 1);
+	if (v.n)		/* an absent optional field has p == NULL */
+		memcpy(dst, v.p, v.n);
+	dst[v.n] = '\0';
+	return 0;
+}
+
+/* "argN" -> N (1..6); 0 when @t is not of the form "arg<digits>"; -1 for a bad index. */
+static int parse_argn(struct tok t)
+{
+	size_t i;
+
+	if (t.n < 4 || memcmp(t.p, "arg", 3))
+		return 0;
+	for (i = 3; i < t.n; i++)
+		if (t.p[i] < '0' || t.p[i] > '9')
+			return 0;
+	if (t.n != 4 || t.p[3] < '1' || t.p[3] > '0' + PROBE_MAX_ARGS)
+		return -1;
+	return t.p[3] - '0';
+}
+
+/* Value of key=/stream=/bytes=: argN, or "ret" when @allow_ret. */
+static int parse_valref(const struct pctx *c, const char *key, struct tok v, bool allow_ret,
+			int *out)
+{
+	char q[64];
+	int n;
+
+	if (allow_ret && tok_eq(v, "ret")) {
+		*out = PROBE_VAL_RET;
+		return 0;
+	}
+	n = parse_argn(v);
+	if (n < 0)
+		return fail(c, "%s=%s: argument index must be 1..%d", key,
+			    quote(v, q, sizeof(q)), PROBE_MAX_ARGS);
+	if (n == 0)
+		return fail(c, "%s=%s: expected %s", key, quote(v, q, sizeof(q)),
+			    allow_ret ? "argN or ret" : "argN");
+	*out = n;
+	return 0;
+}
+
+/* LABEL[:FMT] of argN=/ret= */
+static int parse_arg(const struct pctx *c, const char *key, struct tok v, int src,
+		     struct probe_arg *a)
+{
+	struct tok label = v, fmt = { NULL, 0 };
+	const char *colon = memchr(v.p, ':', v.n);
+	char q[64];
+	size_t i;
+	int err;
+
+	if (colon) {
+		label.n = colon - v.p;
+		fmt.p = colon + 1;
+		fmt.n = v.n - label.n - 1;
+	}
+	if (!label.n)
+		return fail(c, "%s: empty label", key);
+	/* labels become JSON keys in "args", written without escaping */
+	for (i = 0; i < label.n; i++) {
+		unsigned char ch = label.p[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-'))
+			return fail(c, "%s: label '%s' may only contain A-Z a-z 0-9 _ . -", key,
+				    quote(label, q, sizeof(q)));
+	}
+	err = copy_field(c, a->label, sizeof(a->label), "label", label);
+	if (err)
+		return err;
+	a->src = src;
+	a->fmt = ARG_HEX;
+	if (!colon)
+		return 0;
+	if (tok_eq(fmt, "x"))
+		a->fmt = ARG_HEX;
+	else if (tok_eq(fmt, "u"))
+		a->fmt = ARG_UNSIGNED;
+	else if (tok_eq(fmt, "d"))
+		a->fmt = ARG_SIGNED;
+	else if (tok_eq(fmt, "i"))
+		a->fmt = ARG_INT32;
+	else
+		return fail(c, "%s: unknown format '%s' (d, i, u or x)", key,
+			    quote(fmt, q, sizeof(q)));
+	return 0;
+}
+
+/* "ORIGIN:LINE" into the fixed field, keeping the line and the end of a long path. */
+static void set_origin(char *dst, size_t size, const char *origin, int lineno)
+{
+	char suffix[16] = "";
+	size_t olen = strlen(origin), slen, avail;
+
+	if (lineno)
+		snprintf(suffix, sizeof(suffix), ":%d", lineno);
+	slen = strlen(suffix);
+	avail = size - 1 - slen;
+	if (olen <= avail)
+		snprintf(dst, size, "%s%s", origin, suffix);
+	else
+		snprintf(dst, size, "...%s%s", origin + olen - (avail - 3), suffix);
+}
+
+static void spec_init(struct probe_spec *s, const char *origin, int lineno)
+{
+	memset(s, 0, sizeof(*s));
+	strcpy(s->cat, DEFAULT_CAT);
+	s->type = PROBE_SPAN;
+	set_origin(s->origin, sizeof(s->origin), origin, lineno);
+}
+
+static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok opt,
+			unsigned int *seen, struct probe_arg *ret, bool *has_ret)
+{
+	const char *eq = memchr(opt.p, '=', opt.n);
+	struct tok key, val;
+	char q[64], kname[8];
+	int bit, n, err;
+
+	if (!eq)
+		return fail(c, "'%s': expected key=value", quote(opt, q, sizeof(q)));
+	key = (struct tok){ opt.p, eq - opt.p };
+	val = (struct tok){ eq + 1, opt.n - key.n - 1 };
+
+	n = parse_argn(key);
+	if (n < 0)
+		return fail(c, "'%s': argument index must be 1..%d", quote(key, q, sizeof(q)),
+			    PROBE_MAX_ARGS);
+	if (n > 0)
+		bit = K_ARG1 + n - 1;
+	else if (tok_eq(key, "name"))
+		bit = K_NAME;
+	else if (tok_eq(key, "cat"))
+		bit = K_CAT;
+	else if (tok_eq(key, "type"))
+		bit = K_TYPE;
+	else if (tok_eq(key, "ret"))
+		bit = K_RET;
+	else if (tok_eq(key, "dev"))
+		bit = K_DEV;
+	else if (tok_eq(key, "op"))
+		bit = K_OP;
+	else if (tok_eq(key, "key"))
+		bit = K_KEY;
+	else if (tok_eq(key, "stream"))
+		bit = K_STREAM;
+	else if (tok_eq(key, "bytes"))
+		bit = K_BYTES;
+	else
+		return fail(c, "unknown key '%s'", quote(key, q, sizeof(q)));
+
+	/* key names are short, known and printable from here on */
+	snprintf(kname, sizeof(kname), "%.*s", (int)key.n, key.p);
+	if (*seen & (1u << bit))
+		return fail(c, "duplicate key '%s'", kname);
+	*seen |= 1u << bit;
+	if (!val.n)
+		return fail(c, "%s=: empty value", kname);
+
+	switch (bit) {
+	case K_NAME:
+		err = check_text(c, "name", val, true);
+		return err ?: copy_field(c, s->name, sizeof(s->name), "name", val);
+	case K_CAT:
+		err = check_text(c, "cat", val, true);
+		return err ?: copy_field(c, s->cat, sizeof(s->cat), "cat", val);
+	case K_TYPE:
+		if (tok_eq(val, "span"))
+			s->type = PROBE_SPAN;
+		else if (tok_eq(val, "instant"))
+			s->type = PROBE_INSTANT;
+		else
+			return fail(c, "type=%s: expected span or instant",
+				    quote(val, q, sizeof(q)));
+		return 0;
+	case K_RET:
+		*has_ret = true;
+		return parse_arg(c, kname, val, PROBE_VAL_RET, ret);
+	case K_DEV:
+		if (tok_eq(val, "launch"))
+			s->dev = DEV_LAUNCH;
+		else if (tok_eq(val, "complete"))
+			s->dev = DEV_COMPLETE;
+		else
+			return fail(c, "dev=%s: expected launch or complete",
+				    quote(val, q, sizeof(q)));
+		return 0;
+	case K_OP:
+		if (tok_eq(val, "compute"))
+			s->op = OP_COMPUTE;
+		else if (tok_eq(val, "h2d"))
+			s->op = OP_H2D;
+		else if (tok_eq(val, "d2h"))
+			s->op = OP_D2H;
+		else
+			return fail(c, "op=%s: expected compute, h2d or d2h",
+				    quote(val, q, sizeof(q)));
+		return 0;
+	case K_KEY:
+		return parse_valref(c, kname, val, true, &s->key);
+	case K_STREAM:
+		return parse_valref(c, kname, val, false, &s->stream);
+	case K_BYTES:
+		return parse_valref(c, kname, val, false, &s->bytes);
+	default:
+		/* unreachable while argN keys are unique; kept so args[] can never overflow */
+		if (s->nargs >= PROBE_MAX_ARGS)
+			return fail(c, "more than %d arguments", PROBE_MAX_ARGS);
+		err = parse_arg(c, kname, val, n, &s->args[s->nargs]);
+		if (!err)
+			s->nargs++;
+		return err;
+	}
+}
+
+/* Rules that involve several keys, checked once the whole line is known (any key order). */
+static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has_ret)
+{
+	int i, j;
+
+	if (s->type == PROBE_INSTANT && has_ret)
+		return fail(c, "ret= on a type=instant probe: no return value at entry");
+	if (s->type == PROBE_INSTANT && s->key == PROBE_VAL_RET)
+		return fail(c, "key=ret on a type=instant probe: no return value at entry");
+	if (s->op != OP_NONE && s->dev != DEV_LAUNCH)
+		return fail(c, "op= needs dev=launch");
+	if (s->dev == DEV_LAUNCH && s->key == PROBE_VAL_NONE)
+		return fail(c, "dev=launch needs key= to match the launch with its completion");
+	if (s->dev == DEV_COMPLETE && s->key == PROBE_VAL_NONE)
+		return fail(c, "dev=complete needs key= to match the completion with its launch");
+	if (s->dev == DEV_NONE && s->key != PROBE_VAL_NONE)
+		return fail(c, "key= needs dev=launch or dev=complete");
+	if (s->dev == DEV_NONE && s->stream != PROBE_VAL_NONE)
+		return fail(c, "stream= needs dev=launch or dev=complete");
+	if (s->dev != DEV_LAUNCH && s->bytes != PROBE_VAL_NONE)
+		return fail(c, "bytes= needs dev=launch");
+	/* duplicate labels would give duplicate JSON keys in "args" */
+	for (i = 0; i < s->nargs; i++)
+		for (j = i + 1; j < s->nargs; j++)
+			if (!strcmp(s->args[i].label, s->args[j].label))
+				return fail(c, "duplicate label '%s'", s->args[i].label);
+	return 0;
+}
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r';
+}
+
+/* Next token of [*p, end), false at the end of the line or at a comment. */
+static bool next_tok(const char **p, const char *end, struct tok *t)
+{
+	const char *s = *p;
+
+	while (s < end && is_blank(*s))
+		s++;
+	if (s == end || *s == '#') {
+		*p = end;
+		return false;
+	}
+	t->p = s;
+	while (s < end && !is_blank(*s))
+		s++;
+	t->n = s - t->p;
+	*p = s;
+	return true;
+}
+
+/* One line; *@empty when it holds no probe (blank or comment). */
+static int parse_line(const struct pctx *c, const char *p, const char *end,
+		      struct probe_spec *s, bool *empty)
+{
+	struct probe_arg ret;
+	unsigned int seen = 0;
+	bool has_ret = false;
+	struct tok lib, sym, opt;
+	char q[64];
+	int err;
+
+	*empty = !next_tok(&p, end, &lib);
+	if (*empty)
+		return 0;
+	if (!next_tok(&p, end, &sym))
+		return fail(c, "missing SYMBOL_GLOB after '%s'", quote(lib, q, sizeof(q)));
+	spec_init(s, c->origin, c->lineno);
+	err = check_text(c, "LIB_GLOB", lib, false);
+	err = err ?: copy_field(c, s->lib, sizeof(s->lib), "LIB_GLOB", lib);
+	err = err ?: check_text(c, "SYMBOL_GLOB", sym, false);
+	err = err ?: copy_field(c, s->sym, sizeof(s->sym), "SYMBOL_GLOB", sym);
+	while (!err && next_tok(&p, end, &opt))
+		err = parse_option(c, s, opt, &seen, &ret, &has_ret);
+	if (err)
+		return err;
+	if (has_ret)
+		s->args[s->nargs++] = ret;
+	return check_spec(c, s, has_ret);
+}
+
+static int table_add(struct probe_table *t, const struct probe_spec *s)
+{
+	struct probe_spec *n;
+	int cap;
+
+	if (t->cnt == t->cap) {
+		if (t->cap > INT32_MAX / 2)
+			return -ENOMEM;
+		cap = t->cap ? t->cap * 2 : 16;
+		n = realloc(t->specs, (size_t)cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->specs = n;
+		t->cap = cap;
+	}
+	t->specs[t->cnt++] = *s;
+	return 0;
+}
+
+int probes_parse_text(struct probe_table *t, const char *text, const char *origin,
+		      char *err, size_t errlen)
+{
+	struct pctx c = { origin ?: "(text)", 0, err, errlen };
+	struct probe_spec s;
+	const char *p, *eol;
+	int start, ret = 0;
+	bool empty;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!t || !text)
+		return fail(&c, "no table or text");
+	start = t->cnt;
+	for (p = text; *p; p = *eol ? eol + 1 : eol) {
+		eol = strchrnul(p, '\n');
+		if (c.lineno == INT32_MAX) {
+			ret = fail(&c, "too many lines");
+			goto fail;
+		}
+		c.lineno++;
+		ret = parse_line(&c, p, eol, &s, &empty);
+		if (ret)
+			goto fail;
+		if (empty)
+			continue;
+		ret = table_add(t, &s);
+		if (ret) {
+			fail(&c, "out of memory");
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	/* all or nothing, so a caller can report the error without a half-loaded file */
+	t->cnt = start;
+	return ret;
+}
+
+int probes_parse_file(struct probe_table *t, const char *path, char *err, size_t errlen)
+{
+	struct pctx c = { path ?: "(null)", 0, err, errlen };
+	size_t len = 0, cap = 4096, ncap;
+	char *buf = NULL, *nb;
+	ssize_t n;
+	int fd = -1, ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path) {
+		ret = fail(&c, "no file name");
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		fail(&c, "cannot open: %s", strerror(-ret));
+		goto out;
+	}
+	buf = malloc(cap + 1);
+	if (!buf)
+		goto nomem;
+	for (;;) {
+		/* grow to one byte past the limit to tell "exactly the limit" from "too big" */
+		if (len == cap) {
+			if (cap > PROBES_FILE_MAX)
+				break;
+			ncap = cap * 2 > PROBES_FILE_MAX + 1 ? PROBES_FILE_MAX + 1 : cap * 2;
+			nb = realloc(buf, ncap + 1);
+			if (!nb)
+				goto nomem;
+			buf = nb;
+			cap = ncap;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			fail(&c, "read error: %s", strerror(-ret));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	if (len > PROBES_FILE_MAX) {
+		fail(&c, "file larger than %d bytes", PROBES_FILE_MAX);
+		ret = -EFBIG;
+		goto out;
+	}
+	if (memchr(buf, '\0', len)) {
+		ret = fail(&c, "NUL byte in file (not a text file?)");
+		goto out;
+	}
+	buf[len] = '\0';
+	ret = probes_parse_text(t, buf, path, err, errlen);
+	goto out;
+nomem:
+	ret = -ENOMEM;
+	fail(&c, "out of memory");
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}
+
+int probes_parse_cli(struct probe_table *t, const char *arg, char *errbuf, size_t errlen)
+{
+	struct pctx c = { "--probe", 0, errbuf, errlen };
+	const char *sep[2], *p, *end;
+	struct tok lib, sym, name = { NULL, 0 };
+	struct probe_spec s;
+	char q[64];
+	size_t run;
+	int nsep = 0, err;
+
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (!t || !arg)
+		return fail(&c, "no table or argument");
+	end = arg + strlen(arg);
+	/* a lone ':' separates fields, "::" is C++ scope inside the symbol */
+	for (p = arg; *p;) {
+		if (*p != ':') {
+			p++;
+			continue;
+		}
+		run = strspn(p, ":");
+		if (run > 2)
+			return fail(&c, "'%s': ambiguous ':::' (use LIB:SYMBOL_GLOB[:NAME])",
+				    quote(tok_str(arg), q, sizeof(q)));
+		if (run == 1) {
+			if (nsep == 2)
+				return fail(&c, "'%s': too many fields (LIB:SYMBOL_GLOB[:NAME])",
+					    quote(tok_str(arg), q, sizeof(q)));
+			sep[nsep++] = p;
+		}
+		p += run;
+	}
+	if (!nsep)
+		return fail(&c, "'%s': expected LIB:SYMBOL_GLOB[:NAME]",
+			    quote(tok_str(arg), q, sizeof(q)));
+	lib = (struct tok){ arg, sep[0] - arg };
+	sym.p = sep[0] + 1;
+	sym.n = (nsep == 2 ? sep[1] : end) - sym.p;
+	if (nsep == 2)
+		name = (struct tok){ sep[1] + 1, end - sep[1] - 1 };
+	if (!lib.n)
+		return fail(&c, "'%s': empty LIB", quote(tok_str(arg), q, sizeof(q)));
+	if (memchr(lib.p, ':', lib.n))
+		return fail(&c, "'%s': LIB cannot contain ':'", quote(tok_str(arg), q, sizeof(q)));
+	if (!sym.n)
+		return fail(&c, "'%s': empty SYMBOL_GLOB", quote(tok_str(arg), q, sizeof(q)));
+	if (nsep == 2 && !name.n)
+		return fail(&c, "'%s': empty NAME", quote(tok_str(arg), q, sizeof(q)));
+
+	spec_init(&s, c.origin, 0);
+	err = check_text(&c, "LIB", lib, false);
+	err = err ?: copy_field(&c, s.lib, sizeof(s.lib), "LIB", lib);
+	err = err ?: check_text(&c, "SYMBOL_GLOB", sym, false);
+	err = err ?: copy_field(&c, s.sym, sizeof(s.sym), "SYMBOL_GLOB", sym);
+	err = err ?: check_text(&c, "NAME", name, true);
+	err = err ?: copy_field(&c, s.name, sizeof(s.name), "NAME", name);
+	if (err)
+		return err;
+	err = table_add(t, &s);
+	if (err)
+		fail(&c, "out of memory");
+	return err;
+}
+
+int probes_load_default(struct probe_table *t, char *err, size_t errlen)
+{
+	return probes_parse_text(t, probes_default_text, "default", err, errlen);
+}
+
+/* Start and length of the last component of a C++ qualified name, without template args. */
+static struct tok last_component(const char *q)
+{
+	const char *p, *comp = q;
+	struct tok r;
+	int depth = 0;
+
+	for (p = q; *p; p++) {
+		/* operator<, operator() ... : the rest is the name, brackets and all */
+		if (depth == 0 && p == comp && !strncmp(p, "operator", 8))
+			return tok_str(comp);
+		if (*p == '<' || *p == '(')
+			depth++;
+		else if ((*p == '>' || *p == ')') && depth > 0)
+			depth--;
+		else if (depth == 0 && p[0] == ':' && p[1] == ':')
+			comp = ++p + 1;
+	}
+	r.p = comp;
+	r.n = strcspn(comp, "<(");
+	return r.n ? r : tok_str(q);
+}
+
+const char *probe_display_name(const struct probe_spec *s, const char *qualname, char *buf,
+			       size_t len)
+{
+	struct tok t;
+
+	if (!buf || !len)
+		return "";
+	if (s && s->name[0]) {
+		snprintf(buf, len, "%s", s->name);
+		return buf;
+	}
+	if (!qualname || !*qualname)
+		qualname = s ? s->sym : "";
+	t = last_component(qualname);
+	snprintf(buf, len, "%.*s", (int)t.n, t.p);
+	return buf;
+}
+
+void probes_free(struct probe_table *t)
+{
+	if (!t)
+		return;
+	free(t->specs);
+	t->specs = NULL;
+	t->cnt = 0;
+	t->cap = 0;
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "elfsym.h"
+#include "procmaps.h"
+#include "resolve.h"
+
+int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->table = table;
+	t->max_probes = max_probes;
+	t->spec_hits = calloc(table->cnt ? table->cnt : 1, sizeof(int));
+	t->spec_libs = calloc(table->cnt ? table->cnt : 1, sizeof(int));
+	if (!t->spec_hits || !t->spec_libs) {
+		target_free(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void target_free(struct target *t)
+{
+	for (int i = 0; i < t->cnt; i++)
+		free(t->probes[i].qualname);
+	for (int i = 0; i < t->nlibs; i++) {
+		free(t->libs[i].path);
+		free(t->libs[i].open_path);
+	}
+	free(t->probes);
+	free(t->libs);
+	free(t->spec_hits);
+	free(t->spec_libs);
+	memset(t, 0, sizeof(*t));
+}
+
+static bool lib_matches(const struct probe_spec *s, const char *base)
+{
+	return fnmatch(s->lib, base, 0) == 0;
+}
+
+struct sym_ctx {
+	struct target *t;
+	int lib;
+	const int *specs;	/* specs whose lib glob matched this library */
+	int nspecs;
+	int added;
+	int err;
+};
+
+static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
+{
+	struct target *t = c->t;
+	struct rprobe *p;
+
+	/* aliases (C1/C2 constructors, ICF-folded functions) share an address: one probe there */
+	for (int i = 0; i < t->cnt; i++)
+		if (t->probes[i].lib == c->lib && t->probes[i].sym_off == f->file_off)
+			return 0;
+	if (t->cnt >= t->max_probes)
+		return -E2BIG;
+	if (t->cnt == t->cap) {
+		int cap = t->cap ? t->cap * 2 : 32;
+		struct rprobe *np = realloc(t->probes, cap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		t->probes = np;
+		t->cap = cap;
+	}
+	p = &t->probes[t->cnt];
+	memset(p, 0, sizeof(*p));
+	p->qualname = strdup(f->qualname);
+	if (!p->qualname)
+		return -ENOMEM;
+	p->spec = spec;
+	p->lib = c->lib;
+	p->sym_off = f->file_off;
+	p->endbr = f->endbr;
+	/*
+	 * endbr64 is single-stepped by the uprobe (~15 µs here); the instruction after it is
+	 * usually a push (emulated, ~0.8 µs). [rsp] still holds the return address there, so a
+	 * uretprobe at that offset is safe.
+	 */
+	p->attach_off = f->file_off + (f->endbr ? 4 : 0);
+	probe_display_name(&t->table->specs[spec], f->qualname, p->name, sizeof(p->name));
+	t->cnt++;
+	t->spec_hits[spec]++;
+	t->libs[c->lib].nprobes++;
+	c->added++;
+	return 0;
+}
+
+static int on_sym(const struct elf_func *f, void *ctx)
+{
+	struct sym_ctx *c = ctx;
+
+	/* .cold/.part clones are pieces of a function, not entries: a probe there is wrong */
+	if (f->clone)
+		return 0;
+	for (int i = 0; i < c->nspecs; i++) {
+		const struct probe_spec *s = &c->t->table->specs[c->specs[i]];
+
+		if (fnmatch(s->sym, f->qualname, 0) && fnmatch(s->sym, f->name, 0))
+			continue;
+		c->err = add_probe(c, c->specs[i], f);
+		if (c->err)
+			return 1;
+		break;	/* first matching spec owns the function */
+	}
+	return 0;
+}
+
+static int find_lib(const struct target *t, unsigned int maj, unsigned int min, unsigned long ino,
+		    const char *path)
+{
+	for (int i = 0; i < t->nlibs; i++) {
+		const struct rlib *l = &t->libs[i];
+
+		if (ino ? (l->ino == ino && l->dev_major == maj && l->dev_minor == min)
+			: !strcmp(l->path, path))
+			return i;
+	}
+	return -1;
+}
+
+/* Resolve a library not seen before; returns new probes or -errno. */
+static int resolve_lib(struct target *t, const char *path, const char *open_path,
+		       unsigned int maj, unsigned int min, unsigned long ino)
+{
+	const char *base = path_basename(path);
+	struct sym_ctx c = { .t = t };
+	struct rlib *nl, *l;
+	int *specs, n = 0, err;
+
+	if (find_lib(t, maj, min, ino, path) >= 0)
+		return 0;
+	specs = malloc(sizeof(int) * (t->table->cnt ? t->table->cnt : 1));
+	if (!specs)
+		return -ENOMEM;
+	for (int i = 0; i < t->table->cnt; i++)
+		if (lib_matches(&t->table->specs[i], base))
+			specs[n++] = i;
+	if (!n) {
+		free(specs);
+		return 0;
+	}
+	nl = realloc(t->libs, (t->nlibs + 1) * sizeof(*nl));
+	if (!nl) {
+		free(specs);
+		return -ENOMEM;
+	}
+	t->libs = nl;
+	l = &t->libs[t->nlibs];
+	memset(l, 0, sizeof(*l));
+	l->path = strdup(path);
+	l->open_path = strdup(open_path);
+	l->ino = ino;
+	l->dev_major = maj;
+	l->dev_minor = min;
+	if (!l->path || !l->open_path) {
+		free(l->path);
+		free(l->open_path);
+		free(specs);
+		return -ENOMEM;
+	}
+	c.lib = t->nlibs++;
+	for (int i = 0; i < n; i++)
+		t->spec_libs[specs[i]]++;
+	c.specs = specs;
+	c.nspecs = n;
+	err = elfsym_foreach(open_path, on_sym, &c);
+	free(specs);
+	if (c.err)
+		return c.err;
+	if (err < 0) {
+		/* an unreadable library is reported by `list`, not fatal for the others */
+		l->err = err;
+		return 0;
+	}
+	return c.added;
+}
+
+struct maps_ctx {
+	struct target *t;
+	const char *map_files;
+	int added;
+	int err;
+};
+
+static int on_map(const struct map_entry *e, void *ctx)
+{
+	struct maps_ctx *c = ctx;
+	char open_path[PATH_MAX];
+	const char *base;
+	bool any = false;
+	int n;
+
+	if (e->path[0] != '/' || !e->inode)
+		return 0;
+	base = path_basename(e->path);
+	for (int i = 0; i < c->t->table->cnt && !any; i++)
+		any = lib_matches(&c->t->table->specs[i], base);
+	if (!any)
+		return 0;
+	if (c->map_files) {
+		if (snprintf(open_path, sizeof(open_path), "%s/%lx-%lx", c->map_files, e->start,
+			     e->end) >= (int)sizeof(open_path))
+			return 0;
+	} else {
+		if (snprintf(open_path, sizeof(open_path), "%s", e->path) >= (int)sizeof(open_path))
+			return 0;
+	}
+	n = resolve_lib(c->t, e->path, open_path, e->dev_major, e->dev_minor, e->inode);
+	if (n < 0) {
+		c->err = n;
+		return 1;
+	}
+	c->added += n;
+	return 0;
+}
+
+int target_scan_maps(struct target *t, FILE *maps, const char *map_files)
+{
+	struct maps_ctx c = { .t = t, .map_files = map_files };
+	int err;
+
+	err = procmaps_parse(maps, on_map, &c);
+	if (c.err)
+		return c.err;
+	if (err < 0)
+		return err;
+	return c.added;
+}
+
+int target_scan(struct target *t)
+{
+	char path[64], mf[64];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files", t->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	err = target_scan_maps(t, f, mf);
+	fclose(f);
+	return err;
+}
+
+int target_add_lib(struct target *t, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	return resolve_lib(t, path, path, major(st.st_dev), minor(st.st_dev), st.st_ino);
+}
+
+void target_report(const struct target *t, FILE *f)
+{
+	for (int s = 0; s < t->table->cnt; s++) {
+		const struct probe_spec *sp = &t->table->specs[s];
+
+		fprintf(f, "%-14s %-44s ", sp->lib, sp->sym);
+		if (t->spec_hits[s]) {
+			fprintf(f, "resolved (%d function%s)\n", t->spec_hits[s],
+				t->spec_hits[s] > 1 ? "s" : "");
+			for (int i = 0; i < t->cnt; i++) {
+				const struct rprobe *p = &t->probes[i];
+
+				if (p->spec != s)
+					continue;
+				fprintf(f, "    %-24s %s  %s+0x%lx%s\n", p->name, p->qualname,
+					path_basename(t->libs[p->lib].path), p->attach_off,
+					p->endbr ? " (after endbr64)" : "");
+			}
+		} else if (!t->spec_libs[s]) {
+			fprintf(f, "NOT RESOLVED: no mapped library matches '%s'\n", sp->lib);
+		} else {
+			bool unreadable = false;
+
+			for (int l = 0; l < t->nlibs; l++) {
+				if (!fnmatch(sp->lib, path_basename(t->libs[l].path), 0) &&
+				    t->libs[l].err) {
+					fprintf(f, "NOT RESOLVED: cannot read %s: %s\n",
+						t->libs[l].path, strerror(-t->libs[l].err));
+					unreadable = true;
+				}
+			}
+			if (!unreadable)
+				fprintf(f, "NOT RESOLVED: no function matching '%s' in %d matching "
+					"librar%s\n", sp->sym, t->spec_libs[s],
+					t->spec_libs[s] > 1 ? "ies" : "y");
+		}
+	}
+	for (int l = 0; l < t->nlibs; l++)
+		fprintf(f, "library %s: %d probe%s\n", t->libs[l].path, t->libs[l].nprobes,
+			t->libs[l].nprobes == 1 ? "" : "s");
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Resolve a probe table in one target: which mapped libraries match, which of their functions
+ * match, at which file offsets to attach. No libbpf here, so it is testable without root.
+ */
+#ifndef SPYRE_RESOLVE_H
+#define SPYRE_RESOLVE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "probes.h"
+
+struct rprobe {
+	int spec;		/* index into the probe table */
+	int lib;		/* index into target.libs */
+	char name[96];		/* display name */
+	char *qualname;		/* demangled qualified name (or raw name) */
+	unsigned long sym_off;	/* file offset of the function's first instruction */
+	unsigned long attach_off; /* where the uprobe goes (past endbr64) */
+	bool endbr;
+	bool attached;
+};
+
+struct rlib {
+	char *path;		/* as mapped in the target */
+	char *open_path;	/* what we open/attach: /proc/PID/map_files/A-B, or path */
+	unsigned long ino;
+	unsigned int dev_major, dev_minor;
+	int nprobes;		/* functions resolved in it */
+	int err;		/* -errno when its ELF could not be read */
+};
+
+struct target {
+	int pid;
+	const struct probe_table *table;
+	struct rprobe *probes;
+	int cnt, cap;
+	struct rlib *libs;
+	int nlibs;
+	int *spec_hits;		/* per spec: functions resolved */
+	int *spec_libs;		/* per spec: libraries whose name matched */
+	int max_probes;
+};
+
+int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes);
+void target_free(struct target *t);
+
+/*
+ * Read a maps stream and resolve probes in every library not seen before. @map_files is the
+ * target's /proc/PID/map_files directory (libraries are opened through it: that survives a
+ * file replaced on disk and crosses mount namespaces); NULL opens the mapped paths as they
+ * are (tests). Returns the number of new probes, or -errno (-E2BIG: more than max_probes).
+ */
+int target_scan_maps(struct target *t, FILE *maps, const char *map_files);
+/* Same for /proc/PID/maps of t->pid. */
+int target_scan(struct target *t);
+/* Resolve one library by path (launch mode: libraries not mapped yet). */
+int target_add_lib(struct target *t, const char *path);
+
+/* Human-readable resolution report: resolved probes and why the others did not resolve. */
+void target_report(const struct target *t, FILE *f);
+
+#endif

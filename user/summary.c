@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdlib.h>
+#include <string.h>
+#include "jsonw.h"
+#include "procmaps.h"
+#include "summary.h"
+
+static const struct consumer *cmp_c;
+
+static int by_total_desc(const void *a, const void *b)
+{
+	const struct fn_stats *x = &cmp_c->stats[*(const int *)a];
+	const struct fn_stats *y = &cmp_c->stats[*(const int *)b];
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return *(const int *)a - *(const int *)b;
+}
+
+void summary_print(FILE *f, const struct consumer *c, const struct target *t,
+		   const struct spyre_counters *counters, int pid)
+{
+	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0;
+	int *order, n = 0;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
+	if (!order)
+		return;
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
+		hits += counters[i].hits;
+		ring += counters[i].drops_ring;
+		depth += counters[i].drops_depth;
+		unmatched += counters[i].unmatched;
+		if (c->delivered[i])
+			order[n++] = i;
+	}
+	cmp_c = c;
+	qsort(order, n, sizeof(int), by_total_desc);
+
+	fprintf(f, "\nspyre-bpftrace summary for pid %d: %llu events, %llu probe hits, "
+		"%llu dropped (ring full %llu, too deep %llu)\n", pid,
+		(unsigned long long)c->events, (unsigned long long)hits,
+		(unsigned long long)(ring + depth), (unsigned long long)ring,
+		(unsigned long long)depth);
+	fprintf(f, "%-28s %10s %10s %10s %10s %10s\n", "function", "count", "total", "mean",
+		"p50", "p99");
+	for (int k = 0; k < n; k++) {
+		int i = order[k];
+		const struct fn_stats *s = &c->stats[i];
+		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
+
+		if (sp->type == PROBE_INSTANT) {
+			fprintf(f, "%-28s %10llu %10s %10s %10s %10s\n", t->probes[i].name,
+				(unsigned long long)c->delivered[i], "-", "-", "-", "-");
+			continue;
+		}
+		fprintf(f, "%-28s %10llu %10s %10s %10s %10s\n", t->probes[i].name,
+			(unsigned long long)s->count, fmt_duration(s->total_ns, b1, sizeof(b1)),
+			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)),
+			fmt_duration(fn_stats_quantile(s, 0.5), b3, sizeof(b3)),
+			fmt_duration(fn_stats_quantile(s, 0.99), b4, sizeof(b4)));
+	}
+	if (!n)
+		fprintf(f, "(no calls traced)\n");
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
+		if (counters[i].drops_ring || counters[i].drops_depth)
+			fprintf(f, "drops: %s: %llu ring full, %llu too deep\n", t->probes[i].name,
+				(unsigned long long)counters[i].drops_ring,
+				(unsigned long long)counters[i].drops_depth);
+	if (unmatched)
+		fprintf(f, "returns without a seen entry: %llu\n", (unsigned long long)unmatched);
+	free(order);
+}
+
+char *summary_trace_metadata(const struct consumer *c, const struct target *t,
+			     const struct spyre_counters *counters, bool target_exited)
+{
+	uint64_t drops = 0, hits = 0;
+	struct jw *w = jw_memopen();
+	const char *data;
+	char *out = NULL;
+	size_t len;
+
+	if (!w)
+		return NULL;
+	jw_lit(w, "\"spyreProbes\":[");
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
+		const struct rprobe *p = &t->probes[i];
+
+		hits += counters[i].hits;
+		drops += counters[i].drops_ring + counters[i].drops_depth;
+		jw_lit(w, i ? ",\n{\"name\":" : "\n{\"name\":");
+		jw_str(w, p->name);
+		jw_lit(w, ",\"symbol\":");
+		jw_str(w, p->qualname);
+		jw_lit(w, ",\"library\":");
+		jw_str(w, t->libs[p->lib].path);
+		jw_lit(w, ",\"offset\":");
+		jw_hex(w, p->attach_off);
+		jw_lit(w, ",\"hits\":");
+		jw_u64(w, counters[i].hits);
+		jw_lit(w, ",\"events\":");
+		jw_u64(w, c->delivered[i]);
+		jw_lit(w, ",\"dropsRingFull\":");
+		jw_u64(w, counters[i].drops_ring);
+		jw_lit(w, ",\"dropsTooDeep\":");
+		jw_u64(w, counters[i].drops_depth);
+		jw_lit(w, ",\"unmatchedReturns\":");
+		jw_u64(w, counters[i].unmatched);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "],\n\"spyreStats\":{\"targetPid\":");
+	jw_u64(w, t->pid);
+	jw_lit(w, ",\"events\":");
+	jw_u64(w, c->events);
+	jw_lit(w, ",\"probeHits\":");
+	jw_u64(w, hits);
+	jw_lit(w, ",\"drops\":");
+	jw_u64(w, drops);
+	jw_lit(w, ",\"deviceSpans\":");
+	jw_u64(w, c->dev.st.matched);
+	jw_lit(w, ",\"launchesInFlight\":");
+	jw_u64(w, c->dev.st.launches_unmatched);
+	jw_lit(w, ",\"completionsWithoutLaunch\":");
+	jw_u64(w, c->dev.st.completions_unmatched);
+	jw_lit(w, ",\"deviceOverflow\":");
+	jw_u64(w, c->dev.st.overflow + c->dev.st.streams_overflow);
+	jw_lit(w, target_exited ? ",\"targetExited\":true}" : ",\"targetExited\":false}");
+	data = jw_mem_data(w, &len);
+	if (data) {
+		out = malloc(len + 1);
+		if (out) {
+			memcpy(out, data, len);
+			out[len] = 0;
+		}
+	}
+	jw_close(w);
+	return out;
+}

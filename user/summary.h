@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What a run saw: the one-screen summary at exit and the same facts in the trace's metadata. */
+#ifndef SPYRE_SUMMARY_H
+#define SPYRE_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "consumer.h"
+
+/* Per function: count, total, mean, p50, p99; then hits/drops. */
+void summary_print(FILE *f, const struct consumer *c, const struct target *t,
+		   const struct spyre_counters *counters, int pid);
+/* Top-level trace members ("spyreProbes":[...],"spyreStats":{...}), malloc'd. */
+char *summary_trace_metadata(const struct consumer *c, const struct target *t,
+			     const struct spyre_counters *counters, bool target_exited);
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Chrome Trace Event writer with the Kineto conventions the Spyre tools read: object form,
+ * one deviceProperties entry, baseTimeNanoseconds, ph:"X" spans, ts relative in µs with three
+ * decimals, ts on every event (M included), never a bare [].
+ */
+#ifndef SPYRE_TRACE_WRITER_H
+#define SPYRE_TRACE_WRITER_H
+
+#include <stdint.h>
+#include "jsonw.h"
+
+struct trace_meta {
+	uint64_t mono_base_ns;	/* CLOCK_MONOTONIC of ts 0 */
+	uint64_t real_base_ns;	/* CLOCK_REALTIME at the same instant: baseTimeNanoseconds */
+	const char *trace_name;
+	const char *tool_version;
+	const char *hostname;
+	int device_id;		/* the one deviceProperties entry (aiu-trace-analyzer wants exactly one) */
+};
+
+enum trace_arg_type { TA_U64, TA_I64, TA_HEX, TA_STR, TA_DBL };
+
+struct trace_arg {
+	const char *key;
+	enum trace_arg_type type;
+	union {
+		uint64_t u;
+		int64_t i;
+		const char *s;
+		double d;
+	};
+};
+
+struct trace_writer;
+
+/*
+ * Write the header (everything before the first event). The writer takes @w: on error @w is
+ * closed too and *@out is NULL. Returns 0 or -errno.
+ */
+int trace_begin(struct trace_writer **out, struct jw *w, const struct trace_meta *m);
+struct jw *trace_jw(struct trace_writer *t);
+
+/*
+ * ph:"M" process_name / process_sort_index / thread_name / thread_sort_index (the sort index
+ * event only when @sort_index >= 0). M events carry "ts":0 and, for processes, "tid":0.
+ */
+void trace_process_name(struct trace_writer *t, uint32_t pid, const char *name, int sort_index);
+void trace_thread_name(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *name,
+		       int sort_index);
+/* ph:"X" complete event; @ts_ns is CLOCK_MONOTONIC (converted here), dur never negative. */
+void trace_complete(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+		    uint64_t dur_ns, const char *name, const char *cat,
+		    const struct trace_arg *args, int nargs);
+/* ac2g flow: ph 's' at the launch, 'f' (bp:"e") at the device span. */
+void trace_flow(struct trace_writer *t, char ph, uint64_t id, uint32_t pid, uint32_t tid,
+		uint64_t ts_ns);
+
+/*
+ * Close the traceEvents array, write the caller's extra top-level members (@extra is either
+ * NULL or text of the form "\"key\":value,..." without surrounding braces), close the object
+ * and the output. Returns the first output error (-errno) or 0. Frees @t.
+ */
+int trace_end(struct trace_writer *t, const char *extra);
+/* Same as trace_end but leaves @w (trace_jw) open, e.g. to read a jw_memopen buffer. */
+int trace_finish(struct trace_writer *t, const char *extra);
+
+#endif
