@@ -28,7 +28,7 @@ struct frame {
 	__u64 ts;
 	__u64 args[SPYRE_MAX_ARGS];
 	__u32 probe;
-	__u32 pad;
+	__u32 record;	/* 0: sampled out or over the rate cap; popped without an event */
 };
 
 struct tstack {
@@ -57,6 +57,33 @@ struct {
 	__type(value, struct spyre_counters);
 } counters SEC(".maps");
 
+/* Token bucket per process (--rate-cap): nanoseconds of credit, refilled with time. */
+struct rate_bucket {
+	__u64 credit;
+	__u64 last;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct rate_bucket);
+} buckets SEC(".maps");
+
+/* Record 1 in sample_every calls (<= 1: all), chosen at random so that the periodic call
+ * patterns of a training loop cannot alias with the sampling period. */
+const volatile __u32 sample_every = 1;
+/* Rate cap: an event costs rate_cost_ns of credit, the bucket holds rate_burst_ns; 0 = off. */
+const volatile __u64 rate_cost_ns = 0;
+const volatile __u64 rate_burst_ns = 0;
+
+/*
+ * Cleared by userspace before it removes the probes: removing them takes an RCU grace period
+ * (~0.3 s), during which entries would still fire and, their return probes already gone, pile
+ * up frames that never close. Calls already open still complete and are recorded.
+ */
+volatile __u32 tracing_on = 1;
+
 /* All-zero template for a new thread's stack: too large for the 512-byte BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -68,6 +95,54 @@ struct {
 static __always_inline struct spyre_counters *counters_of(__u32 probe)
 {
 	return bpf_map_lookup_elem(&counters, &probe);
+}
+
+/* The number of @p in the innermost PID namespace it lives in (what the container sees). */
+static __always_inline __u32 ns_nr(struct pid *p)
+{
+	unsigned int level = BPF_CORE_READ(p, level);
+	int nr = 0;
+
+	/* levels are < MAX_PID_NS_LEVEL (32); the mask keeps the verifier sure of it */
+	bpf_core_read(&nr, sizeof(nr), &p->numbers[level & 31].nr);
+	return nr;
+}
+
+/* Should this call be recorded? Sampling first (free), then the per-process rate cap. */
+static __always_inline bool want_event(__u64 now, __u32 tgid, struct spyre_counters *c)
+{
+	struct rate_bucket *b, nb = {};
+	__u64 credit;
+
+	if (sample_every > 1 && bpf_get_prandom_u32() % sample_every) {
+		if (c)
+			c->sampled_out++;
+		return false;
+	}
+	if (!rate_cost_ns)
+		return true;
+	b = bpf_map_lookup_elem(&buckets, &tgid);
+	if (!b) {
+		nb.credit = rate_burst_ns;
+		nb.last = now;
+		bpf_map_update_elem(&buckets, &tgid, &nb, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&buckets, &tgid);
+		if (!b)
+			return true;
+	}
+	/* CPUs race on the bucket; an approximate cap is fine, a lock per call is not */
+	credit = b->credit + (now - b->last);
+	if (credit > rate_burst_ns)
+		credit = rate_burst_ns;
+	b->last = now;
+	if (credit < rate_cost_ns) {
+		b->credit = credit;
+		if (c)
+			c->drops_rate++;
+		return false;
+	}
+	b->credit = credit - rate_cost_ns;
+	return true;
 }
 
 /* Tell userspace a thread's names once, when it is first seen (see SPYRE_EV_THREAD). */
@@ -83,6 +158,9 @@ static __always_inline void announce_thread(__u32 tid)
 	bpf_get_current_comm(SPYRE_THREAD_COMM(e), SPYRE_COMM_LEN);
 	BPF_CORE_READ_STR_INTO((char (*)[SPYRE_COMM_LEN])SPYRE_PROCESS_COMM(e), task, group_leader,
 			       comm);
+	e->args[4] = bpf_get_current_cgroup_id();
+	e->args[5] = (__u64)ns_nr(BPF_CORE_READ(task, group_leader, thread_pid)) << 32 |
+		     ns_nr(BPF_CORE_READ(task, thread_pid));
 	e->ts = bpf_ktime_get_ns();
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->tid = tid;
@@ -128,6 +206,8 @@ int spyre_entry(struct pt_regs *ctx)
 	struct frame *f;
 	__u32 d;
 
+	if (!tracing_on)
+		return 0;
 	if (c)
 		c->hits++;
 	st = thread_stack(tid);
@@ -144,6 +224,10 @@ int spyre_entry(struct pt_regs *ctx)
 	}
 	f = &st->f[d];
 	f->probe = probe;
+	/* the frame is pushed either way, so returns stay paired with their entries */
+	f->record = want_event(bpf_ktime_get_ns(), bpf_get_current_pid_tgid() >> 32, c);
+	if (!f->record)
+		return 0;
 	read_args(ctx, f->args);
 	/* last, so the span does not include our own bookkeeping */
 	f->ts = bpf_ktime_get_ns();
@@ -165,7 +249,8 @@ int spyre_exit(struct pt_regs *ctx)
 
 	st = bpf_map_lookup_elem(&stacks, &tid);
 	if (!st || st->depth == 0) {
-		if (c)
+		/* while tracing_on is off, unmatched returns are the calls we chose not to see */
+		if (c && tracing_on)
 			c->unmatched++;
 		return 0;
 	}
@@ -187,11 +272,13 @@ int spyre_exit(struct pt_regs *ctx)
 	if (f->probe != probe) {
 		/* not ours at all: the entry was never seen; leave the stack as it was */
 		st->depth++;
-		if (c)
+		if (c && tracing_on)
 			c->unmatched++;
 		return 0;
 	}
 	st->depth = d;
+	if (!f->record)
+		return 0;
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -224,8 +311,12 @@ int spyre_instant(struct pt_regs *ctx)
 	struct tstack *st;
 	__u32 tid = (__u32)id;
 
+	if (!tracing_on)
+		return 0;
 	if (c)
 		c->hits++;
+	if (!want_event(now, id >> 32, c))
+		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		if (c)

@@ -16,6 +16,7 @@ enum spyre_event_type {
 	SPYRE_EV_SPAN = 1,	/* entry + return of one call */
 	SPYRE_EV_INSTANT = 2,	/* entry only (e.g. a completion callback) */
 	SPYRE_EV_THREAD = 3,	/* first traced call of a thread: args hold names, see below */
+	SPYRE_EV_IOCTL = 4,	/* one driver ioctl (bpf/vfio.bpf.c), see below */
 };
 
 /*
@@ -25,6 +26,7 @@ enum spyre_event_type {
 #define SPYRE_COMM_LEN		16
 #define SPYRE_THREAD_COMM(e)	((char *)&(e)->args[0])	/* 16 bytes: the thread's comm */
 #define SPYRE_PROCESS_COMM(e)	((char *)&(e)->args[2])	/* 16 bytes: its process's comm */
+/* args[4]: cgroup id; args[5]: (pid << 32 | tid) as seen in the task's own PID namespace */
 
 struct spyre_event {
 	__u64 ts;			/* entry, bpf_ktime_get_ns() == CLOCK_MONOTONIC */
@@ -38,12 +40,49 @@ struct spyre_event {
 	__u16 depth;			/* nesting depth on this thread at entry, 0 = outermost */
 };
 
+/*
+ * SPYRE_EV_IOCTL: a VFIO ioctl of the traced process, from kernel entry to return, on the
+ * calling thread (bpf/vfio.bpf.c). ret is the ioctl's return value (negative errno), probe the
+ * file's i_rdev (kernel dev_t: major << 20 | minor; 0 for anon inodes), depth 0.
+ */
+#define SPYRE_IOCTL_CMD		0	/* args[]: the ioctl command */
+#define SPYRE_IOCTL_FD		1	/* fd as a signed 64-bit value, -1 when unknown */
+#define SPYRE_IOCTL_IOVA	2	/* MAP/UNMAP_DMA: iova from the user's struct */
+#define SPYRE_IOCTL_SIZE	3	/* MAP/UNMAP_DMA: size from the user's struct */
+#define SPYRE_IOCTL_ARG		4	/* MAP_DMA: vaddr; otherwise the raw ioctl argument */
+#define SPYRE_IOCTL_META	5	/* path | func << 8 | flags << 16 | (u32)i_ino << 32 */
+
+enum spyre_drv_path {
+	SPYRE_DRV_OFF = 0,
+	SPYRE_DRV_FENTRY = 1,
+	SPYRE_DRV_KPROBE = 2,
+	SPYRE_DRV_TRACEPOINT = 3,
+};
+
+#define SPYRE_IOCTL_F_DMA	0x1	/* iova/size (and vaddr) were read from the user struct */
+#define SPYRE_IOCTL_F_FILE	0x2	/* rdev and ino come from the struct file */
+#define SPYRE_IOCTL_F_FD	0x4	/* the fd is known */
+/* Kernel functions the fentry/kprobe paths attach to, at most (func index in META). */
+#define SPYRE_DRV_MAX_FUNCS	8
+#define SPYRE_DRV_NO_FUNC	0xff	/* tracepoint path */
+
+/* Driver tier counters, per CPU. */
+struct spyre_drv_counters {
+	__u64 hits;		/* entries of the traced process that passed the filters */
+	__u64 drops_ring;	/* ringbuf reservation failed */
+	__u64 unmatched;	/* return without a seen entry */
+	__u64 nested;		/* entries inside an open ioctl (one probed function calling
+				 * another): folded into the outer span */
+};
+
 /* Per-probe, per-CPU counters; userspace sums the CPUs. */
 struct spyre_counters {
 	__u64 hits;		/* entries seen */
 	__u64 drops_ring;	/* ringbuf reservation failed */
 	__u64 drops_depth;	/* nesting deeper than SPYRE_MAX_DEPTH or no stack slot */
 	__u64 unmatched;	/* return without a matching entry */
+	__u64 sampled_out;	/* not recorded by --sample-every (by design, not a loss) */
+	__u64 drops_rate;	/* not recorded: the process was over its --rate-cap */
 };
 
 #endif /* SPYRE_TRACE_H */

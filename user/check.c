@@ -223,6 +223,11 @@ static const char *const kind_names[CK_NKINDS] = {
 	[CK_META_CONFLICT] = "metadata-conflict",
 	[CK_SORT_INDEX] = "sort-index",
 	[CK_META_ORDER] = "metadata-order",
+	[CK_NO_NAME] = "no-name",
+	[CK_NEGATIVE_TS] = "negative-ts",
+	[CK_INSTANT_SCOPE] = "instant-no-scope",
+	[CK_FLOW_NO_CAT] = "flow-no-cat",
+	[CK_BAD_ARGS] = "bad-args",
 };
 
 const char *check_kind_name(enum check_kind k)
@@ -396,6 +401,23 @@ static void check_event(struct ctx *c, size_t i)
 		problem(c, CK_NO_TS, i, "ts is not a number in range");
 	else
 		r->ts_ok = true;
+	/* its overlap pass starts every pid/tid at ts 0 and asserts that ts never goes back */
+	if (r->ts_ok && r->ph == 'X' && r->ts < 0)
+		problem(c, CK_NEGATIVE_TS, i, "X event before ts 0 (aiu-trace-analyzer fails an "
+			"assertion on it)");
+
+	/* aiu-trace-analyzer indexes these members unconditionally: KeyError when absent */
+	if (!jv_get_str(ev, "name"))
+		problem(c, CK_NO_NAME, i, "no string name (aiu-trace-analyzer raises KeyError)");
+	if ((r->ph == 'i' || r->ph == 'I') && !jv_get_str(ev, "s"))
+		problem(c, CK_INSTANT_SCOPE, i, "instant event without scope \"s\" (aiu-trace-"
+			"analyzer raises KeyError; write \"s\":\"t\")");
+	if ((r->ph == 's' || r->ph == 'f') && !jv_get_str(ev, "cat"))
+		problem(c, CK_FLOW_NO_CAT, i, "flow event without cat (aiu-trace-analyzer raises "
+			"KeyError; arrows pair on cat and id)");
+	v = jv_get(ev, "args");
+	if (v && v->type != JV_OBJECT)
+		problem(c, CK_BAD_ARGS, i, "args is a %s, not an object", jv_type_name(v->type));
 
 	r->ids_ok = true;
 	if (!is_uint(jv_get(ev, "pid"), &r->pid)) {

@@ -39,6 +39,11 @@ enum check_kind {
 	CK_META_CONFLICT,	/* process_name/thread_name given twice with different values */
 	CK_SORT_INDEX,		/* *_sort_index whose args.sort_index is not an integer */
 	CK_META_ORDER,		/* M events of one pid/tid with decreasing ts */
+	CK_NO_NAME,		/* event without a string name */
+	CK_NEGATIVE_TS,		/* X event with ts < 0 */
+	CK_INSTANT_SCOPE,	/* i/I event without a string s (scope) */
+	CK_FLOW_NO_CAT,		/* s/f event without a string cat */
+	CK_BAD_ARGS,		/* args present but not an object */
 	CK_NKINDS
 };
 

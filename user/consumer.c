@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "consumer.h"
+#include "vfio.h"
 
 int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
 		  const char *procfs)
@@ -112,26 +113,92 @@ static struct thread_info *add_thread(struct consumer *c, uint32_t pid, uint32_t
 	return ti;
 }
 
-static void see_process(struct consumer *c, uint32_t pid, const char *comm)
+/* The container a process runs in, from the last path component of its cgroup (v2 and v1
+ * layouts of docker, containerd, cri-o, podman: "...-<64 hex>.scope" or ".../<64 hex>"). */
+static void read_container(const char *procfs, uint32_t pid, char *out, size_t len)
 {
-	struct process_info *np;
+	char path[64], line[512];
+	FILE *f;
 
-	for (int i = 0; i < c->nprocs; i++) {
-		if (c->procs[i].pid == pid) {
-			if (comm)
-				snprintf(c->procs[i].name, sizeof(c->procs[i].name), "%s", comm);
-			return;
+	out[0] = 0;
+	snprintf(path, sizeof(path), "%s/%u/cgroup", procfs, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *best = NULL;
+		size_t n = 0;
+
+		/* a run of 64 hex digits: the container id of docker, containerd, cri-o, podman */
+		while (*p) {
+			size_t k = strspn(p, "0123456789abcdef");
+
+			if (k > n) {
+				n = k;
+				best = p;
+			}
+			p += k ? k : 1;
+		}
+		if (n == 64 && n < len) {
+			memcpy(out, best, n);
+			out[n] = 0;
+			break;
 		}
 	}
-	np = realloc(c->procs, (c->nprocs + 1) * sizeof(*np));
-	if (!np)
-		return;
-	c->procs = np;
-	np[c->nprocs].pid = pid;
-	np[c->nprocs].name[0] = 0;
+	fclose(f);
+}
+
+static void read_cmdline(const char *procfs, uint32_t pid, char *out, size_t len)
+{
+	char path[64];
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/cmdline", procfs, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, out, len - 1);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	out[n] = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == 0 || (unsigned char)out[i] < 0x20)
+			out[i] = ' ';
+	while (n && out[n - 1] == ' ')
+		out[--n] = 0;
+}
+
+const struct process_info *consumer_process(const struct consumer *c, uint32_t pid)
+{
+	for (int i = 0; i < c->nprocs; i++)
+		if (c->procs[i].pid == pid)
+			return &c->procs[i];
+	return NULL;
+}
+
+static struct process_info *see_process(struct consumer *c, uint32_t pid, const char *comm)
+{
+	struct process_info *np, *p = (struct process_info *)consumer_process(c, pid);
+
+	if (!p) {
+		np = realloc(c->procs, (c->nprocs + 1) * sizeof(*np));
+		if (!np)
+			return NULL;
+		c->procs = np;
+		p = &np[c->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		/* once per process: who it is, for the trace and for per-job metrics */
+		if (c->procfs) {
+			read_cmdline(c->procfs, pid, p->cmdline, sizeof(p->cmdline));
+			read_container(c->procfs, pid, p->container, sizeof(p->container));
+		}
+	}
 	if (comm)
-		snprintf(np[c->nprocs].name, sizeof(np[c->nprocs].name), "%s", comm);
-	c->nprocs++;
+		snprintf(p->name, sizeof(p->name), "%s", comm);
+	return p;
 }
 
 /* A thread seen without its SPYRE_EV_THREAD (ring was full then): ask /proc. */
@@ -150,6 +217,7 @@ static void see_thread(struct consumer *c, uint32_t pid, uint32_t tid)
 static void on_thread_event(struct consumer *c, const struct spyre_event *e)
 {
 	struct thread_info *ti = add_thread(c, e->tgid, e->tid);
+	struct process_info *p;
 	char comm[SPYRE_COMM_LEN];
 
 	/* the kernel NUL-terminates comm within its 16 bytes; do not rely on it */
@@ -157,7 +225,55 @@ static void on_thread_event(struct consumer *c, const struct spyre_event *e)
 	ti->name[sizeof(ti->name) - 1] = 0;
 	memcpy(comm, SPYRE_PROCESS_COMM(e), sizeof(comm) - 1);
 	comm[sizeof(comm) - 1] = 0;
-	see_process(c, e->tgid, comm);
+	p = see_process(c, e->tgid, comm);
+	if (p) {
+		p->cgroup_id = e->args[4];
+		p->ns_pid = e->args[5] >> 32;
+	}
+}
+
+static struct pid_probe_stats *pid_stats_slot(struct consumer *c, uint64_t key)
+{
+	uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & (c->pcap - 1);
+
+	while (c->pid_stats[h].key && c->pid_stats[h].key != key)
+		h = (h + 1) & (c->pcap - 1);
+	return &c->pid_stats[h];
+}
+
+/* System-wide mode: the same statistics per (process, probe), for per-job metrics. */
+static void pid_stats_add(struct consumer *c, uint32_t pid, uint32_t probe, uint64_t dur,
+			  bool span)
+{
+	uint64_t key = (uint64_t)pid << 32 | (probe + 1);
+	struct pid_probe_stats *ps;
+
+	if ((c->pcnt + 1) * 2 > c->pcap) {
+		uint32_t ocap = c->pcap, ncap = ocap ? ocap * 2 : 64;
+		struct pid_probe_stats *old = c->pid_stats;
+
+		c->pid_stats = calloc(ncap, sizeof(*old));
+		if (!c->pid_stats) {
+			c->pid_stats = old;
+			return;
+		}
+		c->pcap = ncap;
+		for (uint32_t i = 0; i < ocap; i++)
+			if (old[i].key)
+				*pid_stats_slot(c, old[i].key) = old[i];
+		free(old);
+	}
+	ps = pid_stats_slot(c, key);
+	if (!ps->key) {
+		ps->st = calloc(1, sizeof(*ps->st));
+		if (!ps->st)
+			return;
+		ps->key = key;
+		c->pcnt++;
+	}
+	ps->delivered++;
+	if (span)
+		fn_stats_add(ps->st, dur);
 }
 
 static uint64_t value_of(const struct spyre_event *e, int src)
@@ -180,6 +296,14 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		on_thread_event(c, e);
 		return 0;
 	}
+	/* --- driver tier: VFIO ioctls (user/vfio.c) --- */
+	if (e->type == SPYRE_EV_IOCTL) {
+		c->events++;
+		see_thread(c, e->tgid, e->tid);
+		if (c->vfio)
+			vfio_event(c->vfio, c->tw, e);
+		return 0;
+	}
 	if (e->probe >= (uint32_t)c->nprobes) {
 		c->bad++;
 		return 0;
@@ -190,6 +314,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	c->delivered[e->probe]++;
 	if (e->type == SPYRE_EV_SPAN)
 		fn_stats_add(&c->stats[e->probe], e->dur);
+	if (c->per_pid)
+		pid_stats_add(c, e->tgid, e->probe, e->dur, e->type == SPYRE_EV_SPAN);
 	see_thread(c, e->tgid, e->tid);
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
@@ -255,6 +381,18 @@ void consumer_write_metadata(struct consumer *c)
 		if (!comm[0] || !strncmp(comm, "thread ", 7))
 			snprintf(comm, sizeof(comm), "%s", p->name[0] ? p->name : "process");
 		trace_process_name(c->tw, p->pid, comm, i);
+		if (p->cmdline[0] || p->container[0] || (p->ns_pid && p->ns_pid != p->pid)) {
+			char labels[320];
+			int n = snprintf(labels, sizeof(labels), "%s", p->cmdline);
+
+			if (p->ns_pid && p->ns_pid != p->pid && n < (int)sizeof(labels))
+				n += snprintf(labels + n, sizeof(labels) - n, "%spid %u in its "
+					      "namespace", n ? ", " : "", p->ns_pid);
+			if (p->container[0] && n < (int)sizeof(labels))
+				snprintf(labels + n, sizeof(labels) - n, "%scontainer %.12s",
+					 n ? ", " : "", p->container);
+			trace_process_labels(c->tw, p->pid, labels);
+		}
 	}
 	for (uint32_t i = 0; i < c->tcap; i++) {
 		struct thread_info *ti = &c->threads[i];
@@ -280,6 +418,9 @@ void consumer_free(struct consumer *c)
 	free(c->delivered);
 	free(c->threads);
 	free(c->procs);
+	for (uint32_t i = 0; i < c->pcap; i++)
+		free(c->pid_stats[i].st);
+	free(c->pid_stats);
 	device_free(&c->dev);
 	memset(c, 0, sizeof(*c));
 }

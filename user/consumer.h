@@ -11,6 +11,8 @@
 #include "stats.h"
 #include "trace.h"
 
+struct vfio_tracer;
+
 struct thread_info {
 	uint32_t tid;		/* 0 = empty slot */
 	uint32_t pid;
@@ -19,7 +21,18 @@ struct thread_info {
 
 struct process_info {
 	uint32_t pid;
+	uint32_t ns_pid;	/* pid inside its own PID namespace (container), 0 unknown */
+	uint64_t cgroup_id;
 	char name[16];
+	char container[72];	/* container id from /proc/PID/cgroup, "" on the host */
+	char cmdline[160];
+};
+
+/* Per (process, probe) statistics, kept only in system-wide mode (Prometheus per job). */
+struct pid_probe_stats {
+	uint64_t key;		/* pid << 32 | (probe + 1); 0 = empty slot */
+	uint64_t delivered;
+	struct fn_stats *st;
 };
 
 struct consumer {
@@ -36,6 +49,10 @@ struct consumer {
 	struct process_info *procs;
 	int nprocs;
 	struct device_tl dev;
+	struct vfio_tracer *vfio;	/* driver tier (vfio.h); NULL: its records are ignored */
+	bool per_pid;			/* keep pid_stats too */
+	struct pid_probe_stats *pid_stats;
+	uint32_t pcap, pcnt;
 };
 
 int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
@@ -46,5 +63,7 @@ int consumer_event(struct consumer *c, const struct spyre_event *e);
 /* Close the device timeline; process and thread name metadata for everything seen. */
 void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
+/* Process info by pid (NULL if never seen). */
+const struct process_info *consumer_process(const struct consumer *c, uint32_t pid);
 
 #endif

@@ -127,15 +127,24 @@ static const char *op_name(enum dev_op op)
 	}
 }
 
+/*
+ * Copy state is indexed by the copy kind, 1 = HtoD, 2 = DtoH (the runtime's numbering, and
+ * the first index of lane_end/lane_used), not by enum dev_op, whose values run one higher.
+ */
+static int copy_kind(enum dev_op op)
+{
+	return op == OP_D2H ? 2 : 1;
+}
+
 /* A copy lane free at @start; copies that overlap in time get separate lanes (tids). */
-static int copy_lane(struct device_tl *d, enum dev_op op, uint64_t start)
+static int copy_lane(struct device_tl *d, int k, uint64_t start)
 {
 	int best = 0;
 
 	for (int l = 0; l < DEVICE_COPY_LANES; l++) {
-		if (d->lane_end[op][l] <= start)
+		if (d->lane_end[k][l] <= start)
 			return l;
-		if (d->lane_end[op][l] < d->lane_end[op][best])
+		if (d->lane_end[k][l] < d->lane_end[k][best])
 			best = l;
 	}
 	return best;	/* all busy: the caller delays the start to this lane's end */
@@ -154,16 +163,16 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 		return;
 	start = launch->ts > d->stream_end[s] ? launch->ts : d->stream_end[s];
 	if (launch->op == OP_H2D || launch->op == OP_D2H) {
-		int l = copy_lane(d, launch->op, start);
+		int k = copy_kind(launch->op), l = copy_lane(d, k, start);
 
-		if (d->lane_end[launch->op][l] > start)
-			start = d->lane_end[launch->op][l];
-		tid = 100 * launch->op + l;
-		d->lane_used[launch->op][l] = 1;
+		if (d->lane_end[k][l] > start)
+			start = d->lane_end[k][l];
+		tid = 100 * k + l;
+		d->lane_used[k][l] = 1;
 		if (done > start)
-			d->lane_end[launch->op][l] = done;
+			d->lane_end[k][l] = done;
 		else
-			d->lane_end[launch->op][l] = start;
+			d->lane_end[k][l] = start;
 	} else {
 		tid = s;
 	}
@@ -275,12 +284,12 @@ void device_finish(struct device_tl *d)
 		snprintf(name, sizeof(name), "Stream %d", s);
 		trace_thread_name(d->tw, DEVICE_PID, s, name, s);
 	}
-	for (int op = OP_H2D; op <= OP_D2H; op++) {
+	for (int k = 1; k <= 2; k++) {
 		for (int l = 0; l < DEVICE_COPY_LANES; l++) {
-			if (!d->lane_used[op][l])
+			if (!d->lane_used[k][l])
 				continue;
-			snprintf(name, sizeof(name), "%s lane %d", copy_names[op], l);
-			trace_thread_name(d->tw, DEVICE_PID, 100 * op + l, name, 100 * op + l);
+			snprintf(name, sizeof(name), "%s lane %d", copy_names[k], l);
+			trace_thread_name(d->tw, DEVICE_PID, 100 * k + l, name, 100 * k + l);
 		}
 	}
 }

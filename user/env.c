@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "env.h"
+#include "vfio.h"
 
 void env_usage(FILE *f)
 {
@@ -25,7 +26,19 @@ void env_usage(FILE *f)
 "      --ready-file FILE    create FILE once all probes are attached\n"
 "      --ringbuf-mb N       ring buffer size in MiB, power of two (default 16)\n"
 "      --status, --no-status  status line on stderr (default: when stderr is a terminal)\n"
+"      --driver MODE        VFIO ioctl tracing: auto (default), fentry, kprobe, tracepoint, off\n"
+"      --driver-funcs LIST  kernel functions for fentry/kprobe (comma-separated)\n"
 "  -f, --force              replace an existing output file\n"
+"\n"
+"fleet mode (docs/fleet.md):\n"
+"  -a, --system-wide        every process that maps the runtime, including later ones\n"
+"      --sample-every N     record 1 in N calls (decided in BPF)\n"
+"      --rate-cap N         record at most N events/s per process\n"
+"      --window DUR --period DUR  attach probes for DUR every period (e.g. 2s and 60s)\n"
+"      --output-dir DIR     one trace file per window in DIR (rotated)\n"
+"      --max-disk SIZE      keep at most SIZE of traces in DIR (e.g. 1G), oldest deleted\n"
+"      --max-files N        keep at most N trace files in DIR\n"
+"      --prom-file FILE     Prometheus textfile summary after each window\n"
 "  -q, --quiet              no summary at exit\n"
 "  -v, --verbose            libbpf debug messages\n"
 "  -h, --help               this text\n"
@@ -44,6 +57,16 @@ enum {
 	OPT_RINGBUF,
 	OPT_STATUS,
 	OPT_NO_STATUS,
+	OPT_SAMPLE,
+	OPT_RATE_CAP,
+	OPT_WINDOW,
+	OPT_PERIOD,
+	OPT_OUTPUT_DIR,
+	OPT_MAX_DISK,
+	OPT_MAX_FILES,
+	OPT_PROM,
+	OPT_DRIVER,
+	OPT_DRIVER_FUNCS,
 };
 
 static const struct option long_opts[] = {
@@ -57,7 +80,18 @@ static const struct option long_opts[] = {
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 	{ "status", no_argument, NULL, OPT_STATUS },
 	{ "no-status", no_argument, NULL, OPT_NO_STATUS },
+	{ "driver", required_argument, NULL, OPT_DRIVER },
+	{ "driver-funcs", required_argument, NULL, OPT_DRIVER_FUNCS },
 	{ "force", no_argument, NULL, 'f' },
+	{ "system-wide", no_argument, NULL, 'a' },
+	{ "sample-every", required_argument, NULL, OPT_SAMPLE },
+	{ "rate-cap", required_argument, NULL, OPT_RATE_CAP },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "period", required_argument, NULL, OPT_PERIOD },
+	{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
+	{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
+	{ "max-files", required_argument, NULL, OPT_MAX_FILES },
+	{ "prom-file", required_argument, NULL, OPT_PROM },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -73,6 +107,79 @@ static int push(const char ***arr, int *n, const char *v)
 		return -ENOMEM;
 	a[(*n)++] = v;
 	*arr = a;
+	return 0;
+}
+
+/* "2s", "500ms", "1.5m", "1h", or plain seconds */
+static int parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v > 0))
+		return -EINVAL;
+	if (!strcmp(end, "ms"))
+		v /= 1000;
+	else if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		return -EINVAL;
+	if (v > 1e7)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "1G", "512M", "64k", or plain bytes (binary multiples) */
+static int parse_size(const char *s, unsigned long long *out)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 0:
+		break;
+	case 'k': case 'K':
+		mul = 1ull << 10;
+		break;
+	case 'm': case 'M':
+		mul = 1ull << 20;
+		break;
+	case 'g': case 'G':
+		mul = 1ull << 30;
+		break;
+	case 't': case 'T':
+		mul = 1ull << 40;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end && end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB"))
+		return -EINVAL;
+	if (v > ~0ull / mul)
+		return -ERANGE;
+	*out = v * mul;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > max)
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
@@ -97,6 +204,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	memset(env, 0, sizeof(*env));
 	env->status = -1;
 	env->ringbuf_mb = 16;
+	env->driver = VFIO_MODE_AUTO;
 
 	if (argc > 1) {
 		if (!strcmp(argv[1], "list"))
@@ -110,7 +218,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	}
 	optind = first;
 	/* '+': stop at the first non-option so "-- CMD -x" keeps CMD's own options */
-	while ((opt = getopt_long(argc, argv, "+p:o:d:fqvhV", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:o:d:afqvhV", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (parse_pid(optarg, &env->pid)) {
@@ -168,8 +276,71 @@ int env_parse(struct env *env, int argc, char **argv)
 		case OPT_NO_STATUS:
 			env->status = 0;
 			break;
+		case OPT_DRIVER:
+			env->driver = vfio_mode_parse(optarg);
+			if (env->driver < 0) {
+				fprintf(stderr, "spyre-bpftrace: --driver wants auto, fentry, kprobe, "
+					"tracepoint or off\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_DRIVER_FUNCS: {
+			char names[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
+
+			if (vfio_funcs_parse(optarg, names, SPYRE_DRV_MAX_FUNCS) < 0) {
+				fprintf(stderr, "spyre-bpftrace: --driver-funcs wants up to %d kernel "
+					"function names, comma-separated\n", SPYRE_DRV_MAX_FUNCS);
+				return EXIT_USAGE;
+			}
+			env->driver_funcs = optarg;
+			break;
+		}
 		case 'f':
 			env->force = true;
+			break;
+		case 'a':
+			env->system_wide = true;
+			break;
+		case OPT_SAMPLE:
+		case OPT_RATE_CAP:
+		case OPT_MAX_FILES: {
+			unsigned long long v;
+
+			if (parse_uint(optarg, opt == OPT_RATE_CAP ? 1000000000ull : 1000000000ull,
+				       &v) || !v) {
+				fprintf(stderr, "spyre-bpftrace: %s wants a positive integer, not '%s'\n",
+					opt == OPT_SAMPLE ? "--sample-every" :
+					opt == OPT_RATE_CAP ? "--rate-cap" : "--max-files", optarg);
+				return EXIT_USAGE;
+			}
+			if (opt == OPT_SAMPLE)
+				env->sample_every = v;
+			else if (opt == OPT_RATE_CAP)
+				env->rate_cap = v;
+			else
+				env->max_files = v;
+			break;
+		}
+		case OPT_WINDOW:
+		case OPT_PERIOD:
+			if (parse_duration(optarg, opt == OPT_WINDOW ? &env->window : &env->period)) {
+				fprintf(stderr, "spyre-bpftrace: invalid duration '%s' (e.g. 2s, 500ms, "
+					"1m)\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_OUTPUT_DIR:
+			env->output_dir = optarg;
+			break;
+		case OPT_MAX_DISK:
+			if (parse_size(optarg, &env->max_disk) || !env->max_disk) {
+				fprintf(stderr, "spyre-bpftrace: invalid size '%s' (e.g. 1G, 512M)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_PROM:
+			env->prom_file = optarg;
 			break;
 		case 'q':
 			env->quiet = true;
@@ -200,9 +371,27 @@ int env_parse(struct env *env, int argc, char **argv)
 			}
 			env->argv_cmd = &argv[optind];
 		}
-		if (!env->pid == !env->argv_cmd) {
-			fprintf(stderr, "spyre-bpftrace: give exactly one of -p PID or -- CMD\n");
+		if (!!env->pid + !!env->argv_cmd + env->system_wide != 1) {
+			fprintf(stderr, "spyre-bpftrace: give exactly one of -p PID, -a or -- CMD\n");
 			env_usage(stderr);
+			return EXIT_USAGE;
+		}
+		if (!env->window != !env->period || env->window > env->period) {
+			fprintf(stderr, "spyre-bpftrace: --window and --period go together, "
+				"window <= period\n");
+			return EXIT_USAGE;
+		}
+		if (env->output && env->output_dir) {
+			fprintf(stderr, "spyre-bpftrace: -o and --output-dir exclude each other\n");
+			return EXIT_USAGE;
+		}
+		if (env->window && !env->output_dir) {
+			fprintf(stderr, "spyre-bpftrace: --window writes one file per window: "
+				"give --output-dir\n");
+			return EXIT_USAGE;
+		}
+		if ((env->max_disk || env->max_files) && !env->output_dir) {
+			fprintf(stderr, "spyre-bpftrace: --max-disk/--max-files need --output-dir\n");
 			return EXIT_USAGE;
 		}
 		break;

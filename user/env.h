@@ -40,6 +40,18 @@ struct env {
 	bool force;
 	bool verbose;
 	const char *file_arg;	/* check/recover FILE */
+	int driver;		/* --driver: enum vfio_mode (vfio.h), default auto */
+	const char *driver_funcs;	/* --driver-funcs LIST; NULL = built-in list */
+	/* fleet mode (docs/fleet.md) */
+	bool system_wide;	/* -a: every process that maps the runtime, now and later */
+	unsigned int sample_every;	/* record 1 in N calls; 0/1 = all */
+	unsigned long long rate_cap;	/* events/s per process; 0 = no cap */
+	double window;		/* seconds probes stay attached per period; 0 = whole run */
+	double period;		/* seconds from one window's start to the next */
+	const char *output_dir;	/* one trace file per window, rotated */
+	unsigned long long max_disk;	/* bytes of traces kept in output_dir; 0 = no limit */
+	int max_files;		/* trace files kept in output_dir; 0 = no limit */
+	const char *prom_file;	/* Prometheus textfile written after each window */
 };
 
 /* Fills @env; on error prints a message and returns the exit code (> 0); -1 when --help or

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
@@ -33,6 +35,8 @@ void target_free(struct target *t)
 	for (int i = 0; i < t->nlibs; i++) {
 		free(t->libs[i].path);
 		free(t->libs[i].open_path);
+		if (t->libs[i].fd > 0)
+			close(t->libs[i].fd);
 	}
 	free(t->probes);
 	free(t->libs);
@@ -171,6 +175,23 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 		free(specs);
 		return -ENOMEM;
 	}
+	if (t->pin_libs) {
+		char fdpath[32];
+		int fd = open(open_path, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+			free(l->open_path);
+			l->open_path = strdup(fdpath);
+			l->fd = fd;
+			if (!l->open_path) {
+				close(fd);
+				free(l->path);
+				free(specs);
+				return -ENOMEM;
+			}
+		}
+	}
 	c.lib = t->nlibs++;
 	for (int i = 0; i < n; i++)
 		t->spec_libs[specs[i]]++;
@@ -263,6 +284,25 @@ int target_add_lib(struct target *t, const char *path)
 	if (stat(path, &st))
 		return -errno;
 	return resolve_lib(t, path, path, major(st.st_dev), minor(st.st_dev), st.st_ino);
+}
+
+int target_warn_unreadable(struct target *t)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nlibs; i++) {
+		struct rlib *l = &t->libs[i];
+
+		if (!l->err)
+			continue;
+		n++;
+		if (l->warned)
+			continue;
+		l->warned = true;
+		fprintf(stderr, "spyre-bpftrace: cannot read runtime library %s: %s; its probes "
+			"are not attached\n", l->path, strerror(-l->err));
+	}
+	return n;
 }
 
 void target_report(const struct target *t, FILE *f)

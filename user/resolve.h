@@ -28,6 +28,8 @@ struct rlib {
 	unsigned int dev_major, dev_minor;
 	int nprobes;		/* functions resolved in it */
 	int err;		/* -errno when its ELF could not be read */
+	int fd;			/* with pin_libs: held open, open_path = /proc/self/fd/N */
+	bool warned;		/* err already reported */
 };
 
 struct target {
@@ -40,6 +42,9 @@ struct target {
 	int *spec_hits;		/* per spec: functions resolved */
 	int *spec_libs;		/* per spec: libraries whose name matched */
 	int max_probes;
+	/* system-wide: probes are attached again in later windows, after the process whose
+	 * map_files gave us the library may be gone; hold the library open instead */
+	bool pin_libs;
 };
 
 int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes);
@@ -56,6 +61,10 @@ int target_scan_maps(struct target *t, FILE *maps, const char *map_files);
 int target_scan(struct target *t);
 /* Resolve one library by path (launch mode: libraries not mapped yet). */
 int target_add_lib(struct target *t, const char *path);
+
+/* One warning on stderr per library that matched but could not be read (once each). Returns
+ * how many libraries are unreadable. */
+int target_warn_unreadable(struct target *t);
 
 /* Human-readable resolution report: resolved probes and why the others did not resolve. */
 void target_report(const struct target *t, FILE *f);

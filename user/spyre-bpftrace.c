@@ -18,22 +18,23 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "consumer.h"
 #include "check.h"
 #include "env.h"
+#include "fleet.h"
 #include "launch.h"
 #include "output.h"
 #include "probes.h"
 #include "resolve.h"
-#include "spyre.skel.h"
 #include "summary.h"
+#include "tracer.h"
+#include "util.h"
+#include "spyre.skel.h"
+#include "vfio.h"
 
 /* Drain interval: the ringbuf holds rate x interval events; 10 ms keeps it small. */
 #define DRAIN_MS	10
-/* Records per consume call before we look at the clock and signals again. */
-#define DRAIN_BATCH	65536
 /* How often the target's maps are re-read for libraries loaded later (dlopen). */
 #define RESCAN_MS	1000
 
@@ -46,46 +47,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_INFO && !env.verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-static void die_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("spyre-bpftrace: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* Root, or CAP_BPF + CAP_PERFMON (+ CAP_SYS_PTRACE for /proc/PID/map_files). */
-static bool have_privileges(void)
-{
-	unsigned long long eff = 0;
-	char line[256];
-	FILE *f;
-
-	if (geteuid() == 0)
-		return true;
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	if (eff & (1ull << 21))	/* CAP_SYS_ADMIN */
-		return true;
-	return (eff & (1ull << 39)) && (eff & (1ull << 38)) && (eff & (1ull << 19));
 }
 
 /* Refuse what cannot be traced, with the reason: gone, zombie, kernel thread. */
@@ -129,131 +90,6 @@ static int check_pid(pid_t pid)
 		}
 	}
 	return 0;
-}
-
-static int attach_probes(struct spyre_bpf *skel, struct target *t, struct bpf_link **links,
-			 int *attached)
-{
-	for (int i = 0; i < t->cnt; i++) {
-		struct rprobe *p = &t->probes[i];
-		const struct probe_spec *s = &t->table->specs[p->spec];
-		const char *path = t->libs[p->lib].open_path;
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
-		struct bpf_link *l;
-
-		if (p->attached)
-			continue;
-		/* entry (or the instant) first, return second */
-		l = bpf_program__attach_uprobe_opts(s->type == PROBE_INSTANT ?
-						    skel->progs.spyre_instant :
-						    skel->progs.spyre_entry,
-						    t->pid, path, p->attach_off, &opts);
-		if (!l)
-			goto fail;
-		links[2 * i] = l;
-		if (s->type == PROBE_SPAN) {
-			opts.retprobe = true;
-			l = bpf_program__attach_uprobe_opts(skel->progs.spyre_exit, t->pid, path,
-							    p->attach_off, &opts);
-			if (!l)
-				goto fail;
-			links[2 * i + 1] = l;
-		}
-		p->attached = true;
-		(*attached)++;
-		continue;
-fail:
-		{
-			int err = -errno;
-
-			die_msg("cannot attach to %s (%s+0x%lx): %s", p->qualname,
-				t->libs[p->lib].path, p->attach_off, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-/*
- * Return probes go first: a call entered after its return probe is gone leaves a frame that
- * is simply never closed, while the reverse order would report returns without entries.
- */
-static void detach_all(struct bpf_link **links, int n)
-{
-	for (int pass = 1; pass >= 0; pass--) {
-		for (int i = pass; i < n; i += 2) {
-			bpf_link__destroy(links[i]);
-			links[i] = NULL;
-		}
-	}
-}
-
-/* libbpf 1.1 binds the callback context at ring_buffer__new() */
-struct drain_ctx {
-	struct consumer *c;
-	long batch;
-};
-
-static int on_event(void *ctx, void *data, size_t len)
-{
-	struct drain_ctx *d = ctx;
-
-	if (len < sizeof(struct spyre_event))
-		return 0;
-	consumer_event(d->c, data);
-	/* libbpf 1.1 keeps consuming while the producer keeps pace: stop to look around */
-	return ++d->batch >= DRAIN_BATCH ? -EAGAIN : 0;
-}
-
-static void drain(struct ring_buffer *rb, struct drain_ctx *d, bool all)
-{
-	int n;
-
-	do {
-		d->batch = 0;
-		n = ring_buffer__consume(rb);
-	} while (all && n == -EAGAIN);
-}
-
-static void read_counters(struct spyre_bpf *skel, int nprobes, struct spyre_counters *out)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct spyre_counters *v;
-
-	memset(out, 0, nprobes * sizeof(*out));
-	if (ncpu <= 0)
-		return;
-	v = calloc(ncpu, sizeof(*v));
-	if (!v)
-		return;
-	for (int i = 0; i < nprobes; i++) {
-		__u32 key = i;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &key, v))
-			continue;
-		for (int c = 0; c < ncpu; c++) {
-			out[i].hits += v[c].hits;
-			out[i].drops_ring += v[c].drops_ring;
-			out[i].drops_depth += v[c].drops_depth;
-			out[i].unmatched += v[c].unmatched;
-		}
-	}
-	free(v);
-}
-
-static int write_ready_file(const char *path)
-{
-	char tmp[PATH_MAX];
-	int fd;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	dprintf(fd, "%d\n", getpid());
-	close(fd);
-	return rename(tmp, path) ? -errno : 0;
 }
 
 static int add_lib_cb(const char *path, void *ctx)
@@ -323,51 +159,29 @@ static int build_table(struct probe_table *table)
 	return 0;
 }
 
-static void status_line(const struct consumer *c, uint64_t drops, uint64_t *last_events,
-			uint64_t *last_ns, int nprobes, bool tty)
-{
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	double dt = (now - *last_ns) / 1e9;
-	double rate = dt > 0 ? (c->events - *last_events) / dt : 0;
-
-	fprintf(stderr, "%sspyre-bpftrace: %llu events, %.0f ev/s, %llu drops, %d probes%s",
-		tty ? "\r" : "", (unsigned long long)c->events, rate, (unsigned long long)drops,
-		nprobes, tty ? "   " : "\n");
-	*last_events = c->events;
-	*last_ns = now;
-}
-
 static int cmd_trace(struct probe_table *table)
 {
-	struct bpf_link **links = NULL;
-	struct spyre_counters *counters = NULL;
-	struct spyre_bpf *skel = NULL;
-	struct ring_buffer *rb = NULL;
-	struct trace_writer *tw = NULL;
+	struct tracer_opts topts = { .ringbuf_mb = env.ringbuf_mb, .sample_every = env.sample_every,
+				     .rate_cap = env.rate_cap };
 	struct launch launch = { .pid = -1, .go_fd = -1 };
+	struct trace_writer *tw = NULL;
+	struct tracer tr = {};
+	struct vfio_tracer *vfio = NULL;
 	struct consumer cons = {};
-	struct drain_ctx dctx = {};
 	struct output out = {};
 	struct target t = {};
 	struct trace_meta meta = {};
 	char default_out[96], hostname[64] = "";
-	int rc = EXIT_ERROR, err, attached = 0, sfd = -1, pidfd = -1;
+	int rc = EXIT_ERROR, err, sfd = -1, pidfd = -1;
 	uint64_t start_ns, deadline = 0, next_status, next_rescan, last_events = 0, last_ns;
-	bool tty, target_gone = false, stop = false;
+	bool tty, target_gone = false, stop = false, loaded = false;
 	sigset_t mask;
 
 	/* preflight, cheapest and most specific first */
 	if (env.pid && (rc = check_pid(env.pid)))
 		return rc;
-	if (!have_privileges()) {
-		die_msg("tracing needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)");
-		return EXIT_PERM;
-	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		die_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): CONFIG_DEBUG_INFO_BTF=y "
-			"is required");
-		return EXIT_NO_BTF;
-	}
+	if ((rc = preflight_bpf()))
+		return rc;
 	rc = EXIT_ERROR;
 
 	if (env.argv_cmd) {
@@ -398,6 +212,11 @@ static int cmd_trace(struct probe_table *table)
 					SPYRE_MAX_PROBES);
 			goto cleanup;
 		}
+		/* a runtime we cannot read is not the same as no runtime: say which */
+		if (target_warn_unreadable(&t) && !t.cnt) {
+			rc = EXIT_NO_RUNTIME;
+			goto cleanup;
+		}
 		if (!t.cnt) {
 			die_msg("no Spyre runtime in process %d: no mapped library matches the probe "
 				"table (see `spyre-bpftrace list -p %d`)", env.pid, env.pid);
@@ -418,24 +237,34 @@ static int cmd_trace(struct probe_table *table)
 		goto cleanup;
 	}
 
-	skel = spyre_bpf__open();
-	if (!skel) {
-		die_msg("cannot open the BPF object: %s", strerror(errno));
-		goto cleanup;
-	}
-	bpf_map__set_max_entries(skel->maps.events, env.ringbuf_mb << 20);
-	err = spyre_bpf__load(skel);
+	err = tracer_open(&tr, &topts);
 	if (err) {
-		/* EACCES here is the verifier's verdict, EPERM a missing privilege or lockdown */
+		/* EACCES is the verifier's verdict, EPERM a missing privilege or lockdown */
 		die_msg("cannot load the BPF programs: %s%s", strerror(-err),
-			env.verbose ? "" : " (run with -v for the verifier log)");
+			env.verbose ? "" : " (run with -v for the details)");
 		rc = err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 		goto cleanup;
 	}
-	links = calloc(2 * SPYRE_MAX_PROBES, sizeof(*links));
-	counters = calloc(SPYRE_MAX_PROBES, sizeof(*counters));
-	if (!links || !counters)
-		goto cleanup;
+	loaded = true;
+
+	/* --- driver tier (user/vfio.c): VFIO ioctls, into the uprobes' ring buffer --- */
+	{
+		struct vfio_config vc = { .mode = env.driver, .funcs = env.driver_funcs,
+					  .tgid = env.pid, .procfs = "/proc", .verbose = env.verbose };
+		char msg[1024];
+
+		err = vfio_open(&vfio, &vc, msg, sizeof(msg));
+		if (!err)
+			err = vfio_attach(vfio, bpf_map__fd(tr.skel->maps.events), msg, sizeof(msg));
+		if (err) {
+			die_msg("driver tier: %s", msg);
+			goto cleanup;
+		}
+		if (msg[0])	/* auto mode found no working path: say why, trace on without */
+			die_msg("%s", msg);
+		else if (env.verbose)
+			die_msg("driver tier: %s", vfio_path_name(vfio_path(vfio)));
+	}
 
 	gethostname(hostname, sizeof(hostname) - 1);
 	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
@@ -445,27 +274,22 @@ static int cmd_trace(struct probe_table *table)
 	meta.hostname = hostname;
 	meta.device_id = 0;
 	err = trace_begin(&tw, out.jw, &meta);
+	out.jw = NULL;	/* owned (and on failure closed) by the trace writer */
 	if (err)
 		goto cleanup;
-	out.jw = NULL;	/* owned by the trace writer now */
 	err = consumer_init(&cons, tw, &t, "/proc");
 	if (err)
 		goto cleanup;
-	dctx.c = &cons;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &dctx, NULL);
-	if (!rb) {
-		die_msg("cannot create the ring buffer reader: %s", strerror(errno));
-		goto cleanup;
-	}
+	cons.vfio = vfio;
 
 	start_ns = now_ns(CLOCK_MONOTONIC);
-	err = attach_probes(skel, &t, links, &attached);
+	err = tracer_attach(&tr, &t, env.pid);
 	if (err) {
 		rc = err == -EPERM || err == -EACCES ? EXIT_PERM : EXIT_ERROR;
 		goto cleanup;
 	}
 	if (env.verbose)
-		fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms\n", attached,
+		fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms\n", tr.attached,
 			(now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6);
 
 	/* signals arrive as fd events in the drain loop, never mid-write */
@@ -479,9 +303,8 @@ static int cmd_trace(struct probe_table *table)
 
 	if (env.ready_file && (err = write_ready_file(env.ready_file)))
 		die_msg("cannot write ready file %s: %s", env.ready_file, strerror(-err));
-	if (env.argv_cmd) {
+	if (env.argv_cmd)
 		launch_release(&launch);
-	}
 
 	tty = isatty(STDERR_FILENO);
 	if (env.status < 0)
@@ -491,6 +314,7 @@ static int cmd_trace(struct probe_table *table)
 	next_rescan = last_ns + RESCAN_MS * 1000000ull;
 	if (env.duration > 0)
 		deadline = last_ns + (uint64_t)(env.duration * 1e9);
+
 	while (!stop) {
 		struct pollfd pfd[2] = {
 			{ .fd = sfd, .events = POLLIN },
@@ -499,7 +323,7 @@ static int cmd_trace(struct probe_table *table)
 		uint64_t now;
 
 		poll(pfd, pidfd >= 0 ? 2 : 1, DRAIN_MS);
-		drain(rb, &dctx, false);
+		tracer_drain(&tr, &cons, false);
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -517,16 +341,23 @@ static int cmd_trace(struct probe_table *table)
 			int n = target_scan(&t);
 
 			if (n > 0 && !consumer_resize(&cons, t.cnt))
-				attach_probes(skel, &t, links, &attached);
+				tracer_attach(&tr, &t, env.pid);
+			target_warn_unreadable(&t);
 			next_rescan = now + RESCAN_MS * 1000000ull;
+			/* a full disk will not empty itself: stop instead of tracing into nothing */
+			if (jw_error(trace_jw(tw))) {
+				die_msg("writing %s failed: %s; stopping", env.output,
+					strerror(-jw_error(trace_jw(tw))));
+				stop = true;
+			}
 		}
 		if (env.status && now >= next_status) {
 			uint64_t drops = 0;
 
-			read_counters(skel, t.cnt, counters);
+			tracer_read_counters(&tr, t.cnt);
 			for (int i = 0; i < t.cnt; i++)
-				drops += counters[i].drops_ring + counters[i].drops_depth;
-			status_line(&cons, drops, &last_events, &last_ns, attached, tty);
+				drops += tr.counters[i].drops_ring + tr.counters[i].drops_depth;
+			summary_status_line(&cons, drops, &last_events, &last_ns, tr.attached, tty);
 			next_status = now + 1000000000ull;
 		}
 	}
@@ -534,12 +365,13 @@ static int cmd_trace(struct probe_table *table)
 		fputc('\n', stderr);
 
 	/* detach first so the counters stop moving, then take everything left in the ring */
-	detach_all(links, 2 * SPYRE_MAX_PROBES);
-	drain(rb, &dctx, true);
-	read_counters(skel, t.cnt, counters);
+	tracer_detach(&tr, &t);
+	vfio_detach(vfio);
+	tracer_drain(&tr, &cons, true);
+	tracer_read_counters(&tr, t.cnt);
 	consumer_write_metadata(&cons);
 	{
-		char *extra = summary_trace_metadata(&cons, &t, counters, target_gone);
+		char *extra = summary_trace_metadata(&cons, &t, tr.counters, target_gone);
 
 		err = trace_end(tw, extra);
 		tw = NULL;
@@ -552,7 +384,9 @@ static int cmd_trace(struct probe_table *table)
 		rc = EXIT_OK;
 	}
 	if (!env.quiet)
-		summary_print(stdout, &cons, &t, counters, env.pid);
+		summary_print(stdout, &cons, &t, tr.counters, env.pid);
+	if (!env.quiet && vfio)
+		vfio_summary(vfio, stdout);
 	fprintf(stderr, "spyre-bpftrace: wrote %s (%llu events)%s; open it in "
 		"https://ui.perfetto.dev or chrome://tracing\n", env.output,
 		(unsigned long long)cons.events, target_gone ? ", target exited" : "");
@@ -562,11 +396,8 @@ cleanup:
 		launch_abort(&launch);
 	else if (env.argv_cmd && launch.pid > 0)
 		waitpid(launch.pid, NULL, WNOHANG);
-	ring_buffer__free(rb);
-	if (links)
-		detach_all(links, 2 * SPYRE_MAX_PROBES);
 	if (tw) {
-		/* error path: still leave a loadable file */
+		/* error path after the header: still leave a loadable file */
 		trace_end(tw, NULL);
 	}
 	if (out.jw) {
@@ -575,9 +406,9 @@ cleanup:
 		unlink(env.output);
 	}
 	consumer_free(&cons);
-	spyre_bpf__destroy(skel);
-	free(links);
-	free(counters);
+	vfio_close(vfio);
+	if (loaded)
+		tracer_close(&tr);
 	target_free(&t);
 	if (sfd >= 0)
 		close(sfd);
@@ -609,7 +440,12 @@ int main(int argc, char **argv)
 	rc = build_table(&table);
 	if (rc)
 		goto out;
-	rc = env.cmd == CMD_LIST ? cmd_list(&table) : cmd_trace(&table);
+	if (env.cmd == CMD_LIST)
+		rc = cmd_list(&table);
+	else if (env.system_wide || env.window)
+		rc = env.pid && (rc = check_pid(env.pid)) ? rc : cmd_fleet(&env, &table);
+	else
+		rc = cmd_trace(&table);
 out:
 	probes_free(&table);
 	env_free(&env);

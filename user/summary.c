@@ -4,6 +4,9 @@
 #include "jsonw.h"
 #include "procmaps.h"
 #include "summary.h"
+#include "util.h"
+#include "vfio.h"
+#include "vfio.h"
 
 static const struct consumer *cmp_c;
 
@@ -38,8 +41,12 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	cmp_c = c;
 	qsort(order, n, sizeof(int), by_total_desc);
 
-	fprintf(f, "\nspyre-bpftrace summary for pid %d: %llu events, %llu probe hits, "
-		"%llu dropped (ring full %llu, too deep %llu)\n", pid,
+	if (pid > 0)
+		fprintf(f, "\nspyre-bpftrace summary for pid %d: ", pid);
+	else
+		fprintf(f, "\nspyre-bpftrace summary for all processes: ");
+	fprintf(f, "%llu events, %llu probe hits, "
+		"%llu dropped (ring full %llu, too deep %llu)\n",
 		(unsigned long long)c->events, (unsigned long long)hits,
 		(unsigned long long)(ring + depth), (unsigned long long)ring,
 		(unsigned long long)depth);
@@ -69,7 +76,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 				(unsigned long long)counters[i].drops_ring,
 				(unsigned long long)counters[i].drops_depth);
 	if (unmatched)
-		fprintf(f, "returns without a seen entry: %llu\n", (unsigned long long)unmatched);
+		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
+			"probes were being attached)\n", (unsigned long long)unmatched);
 	free(order);
 }
 
@@ -126,6 +134,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_u64(w, c->dev.st.completions_unmatched);
 	jw_lit(w, ",\"deviceOverflow\":");
 	jw_u64(w, c->dev.st.overflow + c->dev.st.streams_overflow);
+	if (c->vfio)	/* driver tier: driverPath, driverSpans, ... (user/vfio.c) */
+		vfio_stats_json(c->vfio, w);
 	jw_lit(w, target_exited ? ",\"targetExited\":true}" : ",\"targetExited\":false}");
 	data = jw_mem_data(w, &len);
 	if (data) {
@@ -137,4 +147,20 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	}
 	jw_close(w);
 	return out;
+}
+
+void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t *last_events,
+			 uint64_t *last_ns, int nprobes, bool tty)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	double dt = (now - *last_ns) / 1e9;
+	double rate = dt > 0 ? (c->events - *last_events) / dt : 0;
+
+	/* on a terminal the line redraws itself; in a log it is one line per second */
+	fprintf(stderr, "%sspyre-bpftrace: %llu events, %.0f ev/s, %llu drops, %d probes, "
+		"driver %s%s", tty ? "\r" : "", (unsigned long long)c->events, rate,
+		(unsigned long long)drops, nprobes, vfio_path_name(vfio_path(c->vfio)),
+		tty ? "   " : "\n");
+	*last_events = c->events;
+	*last_ns = now;
 }

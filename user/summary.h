@@ -14,4 +14,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			     const struct spyre_counters *counters, bool target_exited);
 
+/* The once-a-second status line on stderr: events, events/s, drops, probes, driver path. */
+void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t *last_events,
+			 uint64_t *last_ns, int nprobes, bool tty);
+
 #endif

@@ -86,8 +86,9 @@ static void put_ts(struct trace_writer *t, uint64_t ts_ns)
 	jw_us_signed(t->w, (int64_t)(ts_ns - t->base_ns));
 }
 
+/* ph:"M" @what with args {@key: @value}, or {"sort_index": @sort_index} when @value is NULL */
 static void meta_event(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *what,
-		       const char *name, int sort_index)
+		       const char *key, const char *value, int sort_index)
 {
 	struct jw *w = t->w;
 
@@ -98,9 +99,10 @@ static void meta_event(struct trace_writer *t, uint32_t pid, uint32_t tid, const
 	jw_lit(w, ",\"tid\":");
 	jw_u64(w, tid);
 	jw_lit(w, ",\"ts\":0,\"args\":{");
-	if (name) {
-		jw_lit(w, "\"name\":");
-		jw_str(w, name);
+	if (value) {
+		jw_str(w, key);
+		jw_raw(w, ":", 1);
+		jw_str(w, value);
 	} else {
 		jw_lit(w, "\"sort_index\":");
 		jw_i64(w, sort_index);
@@ -111,17 +113,22 @@ static void meta_event(struct trace_writer *t, uint32_t pid, uint32_t tid, const
 
 void trace_process_name(struct trace_writer *t, uint32_t pid, const char *name, int sort_index)
 {
-	meta_event(t, pid, 0, "process_name", name ? name : "", 0);
+	meta_event(t, pid, 0, "process_name", "name", name ? name : "", 0);
 	if (sort_index >= 0)
-		meta_event(t, pid, 0, "process_sort_index", NULL, sort_index);
+		meta_event(t, pid, 0, "process_sort_index", NULL, NULL, sort_index);
+}
+
+void trace_process_labels(struct trace_writer *t, uint32_t pid, const char *labels)
+{
+	meta_event(t, pid, 0, "process_labels", "labels", labels, 0);
 }
 
 void trace_thread_name(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *name,
 		       int sort_index)
 {
-	meta_event(t, pid, tid, "thread_name", name ? name : "", 0);
+	meta_event(t, pid, tid, "thread_name", "name", name ? name : "", 0);
 	if (sort_index >= 0)
-		meta_event(t, pid, tid, "thread_sort_index", NULL, sort_index);
+		meta_event(t, pid, tid, "thread_sort_index", NULL, NULL, sort_index);
 }
 
 static void put_arg(struct jw *w, const struct trace_arg *a)

@@ -46,6 +46,8 @@ struct jw *trace_jw(struct trace_writer *t);
  * event only when @sort_index >= 0). M events carry "ts":0 and, for processes, "tid":0.
  */
 void trace_process_name(struct trace_writer *t, uint32_t pid, const char *name, int sort_index);
+/* ph:"M" process_labels: shown under the process name (command line, container). */
+void trace_process_labels(struct trace_writer *t, uint32_t pid, const char *labels);
 void trace_thread_name(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *name,
 		       int sort_index);
 /* ph:"X" complete event; @ts_ns is CLOCK_MONOTONIC (converted here), dur never negative. */

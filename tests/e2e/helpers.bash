@@ -39,10 +39,11 @@ start_job() {
 	wait_for "$BATS_TEST_TMPDIR/job.ready"
 }
 
-# run_phase N: let the job run phase N and wait for its counts file
+# run_phase [N]: let the job run phase N (of several; none: its only phase) and wait for the
+# counts file the job writes at the end of it
 run_phase() {
 	kill -USR1 "$JOB_PID"
-	wait_for "$BATS_TEST_TMPDIR/counts.json.$1" 120
+	wait_for "$BATS_TEST_TMPDIR/counts.json${1:+.$1}" 120
 }
 
 # start_tracer [TOOL OPTIONS]: attach to JOB_PID, wait until probes are live; sets TRACER_PID

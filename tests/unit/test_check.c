@@ -105,6 +105,11 @@ static const struct expect fixtures[] = {
 	{ "metadata-conflict.json", CK_META_CONFLICT, 2, 6 },
 	{ "sort-index.json", CK_SORT_INDEX, 3, 4 },
 	{ "metadata-order.json", CK_META_ORDER, 1, 4 },
+	{ "no-name.json", CK_NO_NAME, 2, 4 },
+	{ "negative-ts.json", CK_NEGATIVE_TS, 1, 4 },
+	{ "instant-scope.json", CK_INSTANT_SCOPE, 2, 3 },
+	{ "flow-no-cat.json", CK_FLOW_NO_CAT, 2, 4 },
+	{ "bad-args.json", CK_BAD_ARGS, 2, 3 },
 };
 
 TEST(check_fixtures_find_exactly_their_problem)

@@ -5,19 +5,28 @@
 #include "mockstats.h"
 #include "senlib.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/vfio.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
+#include <vector>
 
 // Exported, never inlined nor cloned: every call from the job and between these functions must be
 // a real call to the symbol a tracer probes.
@@ -37,6 +46,259 @@ std::mutex g_rt_lock;
 std::atomic<int> g_num_devices{0};
 std::atomic<senlib::SenDevice *> g_devices[kMaxDevices];
 std::atomic<uint64_t> g_next_op{1};
+
+// --- VFIO: the kernel side of setup and allocation (docs/mock.md) ------------------------------
+//
+// The real runtime drives the card through stock vfio-pci. This one issues the same ioctl
+// sequence: on real VFIO nodes when there are any (a VM with vfio-pci), else on stand-in files,
+// where every ioctl fails with ENOTTY but still is a real syscall a tracer sees.
+
+constexpr uint64_t kPage = 4096;
+// Regions queried per device: the doorbell BAR and config space.
+constexpr unsigned kRegions[] = { VFIO_PCI_BAR0_REGION_INDEX, VFIO_PCI_CONFIG_REGION_INDEX };
+
+struct VfioDev {
+	int group = -1;		// owned when group_owner
+	bool group_owner = false;
+	int device = -1;
+	int irq = -1;		// eventfd behind MSI-X vector 0
+};
+
+VfioDev g_vfio_dev[kMaxDevices];
+int g_vfio_ndev;
+// MAP/UNMAP_DMA go to the container from any thread; -1 when the runtime is not initialized.
+std::atomic<int> g_container{-1};
+
+long vfio_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	long r = ioctl(fd, cmd, arg);
+	int err = errno;
+
+	mock_spyre::countIoctl(cmd);
+	return r < 0 ? -err : r;
+}
+
+long vfio_ioctl_val(int fd, unsigned long cmd, unsigned long val)
+{
+	long r = ioctl(fd, cmd, val);
+	int err = errno;
+
+	mock_spyre::countIoctl(cmd);
+	return r < 0 ? -err : r;
+}
+
+// A stand-in node: FLEX_VFIO_DIR/<name> (created), or /dev/null without FLEX_VFIO_DIR.
+int open_standin(const std::string &name)
+{
+	const char *dir = getenv("FLEX_VFIO_DIR");
+
+	if (!dir || !*dir)
+		return open("/dev/null", O_RDWR | O_CLOEXEC);
+	return open((std::string(dir) + "/" + name).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+}
+
+// IOMMU groups to use on real VFIO: FLEX_VFIO_GROUP=N[,M...], else every /dev/vfio/<N>.
+std::vector<int> vfio_groups()
+{
+	std::vector<int> out;
+	const char *env = getenv("FLEX_VFIO_GROUP");
+
+	if (env && *env) {
+		for (const char *p = env; *p;) {
+			char *end;
+			long g = strtol(p, &end, 10);
+
+			if (end == p || g < 0)
+				break;
+			out.push_back((int)g);
+			p = *end == ',' ? end + 1 : end;
+			if (*end && *end != ',')
+				break;
+		}
+		return out;
+	}
+	DIR *d = opendir("/dev/vfio");
+
+	if (!d)
+		return out;
+	while (struct dirent *de = readdir(d)) {
+		char *end;
+		long g = strtol(de->d_name, &end, 10);
+
+		if (end != de->d_name && !*end)
+			out.push_back((int)g);
+	}
+	closedir(d);
+	std::sort(out.begin(), out.end());
+	return out;
+}
+
+// The first device of an IOMMU group, e.g. "0000:00:04.0" (GROUP_GET_DEVICE_FD wants it).
+std::string group_device(int group)
+{
+	std::string dir = "/sys/kernel/iommu_groups/" + std::to_string(group) + "/devices";
+	std::string name;
+	DIR *d = opendir(dir.c_str());
+
+	if (!d)
+		return name;
+	while (struct dirent *de = readdir(d)) {
+		if (de->d_name[0] != '.' && (name.empty() || name > de->d_name))
+			name = de->d_name;
+	}
+	closedir(d);
+	return name;
+}
+
+// Device setup after its group joined the container: info, regions, interrupts.
+void vfio_setup_device(VfioDev *vd)
+{
+	struct vfio_device_info info = {};
+	struct vfio_irq_info irq = {};
+	char buf[sizeof(struct vfio_irq_set) + sizeof(int32_t)] = {};
+	struct vfio_irq_set *set = (struct vfio_irq_set *)buf;
+	int32_t efd;
+
+	info.argsz = sizeof(info);
+	vfio_ioctl(vd->device, VFIO_DEVICE_GET_INFO, &info);
+	for (unsigned idx : kRegions) {
+		struct vfio_region_info ri = {};
+
+		ri.argsz = sizeof(ri);
+		ri.index = idx;
+		vfio_ioctl(vd->device, VFIO_DEVICE_GET_REGION_INFO, &ri);
+	}
+	irq.argsz = sizeof(irq);
+	irq.index = VFIO_PCI_MSIX_IRQ_INDEX;
+	vfio_ioctl(vd->device, VFIO_DEVICE_GET_IRQ_INFO, &irq);
+	vd->irq = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	efd = vd->irq;
+	set->argsz = sizeof(buf);
+	set->flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
+	set->index = VFIO_PCI_MSIX_IRQ_INDEX;
+	set->start = 0;
+	set->count = 1;
+	memcpy(set->data, &efd, sizeof(efd));
+	vfio_ioctl(vd->device, VFIO_DEVICE_SET_IRQS, set);
+}
+
+void vfio_close_all()
+{
+	int c = g_container.exchange(-1);
+
+	for (int i = 0; i < g_vfio_ndev; i++) {
+		VfioDev *vd = &g_vfio_dev[i];
+
+		if (vd->device >= 0)
+			close(vd->device);
+		if (vd->irq >= 0)
+			close(vd->irq);
+		if (vd->group_owner && vd->group >= 0)
+			close(vd->group);
+		*vd = VfioDev();
+	}
+	g_vfio_ndev = 0;
+	if (c >= 0)
+		close(c);
+}
+
+// Container, groups and devices 0..n-1. Real VFIO when FLEX_DEVICE=VFIO (an error when it
+// cannot be opened), or when FLEX_DEVICE is unset or anything but MOCK and /dev/vfio/vfio
+// exists; stand-ins otherwise. Returns 0 or a negative errno.
+int vfio_open_all(int n)
+{
+	const char *mode = getenv("FLEX_DEVICE");
+	bool force_real = mode && !strcmp(mode, "VFIO");
+	bool real = force_real || (!(mode && !strcmp(mode, "MOCK")) &&
+				   !access("/dev/vfio/vfio", F_OK));
+	std::vector<int> groups;
+	int container = -1;
+
+	if (real) {
+		groups = vfio_groups();
+		container = groups.empty() ? -1 : open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
+		if (container < 0) {
+			if (force_real) {
+				fprintf(stderr, "flex: FLEX_DEVICE=VFIO: no usable /dev/vfio/vfio and "
+					"group (FLEX_VFIO_GROUP)\n");
+				return -ENODEV;
+			}
+			real = false;
+		}
+	}
+	if (!real)
+		container = open_standin("vfio");
+	if (container < 0)
+		return -errno;
+	g_vfio_ndev = n;
+	vfio_ioctl(container, VFIO_GET_API_VERSION, nullptr);
+	vfio_ioctl_val(container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU);
+	for (int i = 0; i < n; i++) {
+		VfioDev *vd = &g_vfio_dev[i];
+		int gnum = real ? groups[(size_t)i % groups.size()] : i;
+		std::string name = real ? group_device(gnum) : "vfio-device-" + std::to_string(i);
+		long fd;
+
+		// several devices of one group share it (real VFIO only)
+		for (int j = 0; j < i; j++)
+			if (real && groups[(size_t)j % groups.size()] == gnum)
+				vd->group = g_vfio_dev[j].group;
+		if (vd->group < 0) {
+			struct vfio_group_status st = {};
+
+			vd->group = real ? open(("/dev/vfio/" + std::to_string(gnum)).c_str(),
+						O_RDWR | O_CLOEXEC) :
+					   open_standin(std::to_string(gnum));
+			if (vd->group < 0) {
+				vfio_close_all();
+				close(container);
+				return -ENODEV;
+			}
+			vd->group_owner = true;
+			st.argsz = sizeof(st);
+			vfio_ioctl(vd->group, VFIO_GROUP_GET_STATUS, &st);
+			vfio_ioctl(vd->group, VFIO_GROUP_SET_CONTAINER, &container);
+			// the IOMMU model is chosen once the first group is in the container
+			if (i == 0)
+				vfio_ioctl_val(container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU);
+		}
+		fd = vfio_ioctl(vd->group, VFIO_GROUP_GET_DEVICE_FD, (void *)name.c_str());
+		vd->device = fd >= 0 ? (int)fd : open_standin(name);
+		vfio_setup_device(vd);
+	}
+	g_container.store(container, std::memory_order_release);
+	return 0;
+}
+
+// Pin and map a buffer for the device. The IOVA is the buffer's address (IOVA-as-VA, as
+// userspace drivers commonly do), so a trace can tie each MAP_DMA to its allocation.
+void dma_map(void *p, uint64_t size)
+{
+	int c = g_container.load(std::memory_order_acquire);
+	struct vfio_iommu_type1_dma_map m = {};
+
+	if (c < 0)
+		return;
+	m.argsz = sizeof(m);
+	m.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+	m.vaddr = (uintptr_t)p;
+	m.iova = (uintptr_t)p;
+	m.size = size;
+	vfio_ioctl(c, VFIO_IOMMU_MAP_DMA, &m);
+}
+
+void dma_unmap(void *p, uint64_t size)
+{
+	int c = g_container.load(std::memory_order_acquire);
+	struct vfio_iommu_type1_dma_unmap u = {};
+
+	if (c < 0)
+		return;
+	u.argsz = sizeof(u);
+	u.iova = (uintptr_t)p;
+	u.size = size;
+	vfio_ioctl(c, VFIO_IOMMU_UNMAP_DMA, &u);
+}
 
 uint64_t now_ns()
 {
@@ -190,12 +452,17 @@ MOCK_API int initializeRuntime(int num_devices)
 
 	if (have)
 		return have == num_devices ? 0 : -EBUSY;
+	int rc = vfio_open_all(num_devices);
+
+	if (rc)
+		return rc;
 	for (int i = 0; i < num_devices; i++) {
 		senlib::SenDevice *sd = senlib::SenDevice::open(i);
 
 		if (!sd) {
 			while (i-- > 0)
 				g_devices[i].exchange(nullptr)->close();
+			vfio_close_all();
 			return -ENODEV;
 		}
 		g_devices[i].store(sd, std::memory_order_release);
@@ -223,11 +490,15 @@ MOCK_API void shutdownRuntime()
 		if (sd)
 			sd->close();
 	}
+	for (int i = 0; i < g_vfio_ndev; i++)
+		if (g_vfio_dev[i].device >= 0)
+			vfio_ioctl(g_vfio_dev[i].device, VFIO_DEVICE_RESET, nullptr);
+	vfio_close_all();
 }
 
 struct __attribute__((visibility("hidden"))) FlexAllocator::Impl {
 	std::mutex lock;
-	std::unordered_set<void *> live;
+	std::unordered_map<void *, uint64_t> live;	// buffer -> mapped size
 };
 
 MOCK_API FlexAllocator::FlexAllocator(int device) : impl_(new Impl), device_(device)
@@ -237,8 +508,10 @@ MOCK_API FlexAllocator::FlexAllocator(int device) : impl_(new Impl), device_(dev
 
 FlexAllocator::~FlexAllocator()
 {
-	for (void *p : impl_->live)
-		free(p);
+	for (auto &kv : impl_->live) {
+		dma_unmap(kv.first, kv.second);
+		free(kv.first);
+	}
 	delete impl_;
 }
 
@@ -247,25 +520,26 @@ MOCK_API void *FlexAllocator::allocate(size_t bytes, int flags)
 	countCall(mock_spyre::API_ALLOCATE);
 	(void)flags;
 
-	// aligned_alloc wants a multiple of the alignment; 0 bytes still gets a unique pointer.
-	size_t rounded = (bytes + 63) & ~(size_t)63;
+	// Whole pages, as DMA mapping wants; 0 bytes still gets a unique pointer.
+	size_t rounded = (bytes + kPage - 1) & ~(size_t)(kPage - 1);
 
 	if (rounded < bytes)
 		return nullptr;
 	if (!rounded)
-		rounded = 64;
-	void *p = aligned_alloc(64, rounded);
+		rounded = kPage;
+	void *p = aligned_alloc(kPage, rounded);
 
 	if (!p)
 		return nullptr;
 	try {
 		std::lock_guard<std::mutex> lk(impl_->lock);
 
-		impl_->live.insert(p);
+		impl_->live.emplace(p, rounded);
 	} catch (...) {
 		free(p);
 		return nullptr;
 	}
+	dma_map(p, rounded);
 	return p;
 }
 
@@ -275,15 +549,20 @@ MOCK_API void FlexAllocator::deallocate(void *ptr)
 	if (!ptr)
 		return;
 
-	bool known;
+	uint64_t size = 0;
 	{
 		std::lock_guard<std::mutex> lk(impl_->lock);
+		auto it = impl_->live.find(ptr);
 
-		known = impl_->live.erase(ptr) != 0;
+		if (it != impl_->live.end()) {
+			size = it->second;
+			impl_->live.erase(it);
+		}
 	}
-	if (known)
+	if (size) {
+		dma_unmap(ptr, size);
 		free(ptr);
-	else
+	} else
 		fprintf(stderr, "flex: device %d: deallocate of unknown pointer %p\n", device_,
 			ptr);
 }

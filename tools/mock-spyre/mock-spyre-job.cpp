@@ -399,9 +399,15 @@ std::string counts_json(long phase, uint64_t checksum)
 			 mock_spyre::apiName(api), (unsigned long long)mock_spyre::callCount(api));
 		s += buf;
 	}
-	snprintf(buf, sizeof(buf), "},\"completions\":%llu}\n",
+	snprintf(buf, sizeof(buf), "},\"completions\":%llu,\"ioctls\":{",
 		 (unsigned long long)mock_spyre::completionCount());
 	s += buf;
+	for (int i = 0; i < mock_spyre::IOCTL_COUNT; i++) {
+		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", i ? "," : "", mock_spyre::ioctlName(i),
+			 (unsigned long long)mock_spyre::ioctlCount(i));
+		s += buf;
+	}
+	s += "}}\n";
 	return s;
 }
 

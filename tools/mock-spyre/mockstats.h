@@ -41,8 +41,33 @@ const char *apiName(int api);
 // Operations a stream worker finished (after operationComplete returned).
 void countCompletion();
 uint64_t completionCount();
-// Zero every counter. Only meaningful while no thread calls into the runtime.
+// Zero every counter (the ioctl counters too). Only meaningful while no thread calls into the
+// runtime.
 void resetCounts();
+
+// The VFIO ioctls libflex.so issues (see docs/mock.md), counted per command whether they succeed
+// or not; ioctlName() gives the linux/vfio.h name ("VFIO_IOMMU_MAP_DMA").
+enum Ioctl : int {
+	IOCTL_GET_API_VERSION,
+	IOCTL_CHECK_EXTENSION,
+	IOCTL_SET_IOMMU,
+	IOCTL_GROUP_GET_STATUS,
+	IOCTL_GROUP_SET_CONTAINER,
+	IOCTL_GROUP_GET_DEVICE_FD,
+	IOCTL_DEVICE_GET_INFO,
+	IOCTL_DEVICE_GET_REGION_INFO,
+	IOCTL_DEVICE_GET_IRQ_INFO,
+	IOCTL_DEVICE_SET_IRQS,
+	IOCTL_DEVICE_RESET,
+	IOCTL_IOMMU_MAP_DMA,
+	IOCTL_IOMMU_UNMAP_DMA,
+	IOCTL_COUNT
+};
+
+// Counts @cmd when it is one of the above.
+void countIoctl(unsigned long cmd);
+uint64_t ioctlCount(int ioctl);
+const char *ioctlName(int ioctl);
 
 } // namespace mock_spyre
 

@@ -4,6 +4,7 @@
 #include "senlib.h"
 #include "mockstats.h"
 
+#include <linux/vfio.h>
 #include <stdio.h>
 
 // Exported, never inlined nor cloned: a tracer must find every call at the symbol it probes.
@@ -15,6 +16,27 @@ namespace {
 
 std::atomic<uint64_t> g_calls[API_COUNT];
 std::atomic<uint64_t> g_completions;
+std::atomic<uint64_t> g_ioctls[IOCTL_COUNT];
+
+// index = enum Ioctl
+const struct {
+	unsigned long cmd;
+	const char *name;
+} g_ioctl_names[IOCTL_COUNT] = {
+	{ VFIO_GET_API_VERSION, "VFIO_GET_API_VERSION" },
+	{ VFIO_CHECK_EXTENSION, "VFIO_CHECK_EXTENSION" },
+	{ VFIO_SET_IOMMU, "VFIO_SET_IOMMU" },
+	{ VFIO_GROUP_GET_STATUS, "VFIO_GROUP_GET_STATUS" },
+	{ VFIO_GROUP_SET_CONTAINER, "VFIO_GROUP_SET_CONTAINER" },
+	{ VFIO_GROUP_GET_DEVICE_FD, "VFIO_GROUP_GET_DEVICE_FD" },
+	{ VFIO_DEVICE_GET_INFO, "VFIO_DEVICE_GET_INFO" },
+	{ VFIO_DEVICE_GET_REGION_INFO, "VFIO_DEVICE_GET_REGION_INFO" },
+	{ VFIO_DEVICE_GET_IRQ_INFO, "VFIO_DEVICE_GET_IRQ_INFO" },
+	{ VFIO_DEVICE_SET_IRQS, "VFIO_DEVICE_SET_IRQS" },
+	{ VFIO_DEVICE_RESET, "VFIO_DEVICE_RESET" },
+	{ VFIO_IOMMU_MAP_DMA, "VFIO_IOMMU_MAP_DMA" },
+	{ VFIO_IOMMU_UNMAP_DMA, "VFIO_IOMMU_UNMAP_DMA" },
+};
 
 // Qualified names without parameters, as a demangler prints them; index = enum Api.
 const char *const g_names[API_COUNT] = {
@@ -80,6 +102,32 @@ MOCK_API void resetCounts()
 	for (auto &c : g_calls)
 		c.store(0, std::memory_order_relaxed);
 	g_completions.store(0, std::memory_order_relaxed);
+	for (auto &c : g_ioctls)
+		c.store(0, std::memory_order_relaxed);
+}
+
+MOCK_API void countIoctl(unsigned long cmd)
+{
+	for (int i = 0; i < IOCTL_COUNT; i++) {
+		if (g_ioctl_names[i].cmd == cmd) {
+			g_ioctls[i].fetch_add(1, std::memory_order_relaxed);
+			return;
+		}
+	}
+}
+
+MOCK_API uint64_t ioctlCount(int ioctl)
+{
+	if (ioctl < 0 || ioctl >= IOCTL_COUNT)
+		return 0;
+	return g_ioctls[ioctl].load(std::memory_order_relaxed);
+}
+
+MOCK_API const char *ioctlName(int ioctl)
+{
+	if (ioctl < 0 || ioctl >= IOCTL_COUNT)
+		return "?";
+	return g_ioctl_names[ioctl].name;
 }
 
 } // namespace mock_spyre

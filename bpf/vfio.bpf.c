@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Driver tier: the VFIO ioctls of the traced process, as spans on the calling thread. Three
+ * interchangeable front ends feed one pair of handlers; userspace loads exactly one of them:
+ *
+ *   fentry/fexit   on the VFIO ioctl functions (cheapest, needs BTF of vmlinux or the module)
+ *   kprobe/kretprobe on the same functions (the attach cookie is the function's index)
+ *   syscalls:sys_enter_ioctl/sys_exit_ioctl (always there, filtered by tgid and ioctl type)
+ *
+ * Records go to the uprobe programs' ring buffer (userspace shares the map), so a driver span
+ * and the runtime call that issued it arrive in one stream and nest on the same thread.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "spyre_trace.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* 0 = every process (system-wide mode) */
+const volatile __u32 targ_tgid = 0;
+/* bit i: the first argument of function i is the struct file of the ioctl */
+const volatile __u32 file_funcs = 0;
+
+#define VFIO_TYPE		0x3B	/* ';' */
+#define VFIO_IOMMU_MAP_DMA	0x3B71
+#define VFIO_IOMMU_UNMAP_DMA	0x3B72
+
+/* Replaced by the spyre object's ring buffer before load (bpf_map__reuse_fd). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+struct pending {
+	__u64 ts;
+	__u64 cmd;
+	__u64 arg;
+	__s64 fd;
+	__u64 iova;
+	__u64 size;
+	__u64 vaddr;
+	__u64 ino;
+	__u32 rdev;
+	__u8 path;
+	__u8 func;
+	__u8 flags;
+	__u8 nest;
+};
+
+/* One open ioctl per thread (syscalls do not nest); LRU so dead threads cannot fill it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct pending);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct spyre_drv_counters);
+} drv_counters SEC(".maps");
+
+/* The user structs of MAP_DMA (argsz, flags, vaddr, iova, size) and UNMAP_DMA (no vaddr). */
+struct dma_map_arg {
+	__u32 argsz;
+	__u32 flags;
+	__u64 vaddr;
+	__u64 iova;
+	__u64 size;
+};
+
+struct dma_unmap_arg {
+	__u32 argsz;
+	__u32 flags;
+	__u64 iova;
+	__u64 size;
+};
+
+/* Threads already named to userspace (SPYRE_EV_THREAD), so each is announced once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} announced SEC(".maps");
+
+/* The number of @p in the innermost PID namespace it lives in (as in spyre.bpf.c). */
+static __always_inline __u32 ns_nr(struct pid *p)
+{
+	unsigned int level = BPF_CORE_READ(p, level);
+	int nr = 0;
+
+	bpf_core_read(&nr, sizeof(nr), &p->numbers[level & 31].nr);
+	return nr;
+}
+
+/*
+ * A thread whose only traced calls are ioctls (the main thread resetting the device at exit)
+ * still needs its name, and /proc may be gone by the time userspace looks: same record as the
+ * uprobe programs' first-call announcement.
+ */
+static __always_inline void announce_thread(__u64 id)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 tid = (__u32)id;
+	struct spyre_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&announced, &tid) ||
+	    bpf_map_update_elem(&announced, &tid, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return;	/* userspace falls back to /proc for the name */
+	__builtin_memset(e, 0, sizeof(*e));
+	bpf_get_current_comm(SPYRE_THREAD_COMM(e), SPYRE_COMM_LEN);
+	BPF_CORE_READ_STR_INTO((char (*)[SPYRE_COMM_LEN])SPYRE_PROCESS_COMM(e), task, group_leader,
+			       comm);
+	e->args[4] = bpf_get_current_cgroup_id();
+	e->args[5] = (__u64)ns_nr(BPF_CORE_READ(task, group_leader, thread_pid)) << 32 |
+		     ns_nr(BPF_CORE_READ(task, thread_pid));
+	e->ts = bpf_ktime_get_ns();
+	e->tgid = id >> 32;
+	e->tid = tid;
+	e->type = SPYRE_EV_THREAD;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline struct spyre_drv_counters *counters(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&drv_counters, &zero);
+}
+
+static __always_inline void file_info(struct file *f, struct pending *p)
+{
+	struct inode *inode;
+
+	if (!f)
+		return;
+	inode = BPF_CORE_READ(f, f_inode);
+	if (!inode)
+		return;
+	p->rdev = BPF_CORE_READ(inode, i_rdev);
+	p->ino = BPF_CORE_READ(inode, i_ino);
+	p->flags |= SPYRE_IOCTL_F_FILE;
+}
+
+/* The struct file behind @fd in the current task's table (tracepoint path). */
+static __always_inline struct file *fd_file(__s64 fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **arr;
+	struct file *f = NULL;
+
+	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	arr = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &arr[fd]))
+		return NULL;
+	return f;
+}
+
+static __always_inline void read_dma(struct pending *p)
+{
+	if (p->cmd == VFIO_IOMMU_MAP_DMA) {
+		struct dma_map_arg m;
+
+		if (bpf_probe_read_user(&m, sizeof(m), (void *)p->arg))
+			return;
+		p->vaddr = m.vaddr;
+		p->iova = m.iova;
+		p->size = m.size;
+		p->flags |= SPYRE_IOCTL_F_DMA;
+	} else if (p->cmd == VFIO_IOMMU_UNMAP_DMA) {
+		struct dma_unmap_arg u;
+
+		if (bpf_probe_read_user(&u, sizeof(u), (void *)p->arg))
+			return;
+		p->iova = u.iova;
+		p->size = u.size;
+		p->flags |= SPYRE_IOCTL_F_DMA;
+	}
+}
+
+/*
+ * Common entry. @file may be NULL (the function's first argument is not a file). Returns with
+ * the thread's pending record written, or counts a nested entry: with several functions of
+ * one call chain probed (vfio_fops_unl_ioctl -> vfio_iommu_type1_ioctl), the outermost one
+ * makes the span.
+ */
+static __always_inline int on_entry(__u8 path, __u8 func, struct file *file, __s64 fd,
+				    __u32 cmd, __u64 arg, __u8 flags)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct spyre_drv_counters *c;
+	struct pending *old, p = {};
+
+	if (targ_tgid && (id >> 32) != targ_tgid)
+		return 0;
+	c = counters();
+	old = bpf_map_lookup_elem(&pending, &tid);
+	/* the same cmd and arg: a deeper function of the same ioctl (a stale record, left by a
+	 * missed return, has another cmd or arg and is simply replaced) */
+	if (old && old->cmd == cmd && old->arg == arg && old->nest < 255) {
+		old->nest++;
+		if (c)
+			c->nested++;
+		return 0;
+	}
+	if (c)
+		c->hits++;
+	p.cmd = cmd;
+	p.arg = arg;
+	p.fd = fd;
+	p.path = path;
+	p.func = func;
+	p.flags = flags;
+	file_info(file, &p);
+	read_dma(&p);
+	/* last, so the span does not include our own bookkeeping */
+	p.ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int on_exit(long ret)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct spyre_drv_counters *c;
+	struct spyre_event *e;
+	struct pending *p;
+
+	if (targ_tgid && (id >> 32) != targ_tgid)
+		return 0;
+	p = bpf_map_lookup_elem(&pending, &tid);
+	if (!p) {
+		/* an ioctl of another type (tracepoint path), or entered before we attached */
+		return 0;
+	}
+	if (p->nest) {
+		p->nest--;
+		return 0;
+	}
+	announce_thread(id);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		c = counters();
+		if (c)
+			c->drops_ring++;
+		bpf_map_delete_elem(&pending, &tid);
+		return 0;
+	}
+	e->ts = p->ts;
+	e->dur = now - p->ts;
+	e->args[SPYRE_IOCTL_CMD] = p->cmd;
+	e->args[SPYRE_IOCTL_FD] = (__u64)p->fd;
+	e->args[SPYRE_IOCTL_IOVA] = p->iova;
+	e->args[SPYRE_IOCTL_SIZE] = p->size;
+	e->args[SPYRE_IOCTL_ARG] = p->cmd == VFIO_IOMMU_MAP_DMA && (p->flags & SPYRE_IOCTL_F_DMA) ?
+				   p->vaddr : p->arg;
+	e->args[SPYRE_IOCTL_META] = p->path | (__u64)p->func << 8 | (__u64)p->flags << 16 |
+				    (p->ino & 0xffffffffull) << 32;
+	e->ret = (__u64)ret;
+	e->tgid = id >> 32;
+	e->tid = tid;
+	e->probe = p->rdev;
+	e->type = SPYRE_EV_IOCTL;
+	e->depth = 0;
+	bpf_map_delete_elem(&pending, &tid);
+	/* the consumer drains on a timer, like the uprobe records */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
+ * The fd of the ioctl, from the syscall's saved user registers: the probed functions get the
+ * struct file, not the number userspace used (and resolves in /proc/PID/fd).
+ */
+static __always_inline __s64 syscall_fd(__u8 *flags)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	if (!regs)
+		return -1;
+	*flags |= SPYRE_IOCTL_F_FD;
+	return (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
+}
+
+static __always_inline int fn_entry(__u8 path, __u32 func, void *a0, __u32 cmd, __u64 arg)
+{
+	__u8 flags = 0;
+	__s64 fd = syscall_fd(&flags);
+	struct file *f = NULL;
+
+	if (func < SPYRE_DRV_MAX_FUNCS && ((file_funcs >> func) & 1))
+		f = a0;
+	return on_entry(path, func, f, fd, cmd, arg, flags);
+}
+
+/* --- kprobe/kretprobe: one program pair for all functions, the cookie says which ----------- */
+SEC("kprobe")
+int BPF_KPROBE(vfio_kprobe, void *a0, unsigned int cmd, unsigned long arg)
+{
+	return fn_entry(SPYRE_DRV_KPROBE, (__u32)bpf_get_attach_cookie(ctx), a0, cmd, arg);
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(vfio_kretprobe, long ret)
+{
+	return on_exit(ret);
+}
+
+/*
+ * --- fentry/fexit: a program pair per function (tracing programs have no cookie before 5.19).
+ * Every supported function is long f(x, unsigned int cmd, unsigned long arg).
+ */
+#define FENTRY_SLOT(i)								\
+SEC("fentry")									\
+int BPF_PROG(vfio_fentry##i, void *a0, unsigned int cmd, unsigned long arg)	\
+{										\
+	return fn_entry(SPYRE_DRV_FENTRY, i, a0, cmd, arg);			\
+}										\
+SEC("fexit")									\
+int BPF_PROG(vfio_fexit##i, void *a0, unsigned int cmd, unsigned long arg, long ret) \
+{										\
+	return on_exit(ret);							\
+}
+
+FENTRY_SLOT(0)
+FENTRY_SLOT(1)
+FENTRY_SLOT(2)
+FENTRY_SLOT(3)
+FENTRY_SLOT(4)
+FENTRY_SLOT(5)
+FENTRY_SLOT(6)
+FENTRY_SLOT(7)
+
+/* --- syscall tracepoints: every ioctl on the system passes here; filter early -------------- */
+SEC("tracepoint/syscalls/sys_enter_ioctl")
+int vfio_sys_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__s64 fd = (int)ctx->args[0];
+	__u32 cmd = (__u32)ctx->args[1];
+
+	if (targ_tgid && (id >> 32) != targ_tgid)
+		return 0;
+	if (((cmd >> 8) & 0xff) != VFIO_TYPE)
+		return 0;
+	return on_entry(SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, fd_file(fd), fd, cmd,
+			ctx->args[2], SPYRE_IOCTL_F_FD);
+}
+
+SEC("tracepoint/syscalls/sys_exit_ioctl")
+int vfio_sys_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_exit(ctx->ret);
+}

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# `make vm-test`: the tracer on a second, stock kernel (Debian 6.1) in a QEMU TCG guest: CO-RE
+# against that kernel's BTF, and the kprobe driver tier. Included at the end of the main Makefile
+# (it uses its variables); needs root for apt. What it proves and how: docs/vm-test.md.
+
+VM_DIR		:= $(BUILD)/vm
+VM_TOOL		:= $(VM_DIR)/spyre-bpftrace
+
+.PHONY: vm-deps vm-build vm-test
+
+vm-deps:
+	sh tools/vm/deps.sh
+
+# The same objects as $(TOOL), linked statically: the guest has no shared libraries for it.
+$(VM_TOOL): $(BUILD)/user/spyre-bpftrace.o $(LIB_OBJS)
+	@mkdir -p $(VM_DIR)
+	$(CC) $(CFLAGS) $(LDFLAGS) -static $^ $(LDLIBS) -lpthread -o $@
+
+# The initramfs is rebuilt every time (under a second): it depends on files in several places.
+vm-build: vm-deps $(VM_TOOL) mock
+	sh tools/vm/build.sh $(VM_DIR) $(VM_TOOL) $(MOCK_DIR)
+
+vm-test: vm-build
+	BUILD=$(BUILD) bash tests/vm/run-vm-test.sh

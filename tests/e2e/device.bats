@@ -1,0 +1,89 @@
+#!/usr/bin/env bats
+# Device timeline, end to end: every launch of the mock job becomes one device span joined to
+# it by correlation and an ac2g arrow, on named, non-overlapping device tracks.
+
+load helpers
+
+VERIFY_DEVICE="python3 $ROOT/tests/e2e/verify_device.py"
+
+# trace_phase MOCK_OPTIONS...: trace phase 1 of a fresh job into $BATS_TEST_TMPDIR/t.json
+trace_phase() {
+	start_job "$@"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"	# one phase: its counts go to counts.json itself
+	wait_for "$BATS_TEST_TMPDIR/counts.json" 120
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	stop_job
+	[ "$JOB_RC" -eq 0 ]
+}
+
+@test "one device span per launch, with its correlation, bytes, tracks and arrows" {
+	trace_phase --threads 3 --streams 2 --iters 40 --compute-us 50 --bytes 65536
+	local c=$BATS_TEST_TMPDIR/counts.json
+	# what the job did: K+3 completions per iteration, one of them a host callback
+	[ "$(counts_field "$c" completions)" -eq $((3 * 40 * 6)) ]
+	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t.json" --counts "$c" --compute-us 50 --bytes 65536
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == 0]
+# 3 threads x 40 iterations x (1 HtoD + 3 kernels + 1 DtoH); host callbacks make no span
+assert len(dev) == 3 * 40 * 5, len(dev)
+assert d["spyreStats"]["deviceSpans"] == 600, d["spyreStats"]
+assert d["spyreStats"]["completionsWithoutLaunch"] == 3 * 40, d["spyreStats"]
+PY
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "overlapping large copies get separate lanes, each named after its direction" {
+	# 1 MiB at the mock's 8 GB/s is 131 us: four threads' copies overlap in time
+	trace_phase --threads 4 --streams 1 --kernels 2 --iters 15 --compute-us 20 --bytes 1048576
+	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
+		--compute-us 20 --bytes 1048576
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
+         if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == 0}
+h2d = sorted(t for t, n in names.items() if n.startswith("Memcpy HtoD lane "))
+d2h = sorted(t for t, n in names.items() if n.startswith("Memcpy DtoH lane "))
+assert h2d and d2h, names
+assert len(h2d) + len(d2h) > 2, names   # some copies did overlap
+assert not set(h2d) & set(d2h), names
+assert {t for t, n in names.items() if n.startswith("Stream ")} == {0, 1, 2, 3}, names
+PY
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+}
+
+@test "verify_device.py catches a lost span, a wrong byte count and a moved arrow" {
+	trace_phase --threads 2 --streams 2 --iters 10
+	local t=$BATS_TEST_TMPDIR/t.json c=$BATS_TEST_TMPDIR/counts.json
+	$VERIFY_DEVICE "$t" --counts "$c"
+	python3 - "$t" "$BATS_TEST_TMPDIR" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); out = sys.argv[2]
+ev = d["traceEvents"]
+def save(name, events):
+    json.dump(dict(d, traceEvents=events), open(f"{out}/{name}.json", "w"))
+i = next(i for i, e in enumerate(ev) if e.get("cat") == "kernel")
+save("lost", ev[:i] + ev[i + 1:])
+bad = [dict(e, args=dict(e["args"], bytes=e["args"]["bytes"] + 1))
+       if e.get("cat") == "gpu_memcpy" else e for e in ev]
+save("bytes", bad)
+moved = [dict(e, ts=round(e["ts"] + 0.5, 3)) if e["ph"] == "f" else e for e in ev]
+save("arrow", moved)
+PY
+	run $VERIFY_DEVICE "$BATS_TEST_TMPDIR/lost.json" --counts "$c"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"has 0 device spans"* ]]
+	run $VERIFY_DEVICE "$BATS_TEST_TMPDIR/bytes.json"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"!= launch's"* ]]
+	run $VERIFY_DEVICE "$BATS_TEST_TMPDIR/arrow.json"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'f' at"* ]]
+}

@@ -1,0 +1,305 @@
+#!/usr/bin/env bats
+# Faults while tracing: the target dies, forks, execs or starts threads; the tracer is signalled,
+# killed, starved, doubled, or its disk fills up. Each test states what the user is promised.
+
+load fault-helpers
+
+setup_file() {
+	build_flexhelper
+	"$MOCK" --iters 10000 --compute-us 0 --counts "$BATS_FILE_TMPDIR/untraced-10000.json" --quiet
+}
+
+# status_lines: how many status lines the tracer printed so far
+status_lines() {
+	grep -c ' ev/s, ' "$BATS_TEST_TMPDIR/tracer.err" || true
+}
+
+status_lines_reach() {
+	[ "$(status_lines)" -ge "$1" ]
+}
+
+# one_phase: run the only phase of a single-phase job
+one_phase() {
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/counts.json" 120
+}
+
+# stop_mid_phase SIGNAL: signal the tracer in the middle of a busy phase; the trace must be
+# closed and valid, and the job must finish the phase with the untraced result
+stop_mid_phase() {
+	start_job --iters 10000 --compute-us 0
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_size "$BATS_TEST_TMPDIR/t.json" 1000000
+	stop_tracer "$1"
+	[ "$TRACER_RC" -eq 0 ]
+	[ ! -e "$BATS_TEST_TMPDIR/counts.json" ]	# really mid-phase
+	grep -q "summary for pid $JOB_PID" "$BATS_TEST_TMPDIR/tracer.out"
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --pid "$JOB_PID"
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["events"] > 5000')" = True ]
+	wait_for "$BATS_TEST_TMPDIR/counts.json" 60
+	[ "$(counts_field "$BATS_TEST_TMPDIR/counts.json" checksum)" = \
+	  "$(counts_field "$BATS_FILE_TMPDIR/untraced-10000.json" checksum)" ]
+}
+
+@test "target SIGKILLed mid-phase: trace closed and valid, summary printed, exit 0" {
+	start_job --threads 2 --iters 100000 --compute-us 0
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_size "$BATS_TEST_TMPDIR/t.json" 1000000
+	kill -KILL "$JOB_PID"
+	wait_gone "$TRACER_PID" 20
+	TRACER_RC=0
+	wait "$TRACER_PID" || TRACER_RC=$?
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q "summary for pid $JOB_PID" "$BATS_TEST_TMPDIR/tracer.out"
+	grep -q "target exited" "$BATS_TEST_TMPDIR/tracer.err"
+	grep -q '"targetExited":true' "$BATS_TEST_TMPDIR/t.json"
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --pid "$JOB_PID"
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# what was delivered before the kill is there: every probe's events <= its hits
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["spyreStats"]["events"] > 5000, d["spyreStats"]
+for p in d["spyreProbes"]:
+    assert p["events"] + p["dropsRingFull"] + p["dropsTooDeep"] <= p["hits"], p
+PY
+}
+
+@test "a forked child is not traced (no -f): only the parent's calls, child unharmed" {
+	start_helper fork 40 25 "$BATS_TEST_TMPDIR/done.json"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"	# written after the child exited with status 0
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	child=$(json_get "$BATS_TEST_TMPDIR/done.json" 'd["child"]')
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" "$child" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); parent = int(sys.argv[2]); child = int(sys.argv[3])
+x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+assert all(e["pid"] == parent for e in x), {(e["pid"], e["tid"]) for e in x}
+assert not any(e.get("tid") == child or e.get("pid") == child for e in d["traceEvents"])
+n = sum(1 for e in x if e["name"] == "aiuGetNumDevices")
+assert n == 40, n                         # the parent's 40, none of the child's 25
+p = next(p for p in d["spyreProbes"] if p["name"] == "aiuGetNumDevices")
+assert p["hits"] == 40 and p["unmatchedReturns"] == 0, p
+assert d["spyreStats"]["drops"] == 0, d["spyreStats"]
+PY
+}
+
+@test "a forked child is followed with --follow" {
+	"$TOOL" --help | grep -q -- '--follow' || skip "needs -f (--follow): not implemented"
+	start_helper fork 40 25 "$BATS_TEST_TMPDIR/done.json"
+	start_tracer --follow -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	child=$(json_get "$BATS_TEST_TMPDIR/done.json" 'd["child"]')
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" "$child" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); parent = int(sys.argv[2]); child = int(sys.argv[3])
+n = collections.Counter(e["pid"] for e in d["traceEvents"]
+                        if e["ph"] == "X" and e["name"] == "aiuGetNumDevices")
+assert n == {parent: 40, child: 25}, n
+PY
+}
+
+@test "target execs a program without the runtime: tracer keeps waiting, trace valid on SIGINT" {
+	start_helper exec 30 "$BATS_TEST_TMPDIR/done.json" /bin/sleep 60
+	start_tracer --status -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	wait_until 10 grep -qx sleep /proc/"$JOB_PID"/comm
+	# two more status lines: the tracer lived through at least one rescan of the new image
+	n=$(status_lines)
+	wait_until 10 status_lines_reach $((n + 2))
+	kill -0 "$TRACER_PID"	# documented: pid still exists, so the tracer keeps waiting
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q '"targetExited":false' "$BATS_TEST_TMPDIR/t.json"
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+n = collections.Counter(e["name"] for e in d["traceEvents"]
+                        if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
+assert n == {"aiuGetNumDevices": 30}, n
+PY
+}
+
+@test "target execs a program that maps the same runtime: its calls are traced too" {
+	start_helper exec 5 "$BATS_TEST_TMPDIR/done1.json" "$BATS_FILE_TMPDIR/flexhelper" \
+		"$BATS_TEST_TMPDIR/ready2" threads 2 3 "$BATS_TEST_TMPDIR/done2.json"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/ready2"	# the new image initialized the runtime
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done2.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+assert {e["pid"] for e in x} == {pid}, {e["pid"] for e in x}
+n = collections.Counter(e["name"] for e in x if e["cat"] == "privateuse1_runtime")
+# 5 before the exec; after it: initializeRuntime, then 2 threads x 3 x (malloc, free, get)
+assert n == {"aiuGetNumDevices": 5 + 6, "aiuInitializeRuntime": 1, "senOpenDevice": 1,
+             "aiuMalloc": 6, "aiuFree": 6}, n
+PY
+}
+
+@test "threads created after attach are traced, with their names" {
+	start_helper threads 3 20 "$BATS_TEST_TMPDIR/done.json"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
+         if e["ph"] == "M" and e["name"] == "thread_name"}
+n = collections.Counter((e["tid"], e["name"]) for e in d["traceEvents"]
+                        if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
+tids = {t for t, _ in n}
+assert len(tids) == 3 and pid not in tids, n
+assert sorted(names[t] for t in tids) == ["late-0", "late-1", "late-2"], names
+for t in tids:
+    for f in ("aiuMalloc", "aiuFree", "aiuGetNumDevices"):
+        assert n[(t, f)] == 20, (t, f, n)
+PY
+}
+
+@test "SIGTERM mid-phase: trace closed and valid, job finishes with the untraced result" {
+	stop_mid_phase TERM
+}
+
+@test "SIGINT mid-phase: trace closed and valid, job finishes with the untraced result" {
+	stop_mid_phase INT
+}
+
+@test "tracer SIGKILLed: no uprobes or BPF programs left, the job's later phases are exact" {
+	"$MOCK" --phases 3 --iters 30 --counts "$BATS_TEST_TMPDIR/untraced.json" --quiet
+	start_job --phases 3 --iters 30
+	"$TOOL" list -p "$JOB_PID" >"$BATS_TEST_TMPDIR/sites.txt"
+	[ "$(armed_sites "$JOB_PID" "$BATS_TEST_TMPDIR/sites.txt")" -eq 0 ]
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	# the check can fail: while attached, every resolved site holds a breakpoint
+	read -r armed total < <($PROBE_SITES "$JOB_PID" <"$BATS_TEST_TMPDIR/sites.txt")
+	[ "$total" -ge 10 ] && [ "$armed" -eq "$total" ]
+	progs=$(bpf_prog_ids "$TRACER_PID")
+	[ -n "$progs" ]
+	run_phase 1
+	stop_tracer KILL
+	[ "$TRACER_RC" -eq 137 ]
+	# the kernel takes the uprobes and programs away with the tracer's last file descriptor
+	wait_until 10 test "$(armed_sites "$JOB_PID" "$BATS_TEST_TMPDIR/sites.txt")" -eq 0
+	wait_until 10 bpf_progs_gone $progs
+	# the job lives on, untraced, with the results of an untraced run
+	run_phase 2
+	for f in checksum calls; do
+		[ "$(counts_field "$BATS_TEST_TMPDIR/counts.json.2" $f)" = \
+		  "$(counts_field "$BATS_TEST_TMPDIR/untraced.json.2" $f)" ]
+	done
+	# a new tracer attaches cleanly and sees every call of the next phase
+	start_tracer -o "$BATS_TEST_TMPDIR/t2.json"
+	run_phase 3
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	$VERIFY "$BATS_TEST_TMPDIR/t2.json" --counts "$BATS_TEST_TMPDIR/counts.json.3" --pid "$JOB_PID"
+	[ "$(counts_field "$BATS_TEST_TMPDIR/counts.json.3" checksum)" = \
+	  "$(counts_field "$BATS_TEST_TMPDIR/untraced.json.3" checksum)" ]
+	# and the killed trace of phase 1 is recoverable (check.bats covers a cut mid-phase)
+	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.recovered.json"
+	[ "$status" -eq 0 ]
+	stop_job
+	[ "$JOB_RC" -eq 0 ]
+}
+
+@test "starved consumer: ring buffer overflows, delivered + dropped = calls, per probe" {
+	start_job --threads 2 --iters 5000 --compute-us 0
+	start_tracer --ringbuf-mb 1 -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_size "$BATS_TEST_TMPDIR/t.json" 500000	# consuming normally
+	kill -STOP "$TRACER_PID"
+	EXTRA_PIDS+=("$TRACER_PID")
+	sleep 0.5					# starve it: the 1 MiB ring holds ~11k events
+	kill -CONT "$TRACER_PID"
+	wait_for "$BATS_TEST_TMPDIR/counts.json" 60
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" --allow-drops
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["calls"]
+total = 0
+for p in d["spyreProbes"]:
+    want = calls.get(p["symbol"])
+    if want is None:
+        continue
+    lost = p["dropsRingFull"] + p["dropsTooDeep"]
+    assert p["hits"] == want, p
+    assert p["events"] + lost == want, (p, want)
+    total += lost
+assert total > 1000, total                      # the ring really overflowed
+assert d["spyreStats"]["drops"] >= total, (d["spyreStats"], total)
+assert d["spyreStats"]["events"] > 10000, d["spyreStats"]
+PY
+	# and the user is told
+	grep -Eq '[1-9][0-9]* dropped' "$BATS_TEST_TMPDIR/tracer.out"
+}
+
+@test "two tracers on one job: both traces complete and exact" {
+	start_job --threads 2 --streams 2 --iters 40
+	start_tracer -o "$BATS_TEST_TMPDIR/a.json"
+	first=$TRACER_PID
+	EXTRA_PIDS+=("$first")
+	"$TOOL" -p "$JOB_PID" --ready-file "$BATS_TEST_TMPDIR/b.ready" -o "$BATS_TEST_TMPDIR/b.json" \
+		>"$BATS_TEST_TMPDIR/b.out" 2>"$BATS_TEST_TMPDIR/b.err" &
+	TRACER_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/b.ready"
+	one_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	TRACER_PID=$first
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	for t in a b; do
+		$VERIFY "$BATS_TEST_TMPDIR/$t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
+			--pid "$JOB_PID"
+	done
+	# the same calls, so the same number of events of each kind
+	[ "$(json_get "$BATS_TEST_TMPDIR/a.json" 'd["spyreStats"]["events"]')" = \
+	  "$(json_get "$BATS_TEST_TMPDIR/b.json" 'd["spyreStats"]["events"]')" ]
+}
+
+@test "output disk full: clear error, exit 7, no crash, the job unaffected" {
+	mkdir "$BATS_TEST_TMPDIR/full"
+	mount -t tmpfs -o size=64k tmpfs "$BATS_TEST_TMPDIR/full"
+	MOUNTS+=("$BATS_TEST_TMPDIR/full")
+	"$MOCK" --iters 300 --compute-us 0 --counts "$BATS_TEST_TMPDIR/untraced.json" --quiet
+	start_job --iters 300 --compute-us 0
+	start_tracer -o "$BATS_TEST_TMPDIR/full/t.json"
+	one_phase
+	stop_tracer INT
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 7 ]
+	grep -q "$BATS_TEST_TMPDIR/full/t.json.*No space left on device" "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$(counts_field "$BATS_TEST_TMPDIR/counts.json" checksum)" = \
+	  "$(counts_field "$BATS_TEST_TMPDIR/untraced.json" checksum)" ]
+	kill -0 "$JOB_PID"
+	stop_job
+	[ "$JOB_RC" -eq 0 ]
+}

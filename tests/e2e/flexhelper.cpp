@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// flexhelper: a tiny client of the mock Spyre runtime for the fault tests (tests/e2e/faults.bats).
+// The mock job creates all its threads before it is traced and never forks or execs; this
+// program does those things only after the tracer is attached, when told to by SIGUSR1.
+//
+//   flexhelper READY MODE ARGS...
+//     threads N K DONE    start N threads "late-<i>", each calls the runtime K times
+//     fork N M DONE       fork: the child calls getNumDevices M times, the parent N times
+//     exec N DONE PROG... call getNumDevices N times, then exec PROG with its arguments
+//
+// READY gets the pid once the runtime is initialized; DONE gets the runtime's call counts (the
+// mock job's counts format) once the work is done. Then the program waits for SIGTERM/SIGINT.
+
+#include "flex.h"
+#include "mockstats.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+static sigset_t g_sigs;
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static void write_atomic(const char *path, const std::string &text)
+{
+	std::string tmp = std::string(path) + ".tmp";
+	FILE *f = fopen(tmp.c_str(), "w");
+
+	if (!f || fputs(text.c_str(), f) < 0 || fclose(f) || rename(tmp.c_str(), path))
+		die(path);
+}
+
+static std::string counts_json(const std::string &extra)
+{
+	std::string s = "{\"pid\":" + std::to_string(getpid()) + extra + ",\"calls\":{";
+
+	for (int api = 0; api < mock_spyre::API_COUNT; api++) {
+		s += api ? "," : "";
+		s += "\"" + std::string(mock_spyre::apiName(api)) + "\":" +
+		     std::to_string(mock_spyre::callCount(api));
+	}
+	return s + "}}\n";
+}
+
+// Returns the signal that ended the wait: SIGUSR1 means go.
+static int wait_signal(void)
+{
+	int sig = 0;
+
+	if (sigwait(&g_sigs, &sig))
+		die("sigwait");
+	return sig;
+}
+
+static void linger(void)
+{
+	for (;;) {
+		int sig = wait_signal();
+
+		if (sig == SIGTERM || sig == SIGINT)
+			exit(0);
+	}
+}
+
+static void calls(long n)
+{
+	for (long i = 0; i < n; i++)
+		if (flex::getNumDevices() != 1)
+			die("getNumDevices");
+}
+
+static void worker(int index, long k)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "late-%d", index);
+	pthread_setname_np(pthread_self(), name);
+	flex::FlexAllocator alloc(0);
+
+	for (long i = 0; i < k; i++) {
+		void *p = alloc.allocate(4096, 1);
+
+		if (!p)
+			die("allocate");
+		alloc.deallocate(p);
+		calls(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: flexhelper READY threads N K DONE | fork N M DONE | "
+				"exec N DONE PROG [ARGS...]\n");
+		return 2;
+	}
+	const char *ready = argv[1];
+	std::string mode = argv[2];
+
+	sigemptyset(&g_sigs);
+	sigaddset(&g_sigs, SIGUSR1);
+	sigaddset(&g_sigs, SIGTERM);
+	sigaddset(&g_sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &g_sigs, nullptr);
+
+	if (flex::initializeRuntime(1))
+		die("initializeRuntime");
+	mock_spyre::resetCounts();
+	write_atomic(ready, std::to_string(getpid()) + "\n");
+	if (wait_signal() != SIGUSR1)
+		return 0;
+
+	if (mode == "threads" && argc == 6) {
+		long n = atol(argv[3]), k = atol(argv[4]);
+		std::vector<std::thread> th;
+
+		for (long i = 0; i < n; i++)
+			th.emplace_back(worker, (int)i, k);
+		for (auto &t : th)
+			t.join();
+		write_atomic(argv[5], counts_json(""));
+		linger();
+	} else if (mode == "fork" && argc == 6) {
+		long n = atol(argv[3]), m = atol(argv[4]);
+		int status;
+		pid_t child = fork();
+
+		if (child < 0)
+			die("fork");
+		if (child == 0) {
+			calls(m);
+			_exit(0);
+		}
+		calls(n);
+		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			die("child");
+		write_atomic(argv[5], counts_json(",\"child\":" + std::to_string(child)));
+		linger();
+	} else if (mode == "exec" && argc >= 6) {
+		calls(atol(argv[3]));
+		write_atomic(argv[4], counts_json(""));
+		// the exec'd program gets a clean signal mask, as if started normally
+		pthread_sigmask(SIG_UNBLOCK, &g_sigs, nullptr);
+		execv(argv[5], &argv[5]);
+		die(argv[5]);
+	}
+	fprintf(stderr, "flexhelper: bad mode or arguments\n");
+	return 2;
+}

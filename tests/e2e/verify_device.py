@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Check the device side of a spyre-bpftrace trace of the mock job: every launch has its one
+device span (same correlation, right kind, bytes, bandwidth), the device tracks are named and
+never overlap, spans sit between their launch and the synchronize that waited for them, and
+the ac2g arrows join each launch to its span. With --counts, the numbers must match what the
+job did. Exit 1 with a list of problems."""
+import argparse
+import gzip
+import json
+import sys
+from collections import Counter, defaultdict
+
+LAUNCH_KIND = {
+    "aiuDataTransferHtoD": ("gpu_memcpy", "Memcpy HtoD"),
+    "aiuDataTransferDtoH": ("gpu_memcpy", "Memcpy DtoH"),
+    "aiuLaunchComputeStream": ("kernel", None),
+}
+SYNC = "aiuScheduleWait"
+DEVICE_PID = 0
+# The mock's simulated link (tools/mock-spyre/flex.cpp): 8 bytes per ns = 8 GB/s.
+LINK_BYTES_PER_NS = 8
+# The mock skips sleeping for the last µs of an operation; a span may be that much shorter.
+SLACK_NS = 1000
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def ns(us):
+    """µs with three decimals as written by the tracer -> integer ns."""
+    return round(us * 1000)
+
+
+class Checker:
+    def __init__(self, d, compute_us, copy_bytes):
+        self.d = d
+        self.ev = d["traceEvents"]
+        self.compute_ns = None if compute_us is None else compute_us * 1000
+        self.copy_bytes = copy_bytes
+        self.problems = []
+
+    def bad(self, msg):
+        self.problems.append(msg)
+
+    def collect(self):
+        self.launches = {}          # correlation -> launch event
+        self.devspans = defaultdict(list)  # correlation -> device spans
+        self.nodev = []             # device spans without correlation
+        self.syncs = defaultdict(list)  # (pid, tid, stream) -> [(ts, end)]
+        self.flows = defaultdict(lambda: {"s": [], "f": []})
+        self.pnames, self.tnames = {}, {}
+        for e in self.ev:
+            ph, name = e.get("ph"), e.get("name")
+            if ph == "M" and name == "process_name":
+                self.pnames[e["pid"]] = e["args"]["name"]
+            elif ph == "M" and name == "thread_name":
+                self.tnames[(e["pid"], e["tid"])] = e["args"]["name"]
+            elif ph in ("s", "f") and e.get("cat") == "ac2g":
+                self.flows[e.get("id")][ph].append(e)
+            elif ph != "X":
+                continue
+            elif e.get("cat") in ("kernel", "gpu_memcpy"):
+                corr = e.get("args", {}).get("correlation")
+                if corr is None:
+                    self.nodev.append(e)
+                else:
+                    self.devspans[corr].append(e)
+            elif name in LAUNCH_KIND:
+                corr = e.get("args", {}).get("correlation")
+                if corr is None:
+                    self.bad(f"launch {name} at {e['ts']} has no args.correlation")
+                elif corr in self.launches:
+                    self.bad(f"correlation {corr} used by two launches")
+                else:
+                    self.launches[corr] = e
+            elif name == SYNC:
+                key = (e["pid"], e["tid"], e.get("args", {}).get("stream"))
+                self.syncs[key].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+        for v in self.syncs.values():
+            v.sort()
+
+    def check_pairs(self):
+        for e in self.nodev:
+            self.bad(f"device span {e['name']} at {e['ts']} has no args.correlation")
+        for corr, spans in self.devspans.items():
+            if corr not in self.launches:
+                self.bad(f"device span {spans[0]['name']} (correlation {corr}) has no launch")
+        for corr, l in self.launches.items():
+            spans = self.devspans.get(corr, [])
+            if len(spans) != 1:
+                self.bad(f"launch {l['name']} (correlation {corr}) has {len(spans)} device spans")
+                continue
+            self.check_span(l, spans[0])
+
+    def check_span(self, l, s):
+        cat, prefix = LAUNCH_KIND[l["name"]]
+        corr = l["args"]["correlation"]
+        what = f"{s['name']} (correlation {corr})"
+        a = s.get("args", {})
+        if s.get("cat") != cat:
+            self.bad(f"{what}: cat {s.get('cat')!r}, launch {l['name']} wants {cat!r}")
+        if prefix and not s["name"].startswith(prefix):
+            self.bad(f"{what}: name does not start with {prefix!r} for {l['name']}")
+        if s["pid"] != DEVICE_PID or a.get("device") != DEVICE_PID:
+            self.bad(f"{what}: pid {s['pid']} / args.device {a.get('device')}, want "
+                     f"{DEVICE_PID}")
+        start, dur = ns(s["ts"]), ns(s["dur"])
+        lstart, lend = ns(l["ts"]), ns(l["ts"]) + ns(l["dur"])
+        if start < lstart:
+            self.bad(f"{what}: starts at {start} ns, before its launch at {lstart} ns")
+        if dur <= 0:
+            self.bad(f"{what}: duration {dur} ns (analyzers drop empty spans)")
+        if cat == "gpu_memcpy":
+            if a.get("bytes") != l["args"].get("bytes"):
+                self.bad(f"{what}: bytes {a.get('bytes')} != launch's {l['args'].get('bytes')}")
+            if self.copy_bytes is not None and a.get("bytes") != self.copy_bytes:
+                self.bad(f"{what}: bytes {a.get('bytes')}, the job copies {self.copy_bytes}")
+            bw = a.get("memory bandwidth (GB/s)")
+            if not isinstance(bw, (int, float)):
+                self.bad(f"{what}: no numeric 'memory bandwidth (GB/s)' arg")
+            elif dur > 0:
+                want = a["bytes"] / dur
+                if abs(bw - want) > 0.0015 + want * 1e-3:
+                    self.bad(f"{what}: bandwidth {bw} GB/s, bytes/dur is {want:.4f}")
+            # the span covers the whole copy, which the mock spreads at 8 GB/s
+            need = a.get("bytes", 0) // LINK_BYTES_PER_NS - SLACK_NS
+            if dur < need:
+                self.bad(f"{what}: {dur} ns, shorter than the copy itself ({need} ns)")
+        elif self.compute_ns is not None and dur < self.compute_ns - SLACK_NS:
+            self.bad(f"{what}: {dur} ns, shorter than the kernel's {self.compute_ns} ns of work")
+        # the completion precedes the return of the synchronize() that waited for it
+        syncs = self.syncs.get((l["pid"], l["tid"], l["args"].get("stream")), [])
+        after = [sy for sy in syncs if sy[0] >= lend]
+        if not after:
+            self.bad(f"{what}: no {SYNC} of its stream after the launch")
+        elif start + dur > after[0][1]:
+            self.bad(f"{what}: ends at {start + dur} ns, after the {SYNC} that waited for it "
+                     f"returned ({after[0][1]} ns)")
+        if start + dur < lstart:
+            self.bad(f"{what}: ends before its launch")
+
+    def check_tracks(self):
+        if self.devspans and self.pnames.get(DEVICE_PID) != "Spyre 0":
+            self.bad(f"process_name of pid {DEVICE_PID} is {self.pnames.get(DEVICE_PID)!r}")
+        lanes = defaultdict(list)
+        for spans in self.devspans.values():
+            for s in spans:
+                lanes[s["tid"]].append(s)
+        for tid, spans in sorted(lanes.items()):
+            tname = self.tnames.get((DEVICE_PID, tid))
+            s0 = spans[0]
+            if s0["cat"] == "kernel":
+                want = f"Stream {tid}"
+            else:
+                kind = "HtoD" if s0["name"].startswith("Memcpy HtoD") else "DtoH"
+                want = f"Memcpy {kind} lane {tid % 100}"
+            if tname != want:
+                self.bad(f"device tid {tid}: thread_name {tname!r}, want {want!r}")
+            for s in spans:
+                if s["cat"] != s0["cat"] or s["name"] != s0["name"]:
+                    self.bad(f"device tid {tid} mixes {s0['name']} and {s['name']}")
+                    break
+                if s["cat"] == "kernel" and s["args"].get("stream") != tid:
+                    self.bad(f"kernel on tid {tid} says args.stream {s['args'].get('stream')}")
+                    break
+            iv = sorted((ns(s["ts"]), ns(s["ts"]) + ns(s["dur"])) for s in spans)
+            for (a0, a1), (b0, b1) in zip(iv, iv[1:]):
+                if b0 < a1:
+                    self.bad(f"device tid {tid}: span at {b0} ns overlaps the one ending at "
+                             f"{a1} ns")
+                    break
+
+    def check_flows(self):
+        nflow = 0
+        for fid, f in self.flows.items():
+            if len(f["s"]) != 1 or len(f["f"]) != 1:
+                self.bad(f"ac2g id {fid}: {len(f['s'])} starts, {len(f['f'])} finishes")
+                continue
+            s, fi = f["s"][0], f["f"][0]
+            nflow += 1
+            l = self.launches.get(fid)
+            spans = self.devspans.get(fid, [])
+            if l is None or len(spans) != 1:
+                self.bad(f"ac2g id {fid} does not join one launch to one device span")
+                continue
+            d = spans[0]
+            if (s["pid"], s["tid"]) != (l["pid"], l["tid"]):
+                self.bad(f"ac2g id {fid}: 's' on {s['pid']}/{s['tid']}, launch on "
+                         f"{l['pid']}/{l['tid']}")
+            if not ns(l["ts"]) <= ns(s["ts"]) <= ns(l["ts"]) + ns(l["dur"]):
+                self.bad(f"ac2g id {fid}: 's' at {s['ts']} is outside its launch "
+                         f"[{l['ts']}, +{l['dur']}]")
+            if fi.get("bp") != "e":
+                self.bad(f"ac2g id {fid}: 'f' without bp 'e'")
+            if (fi["pid"], fi["tid"]) != (d["pid"], d["tid"]) or ns(fi["ts"]) != ns(d["ts"]):
+                self.bad(f"ac2g id {fid}: 'f' at {fi['pid']}/{fi['tid']} {fi['ts']}, device "
+                         f"span at {d['pid']}/{d['tid']} {d['ts']}")
+        if nflow != len(self.launches):
+            self.bad(f"{nflow} ac2g arrows for {len(self.launches)} launches")
+
+    def check_counts(self, counts):
+        calls = counts["calls"]
+        ncallback = calls["flex::RuntimeStream::launchOperationHostCallback"]
+        # host callbacks complete too, but have no launch probe: they make no device span
+        want = calls["flex::detail::operationComplete"] - ncallback
+        nlaunch = (calls["flex::RuntimeStream::launchOperationH2D"]
+                   + calls["flex::RuntimeStream::launchOperationD2H"]
+                   + calls["flex::RuntimeStream::launchOperationCompute"])
+        if want != nlaunch:
+            self.bad(f"the job's counts disagree: {want} completions of launches, "
+                     f"{nlaunch} launches")
+        got = sum(len(v) for v in self.devspans.values()) + len(self.nodev)
+        if got != want:
+            self.bad(f"{got} device spans, the job completed {want} launched operations")
+        by_cat = Counter(s["name"].split(" (")[0] for v in self.devspans.values() for s in v)
+        for name, sym in (("Memcpy HtoD", "launchOperationH2D"),
+                          ("Memcpy DtoH", "launchOperationD2H"),
+                          ("Spyre compute", "launchOperationCompute")):
+            if by_cat.get(name, 0) != calls["flex::RuntimeStream::" + sym]:
+                self.bad(f"{by_cat.get(name, 0)} {name} spans, the job made "
+                         f"{calls['flex::RuntimeStream::' + sym]} {sym} calls")
+        st = self.d.get("spyreStats", {})
+        for key, val in (("deviceSpans", want), ("launchesInFlight", 0),
+                         ("completionsWithoutLaunch", ncallback), ("deviceOverflow", 0)):
+            if st.get(key) != val:
+                self.bad(f"spyreStats.{key} is {st.get(key)!r}, want {val}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("--counts", help="the mock job's counts file for the traced phase")
+    ap.add_argument("--compute-us", type=int, help="the job's --compute-us (default 50)")
+    ap.add_argument("--bytes", type=int, help="the job's --bytes (default 65536)")
+    a = ap.parse_args()
+    c = Checker(load(a.trace), a.compute_us, a.bytes)
+    c.collect()
+    if not c.launches:
+        c.bad("no launches in the trace")
+    c.check_pairs()
+    c.check_tracks()
+    c.check_flows()
+    if a.counts:
+        with open(a.counts) as f:
+            c.check_counts(json.load(f))
+    for p in c.problems[:40]:
+        print("verify_device:", p)
+    if len(c.problems) > 40:
+        print(f"verify_device: ... and {len(c.problems) - 40} more")
+    ndev = sum(len(v) for v in c.devspans.values())
+    print(f"verify_device: {a.trace}: {len(c.launches)} launches, {ndev} device spans, "
+          f"{len(c.problems)} problems")
+    return 1 if c.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

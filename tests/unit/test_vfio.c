@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jsonparse.h"
+#include "trace.h"
+#include "unit.h"
+#include "vfio.h"
+
+#define VIO(n)	_IO(';', 100 + (n))
+
+TEST(vfio_cmd_names)
+{
+	static const char *const common[] = {
+		"VFIO_GET_API_VERSION", "VFIO_CHECK_EXTENSION", "VFIO_SET_IOMMU",
+		"VFIO_GROUP_GET_STATUS", "VFIO_GROUP_SET_CONTAINER", "VFIO_GROUP_UNSET_CONTAINER",
+		"VFIO_GROUP_GET_DEVICE_FD", "VFIO_DEVICE_GET_INFO", "VFIO_DEVICE_GET_REGION_INFO",
+		"VFIO_DEVICE_GET_IRQ_INFO", "VFIO_DEVICE_SET_IRQS", "VFIO_DEVICE_RESET",
+	};
+
+	/* the fd's kind does not matter below 112 */
+	for (int i = 0; i < 12; i++) {
+		CHECK_STR(vfio_cmd_name(VIO(i), VFIO_FD_UNKNOWN), common[i]);
+		CHECK_STR(vfio_cmd_name(VIO(i), VFIO_FD_DEVICE), common[i]);
+	}
+#if defined(__x86_64__) || defined(__s390x__)
+	CHECK_STR(vfio_cmd_name(0x3B64, VFIO_FD_UNKNOWN), "VFIO_GET_API_VERSION");
+	CHECK_STR(vfio_cmd_name(0x3B71, VFIO_FD_CONTAINER), "VFIO_IOMMU_MAP_DMA");
+	CHECK_STR(vfio_cmd_name(0x3B75, VFIO_FD_DEVICE), "VFIO_DEVICE_FEATURE");
+#endif
+	/* 112.. mean one thing on a container, another on a device */
+	CHECK_STR(vfio_cmd_name(VIO(13), VFIO_FD_CONTAINER), "VFIO_IOMMU_MAP_DMA");
+	CHECK_STR(vfio_cmd_name(VIO(14), VFIO_FD_CONTAINER), "VFIO_IOMMU_UNMAP_DMA");
+	CHECK_STR(vfio_cmd_name(VIO(13), VFIO_FD_UNKNOWN), "VFIO_IOMMU_MAP_DMA");
+	CHECK_STR(vfio_cmd_name(VIO(13), VFIO_FD_DEVICE), "VFIO_DEVICE_PCI_HOT_RESET");
+	CHECK_STR(vfio_cmd_name(VIO(12), VFIO_FD_DEVICE), "VFIO_DEVICE_GET_PCI_HOT_RESET_INFO");
+	CHECK_STR(vfio_cmd_name(VIO(16), VFIO_FD_DEVICE), "VFIO_DEVICE_IOEVENTFD");
+	CHECK_STR(vfio_cmd_name(VIO(17), VFIO_FD_DEVICE), "VFIO_DEVICE_FEATURE");
+	CHECK_STR(vfio_cmd_name(VIO(15), VFIO_FD_CONTAINER), "VFIO_IOMMU_ENABLE");
+	CHECK_STR(vfio_cmd_name(VIO(21), VFIO_FD_CONTAINER), "VFIO_EEH_PE_OP");
+	/* past the last one, other ioctl types, or with direction/size bits: not VFIO */
+	CHECK(vfio_cmd_name(VIO(18), VFIO_FD_DEVICE) == NULL);
+	CHECK(vfio_cmd_name(VIO(22), VFIO_FD_CONTAINER) == NULL);
+	CHECK(vfio_cmd_name(VIO(0) - 1, VFIO_FD_UNKNOWN) == NULL);
+	CHECK(vfio_cmd_name(_IOR(';', 100, int), VFIO_FD_UNKNOWN) == NULL);
+	CHECK(vfio_cmd_name(_IO('T', 100), VFIO_FD_UNKNOWN) == NULL);
+	CHECK(vfio_cmd_name(0, VFIO_FD_UNKNOWN) == NULL);
+}
+
+TEST(vfio_kinds)
+{
+	CHECK_EQ_INT(vfio_kind_of_path("/dev/vfio/vfio"), VFIO_FD_CONTAINER);
+	CHECK_EQ_INT(vfio_kind_of_path("/dev/vfio/12"), VFIO_FD_GROUP);
+	CHECK_EQ_INT(vfio_kind_of_path("/dev/vfio/noiommu-0"), VFIO_FD_GROUP);
+	CHECK_EQ_INT(vfio_kind_of_path("anon_inode:[vfio-device]"), VFIO_FD_DEVICE);
+	CHECK_EQ_INT(vfio_kind_of_path("/dev/vfio/devices/vfio0"), VFIO_FD_DEVICE);
+	CHECK_EQ_INT(vfio_kind_of_path("/dev/iommu"), VFIO_FD_CONTAINER);
+	/* the mock's stand-ins */
+	CHECK_EQ_INT(vfio_kind_of_path("/tmp/x/vfio"), VFIO_FD_CONTAINER);
+	CHECK_EQ_INT(vfio_kind_of_path("/tmp/x/3"), VFIO_FD_GROUP);
+	CHECK_EQ_INT(vfio_kind_of_path("/tmp/x/vfio-device-1"), VFIO_FD_DEVICE);
+	CHECK_EQ_INT(vfio_kind_of_path("/dev/null"), VFIO_FD_UNKNOWN);
+	CHECK_EQ_INT(vfio_kind_of_path("/dev/vfio/"), VFIO_FD_UNKNOWN);
+	CHECK_EQ_INT(vfio_kind_of_path("/dev/vfio/noiommu-"), VFIO_FD_UNKNOWN);
+	CHECK_EQ_INT(vfio_kind_of_path(""), VFIO_FD_UNKNOWN);
+	CHECK_EQ_INT(vfio_kind_of_path(NULL), VFIO_FD_UNKNOWN);
+
+	CHECK_EQ_INT(vfio_kind_of_func("vfio_fops_unl_ioctl"), VFIO_FD_CONTAINER);
+	CHECK_EQ_INT(vfio_kind_of_func("vfio_iommu_type1_ioctl"), VFIO_FD_CONTAINER);
+	CHECK_EQ_INT(vfio_kind_of_func("tce_iommu_ioctl"), VFIO_FD_CONTAINER);
+	CHECK_EQ_INT(vfio_kind_of_func("vfio_group_fops_unl_ioctl"), VFIO_FD_GROUP);
+	CHECK_EQ_INT(vfio_kind_of_func("vfio_device_fops_unl_ioctl"), VFIO_FD_DEVICE);
+	CHECK_EQ_INT(vfio_kind_of_func("vfio_pci_core_ioctl"), VFIO_FD_DEVICE);
+	CHECK_EQ_INT(vfio_kind_of_func("sock_ioctl"), VFIO_FD_UNKNOWN);
+
+	CHECK_EQ_INT(vfio_kind_of_cmd(VIO(0)), VFIO_FD_CONTAINER);
+	CHECK_EQ_INT(vfio_kind_of_cmd(VIO(2)), VFIO_FD_CONTAINER);
+	CHECK_EQ_INT(vfio_kind_of_cmd(VIO(3)), VFIO_FD_GROUP);
+	CHECK_EQ_INT(vfio_kind_of_cmd(VIO(6)), VFIO_FD_GROUP);
+	CHECK_EQ_INT(vfio_kind_of_cmd(VIO(7)), VFIO_FD_DEVICE);
+	CHECK_EQ_INT(vfio_kind_of_cmd(VIO(11)), VFIO_FD_DEVICE);
+	CHECK_EQ_INT(vfio_kind_of_cmd(VIO(13)), VFIO_FD_UNKNOWN);
+	CHECK_EQ_INT(vfio_kind_of_cmd(12345), VFIO_FD_UNKNOWN);
+}
+
+TEST(vfio_options)
+{
+	char names[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
+	char long_name[VFIO_FUNC_NAME_MAX + 2];
+
+	CHECK_EQ_INT(vfio_mode_parse("auto"), VFIO_MODE_AUTO);
+	CHECK_EQ_INT(vfio_mode_parse("fentry"), VFIO_MODE_FENTRY);
+	CHECK_EQ_INT(vfio_mode_parse("kprobe"), VFIO_MODE_KPROBE);
+	CHECK_EQ_INT(vfio_mode_parse("tracepoint"), VFIO_MODE_TRACEPOINT);
+	CHECK_EQ_INT(vfio_mode_parse("off"), VFIO_MODE_OFF);
+	CHECK_EQ_INT(vfio_mode_parse("kprobes"), -EINVAL);
+	CHECK_EQ_INT(vfio_mode_parse(""), -EINVAL);
+	CHECK_EQ_INT(vfio_mode_parse(NULL), -EINVAL);
+	CHECK_STR(vfio_path_name(SPYRE_DRV_TRACEPOINT), "tracepoint");
+	CHECK_STR(vfio_path_name(SPYRE_DRV_FENTRY), "fentry");
+	CHECK_STR(vfio_path_name(SPYRE_DRV_KPROBE), "kprobe");
+	CHECK_STR(vfio_path_name(SPYRE_DRV_OFF), "off");
+
+	CHECK_EQ_INT(vfio_funcs_parse(VFIO_DEFAULT_FUNCS, names, SPYRE_DRV_MAX_FUNCS), 4);
+	CHECK_STR(names[0], "vfio_fops_unl_ioctl");
+	CHECK_STR(names[3], "vfio_iommu_type1_ioctl");
+	CHECK_EQ_INT(vfio_funcs_parse("vfio_pci_core_ioctl.isra.0", names, 8), 1);
+	CHECK_STR(names[0], "vfio_pci_core_ioctl.isra.0");
+	CHECK_EQ_INT(vfio_funcs_parse("a,,b", names, 8), -EINVAL);
+	CHECK_EQ_INT(vfio_funcs_parse("a,", names, 8), -EINVAL);
+	CHECK_EQ_INT(vfio_funcs_parse("", names, 8), -EINVAL);
+	CHECK_EQ_INT(vfio_funcs_parse("a b", names, 8), -EINVAL);
+	CHECK_EQ_INT(vfio_funcs_parse("9abc", names, 8), -EINVAL);
+	CHECK_EQ_INT(vfio_funcs_parse("a;rm", names, 8), -EINVAL);
+	CHECK_EQ_INT(vfio_funcs_parse("a,b,c", names, 2), -E2BIG);
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	CHECK_EQ_INT(vfio_funcs_parse(long_name, names, 8), -EINVAL);
+}
+
+TEST(vfio_plan_paths)
+{
+	enum spyre_drv_path p[3];
+	struct vfio_caps none = {}, host = { .nfuncs = 0, .fentry_btf = true, .kprobes = false };
+	struct vfio_caps all = { .nfuncs = 3, .fentry_btf = true, .kprobes = true };
+	struct vfio_caps no_btf = { .nfuncs = 3, .fentry_btf = false, .kprobes = true };
+	char why[256];
+
+	/* this host: no VFIO functions, no kprobes -> the tracepoints */
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_AUTO, &host, p, why, sizeof(why)), 1);
+	CHECK_EQ_INT(p[0], SPYRE_DRV_TRACEPOINT);
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_AUTO, &none, p, why, sizeof(why)), 1);
+	CHECK_EQ_INT(p[0], SPYRE_DRV_TRACEPOINT);
+	/* everything there: fentry first, kprobes second, tracepoints last */
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_AUTO, &all, p, why, sizeof(why)), 3);
+	CHECK_EQ_INT(p[0], SPYRE_DRV_FENTRY);
+	CHECK_EQ_INT(p[1], SPYRE_DRV_KPROBE);
+	CHECK_EQ_INT(p[2], SPYRE_DRV_TRACEPOINT);
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_AUTO, &no_btf, p, why, sizeof(why)), 2);
+	CHECK_EQ_INT(p[0], SPYRE_DRV_KPROBE);
+	/* forced modes: the one path, or nothing with the reason */
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_KPROBE, &host, p, why, sizeof(why)), 0);
+	CHECK(strstr(why, "kprobes are not available") != NULL);
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_KPROBE, &all, p, why, sizeof(why)), 1);
+	CHECK_EQ_INT(p[0], SPYRE_DRV_KPROBE);
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_FENTRY, &host, p, why, sizeof(why)), 0);
+	CHECK(strstr(why, "kallsyms") != NULL);
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_FENTRY, &no_btf, p, why, sizeof(why)), 0);
+	CHECK(strstr(why, "BTF") != NULL);
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_TRACEPOINT, &none, p, why, sizeof(why)), 1);
+	CHECK_EQ_INT(p[0], SPYRE_DRV_TRACEPOINT);
+	CHECK_EQ_INT(vfio_plan(VFIO_MODE_OFF, &all, p, why, sizeof(why)), 0);
+}
+
+TEST(vfio_kallsyms)
+{
+	char names[4][VFIO_FUNC_NAME_MAX] = { "vfio_fops_unl_ioctl", "vfio_pci_core_ioctl",
+					      "vfio_iommu_type1_ioctl", "do_vfs_ioctl" };
+	char mods[4][VFIO_FUNC_NAME_MAX];
+	char path[] = "/tmp/unit-kallsyms-XXXXXX";
+	bool present[4];
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("ffffffff816f6ee0 t do_vfs_ioctl\n"
+	      "ffffffffc0a01000 t vfio_fops_unl_ioctl\t[vfio]\n"
+	      /* a clone is not the function: kprobes on the plain name would fail */
+	      "ffffffffc0b02000 t vfio_pci_core_ioctl.isra.0\t[vfio_pci_core]\n"
+	      /* data, not text */
+	      "ffffffffc0c03000 d vfio_iommu_type1_ioctl\t[vfio_iommu_type1]\n"
+	      "garbage\n\n"
+	      "ffffffffc0c04000 T\n", f);
+	fclose(f);
+	CHECK_EQ_INT(vfio_kallsyms_find(path, names, 4, present, mods), 2);
+	CHECK(present[0] && !present[1] && !present[2] && present[3]);
+	CHECK_STR(mods[0], "vfio");
+	CHECK_STR(mods[3], "");
+	unlink(path);
+	CHECK_EQ_INT(vfio_kallsyms_find(path, names, 4, present, mods), -ENOENT);
+}
+
+/* A fake /proc/PID/fd tree: links named by fd, pointing where the test says. */
+struct fakeproc {
+	char root[64];
+	char file[96];		/* a real file, for the inode check */
+};
+
+static void fake_link(struct fakeproc *fp, int fd, const char *target)
+{
+	char p[160];
+
+	snprintf(p, sizeof(p), "%s/1234/fd/%d", fp->root, fd);
+	CHECK_EQ_INT(symlink(target, p), 0);
+}
+
+static void fake_setup(struct fakeproc *fp)
+{
+	char p[160];
+	int fd;
+
+	snprintf(fp->root, sizeof(fp->root), "/tmp/unit-vfio-XXXXXX");
+	CHECK(mkdtemp(fp->root) != NULL);
+	snprintf(p, sizeof(p), "%s/1234", fp->root);
+	CHECK_EQ_INT(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/1234/fd", fp->root);
+	CHECK_EQ_INT(mkdir(p, 0700), 0);
+	snprintf(fp->file, sizeof(fp->file), "%s/standin-vfio", fp->root);
+	fd = open(fp->file, O_CREAT | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	fake_link(fp, 3, "/dev/vfio/vfio");		/* absent here: no inode to compare */
+	fake_link(fp, 4, "/dev/vfio/7");
+	fake_link(fp, 5, "anon_inode:[vfio-device]");
+	fake_link(fp, 6, fp->file);
+	fake_link(fp, 7, "/dev/null");
+}
+
+static void fake_teardown(struct fakeproc *fp)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fp->root);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
+static struct spyre_event ioctl_event(uint32_t cmd, int fd, unsigned int path, unsigned int func,
+				      unsigned int flags, uint32_t ino)
+{
+	struct spyre_event e = {};
+
+	e.type = SPYRE_EV_IOCTL;
+	e.tgid = 1234;
+	e.tid = 1240;
+	e.ts = 1000;
+	e.dur = 500;
+	e.args[SPYRE_IOCTL_CMD] = cmd;
+	e.args[SPYRE_IOCTL_FD] = (uint64_t)(int64_t)fd;
+	e.args[SPYRE_IOCTL_META] = path | func << 8 | flags << 16 | (uint64_t)ino << 32;
+	e.ret = (uint64_t)-25;
+	return e;
+}
+
+static const struct trace_arg *find_arg(const struct trace_arg *a, int n, const char *key)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(a[i].key, key))
+			return &a[i];
+	return NULL;
+}
+
+TEST(vfio_event_decoding)
+{
+	struct vfio_config cfg = { .mode = VFIO_MODE_AUTO, .procfs = NULL };
+	struct trace_arg a[VFIO_MAX_EVENT_ARGS];
+	const struct trace_arg *x;
+	struct vfio_tracer *v = NULL;
+	struct spyre_event e;
+	struct fakeproc fp;
+	const char *name;
+	char err[256];
+	struct stat st;
+	int n;
+
+	fake_setup(&fp);
+	cfg.procfs = fp.root;
+	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	if (!v)
+		return;
+
+	/* MAP_DMA on the container: the user struct's values, errno name, device path */
+	e = ioctl_event(VIO(13), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_DMA, 0);
+	e.args[SPYRE_IOCTL_IOVA] = 0x7f0000001000;
+	e.args[SPYRE_IOCTL_SIZE] = 65536;
+	e.args[SPYRE_IOCTL_ARG] = 0x7f0000001000;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_IOMMU_MAP_DMA");
+	CHECK_EQ_INT(n, 8);
+	CHECK((x = find_arg(a, n, "cmd")) && x->type == TA_HEX && x->u == VIO(13));
+	CHECK((x = find_arg(a, n, "fd")) && x->type == TA_I64 && x->i == 3);
+	CHECK((x = find_arg(a, n, "device")) && x->type == TA_STR &&
+	      !strcmp(x->s, "/dev/vfio/vfio"));
+	CHECK((x = find_arg(a, n, "ret")) && x->type == TA_I64 && x->i == -25);
+	CHECK((x = find_arg(a, n, "error")) && !strcmp(x->s, "ENOTTY"));
+	CHECK((x = find_arg(a, n, "iova")) && x->type == TA_HEX && x->u == 0x7f0000001000);
+	CHECK((x = find_arg(a, n, "size")) && x->type == TA_U64 && x->u == 65536);
+	CHECK((x = find_arg(a, n, "vaddr")) && x->u == 0x7f0000001000);
+	CHECK(find_arg(a, n, "arg") == NULL);
+
+	/* UNMAP_DMA: iova and size, no vaddr; success has no error */
+	e = ioctl_event(VIO(14), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_DMA, 0);
+	e.ret = 0;
+	e.args[SPYRE_IOCTL_IOVA] = 0x2000;
+	e.args[SPYRE_IOCTL_SIZE] = 4096;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_IOMMU_UNMAP_DMA");
+	CHECK((x = find_arg(a, n, "iova")) && x->u == 0x2000);
+	CHECK(find_arg(a, n, "vaddr") == NULL && find_arg(a, n, "error") == NULL);
+
+	/* MAP_DMA whose struct could not be read: the raw argument instead */
+	e = ioctl_event(VIO(13), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, SPYRE_IOCTL_F_FD, 0);
+	e.args[SPYRE_IOCTL_ARG] = 0xbad;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK(find_arg(a, n, "iova") == NULL);
+	CHECK((x = find_arg(a, n, "arg")) && x->u == 0xbad);
+
+	/* the same number on a device fd (known from its path) is another ioctl */
+	e = ioctl_event(VIO(13), 5, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_DMA, 0);
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_DEVICE_PCI_HOT_RESET");
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "anon_inode:[vfio-device]"));
+	CHECK(find_arg(a, n, "iova") == NULL);
+
+	e = ioctl_event(VIO(3), 4, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, SPYRE_IOCTL_F_FD, 0);
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_GROUP_GET_STATUS");
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "/dev/vfio/7"));
+
+	/* an fd of unknown kind learns it from a device-only command */
+	e = ioctl_event(VIO(17), 7, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, SPYRE_IOCTL_F_FD, 0);
+	vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_IOMMU_DIRTY_PAGES");
+	e.args[SPYRE_IOCTL_CMD] = VIO(7);
+	vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_DEVICE_GET_INFO");
+	e.args[SPYRE_IOCTL_CMD] = VIO(17);
+	vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_DEVICE_FEATURE");
+
+	/* inode check: the fd now names another file (closed and reused) -> not its path */
+	CHECK_EQ_INT(stat(fp.file, &st), 0);
+	e = ioctl_event(VIO(0), 6, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_FILE, (uint32_t)st.st_ino + 1);
+	e.probe = 10u << 20 | 196;	/* misc 10:196, /dev/vfio/vfio */
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "char 10:196"));
+	e.probe = 0;
+	e.args[SPYRE_IOCTL_FD] = 9;	/* no link at all */
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "fd 9"));
+	/* the matching inode: the path */
+	e = ioctl_event(VIO(0), 6, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_FILE, (uint32_t)st.st_ino);
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, fp.file));
+
+	/* unknown fd, unknown command */
+	e = ioctl_event(_IO(';', 99), -1, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, 0, 0);
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "ioctl 0x3b63");
+	CHECK((x = find_arg(a, n, "fd")) && x->i == -1);
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "?"));
+	vfio_close(v);
+
+	/* kprobe path: the probed function says what the fd is, even without a path */
+	cfg.funcs = "vfio_fops_unl_ioctl,vfio_device_fops_unl_ioctl";
+	cfg.procfs = NULL;
+	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	if (!v)
+		goto out;
+	e = ioctl_event(VIO(13), 11, SPYRE_DRV_KPROBE, 1, SPYRE_IOCTL_F_FD, 0);
+	vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_DEVICE_PCI_HOT_RESET");
+	e = ioctl_event(VIO(13), 12, SPYRE_DRV_KPROBE, 0, SPYRE_IOCTL_F_FD, 0);
+	vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_IOMMU_MAP_DMA");
+	/* an out-of-range function index is ignored, not trusted */
+	e = ioctl_event(VIO(13), 13, SPYRE_DRV_KPROBE, 200, SPYRE_IOCTL_F_FD, 0);
+	vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_IOMMU_MAP_DMA");
+	vfio_close(v);
+out:
+	fake_teardown(&fp);
+}
+
+TEST(vfio_open_rejects_bad_funcs)
+{
+	struct vfio_config cfg = { .mode = VFIO_MODE_KPROBE, .funcs = "a,,b" };
+	struct vfio_tracer *v = (struct vfio_tracer *)1;
+	char err[256] = "";
+
+	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), -EINVAL);
+	CHECK(v == NULL);
+	CHECK(strstr(err, "--driver-funcs") != NULL);
+}
+
+TEST(vfio_trace_output)
+{
+	static const struct trace_meta meta = { .mono_base_ns = 1000, .real_base_ns = 5,
+						.trace_name = "t", .tool_version = "v",
+						.hostname = "h" };
+	struct vfio_config cfg = { .mode = VFIO_MODE_OFF };
+	struct trace_writer *tw = NULL;
+	struct vfio_tracer *v = NULL;
+	const struct jv *ev, *args;
+	struct jw *w = jw_memopen(), *sw = jw_memopen();
+	struct spyre_event e;
+	char err[256];
+	const char *d;
+	struct jv *root;
+	size_t len;
+
+	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	CHECK_EQ_INT(trace_begin(&tw, w, &meta), 0);
+	if (!v || !tw)
+		return;
+	e = ioctl_event(VIO(13), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_DMA, 0);
+	e.args[SPYRE_IOCTL_IOVA] = 0x1000;
+	e.args[SPYRE_IOCTL_SIZE] = 8192;
+	e.ts = 3000;
+	vfio_event(v, tw, &e);
+	vfio_event(v, tw, &e);
+	CHECK_EQ_INT(trace_finish(tw, NULL), 0);
+	d = jw_mem_data(w, &len);
+	root = jv_parse(d, len, err, sizeof(err));
+	CHECK(root != NULL);
+	ev = root ? jv_first(jv_get(root, "traceEvents")) : NULL;
+	CHECK(ev != NULL);
+	if (ev) {
+		CHECK_STR(jv_get_str(ev, "ph"), "X");
+		CHECK_STR(jv_get_str(ev, "cat"), "privateuse1_driver");
+		CHECK_STR(jv_get_str(ev, "name"), "VFIO_IOMMU_MAP_DMA");
+		args = jv_get(ev, "args");
+		CHECK_STR(jv_get_str(args, "iova"), "0x1000");
+		CHECK_STR(jv_get_str(args, "error"), "ENOTTY");
+		CHECK_STR(jv_get(ev, "ts")->num.raw, "2.000");
+		CHECK_STR(jv_get(ev, "tid")->num.raw, "1240");
+	}
+	jv_free(root);
+	jw_close(w);
+
+	vfio_stats_json(v, sw);
+	d = jw_mem_data(sw, &len);
+	CHECK_STR(d, ",\"driverPath\":\"off\",\"driverSpans\":2,\"driverDrops\":0");
+	jw_close(sw);
+	vfio_close(v);
+}

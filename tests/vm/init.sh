@@ -1,0 +1,163 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# PID 1 of the QEMU guest (tools/vm/build-initramfs.sh installs it as /init).
+#
+# Runs the test steps named by spyre.steps= on the kernel command line against a stock Debian
+# kernel, collects every result file in /out, and ships /out to the host as a base64 tar.gz on
+# the second serial port (/dev/ttyS1) between marker lines. The host checks the traces (python3
+# is not in the guest). Last, the step status goes to QEMU's isa-debug-exit port, so QEMU exits
+# with (status << 1) | 1. If this script dies, the kernel panics and QEMU exits with 0.
+
+/bin/busybox --install -s /bin
+export PATH=/bin:/opt/spyre
+OUT=/out
+TOOL=/opt/spyre/spyre-bpftrace
+MOCK=/opt/spyre/mock/mock-spyre-job
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing
+mkdir -p $OUT
+
+log() {
+	echo "vm-guest: $*"
+	echo "$*" >>$OUT/guest.log
+}
+
+# cmdline VAR DEFAULT: value of spyre.VAR= on the kernel command line
+cmdline() {
+	local v
+	v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^spyre\.$1=//p" | tail -n 1)
+	echo "${v:-$2}"
+}
+
+# wait_for FILE SECONDS: until FILE exists (TCG is slow: deadlines are generous)
+wait_for() {
+	local f=$1 n=$(($2 * 10))
+	while [ ! -e "$f" ]; do
+		n=$((n - 1))
+		[ $n -le 0 ] && { log "timed out waiting for $f"; return 1; }
+		usleep 100000
+	done
+}
+
+# kill_wait PID SIGNAL: signal PID (our child) and return its exit status
+kill_wait() {
+	kill -"$2" "$1" 2>/dev/null
+	wait "$1"
+}
+
+# run_traced NAME [TOOL OPTIONS]: start the mock job held before its phase, attach the tracer by
+# PID, run one phase, stop both. Leaves NAME.{trace.json,counts.json,pid,tracer.*,job.*} in /out.
+run_traced() {
+	local name=$1 job tracer rc
+	shift
+	rm -f /tmp/$name.ready /tmp/$name.tracer.ready
+	$MOCK --wait-go --linger --quiet --threads 2 --streams 2 --iters "$(cmdline iters 8)" \
+		--compute-us 20 --ready-file /tmp/$name.ready --counts $OUT/$name.counts.json \
+		>$OUT/$name.job.out 2>$OUT/$name.job.err &
+	job=$!
+	echo $job >$OUT/$name.pid
+	wait_for /tmp/$name.ready 60 || { kill_wait $job KILL; return 1; }
+	$TOOL -p $job --ready-file /tmp/$name.tracer.ready -o $OUT/$name.trace.json "$@" \
+		>$OUT/$name.tracer.out 2>$OUT/$name.tracer.err &
+	tracer=$!
+	if ! wait_for /tmp/$name.tracer.ready 120; then
+		kill_wait $tracer KILL
+		kill_wait $job KILL
+		return 1
+	fi
+	kill -USR1 $job
+	if ! wait_for $OUT/$name.counts.json 120; then
+		kill_wait $tracer KILL
+		kill_wait $job KILL
+		return 1
+	fi
+	kill_wait $tracer INT
+	rc=$?
+	[ $rc -eq 0 ] || log "$name: tracer exited with $rc"
+	kill_wait $job TERM || { log "$name: job exited with $?"; rc=1; }
+	return $rc
+}
+
+# Step "core": the default probes on this kernel's BTF, nothing else.
+step_core() {
+	run_traced core
+}
+
+# Step "vfio": the edu device bound to vfio-pci with a usable /dev/vfio/N (what the VFIO driver
+# tier traces). Independent of the tracer: it shows the guest is fit for the kprobe step.
+step_vfio() {
+	. /opt/spyre/vfio-setup.sh
+	vfio_setup >>$OUT/vfio.log 2>&1
+	cat $OUT/vfio.log
+	[ -s /tmp/vfio-group ]
+}
+
+# Steps "kprobe", "fentry", "tracepoint": the VFIO driver tier forced onto one path, on the real
+# VFIO group of the edu device when the "vfio" step could set it up.
+step_driver() {
+	local path=$1 rc
+	if ! $TOOL --help 2>&1 | grep -q -- '--driver'; then
+		log "$path: this spyre-bpftrace has no --driver option"
+		echo skipped >$OUT/$path.skipped
+		return 1
+	fi
+	[ -e /tmp/vfio-group ] || step_vfio >/dev/null
+	if [ -s /tmp/vfio-group ]; then
+		export FLEX_DEVICE=VFIO FLEX_VFIO_GROUP=$(cat /tmp/vfio-group)
+		echo "$FLEX_VFIO_GROUP" >$OUT/$path.vfio-group
+	fi
+	run_traced $path --driver $path
+	rc=$?
+	unset FLEX_DEVICE FLEX_VFIO_GROUP
+	return $rc
+}
+
+step_kprobe() {
+	step_driver kprobe
+}
+
+step_fentry() {
+	step_driver fentry
+}
+
+step_tracepoint() {
+	step_driver tracepoint
+}
+
+# send_out: ship /out to the host on ttyS1. The tty is put in raw mode so no byte is
+# translated; closing it waits until the UART has sent everything.
+send_out() {
+	stty -F /dev/ttyS1 raw -echo 2>/dev/null
+	{
+		echo "==SPYRE-OUT-BEGIN=="
+		tar -C $OUT -czf - . | base64
+		echo "==SPYRE-OUT-END=="
+	} >/dev/ttyS1
+}
+
+status=0
+uname -r >$OUT/kernel
+log "kernel $(uname -r), steps: $(cmdline steps core)"
+for step in $(cmdline steps core | tr ',' ' '); do
+	start=$(cut -d. -f1 /proc/uptime)
+	if step_$step; then
+		log "step $step: ok ($(($(cut -d. -f1 /proc/uptime) - start)) s)"
+		echo ok >$OUT/$step.status
+	else
+		log "step $step: FAILED"
+		echo failed >$OUT/$step.status
+		status=1
+	fi
+done
+dmesg >$OUT/dmesg.txt
+send_out
+sync
+log "done, status $status"
+# isa-debug-exit at 0xf4 (244): QEMU exits at once with (status << 1) | 1
+printf "\\$(printf %03o $status)" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+poweroff -f

@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The tracer on a second kernel: boot the guest built by `make vm-build` (a stock Debian kernel
+# under QEMU TCG), let tests/vm/init.sh trace the mock job there, then check the traces it
+# sends back on this host, with the same verifier as the host's end-to-end tests.
+#
+# Steps (VM_STEPS, comma-separated, default: all that this build supports):
+#   core    default probes by PID: CO-RE against the guest kernel's BTF (6.1, not the 6.18 of
+#           the checked-in vmlinux.h), exact call counts, nesting, thread names
+#   vfio    the guest binds QEMU's edu PCI device to vfio-pci (fitness for the next step)
+#   kprobe  --driver kprobe: VFIO ioctl spans from kprobes, on the edu device's real VFIO
+#           group, decoded and nested in the runtime spans
+#   fentry, tracepoint  the same through the driver tier's other two paths
+# Exit status 0 when every step passed. Results stay in $BUILD/vm/run for a look afterwards.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+VMDIR=$BUILD/vm
+RUN=$VMDIR/run
+VERIFY="python3 $ROOT/tests/e2e/verify_trace.py"
+
+for f in vmlinux initramfs.cpio.gz spyre-bpftrace; do
+	[ -s "$VMDIR/$f" ] || { echo "vm-test: $VMDIR/$f missing: run 'make vm-build'" >&2; exit 1; }
+done
+
+if [ -z "${VM_STEPS:-}" ]; then
+	VM_STEPS=core,vfio
+	# The driver steps need two features that land separately: say which one is missing.
+	if ! "$VMDIR/spyre-bpftrace" --help 2>&1 | grep -q -- '--driver'; then
+		echo "vm-test: spyre-bpftrace has no --driver option yet: driver steps not run"
+	elif ! grep -rqs FLEX_VFIO_GROUP "$BUILD"/mock/*.so "$BUILD/mock/mock-spyre-job"; then
+		echo "vm-test: the mock runtime has no VFIO mode (FLEX_VFIO_GROUP) yet:" \
+			"driver steps not run"
+	else
+		VM_STEPS=$VM_STEPS,kprobe,fentry,tracepoint
+	fi
+fi
+
+passed=0
+failed=0
+pass() { echo "ok - $1"; passed=$((passed + 1)); }
+fail() { echo "not ok - $1"; failed=$((failed + 1)); }
+
+# show_step STEP: the guest's own files of a failed step
+show_step() {
+	local f
+	for f in "$RUN/out/$1".*; do
+		case $f in *.json) continue ;; esac
+		[ -s "$f" ] && { echo "--- $(basename "$f")"; tail -n 20 "$f"; }
+	done
+}
+
+start=$SECONDS
+echo "vm-test: booting $(cat "$VMDIR/kver" 2>/dev/null) under QEMU TCG, steps $VM_STEPS"
+rm -rf "$RUN"
+guest_rc=0
+VM_TIMEOUT=${VM_TIMEOUT:-300} sh "$ROOT/tools/vm/run-qemu.sh" "$VMDIR/vmlinux" \
+	"$VMDIR/initramfs.cpio.gz" "$RUN" "spyre.steps=$VM_STEPS" || guest_rc=$?
+echo "vm-test: guest finished in $((SECONDS - start)) s with status $guest_rc"
+if [ $guest_rc -ge 124 ]; then
+	echo "vm-test: FAILED: no result from the guest (see $RUN/console.log)" >&2
+	echo "vm-test: 0 passed, 1 failed"
+	exit 1
+fi
+cat "$RUN/out/guest.log"
+
+check_step() {
+	local step=$1
+	if [ "$(cat "$RUN/out/$step.status" 2>/dev/null)" != ok ]; then
+		echo "vm-test: the guest reports step $step failed" >&2
+		show_step "$step" >&2
+		return 1
+	fi
+	case $step in
+	core)
+		$VERIFY "$RUN/out/core.trace.json" --counts "$RUN/out/core.counts.json" \
+			--pid "$(cat "$RUN/out/core.pid")"
+		;;
+	vfio)
+		grep -q 'bound to vfio-pci' "$RUN/out/vfio.log"
+		;;
+	kprobe | fentry | tracepoint)
+		[ -s "$RUN/out/$step.vfio-group" ] || { echo "$step: ran without VFIO" >&2; return 1; }
+		$VERIFY "$RUN/out/$step.trace.json" --counts "$RUN/out/$step.counts.json" \
+			--pid "$(cat "$RUN/out/$step.pid")" &&
+			python3 "$ROOT/tests/vm/verify_driver.py" "$RUN/out/$step.trace.json" \
+				--path "$step" --counts "$RUN/out/$step.counts.json"
+		;;
+	*)
+		echo "vm-test: unknown step $step" >&2
+		return 1
+		;;
+	esac
+}
+
+for step in ${VM_STEPS//,/ }; do
+	if check_step "$step"; then
+		pass "vm $step on $(cat "$RUN/out/kernel")"
+	else
+		fail "vm $step on $(cat "$RUN/out/kernel" 2>/dev/null)"
+	fi
+done
+# the guest's own verdict must agree (e.g. a step that failed after writing its status)
+if [ $guest_rc -ne 0 ] && [ $failed -eq 0 ]; then
+	fail "guest exit status $guest_rc"
+fi
+echo "vm-test: total $((SECONDS - start)) s"
+echo "vm-test: $passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Check the VFIO driver tier in a trace made in the QEMU guest (tests/vm/run-vm-test.sh):
+the tracer used the requested path, driver spans exist, are decoded (VFIO command names, fd
+kinds, return values, DMA iova/size) and each lies inside a runtime span of the same thread.
+Exit 1 with a list of problems."""
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+
+DRIVER_CAT = "privateuse1_driver"
+
+
+def find_key(d, key):
+    """A key of the trace's top level or of one of its top-level objects."""
+    if key in d:
+        return d[key]
+    for v in d.values():
+        if isinstance(v, dict) and key in v:
+            return v[key]
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("--path", required=True, help="fentry, kprobe or tracepoint")
+    ap.add_argument("--counts", help="the mock job's counts of the traced phase")
+    ap.add_argument("--min-spans", type=int, default=1)
+    a = ap.parse_args()
+    with open(a.trace) as f:
+        d = json.load(f)
+    problems = []
+
+    path = find_key(d, "driverPath")
+    if path != a.path:
+        problems.append(f"driverPath is {path!r}, wanted {a.path!r}")
+    drops = find_key(d, "driverDrops")
+    if drops:
+        problems.append(f"{drops} driver records dropped")
+
+    xs = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+    drv = [e for e in xs if e.get("cat") == DRIVER_CAT]
+    spans = find_key(d, "driverSpans")
+    if spans is not None and spans != len(drv):
+        problems.append(f"driverSpans says {spans}, trace has {len(drv)} driver spans")
+    if len(drv) < a.min_spans:
+        problems.append(f"{len(drv)} driver spans, wanted at least {a.min_spans}")
+
+    # Decoding: VFIO command names, no raw numbers; DMA commands carry iova and size.
+    names = Counter(e["name"] for e in drv)
+    for e in drv:
+        args = e.get("args", {})
+        if not e["name"].startswith("VFIO_"):
+            problems.append(f"driver span not decoded: {e['name']!r} {args}")
+        if "ret" not in args:
+            problems.append(f"{e['name']}: no ret in {args}")
+        elif args["ret"] not in (0, "0") and "error" not in args:
+            problems.append(f"{e['name']}: ret {args['ret']} without an error name")
+        if e["name"] in ("VFIO_IOMMU_MAP_DMA", "VFIO_IOMMU_UNMAP_DMA"):
+            for k in ("iova", "size"):
+                if k not in args:
+                    problems.append(f"{e['name']}: no {k} in {args}")
+
+    # Nesting: each driver span inside a runtime (uprobe) span of the same thread.
+    runtime = defaultdict(list)
+    for e in xs:
+        if e.get("cat") not in (DRIVER_CAT, "kernel", "gpu_memcpy"):
+            runtime[(e["pid"], e["tid"])].append(e)
+    outside = 0
+    parents = Counter()
+    for e in drv:
+        ts, end = e["ts"], e["ts"] + e["dur"]
+        inside = [r for r in runtime[(e["pid"], e["tid"])]
+                  if r["ts"] <= ts and end <= r["ts"] + r["dur"]]
+        if not inside:
+            outside += 1
+        else:
+            parents[min(inside, key=lambda r: r["dur"])["name"]] += 1
+    if outside:
+        problems.append(f"{outside} of {len(drv)} driver spans lie in no runtime span")
+
+    if a.counts:
+        # the job counts its VFIO ioctls per phase, failed ones too, as the tracer sees them
+        with open(a.counts) as f:
+            ioctls = json.load(f).get("ioctls")
+        if not ioctls:
+            problems.append(f"{a.counts} has no ioctl counts")
+        else:
+            for name in sorted(set(ioctls) | set(names)):
+                if ioctls.get(name, 0) != names.get(name, 0):
+                    problems.append(f"{name}: job made {ioctls.get(name, 0)}, "
+                                    f"trace has {names.get(name, 0)}")
+
+    for p in problems:
+        print("verify_driver:", p)
+    print(f"verify_driver: {a.trace}: path {path}, {len(drv)} driver spans {dict(names)}, "
+          f"innermost parents {dict(parents)}, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# build-initramfs.sh OUT.cpio.gz TOOL MOCK_DIR KVER
+#
+# The guest's whole userspace: static busybox, the guest scripts from tests/vm/, the static
+# spyre-bpftrace, and the mock job exactly as the host runs it (dynamic, with its libflex.so
+# and libsenlib-dd2.so beside it) plus the glibc/libstdc++ shared objects and ld-linux it
+# needs, at their host paths. The mock must stay dynamic: the tracer looks for libflex.so in
+# the job's /proc/PID/maps. Also the VFIO modules of kernel KVER and their dependencies.
+set -eu
+
+out=${1:?usage: build-initramfs.sh OUT TOOL MOCK_DIR KVER}
+tool=${2:?}
+mockdir=${3:?}
+kver=${4:?}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+root=$out.root
+moddir=/lib/modules/$kver
+# insmod order comes from modules.dep, dependencies first
+VFIO_MODULES="vfio vfio_iommu_type1 vfio-pci"
+
+rm -rf "$root"
+mkdir -p "$root/bin" "$root/opt/spyre/mock" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" \
+	"$root/lib/modules"
+busybox=$(command -v busybox)
+file -L "$busybox" | grep -q 'statically linked' || {
+	echo "build-initramfs: $busybox is not static (install busybox-static)" >&2
+	exit 1
+}
+cp "$busybox" "$root/bin/busybox"
+install -m 0755 "$here/tests/vm/init.sh" "$root/init"
+for f in "$here"/tests/vm/*.sh; do
+	case $f in */init.sh) ;; *) install -m 0644 "$f" "$root/opt/spyre/" ;; esac
+done
+
+file -L "$tool" | grep -q 'statically linked' || {
+	echo "build-initramfs: $tool is not static" >&2
+	exit 1
+}
+# debug info is not needed in the guest and costs initramfs size (TCG unpacks it slowly)
+strip -o "$root/opt/spyre/spyre-bpftrace" "$tool"
+cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libsenlib-dd2.so" \
+	"$root/opt/spyre/mock/"
+
+# Shared objects of the job and of its libraries (ldd lists them all), minus the mock's own.
+ldd "$mockdir/mock-spyre-job" | awk '
+	$2 == "=>" && $3 ~ /^\// { print $3 }
+	$1 ~ /^\// { print $1 }' | while read -r so; do
+	case $so in "$mockdir"/* | "$(cd "$mockdir" && pwd)"/*) continue ;; esac
+	mkdir -p "$root$(dirname "$so")"
+	cp -L "$so" "$root$so"
+done
+[ -e "$root/lib64/ld-linux-x86-64.so.2" ] || {
+	echo "build-initramfs: no dynamic loader found through ldd" >&2
+	exit 1
+}
+
+# modules: each named module after everything it depends on, each once
+if [ -f "$moddir/modules.dep" ]; then
+	mkdir -p "$root/lib/modules/$kver"
+	: >"$root/lib/modules/load-order"
+	for m in $VFIO_MODULES; do
+		path=$(cd "$moddir" && find kernel -name "$m.ko*" | head -n 1)
+		[ -n "$path" ] || { echo "build-initramfs: no module $m in $moddir" >&2; exit 1; }
+		deps=$(sed -n "s|^$path: *||p" "$moddir/modules.dep")
+		# modules.dep lists what must be loaded last first: walk it backwards
+		for p in $(echo "$deps" | tr ' ' '\n' | sed '/^$/d' | tac) $path; do
+			grep -qx "$p" "$root/lib/modules/load-order" && continue
+			mkdir -p "$root/lib/modules/$kver/$(dirname "$p")"
+			case $p in
+			*.xz) xz -dc "$moddir/$p" >"$root/lib/modules/$kver/${p%.xz}" ;;
+			*.zst) zstd -qdc "$moddir/$p" >"$root/lib/modules/$kver/${p%.zst}" ;;
+			*) cp "$moddir/$p" "$root/lib/modules/$kver/$p" ;;
+			esac
+			echo "$p" >>"$root/lib/modules/load-order"
+		done
+	done
+	sed -i 's/\.\(xz\|zst\)$//' "$root/lib/modules/load-order"
+fi
+
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
+mv "$out.tmp" "$out"
+rm -rf "$root"
+echo "build-initramfs: $out ($(du -k "$out" | cut -f1) KiB)"

@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-qemu.sh VMLINUX INITRAMFS OUTDIR [KERNEL ARGS...]
+#
+# Boots the guest under QEMU TCG (a stock kernel does not run under this machine's /dev/kvm),
+# with a q35 machine, an emulated Intel IOMMU (48-bit: the mock maps DMA at IOVA == its virtual
+# address) and QEMU's `edu` PCI device for the VFIO steps.
+# The guest console goes to OUTDIR/console.log, the guest's /out directory arrives on the
+# second serial port and is unpacked into OUTDIR/out. Exit status: the guest's status (0 all
+# steps passed), 124 on timeout (VM_TIMEOUT seconds, default 600), 125 when QEMU or the
+# transfer failed.
+set -eu
+
+vmlinux=${1:?usage: run-qemu.sh VMLINUX INITRAMFS OUTDIR [KERNEL ARGS...]}
+initrd=${2:?}
+outdir=${3:?}
+shift 3
+timeout=${VM_TIMEOUT:-600}
+qemu=${QEMU:-qemu-system-x86_64}
+
+mkdir -p "$outdir"
+rm -rf "$outdir/out" "$outdir/data.txt" "$outdir/console.log"
+
+# -no-reboot: a panic (init died) or a reboot ends QEMU with status 0, which we treat as
+# failure: only the debug-exit port gives an odd status. timeout -k kills a QEMU that ignores
+# SIGTERM.
+# timeout puts QEMU in a process group of its own, out of reach of a terminal's ^C: forward
+# our own INT/TERM to it so an interrupted test leaves no VM behind.
+rc=0
+timeout -k 10 "$timeout" "$qemu" -accel tcg -cpu max -m 1G -smp 1 -nodefaults \
+	-display none -no-reboot -machine q35,kernel-irqchip=split \
+	-device intel-iommu,intremap=on,aw-bits=48 -device edu \
+	-kernel "$vmlinux" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 quiet intel_iommu=on $*" \
+	-serial "file:$outdir/console.log" -serial "file:$outdir/data.txt" \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null >"$outdir/qemu.log" 2>&1 &
+vm=$!
+trap 'kill -TERM $vm 2>/dev/null; wait $vm; exit 130' INT TERM
+wait $vm || rc=$?
+trap - INT TERM
+
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	echo "run-qemu: the guest did not finish within ${timeout} s (killed); console:" >&2
+	tail -n 30 "$outdir/console.log" >&2
+	exit 124
+fi
+if [ $((rc & 1)) -ne 1 ]; then
+	echo "run-qemu: QEMU exited with $rc without the guest's verdict (init died?); console:" >&2
+	tail -n 30 "$outdir/console.log" "$outdir/qemu.log" >&2
+	exit 125
+fi
+
+mkdir -p "$outdir/out"
+if ! sed -n '/^==SPYRE-OUT-BEGIN==/,/^==SPYRE-OUT-END==/p' "$outdir/data.txt" | tr -d '\r' |
+	sed '1d;$d' | base64 -d | tar -C "$outdir/out" -xzf -; then
+	echo "run-qemu: the guest's results did not arrive intact" >&2
+	exit 125
+fi
+grep -q '^==SPYRE-OUT-END==' "$outdir/data.txt" || {
+	echo "run-qemu: the guest's results were cut short" >&2
+	exit 125
+}
+exit $((rc >> 1))

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Fleet mode: every process that maps the runtime (-a), sampled (--sample-every, --rate-cap),
+ * in duty-cycle windows (--window/--period) with probes detached between them, one rotated
+ * trace file per window (--output-dir) and a Prometheus textfile summary (--prom-file).
+ */
+#ifndef SPYRE_FLEET_H
+#define SPYRE_FLEET_H
+
+#include "env.h"
+#include "probes.h"
+
+int cmd_fleet(const struct env *env, struct probe_table *table);
+
+/* Resolve the probe table in every process not scanned before (all of them with @all).
+ * Returns new probes or -errno. Exposed for tests. */
+struct target;
+struct pidset {
+	int *pids;
+	int cnt, cap;
+};
+int fleet_scan(struct target *t, struct pidset *seen, bool all, const char *procfs);
+void pidset_free(struct pidset *s);
+
+#endif

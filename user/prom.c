@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "prom.h"
+
+/* Longest label value kept, in input bytes: comm is 16, container ids 64, names from tables. */
+#define PROM_LABEL_MAX	256
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *np;
+
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+static void sb_u64(struct sbuf *b, uint64_t v)
+{
+	char t[24];
+
+	sb_put(b, t, snprintf(t, sizeof(t), "%llu", (unsigned long long)v));
+}
+
+/* ns as decimal seconds, exactly (no float rounding): 1500000000 -> "1.5". */
+static void sb_secs(struct sbuf *b, uint64_t ns)
+{
+	char t[40];
+	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)(ns / 1000000000));
+	uint64_t frac = ns % 1000000000;
+
+	if (frac) {
+		n += snprintf(t + n, sizeof(t) - n, ".%09llu", (unsigned long long)frac);
+		while (t[n - 1] == '0')
+			n--;
+	}
+	sb_put(b, t, n);
+}
+
+/* Shortest text that reads back as the same double. */
+static void sb_dbl(struct sbuf *b, double v)
+{
+	char t[40];
+	int n = 0;
+
+	for (int prec = 15; prec <= 17; prec++) {
+		n = snprintf(t, sizeof(t), "%.*g", prec, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+	sb_put(b, t, n);
+}
+
+/* Length of a valid UTF-8 sequence at @s (at most @n bytes), 0 if invalid. */
+static int utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	int len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if ((size_t)len > n)
+		return 0;
+	for (int i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/*
+ * A label value from the traced process: the format escapes only \, " and newline, and the
+ * collector rejects the whole file on invalid UTF-8, so bad bytes and other control characters
+ * become U+FFFD.
+ */
+static void sb_label_value(struct sbuf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strnlen(str, PROM_LABEL_MAX);
+
+	for (size_t i = 0; i < n;) {
+		int l = utf8_len(s + i, n - i);
+
+		if (s[i] == '\\') {
+			sb_str(b, "\\\\");
+		} else if (s[i] == '"') {
+			sb_str(b, "\\\"");
+		} else if (s[i] == '\n') {
+			sb_str(b, "\\n");
+		} else if (!l || s[i] < 0x20 || s[i] == 0x7f) {
+			sb_str(b, "\xef\xbf\xbd");
+			l = 1;
+		} else {
+			sb_put(b, (const char *)s + i, l);
+		}
+		i += l ? l : 1;
+	}
+}
+
+static void sb_label(struct sbuf *b, bool *first, const char *key, const char *val)
+{
+	sb_str(b, *first ? "{" : ",");
+	*first = false;
+	sb_str(b, key);
+	sb_str(b, "=\"");
+	sb_label_value(b, val);
+	sb_str(b, "\"");
+}
+
+/* name{pid=..,comm=..,container_id=..,function=..[,extra=..]} */
+static void sb_series(struct sbuf *b, const char *name, const struct prom_series *s,
+		      const char *xkey, const char *xval)
+{
+	bool first = true;
+	char pid[16];
+
+	sb_str(b, name);
+	if (s->has_job) {
+		snprintf(pid, sizeof(pid), "%u", s->pid);
+		sb_label(b, &first, "pid", pid);
+		if (s->comm)
+			sb_label(b, &first, "comm", s->comm);
+		if (s->container)
+			sb_label(b, &first, "container_id", s->container);
+	}
+	sb_label(b, &first, "function", s->func);
+	if (xkey)
+		sb_label(b, &first, xkey, xval);
+	sb_str(b, "} ");
+}
+
+static void sb_family(struct sbuf *b, const char *name, const char *type, const char *help)
+{
+	sb_str(b, "# HELP ");
+	sb_str(b, name);
+	sb_str(b, " ");
+	sb_str(b, help);
+	sb_str(b, "\n# TYPE ");
+	sb_str(b, name);
+	sb_str(b, " ");
+	sb_str(b, type);
+	sb_str(b, "\n");
+}
+
+void prom_window_init(struct prom_window *w, const char *version, unsigned int sample_every,
+		      uint64_t period_ns)
+{
+	memset(w, 0, sizeof(*w));
+	snprintf(w->version, sizeof(w->version), "%s", version ? version : "unknown");
+	w->sample_every = sample_every;
+	w->period_ns = period_ns;
+	w->expire_after = 3;
+}
+
+static void series_free(struct prom_series *s)
+{
+	free(s->comm);
+	free(s->container);
+	free(s->func);
+}
+
+void prom_window_free(struct prom_window *w)
+{
+	for (int i = 0; i < w->nseries; i++)
+		series_free(&w->series[i]);
+	free(w->series);
+	w->series = NULL;
+	w->nseries = w->cap = 0;
+}
+
+void prom_window_begin(struct prom_window *w, uint64_t start_realtime_ns)
+{
+	w->window++;
+	w->start_ns = start_realtime_ns;
+	w->duration_ns = 0;
+	for (int i = 0; i < w->nseries; i++) {
+		struct prom_series *s = &w->series[i];
+
+		s->win_calls = s->win_total_ns = 0;
+		s->win_p50_ns = s->win_p99_ns = s->win_q_calls = 0;
+	}
+}
+
+void prom_window_end(struct prom_window *w, uint64_t duration_ns)
+{
+	int j = 0;
+
+	w->duration_ns = duration_ns;
+	w->windows++;
+	/* after the window's adds: a series that comes back is not cut in between */
+	for (int i = 0; i < w->nseries; i++) {
+		struct prom_series *s = &w->series[i];
+
+		if (w->window - s->last_window > w->expire_after) {
+			series_free(s);
+			continue;
+		}
+		w->series[j++] = *s;	/* keep the order: stable output */
+	}
+	w->nseries = j;
+}
+
+/* Stored strings are cut at PROM_LABEL_MAX: compare as far, or a long one never matches. */
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return !strncmp(a, b, PROM_LABEL_MAX);
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strndup(s, PROM_LABEL_MAX);
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+static struct prom_series *lookup(struct prom_window *w, const struct prom_job *job,
+				  const char *func)
+{
+	const char *container = job && job->container && *job->container ? job->container : NULL;
+	const char *comm = job ? job->comm : NULL;
+	uint32_t pid = job ? job->pid : 0;
+	struct prom_series *s;
+	bool oom = false;
+
+	if (strlen(func) > PROM_LABEL_MAX)
+		return NULL;	/* would collide with another name after truncation */
+	for (int i = 0; i < w->nseries; i++) {
+		s = &w->series[i];
+		if (s->has_job == !!job && s->pid == pid && !strcmp(s->func, func) &&
+		    str_eq(s->comm, comm) && str_eq(s->container, container))
+			goto found;
+	}
+	if (w->nseries == w->cap) {
+		int cap = w->cap ? w->cap * 2 : 32;
+		struct prom_series *ns = realloc(w->series, sizeof(*ns) * cap);
+
+		if (!ns)
+			return NULL;
+		w->series = ns;
+		w->cap = cap;
+	}
+	s = &w->series[w->nseries];
+	memset(s, 0, sizeof(*s));
+	s->has_job = !!job;
+	s->pid = pid;
+	s->func = dup_or_null(func, &oom);
+	s->comm = dup_or_null(comm, &oom);
+	s->container = dup_or_null(container, &oom);
+	if (oom) {
+		series_free(s);
+		return NULL;
+	}
+	w->nseries++;
+found:
+	s->last_window = w->window;
+	return s;
+}
+
+int prom_window_add_span(struct prom_window *w, const struct prom_job *job, const char *func,
+			 const struct fn_stats *st)
+{
+	struct prom_series *s;
+
+	if (!func || !st)
+		return -EINVAL;
+	s = lookup(w, job, func);
+	if (!s)
+		return strlen(func) > PROM_LABEL_MAX ? -EINVAL : -ENOMEM;
+	s->has_calls = s->span = true;
+	s->calls += st->count;
+	s->total_ns += st->total_ns;
+	s->win_calls += st->count;
+	s->win_total_ns += st->total_ns;
+	if (st->count > s->win_q_calls) {
+		s->win_q_calls = st->count;
+		s->win_p50_ns = fn_stats_quantile(st, 0.5);
+		s->win_p99_ns = fn_stats_quantile(st, 0.99);
+	}
+	return 0;
+}
+
+int prom_window_add_count(struct prom_window *w, const struct prom_job *job, const char *func,
+			  uint64_t calls)
+{
+	struct prom_series *s;
+
+	if (!func)
+		return -EINVAL;
+	s = lookup(w, job, func);
+	if (!s)
+		return strlen(func) > PROM_LABEL_MAX ? -EINVAL : -ENOMEM;
+	s->has_calls = true;
+	s->calls += calls;
+	s->win_calls += calls;
+	return 0;
+}
+
+int prom_window_add_drops(struct prom_window *w, const struct prom_job *job, const char *func,
+			  uint64_t ring_full, uint64_t too_deep)
+{
+	struct prom_series *s;
+
+	if (!func)
+		return -EINVAL;
+	s = lookup(w, job, func);
+	if (!s)
+		return strlen(func) > PROM_LABEL_MAX ? -EINVAL : -ENOMEM;
+	s->has_drops = true;
+	s->drops_ring += ring_full;
+	s->drops_depth += too_deep;
+	return 0;
+}
+
+/* HELP/TYPE once, then one sample per series that has the value. */
+enum which { CALLS, SECONDS, WIN_CALLS, WIN_SECONDS, DURATION, DROPS };
+
+static bool has(const struct prom_series *s, enum which k)
+{
+	switch (k) {
+	case CALLS:
+	case WIN_CALLS:
+		return s->has_calls;
+	case DROPS:
+		return s->has_drops;
+	default:
+		return s->span;
+	}
+}
+
+static void per_series(struct sbuf *b, const struct prom_window *w, enum which k,
+		       const char *name, const char *type, const char *help)
+{
+	bool any = false;
+
+	for (int i = 0; i < w->nseries && !any; i++)
+		any = has(&w->series[i], k);
+	if (!any)
+		return;	/* no empty families: the Go parser drops them anyway */
+	sb_family(b, name, type, help);
+	for (int i = 0; i < w->nseries; i++) {
+		const struct prom_series *s = &w->series[i];
+		char sub[64];
+
+		if (!has(s, k))
+			continue;
+		switch (k) {
+		case CALLS:
+			sb_series(b, name, s, NULL, NULL);
+			sb_u64(b, s->calls);
+			break;
+		case SECONDS:
+			sb_series(b, name, s, NULL, NULL);
+			sb_secs(b, s->total_ns);
+			break;
+		case WIN_CALLS:
+			sb_series(b, name, s, NULL, NULL);
+			sb_u64(b, s->win_calls);
+			break;
+		case WIN_SECONDS:
+			sb_series(b, name, s, NULL, NULL);
+			sb_secs(b, s->win_total_ns);
+			break;
+		case DURATION:
+			/* no calls in the window: no quantile (NaN, as client libraries do) */
+			sb_series(b, name, s, "quantile", "0.5");
+			if (s->win_q_calls)
+				sb_secs(b, s->win_p50_ns);
+			else
+				sb_str(b, "NaN");
+			sb_str(b, "\n");
+			sb_series(b, name, s, "quantile", "0.99");
+			if (s->win_q_calls)
+				sb_secs(b, s->win_p99_ns);
+			else
+				sb_str(b, "NaN");
+			sb_str(b, "\n");
+			snprintf(sub, sizeof(sub), "%s_sum", name);
+			sb_series(b, sub, s, NULL, NULL);
+			sb_secs(b, s->total_ns);
+			sb_str(b, "\n");
+			snprintf(sub, sizeof(sub), "%s_count", name);
+			sb_series(b, sub, s, NULL, NULL);
+			sb_u64(b, s->calls);
+			break;
+		case DROPS:
+			sb_series(b, name, s, "reason", "ring_full");
+			sb_u64(b, s->drops_ring);
+			sb_str(b, "\n");
+			sb_series(b, name, s, "reason", "too_deep");
+			sb_u64(b, s->drops_depth);
+			break;
+		}
+		sb_str(b, "\n");
+	}
+}
+
+char *prom_render(const struct prom_window *w, size_t *len)
+{
+	struct sbuf b = { 0 };
+
+	sb_family(&b, "spyre_tracer_info", "gauge", "spyre-bpftrace version, always 1.");
+	sb_str(&b, "spyre_tracer_info{version=\"");
+	sb_label_value(&b, w->version);
+	sb_str(&b, "\"} 1\n");
+	sb_family(&b, "spyre_sampling_ratio", "gauge",
+		  "Fraction of calls traced inside a window (1/N with --sample-every N).");
+	sb_str(&b, "spyre_sampling_ratio ");
+	sb_dbl(&b, w->sample_every > 1 ? 1.0 / w->sample_every : 1.0);
+	sb_str(&b, "\n");
+	sb_family(&b, "spyre_window_start_seconds", "gauge",
+		  "Start of the last tracing window, Unix time.");
+	sb_str(&b, "spyre_window_start_seconds ");
+	sb_secs(&b, w->start_ns);
+	sb_str(&b, "\n");
+	sb_family(&b, "spyre_window_duration_seconds", "gauge",
+		  "Length of the last tracing window.");
+	sb_str(&b, "spyre_window_duration_seconds ");
+	sb_secs(&b, w->duration_ns);
+	sb_str(&b, "\n");
+	sb_family(&b, "spyre_window_period_seconds", "gauge",
+		  "Time from one window start to the next (0: tracing continuously).");
+	sb_str(&b, "spyre_window_period_seconds ");
+	sb_secs(&b, w->period_ns);
+	sb_str(&b, "\n");
+	sb_family(&b, "spyre_windows_total", "counter",
+		  "Tracing windows completed since the tracer started.");
+	sb_str(&b, "spyre_windows_total ");
+	sb_u64(&b, w->windows);
+	sb_str(&b, "\n");
+	per_series(&b, w, CALLS, "spyre_calls_total", "counter",
+		   "Traced calls since the tracer started (cumulative over windows).");
+	per_series(&b, w, SECONDS, "spyre_call_seconds_total", "counter",
+		   "Time spent in traced calls since the tracer started "
+		   "(cumulative over windows).");
+	per_series(&b, w, WIN_CALLS, "spyre_window_calls", "gauge",
+		   "Traced calls in the last window.");
+	per_series(&b, w, WIN_SECONDS, "spyre_window_call_seconds", "gauge",
+		   "Time spent in traced calls in the last window.");
+	per_series(&b, w, DURATION, "spyre_call_duration_seconds", "summary",
+		   "Call duration: quantiles over the last window, _sum and _count cumulative.");
+	per_series(&b, w, DROPS, "spyre_dropped_events_total", "counter",
+		   "Events lost by the tracer since it started (cumulative over windows).");
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	if (len)
+		*len = b.len;
+	return b.p;
+}
+
+int prom_write(const char *path, const struct prom_window *w)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	size_t dlen = base ? (size_t)(base - path) + 1 : 0, len, off = 0;
+	char *text = NULL;
+	int fd = -1, dfd, err = 0, n;
+
+	base = base ? base + 1 : path;
+	if (!*base)
+		return -EINVAL;
+	/* ".NAME.XXXXXX": the collector only reads *.prom, so it never sees the temp file */
+	n = snprintf(tmp, sizeof(tmp), "%.*s.%s.XXXXXX", (int)dlen, path, base);
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	text = prom_render(w, &len);
+	if (!text)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (fchmod(fd, 0644)) {
+		err = -errno;
+		goto out_unlink;
+	}
+	while (off < len) {
+		ssize_t r = write(fd, text + off, len - off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			err = r < 0 ? -errno : -EIO;
+			goto out_unlink;
+		}
+		off += r;
+	}
+	if (fsync(fd)) {
+		err = -errno;
+		goto out_unlink;
+	}
+	n = close(fd);
+	fd = -1;
+	if (n) {
+		err = -errno;
+		goto out_unlink;
+	}
+	if (rename(tmp, path)) {
+		err = -errno;
+		goto out_unlink;
+	}
+	/* the rename itself durable; best effort, the metrics are rewritten every window */
+	snprintf(dir, sizeof(dir), "%.*s", dlen ? (int)dlen : 1, dlen ? path : ".");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	goto out;
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	free(text);
+	return err;
+}

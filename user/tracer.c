@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "spyre.skel.h"
+#include "tracer.h"
+
+/* Records per consume call before the main loop looks at the clock and signals again. */
+#define DRAIN_BATCH	65536
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct tracer *tr = ctx;
+
+	if (len < sizeof(struct spyre_event))
+		return 0;
+	consumer_event(tr->cons, data);
+	/* libbpf 1.1 keeps consuming while the producer keeps pace: stop to look around */
+	return ++tr->batch >= DRAIN_BATCH ? -EAGAIN : 0;
+}
+
+/* enum bpf_attach_type / flags of Linux 6.6, absent from older uapi headers */
+#define SPYRE_TRACE_UPROBE_MULTI	48
+#define SPYRE_F_UPROBE_MULTI_RETURN	1
+
+/* The BPF_LINK_CREATE attributes of a uprobe_multi link, laid out as in the kernel's union. */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 uflags;
+	__u32 pid;
+	__u32 pad;
+	__u64 reserved[8];	/* the rest of union bpf_attr must read as zero */
+};
+
+static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
+{
+	struct bpf_program *progs[3];
+
+	tr->skel = spyre_bpf__open();
+	if (!tr->skel)
+		return -errno;
+	progs[0] = tr->skel->progs.spyre_entry;
+	progs[1] = tr->skel->progs.spyre_exit;
+	progs[2] = tr->skel->progs.spyre_instant;
+	if (multi)
+		for (int i = 0; i < 3; i++)
+			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
+	tr->skel->rodata->sample_every = o->sample_every;
+	if (o->rate_cap) {
+		tr->skel->rodata->rate_cost_ns = 1000000000ull / o->rate_cap;
+		if (!tr->skel->rodata->rate_cost_ns)
+			tr->skel->rodata->rate_cost_ns = 1;
+		/* a burst of one second's worth, so short spikes of a steady job pass */
+		tr->skel->rodata->rate_burst_ns = 1000000000ull;
+	}
+	bpf_map__set_max_entries(tr->skel->maps.events, o->ringbuf_mb << 20);
+	return spyre_bpf__load(tr->skel);
+}
+
+static libbpf_print_fn_t saved_print;
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+int tracer_open(struct tracer *tr, const struct tracer_opts *o)
+{
+	const char *no_multi = getenv("SPYRE_NO_UPROBE_MULTI");
+	int err = -EINVAL;
+
+	memset(tr, 0, sizeof(*tr));
+	tr->links = calloc(2 * SPYRE_MAX_PROBES, sizeof(*tr->links));
+	tr->counters = calloc(SPYRE_MAX_PROBES, sizeof(*tr->counters));
+	if (!tr->links || !tr->counters) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (!no_multi || strcmp(no_multi, "1")) {
+		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
+		saved_print = libbpf_set_print(quiet_print);
+		err = load(tr, o, true);
+		libbpf_set_print(saved_print);
+		tr->multi = !err;
+		if (err) {
+			spyre_bpf__destroy(tr->skel);
+			tr->skel = NULL;
+		}
+	}
+	if (!tr->multi) {
+		err = load(tr, o, false);
+		if (err)
+			goto fail;
+	}
+	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_event, tr, NULL);
+	if (!tr->rb) {
+		err = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	tracer_close(tr);
+	return err;
+}
+
+/* One uprobe_multi link: @n probes of one library, all served by @prog. */
+static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *path,
+		      unsigned long *offs, __u64 *cookies, int n, bool ret, int pid)
+{
+	struct uprobe_multi_attr a = {};
+	int fd;
+
+	if (tr->nmlinks == tr->capmlinks) {
+		int cap = tr->capmlinks ? tr->capmlinks * 2 : 16;
+		int *nl = realloc(tr->mlinks, cap * sizeof(*nl));
+		bool *nr;
+
+		if (!nl)
+			return -ENOMEM;
+		tr->mlinks = nl;
+		nr = realloc(tr->mlink_ret, cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		tr->mlink_ret = nr;
+		tr->capmlinks = cap;
+	}
+	a.prog_fd = bpf_program__fd(prog);
+	a.attach_type = SPYRE_TRACE_UPROBE_MULTI;
+	a.path = (__u64)(unsigned long)path;
+	a.offsets = (__u64)(unsigned long)offs;
+	a.cookies = (__u64)(unsigned long)cookies;
+	a.cnt = n;
+	a.uflags = ret ? SPYRE_F_UPROBE_MULTI_RETURN : 0;
+	a.pid = pid > 0 ? pid : 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	if (fd < 0)
+		return -errno;
+	tr->mlink_ret[tr->nmlinks] = ret;
+	tr->mlinks[tr->nmlinks++] = fd;
+	return 0;
+}
+
+/* Attach the unattached probes of each library with at most three links. */
+static int attach_multi(struct tracer *tr, struct target *t, int pid)
+{
+	unsigned long *offs = calloc(t->cnt ? t->cnt : 1, sizeof(*offs));
+	__u64 *cookies = calloc(t->cnt ? t->cnt : 1, sizeof(*cookies));
+	int err = 0;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int lib = 0; lib < t->nlibs && !err; lib++) {
+		/*
+		 * kinds: 0 entries of spans, 1 returns of spans, 2 instants. Returns go in
+		 * first: a call that enters before its entry probe is live then returns
+		 * unmatched (counted, dropped), instead of leaving a frame that never closes.
+		 */
+		static const int order[3] = { 1, 0, 2 };
+
+		for (int k = 0; k < 3 && !err; k++) {
+			int kind = order[k];
+			struct bpf_program *prog = kind == 0 ? tr->skel->progs.spyre_entry :
+						   kind == 1 ? tr->skel->progs.spyre_exit :
+							       tr->skel->progs.spyre_instant;
+			int n = 0;
+
+			for (int i = 0; i < t->cnt; i++) {
+				const struct rprobe *p = &t->probes[i];
+				bool instant = t->table->specs[p->spec].type == PROBE_INSTANT;
+
+				if (p->lib != lib || p->attached || instant != (kind == 2))
+					continue;
+				offs[n] = p->attach_off;
+				cookies[n++] = i;
+			}
+			if (n)
+				err = multi_link(tr, prog, t->libs[lib].open_path, offs, cookies, n,
+						 kind == 1, pid);
+			if (err)
+				fprintf(stderr, "spyre-bpftrace: cannot attach %d probes to %s: %s\n",
+					n, t->libs[lib].path, strerror(-err));
+		}
+		if (err)
+			break;
+		for (int i = 0; i < t->cnt; i++) {
+			if (t->probes[i].lib == lib && !t->probes[i].attached) {
+				t->probes[i].attached = true;
+				tr->attached++;
+			}
+		}
+	}
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+int tracer_attach(struct tracer *tr, struct target *t, int pid)
+{
+	tr->skel->data->tracing_on = 1;
+	if (tr->multi)
+		return attach_multi(tr, t, pid);
+	for (int i = 0; i < t->cnt; i++) {
+		struct rprobe *p = &t->probes[i];
+		const struct probe_spec *s = &t->table->specs[p->spec];
+		const char *path = t->libs[p->lib].open_path;
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
+		struct bpf_link *l;
+		int err;
+
+		if (p->attached)
+			continue;
+		/* return first, for the reason given in attach_multi() */
+		if (s->type == PROBE_SPAN) {
+			opts.retprobe = true;
+			l = bpf_program__attach_uprobe_opts(tr->skel->progs.spyre_exit, pid, path,
+							    p->attach_off, &opts);
+			if (!l)
+				goto fail;
+			tr->links[2 * i + 1] = l;
+			opts.retprobe = false;
+		}
+		l = bpf_program__attach_uprobe_opts(s->type == PROBE_INSTANT ?
+						    tr->skel->progs.spyre_instant :
+						    tr->skel->progs.spyre_entry,
+						    pid, path, p->attach_off, &opts);
+		if (!l)
+			goto fail;
+		tr->links[2 * i] = l;
+		p->attached = true;
+		tr->attached++;
+		continue;
+fail:
+		err = -errno;
+		fprintf(stderr, "spyre-bpftrace: cannot attach to %s (%s+0x%lx): %s\n",
+			p->qualname, t->libs[p->lib].path, p->attach_off, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static void *destroy_link(void *arg)
+{
+	bpf_link__destroy(arg);
+	return NULL;
+}
+
+/*
+ * Closing one uprobe link waits for an RCU grace period (~0.3 s each here): one after the
+ * other, 30 links took 9 s. Closed from parallel threads the waits overlap.
+ */
+static void destroy_links(struct bpf_link **links, int n)
+{
+	pthread_t *th = calloc(n, sizeof(*th));
+	bool *started = calloc(n, sizeof(*started));
+
+	for (int i = 0; i < n; i++) {
+		if (!links[i])
+			continue;
+		if (th && started && !pthread_create(&th[i], NULL, destroy_link, links[i]))
+			started[i] = true;
+		else
+			bpf_link__destroy(links[i]);	/* no thread: the slow way */
+	}
+	for (int i = 0; i < n; i++) {
+		if (started && started[i])
+			pthread_join(th[i], NULL);
+		links[i] = NULL;
+	}
+	free(th);
+	free(started);
+}
+
+void tracer_detach(struct tracer *tr, struct target *t)
+{
+	struct bpf_link *ret[SPYRE_MAX_PROBES], *entry[SPYRE_MAX_PROBES];
+
+	/* stop recording new calls now; unlinking takes a while (see tracing_on in the BPF) */
+	if (tr->skel)
+		tr->skel->data->tracing_on = 0;
+
+	/*
+	 * Return probes go first: a call entered after its return probe is gone leaves a frame
+	 * that is simply never closed, while the reverse order would report returns without
+	 * entries.
+	 */
+	for (int i = 0; i < SPYRE_MAX_PROBES; i++) {
+		entry[i] = tr->links[2 * i];
+		ret[i] = tr->links[2 * i + 1];
+		tr->links[2 * i] = tr->links[2 * i + 1] = NULL;
+	}
+	/* multi links in the same order: returns first */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < tr->nmlinks; i++) {
+			if (tr->mlinks[i] >= 0 && tr->mlink_ret[i] == (pass == 0)) {
+				close(tr->mlinks[i]);
+				tr->mlinks[i] = -1;
+			}
+		}
+	}
+	tr->nmlinks = 0;
+	destroy_links(ret, SPYRE_MAX_PROBES);
+	destroy_links(entry, SPYRE_MAX_PROBES);
+	for (int i = 0; t && i < t->cnt; i++)
+		t->probes[i].attached = false;
+	tr->attached = 0;
+}
+
+void tracer_drain(struct tracer *tr, struct consumer *c, bool all)
+{
+	int n;
+
+	tr->cons = c;
+	do {
+		tr->batch = 0;
+		n = ring_buffer__consume(tr->rb);
+	} while (all && n == -EAGAIN);
+}
+
+void tracer_read_counters(struct tracer *tr, int n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct spyre_counters *v;
+
+	memset(tr->counters, 0, SPYRE_MAX_PROBES * sizeof(*tr->counters));
+	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
+		return;
+	for (int i = 0; i < n && i < SPYRE_MAX_PROBES; i++) {
+		__u32 key = i;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(tr->skel->maps.counters), &key, v))
+			continue;
+		for (int c = 0; c < ncpu; c++) {
+			tr->counters[i].hits += v[c].hits;
+			tr->counters[i].drops_ring += v[c].drops_ring;
+			tr->counters[i].drops_depth += v[c].drops_depth;
+			tr->counters[i].unmatched += v[c].unmatched;
+			tr->counters[i].sampled_out += v[c].sampled_out;
+			tr->counters[i].drops_rate += v[c].drops_rate;
+		}
+	}
+	free(v);
+}
+
+void tracer_reset_counters(struct tracer *tr, int n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct spyre_counters *v;
+
+	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
+		return;
+	for (int i = 0; i < n && i < SPYRE_MAX_PROBES; i++) {
+		__u32 key = i;
+
+		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.counters), &key, v, BPF_ANY);
+	}
+	free(v);
+}
+
+void tracer_clear_stacks(struct tracer *tr)
+{
+	int fd = bpf_map__fd(tr->skel->maps.stacks);
+	__u32 key, next;
+
+	/* delete while iterating: always ask for the first key again */
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
+}
+
+void tracer_close(struct tracer *tr)
+{
+	if (tr->links)
+		tracer_detach(tr, NULL);
+	ring_buffer__free(tr->rb);
+	spyre_bpf__destroy(tr->skel);
+	free(tr->mlinks);
+	free(tr->mlink_ret);
+	free(tr->links);
+	free(tr->counters);
+	memset(tr, 0, sizeof(*tr));
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF side of a tracing session, libbpf-tools style: open -> configure rodata -> load ->
+ * attach, then drain the ring buffer on a timer. Used once by `-p`/`--` and once per window in
+ * fleet mode.
+ */
+#ifndef SPYRE_TRACER_H
+#define SPYRE_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "consumer.h"
+#include "resolve.h"
+
+struct spyre_bpf;
+struct ring_buffer;
+struct bpf_link;
+
+struct tracer_opts {
+	unsigned int ringbuf_mb;	/* power of two */
+	uint32_t sample_every;		/* record 1 in N calls; 0/1 = all */
+	uint64_t rate_cap;		/* events/s per process; 0 = no cap */
+};
+
+struct tracer {
+	struct spyre_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;		/* [2 * i] entry, [2 * i + 1] return of probe i */
+	struct spyre_counters *counters;	/* summed over CPUs by tracer_read_counters */
+	struct consumer *cons;			/* where drained records go */
+	long batch;
+	int attached;				/* probes with live links */
+	/*
+	 * uprobe_multi (Linux 6.6+): one link per library and kind instead of one perf event
+	 * per probe. Removing a uprobe waits for an RCU grace period (~0.3 s each on these
+	 * VMs), so 30 perf-event probes took seconds to detach; a multi link waits once.
+	 */
+	bool multi;
+	int *mlinks;				/* uprobe_multi link fds */
+	bool *mlink_ret;			/* ... of return probes (closed first) */
+	int nmlinks, capmlinks;
+};
+
+/* -errno; -EPERM when the kernel refuses BPF (privileges, lockdown). Uses uprobe_multi links
+ * where the kernel has them (SPYRE_NO_UPROBE_MULTI=1 forces per-probe perf events). */
+int tracer_open(struct tracer *tr, const struct tracer_opts *o);
+/* Attach every resolved, not yet attached probe of @t to @pid (-1: every process). */
+int tracer_attach(struct tracer *tr, struct target *t, int pid);
+/* Remove all probes (return probes first); probes can be attached again later. */
+void tracer_detach(struct tracer *tr, struct target *t);
+/* Hand ring buffer records to @c; @all: until empty, else one bounded batch. */
+void tracer_drain(struct tracer *tr, struct consumer *c, bool all);
+/* Sum the per-CPU counters of the first @n probes into tr->counters. */
+void tracer_read_counters(struct tracer *tr, int n);
+/* Zero the counters in the kernel (new window). */
+void tracer_reset_counters(struct tracer *tr, int n);
+/* Forget every thread's open calls (between windows: their returns were never seen). */
+void tracer_clear_stacks(struct tracer *tr);
+void tracer_close(struct tracer *tr);
+
+#endif

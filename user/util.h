@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Small things the subcommands share: messages, clocks, privilege and kernel checks. */
+#ifndef SPYRE_UTIL_H
+#define SPYRE_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+/* "spyre-bpftrace: ..." on stderr, newline added. */
+void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t now_ns(clockid_t clk);
+/* Root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE. */
+bool have_privileges(void);
+/* What tracing needs before anything is loaded: 0, EXIT_PERM or EXIT_NO_BTF (with a message). */
+int preflight_bpf(void);
+/* Create @path atomically, containing our pid: the --ready-file handshake. */
+int write_ready_file(const char *path);
+
+#endif

@@ -1,0 +1,870 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Driver tier (see vfio.h): choose and attach the BPF front end, turn its records into spans.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "stats.h"
+#include "vfio.h"
+#include "vfio.skel.h"
+
+#define VFIO_TYPE	';'
+#define VFIO_BASE	100
+#define FD_CACHE	64	/* open VFIO fds of the traced process: a handful per device */
+#define NAME_STATS	48
+#define PATH_LEN	160
+
+struct fd_entry {
+	uint32_t tgid;		/* 0 = empty slot */
+	int32_t fd;
+	uint32_t ino;		/* low 32 bits of the inode number, when ino_known */
+	bool ino_known;
+	uint8_t kind;		/* from the path */
+	uint8_t learned;	/* from commands only one kind of fd takes */
+	uint64_t used;		/* LRU stamp */
+	char path[PATH_LEN];	/* "" when unknown */
+};
+
+struct name_stat {
+	const char *name;	/* static table entry, or NULL for unknown commands */
+	uint32_t cmd;
+	uint64_t count;
+	uint64_t total_ns;
+};
+
+struct vfio_tracer {
+	struct vfio_config cfg;
+	char funcs[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
+	char modules[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
+	bool present[SPYRE_DRV_MAX_FUNCS];
+	uint8_t func_kind[SPYRE_DRV_MAX_FUNCS];
+	int nfuncs;
+	enum spyre_drv_path path;
+	struct vfio_bpf *skel;
+	struct bpf_link *links[2 * SPYRE_DRV_MAX_FUNCS];
+	int nlinks;
+	uint64_t spans;
+	struct fd_entry fds[FD_CACHE];
+	uint64_t stamp;
+	struct name_stat names[NAME_STATS];
+	int nnames;
+	char namebuf[32];
+	char devbuf[PATH_LEN];
+};
+
+/* --- command names (linux/vfio.h) ------------------------------------------------------------ */
+
+/* _IO(';', 100 + n) for n = 0..11: one meaning whatever the fd */
+static const char *const common_names[] = {
+	"VFIO_GET_API_VERSION", "VFIO_CHECK_EXTENSION", "VFIO_SET_IOMMU",
+	"VFIO_GROUP_GET_STATUS", "VFIO_GROUP_SET_CONTAINER", "VFIO_GROUP_UNSET_CONTAINER",
+	"VFIO_GROUP_GET_DEVICE_FD", "VFIO_DEVICE_GET_INFO", "VFIO_DEVICE_GET_REGION_INFO",
+	"VFIO_DEVICE_GET_IRQ_INFO", "VFIO_DEVICE_SET_IRQS", "VFIO_DEVICE_RESET",
+};
+
+/* n = 12..17 on a device fd */
+static const char *const device_names[] = {
+	"VFIO_DEVICE_GET_PCI_HOT_RESET_INFO", "VFIO_DEVICE_PCI_HOT_RESET",
+	"VFIO_DEVICE_QUERY_GFX_PLANE", "VFIO_DEVICE_GET_GFX_DMABUF", "VFIO_DEVICE_IOEVENTFD",
+	"VFIO_DEVICE_FEATURE",
+};
+
+/* n = 12..21 on a container; 12 and 17 depend on the IOMMU backend the platform uses */
+static const char *const container_names[] = {
+#if defined(__powerpc__)
+	"VFIO_IOMMU_SPAPR_TCE_GET_INFO",
+#else
+	"VFIO_IOMMU_GET_INFO",
+#endif
+	"VFIO_IOMMU_MAP_DMA", "VFIO_IOMMU_UNMAP_DMA", "VFIO_IOMMU_ENABLE", "VFIO_IOMMU_DISABLE",
+#if defined(__powerpc__)
+	"VFIO_IOMMU_SPAPR_REGISTER_MEMORY",
+#else
+	"VFIO_IOMMU_DIRTY_PAGES",
+#endif
+	"VFIO_IOMMU_SPAPR_UNREGISTER_MEMORY", "VFIO_IOMMU_SPAPR_TCE_CREATE",
+	"VFIO_IOMMU_SPAPR_TCE_REMOVE", "VFIO_EEH_PE_OP",
+};
+
+#define ARRAY_LEN(a)	(int)(sizeof(a) / sizeof((a)[0]))
+
+/* n of _IO(';', 100 + n), or -1 when @cmd is not of that form */
+static int vfio_nr(uint32_t cmd)
+{
+	uint32_t base = _IO(VFIO_TYPE, VFIO_BASE);
+
+	if (cmd < base || cmd >= base + 32)
+		return -1;
+	return cmd - base;
+}
+
+const char *vfio_cmd_name(uint32_t cmd, enum vfio_fd_kind kind)
+{
+	int n = vfio_nr(cmd);
+
+	if (n < 0)
+		return NULL;
+	if (n < ARRAY_LEN(common_names))
+		return common_names[n];
+	n -= ARRAY_LEN(common_names);
+	/* an fd of unknown kind is taken for a container: MAP/UNMAP_DMA are the common case */
+	if (kind == VFIO_FD_DEVICE)
+		return n < ARRAY_LEN(device_names) ? device_names[n] : NULL;
+	return n < ARRAY_LEN(container_names) ? container_names[n] : NULL;
+}
+
+enum vfio_fd_kind vfio_kind_of_cmd(uint32_t cmd)
+{
+	int n = vfio_nr(cmd);
+
+	if (n < 0)
+		return VFIO_FD_UNKNOWN;
+	if (n <= 2)
+		return VFIO_FD_CONTAINER;	/* GET_API_VERSION, CHECK_EXTENSION, SET_IOMMU */
+	if (n <= 6)
+		return VFIO_FD_GROUP;
+	if (n <= 11)
+		return VFIO_FD_DEVICE;
+	return VFIO_FD_UNKNOWN;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+enum vfio_fd_kind vfio_kind_of_path(const char *path)
+{
+	const char *base;
+
+	if (!path || !*path)
+		return VFIO_FD_UNKNOWN;
+	if (strstr(path, "[vfio-device]") || !strncmp(path, "/dev/vfio/devices/", 18))
+		return VFIO_FD_DEVICE;
+	if (!strcmp(path, "/dev/iommu"))
+		return VFIO_FD_CONTAINER;	/* iommufd, with the VFIO container compat ioctls */
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	/* /dev/vfio/vfio, /dev/vfio/<group>, /dev/vfio/noiommu-<group>; the same base names
+	 * under another directory are stand-ins (the mock runtime on a host without VFIO) */
+	if (!strcmp(base, "vfio"))
+		return VFIO_FD_CONTAINER;
+	if (all_digits(base) || (!strncmp(base, "noiommu-", 8) && all_digits(base + 8)))
+		return VFIO_FD_GROUP;
+	if (!strncmp(base, "vfio-device", 11))
+		return VFIO_FD_DEVICE;
+	return VFIO_FD_UNKNOWN;
+}
+
+enum vfio_fd_kind vfio_kind_of_func(const char *func)
+{
+	if (strstr(func, "group"))
+		return VFIO_FD_GROUP;
+	if (strstr(func, "device") || strstr(func, "pci"))
+		return VFIO_FD_DEVICE;
+	if (strstr(func, "iommu") || strstr(func, "container") || strstr(func, "tce") ||
+	    !strcmp(func, "vfio_fops_unl_ioctl"))
+		return VFIO_FD_CONTAINER;
+	return VFIO_FD_UNKNOWN;
+}
+
+/* --- options --------------------------------------------------------------------------------- */
+
+int vfio_mode_parse(const char *s)
+{
+	static const char *const modes[] = {
+		[VFIO_MODE_OFF] = "off", [VFIO_MODE_AUTO] = "auto", [VFIO_MODE_FENTRY] = "fentry",
+		[VFIO_MODE_KPROBE] = "kprobe", [VFIO_MODE_TRACEPOINT] = "tracepoint",
+	};
+
+	for (int i = 0; i < ARRAY_LEN(modes); i++)
+		if (s && !strcmp(s, modes[i]))
+			return i;
+	return -EINVAL;
+}
+
+const char *vfio_path_name(enum spyre_drv_path p)
+{
+	switch (p) {
+	case SPYRE_DRV_FENTRY:
+		return "fentry";
+	case SPYRE_DRV_KPROBE:
+		return "kprobe";
+	case SPYRE_DRV_TRACEPOINT:
+		return "tracepoint";
+	default:
+		return "off";
+	}
+}
+
+int vfio_funcs_parse(const char *list, char names[][VFIO_FUNC_NAME_MAX], int max)
+{
+	const char *p = list;
+	int n = 0;
+
+	if (!list)
+		return -EINVAL;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (!len || len >= VFIO_FUNC_NAME_MAX)
+			return -EINVAL;
+		for (size_t i = 0; i < len; i++) {
+			char ch = p[i];
+
+			if (!(ch == '_' || ch == '.' || (ch >= 'a' && ch <= 'z') ||
+			      (ch >= 'A' && ch <= 'Z') || (i && ch >= '0' && ch <= '9')))
+				return -EINVAL;
+		}
+		if (n == max)
+			return -E2BIG;
+		memcpy(names[n], p, len);
+		names[n][len] = 0;
+		n++;
+		if (!p[len])
+			return n;
+		p += len + 1;
+	}
+}
+
+int vfio_kallsyms_find(const char *path, char names[][VFIO_FUNC_NAME_MAX], int n,
+		       bool *present, char module[][VFIO_FUNC_NAME_MAX])
+{
+	char line[512], type, sym[256], mod[VFIO_FUNC_NAME_MAX];
+	int found = 0;
+	FILE *f;
+
+	for (int i = 0; i < n; i++) {
+		present[i] = false;
+		module[i][0] = 0;
+	}
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		int k;
+
+		mod[0] = 0;
+		/* "ADDR TYPE NAME [MODULE]"; longer lines are cut and then match no name */
+		k = sscanf(line, "%*s %c %255s [%63[^]]]", &type, sym, mod);
+		if (k < 2 || (type != 't' && type != 'T'))
+			continue;
+		for (int i = 0; i < n; i++) {
+			if (present[i] || strcmp(sym, names[i]))
+				continue;
+			present[i] = true;
+			if (k == 3)
+				memcpy(module[i], mod, strlen(mod) + 1);
+			found++;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+int vfio_plan(enum vfio_mode mode, const struct vfio_caps *caps, enum spyre_drv_path *out,
+	      char *why, size_t whylen)
+{
+	static const char no_funcs[] = "none of the driver functions is in /proc/kallsyms "
+				       "(VFIO modules not loaded, or the functions were inlined; "
+				       "see --driver-funcs)";
+	int n = 0;
+
+	if (whylen)
+		why[0] = 0;
+	switch (mode) {
+	case VFIO_MODE_OFF:
+		return 0;
+	case VFIO_MODE_FENTRY:
+		if (!caps->nfuncs)
+			snprintf(why, whylen, "fentry: %s", no_funcs);
+		else if (!caps->fentry_btf)
+			snprintf(why, whylen, "fentry: no BTF for the driver functions "
+				 "(/sys/kernel/btf/vmlinux and the module's /sys/kernel/btf/MODULE)");
+		else
+			out[n++] = SPYRE_DRV_FENTRY;
+		return n;
+	case VFIO_MODE_KPROBE:
+		if (!caps->kprobes)
+			snprintf(why, whylen, "kprobes are not available on this kernel (no "
+				 "/sys/bus/event_source/devices/kprobe, no kprobe_events: "
+				 "CONFIG_KPROBES is off?); use --driver auto or tracepoint");
+		else if (!caps->nfuncs)
+			snprintf(why, whylen, "kprobe: %s", no_funcs);
+		else
+			out[n++] = SPYRE_DRV_KPROBE;
+		return n;
+	case VFIO_MODE_TRACEPOINT:
+		out[n++] = SPYRE_DRV_TRACEPOINT;
+		return n;
+	case VFIO_MODE_AUTO:
+		if (caps->nfuncs && caps->fentry_btf)
+			out[n++] = SPYRE_DRV_FENTRY;
+		if (caps->nfuncs && caps->kprobes)
+			out[n++] = SPYRE_DRV_KPROBE;
+		out[n++] = SPYRE_DRV_TRACEPOINT;
+		return n;
+	}
+	return 0;
+}
+
+int vfio_open(struct vfio_tracer **out, const struct vfio_config *cfg, char *err, size_t errlen)
+{
+	struct vfio_tracer *v;
+	int n = 0;
+
+	*out = NULL;
+	if (cfg->mode != VFIO_MODE_OFF && cfg->mode != VFIO_MODE_TRACEPOINT) {
+		char tmp[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
+
+		n = vfio_funcs_parse(cfg->funcs ? cfg->funcs : VFIO_DEFAULT_FUNCS, tmp,
+				     SPYRE_DRV_MAX_FUNCS);
+		if (n < 0) {
+			snprintf(err, errlen, n == -E2BIG ?
+				 "--driver-funcs: at most %d functions" :
+				 "--driver-funcs: a comma-separated list of kernel function names "
+				 "(%d at most)", SPYRE_DRV_MAX_FUNCS);
+			return n;
+		}
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	v->cfg = *cfg;
+	if (n > 0)
+		vfio_funcs_parse(cfg->funcs ? cfg->funcs : VFIO_DEFAULT_FUNCS, v->funcs,
+				 SPYRE_DRV_MAX_FUNCS);
+	v->nfuncs = n;
+	for (int i = 0; i < n; i++)
+		v->func_kind[i] = vfio_kind_of_func(v->funcs[i]);
+	*out = v;
+	return 0;
+}
+
+/* --- kernel side ------------------------------------------------------------------------------ */
+
+static void probe_caps(struct vfio_tracer *v, struct vfio_caps *caps)
+{
+	const char *ks = v->cfg.kallsyms ? v->cfg.kallsyms : "/proc/kallsyms";
+	int n;
+
+	memset(caps, 0, sizeof(*caps));
+	n = vfio_kallsyms_find(ks, v->funcs, v->nfuncs, v->present, v->modules);
+	caps->nfuncs = n > 0 ? n : 0;
+	caps->fentry_btf = !access("/sys/kernel/btf/vmlinux", R_OK);
+	for (int i = 0; i < v->nfuncs && caps->fentry_btf; i++) {
+		char p[128];
+
+		if (!v->present[i] || !v->modules[i][0])
+			continue;
+		snprintf(p, sizeof(p), "/sys/kernel/btf/%s", v->modules[i]);
+		caps->fentry_btf = !access(p, R_OK);
+	}
+	caps->kprobes = !access("/sys/bus/event_source/devices/kprobe", F_OK) ||
+			!access("/sys/kernel/tracing/kprobe_events", F_OK) ||
+			!access("/sys/kernel/debug/tracing/kprobe_events", F_OK);
+}
+
+/*
+ * libbpf reads tracepoint ids from debugfs's tracing directory when it exists, else from
+ * /sys/kernel/tracing, which is empty until tracefs is mounted there: mount it ourselves.
+ */
+static int ensure_tracefs(char *why, size_t len)
+{
+	const char *dir = access("/sys/kernel/debug/tracing", F_OK) ? "/sys/kernel/tracing" :
+				"/sys/kernel/debug/tracing";
+	char id[128];
+
+	snprintf(id, sizeof(id), "%s/events/syscalls/sys_enter_ioctl/id", dir);
+	if (!access(id, R_OK))
+		return 0;
+	if (!strcmp(dir, "/sys/kernel/tracing") && access("/sys/kernel/tracing/events", F_OK)) {
+		if (mount("tracefs", "/sys/kernel/tracing", "tracefs",
+			  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME, NULL)) {
+			int err = -errno;
+
+			snprintf(why, len, "tracepoint: cannot mount tracefs on /sys/kernel/tracing: "
+				 "%s", strerror(-err));
+			return err;
+		}
+		if (!access(id, R_OK))
+			return 0;
+	}
+	snprintf(why, len, "tracepoint: no syscalls:sys_enter_ioctl in %s/events "
+		 "(CONFIG_FTRACE_SYSCALLS off?)", dir);
+	return -ENOENT;
+}
+
+static void drop_links(struct vfio_tracer *v)
+{
+	/* returns first: an entry without its return leaves a record the LRU map ages out */
+	for (int pass = 1; pass >= 0; pass--) {
+		for (int i = 0; i < v->nlinks; i++) {
+			if ((i & 1) != pass)
+				continue;
+			bpf_link__destroy(v->links[i]);
+			v->links[i] = NULL;
+		}
+	}
+	v->nlinks = 0;
+}
+
+static struct bpf_program *slot_prog(struct vfio_bpf *skel, const char *kind, int i)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "vfio_%s%d", kind, i);
+	return bpf_object__find_program_by_name(skel->obj, name);
+}
+
+/* Keep @l; -errno when the attach that made it failed. */
+static int add_link(struct vfio_tracer *v, struct bpf_link *l)
+{
+	if (!l)
+		return errno ? -errno : -EINVAL;
+	v->links[v->nlinks++] = l;
+	return 0;
+}
+
+/* One function: entry first, return second (drop_links relies on the order). */
+static int attach_func(struct vfio_tracer *v, enum spyre_drv_path path, int i)
+{
+	struct vfio_bpf *skel = v->skel;
+	LIBBPF_OPTS(bpf_kprobe_opts, o, .bpf_cookie = i);
+	int err;
+
+	if (path == SPYRE_DRV_FENTRY) {
+		err = add_link(v, bpf_program__attach(slot_prog(skel, "fentry", i)));
+		return err ? err : add_link(v, bpf_program__attach(slot_prog(skel, "fexit", i)));
+	}
+	err = add_link(v, bpf_program__attach_kprobe_opts(skel->progs.vfio_kprobe, v->funcs[i], &o));
+	if (err)
+		return err;
+	o.retprobe = true;
+	return add_link(v, bpf_program__attach_kprobe_opts(skel->progs.vfio_kretprobe, v->funcs[i],
+							   &o));
+}
+
+static int attach_path(struct vfio_tracer *v, enum spyre_drv_path path, char *why, size_t len)
+{
+	struct vfio_bpf *skel = v->skel;
+	int err;
+
+	if (path == SPYRE_DRV_TRACEPOINT) {
+		err = add_link(v, bpf_program__attach_tracepoint(skel->progs.vfio_sys_enter,
+								 "syscalls", "sys_enter_ioctl"));
+		if (!err)
+			err = add_link(v, bpf_program__attach_tracepoint(skel->progs.vfio_sys_exit,
+									 "syscalls", "sys_exit_ioctl"));
+		if (err)
+			snprintf(why, len, "tracepoint: cannot attach to syscalls:sys_*_ioctl: %s",
+				 strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < v->nfuncs; i++) {
+		if (!v->present[i])
+			continue;
+		err = attach_func(v, path, i);
+		if (err) {
+			snprintf(why, len, "%s: cannot attach to %s: %s", vfio_path_name(path),
+				 v->funcs[i], strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int try_path(struct vfio_tracer *v, enum spyre_drv_path path, int events_fd, char *why,
+		    size_t len)
+{
+	bool quiet = v->cfg.mode == VFIO_MODE_AUTO && !v->cfg.verbose;
+	libbpf_print_fn_t saved = NULL;
+	struct bpf_program *prog;
+	struct vfio_bpf *skel;
+	int err;
+
+	if (path == SPYRE_DRV_TRACEPOINT && (err = ensure_tracefs(why, len)))
+		return err;
+	skel = vfio_bpf__open();
+	if (!skel) {
+		err = -errno;
+		snprintf(why, len, "%s: cannot open the BPF object: %s", vfio_path_name(path),
+			 strerror(-err));
+		return err;
+	}
+	v->skel = skel;
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, false);
+	/* file_operations handlers get the struct file first; backends (type1) do not */
+	for (int i = 0; i < v->nfuncs; i++)
+		if (strstr(v->funcs[i], "fops"))
+			skel->rodata->file_funcs |= 1u << i;
+	skel->rodata->targ_tgid = v->cfg.tgid;
+	switch (path) {
+	case SPYRE_DRV_FENTRY:
+		for (int i = 0; i < v->nfuncs; i++) {
+			struct bpf_program *fe = slot_prog(skel, "fentry", i);
+			struct bpf_program *fx = slot_prog(skel, "fexit", i);
+
+			if (!v->present[i] || !fe || !fx)
+				continue;
+			bpf_program__set_autoload(fe, true);
+			bpf_program__set_autoload(fx, true);
+			bpf_program__set_attach_target(fe, 0, v->funcs[i]);
+			bpf_program__set_attach_target(fx, 0, v->funcs[i]);
+		}
+		break;
+	case SPYRE_DRV_KPROBE:
+		bpf_program__set_autoload(skel->progs.vfio_kprobe, true);
+		bpf_program__set_autoload(skel->progs.vfio_kretprobe, true);
+		break;
+	default:
+		bpf_program__set_autoload(skel->progs.vfio_sys_enter, true);
+		bpf_program__set_autoload(skel->progs.vfio_sys_exit, true);
+		break;
+	}
+	err = bpf_map__reuse_fd(skel->maps.events, events_fd);
+	if (err) {
+		snprintf(why, len, "%s: cannot share the ring buffer: %s", vfio_path_name(path),
+			 strerror(-err));
+		goto fail;
+	}
+	/* an expected refusal (fentry under lockdown) must not flood stderr in auto mode */
+	if (quiet)
+		saved = libbpf_set_print(NULL);
+	err = vfio_bpf__load(skel);
+	if (quiet)
+		libbpf_set_print(saved);
+	if (err) {
+		snprintf(why, len, "%s: loading was refused: %s%s", vfio_path_name(path),
+			 strerror(-err), err == -EPERM ?
+			 " (kernel lockdown, or CAP_BPF/CAP_PERFMON missing)" :
+			 " (run with -v for libbpf's log)");
+		goto fail;
+	}
+	err = attach_path(v, path, why, len);
+	if (err)
+		goto fail;
+	v->path = path;
+	return 0;
+fail:
+	drop_links(v);
+	vfio_bpf__destroy(skel);
+	v->skel = NULL;
+	return err;
+}
+
+int vfio_attach(struct vfio_tracer *v, int events_fd, char *err, size_t errlen)
+{
+	enum spyre_drv_path plan[3];
+	struct vfio_caps caps;
+	char why[512], notes[1024] = "";
+	int n, rc = -EOPNOTSUPP;
+
+	if (errlen)
+		err[0] = 0;
+	v->path = SPYRE_DRV_OFF;
+	if (v->cfg.mode == VFIO_MODE_OFF)
+		return 0;
+	probe_caps(v, &caps);
+	n = vfio_plan(v->cfg.mode, &caps, plan, why, sizeof(why));
+	if (!n) {
+		snprintf(err, errlen, "%s", why);
+		return -EOPNOTSUPP;
+	}
+	for (int i = 0; i < n; i++) {
+		size_t used = strlen(notes);
+
+		why[0] = 0;
+		rc = try_path(v, plan[i], events_fd, why, sizeof(why));
+		if (!rc)
+			return 0;
+		snprintf(notes + used, sizeof(notes) - used, "%s%s", used ? "; " : "", why);
+	}
+	if (v->cfg.mode == VFIO_MODE_AUTO) {
+		snprintf(err, errlen, "driver tier off: %s", notes);
+		return 0;
+	}
+	snprintf(err, errlen, "%s", notes);
+	return rc;
+}
+
+void vfio_detach(struct vfio_tracer *v)
+{
+	if (v)
+		drop_links(v);
+}
+
+void vfio_close(struct vfio_tracer *v)
+{
+	if (!v)
+		return;
+	drop_links(v);
+	vfio_bpf__destroy(v->skel);
+	free(v);
+}
+
+enum spyre_drv_path vfio_path(const struct vfio_tracer *v)
+{
+	return v ? v->path : SPYRE_DRV_OFF;
+}
+
+/* --- consumer side ---------------------------------------------------------------------------- */
+
+/*
+ * The cached /proc/PID/fd/N target of an fd. Records arrive milliseconds after the ioctl, so
+ * the fd may have been closed and reused since: the inode the kernel saw must still match.
+ */
+static struct fd_entry *fd_lookup(struct vfio_tracer *v, uint32_t tgid, int32_t fd, uint32_t ino,
+				  bool ino_known)
+{
+	struct fd_entry *slot = NULL;
+	char link[96];
+	struct stat st;
+	ssize_t n;
+
+	for (int i = 0; i < FD_CACHE; i++) {
+		struct fd_entry *e = &v->fds[i];
+
+		if (e->tgid == tgid && e->fd == fd) {
+			if (!ino_known || !e->ino_known || e->ino == ino) {
+				e->used = ++v->stamp;
+				return e;
+			}
+			slot = e;	/* another file now: resolve again */
+			break;
+		}
+	}
+	if (!slot) {
+		slot = &v->fds[0];
+		for (int i = 0; i < FD_CACHE; i++) {
+			if (!v->fds[i].tgid) {
+				slot = &v->fds[i];
+				break;
+			}
+			if (v->fds[i].used < slot->used)
+				slot = &v->fds[i];
+		}
+	}
+	memset(slot, 0, sizeof(*slot));
+	slot->tgid = tgid;
+	slot->fd = fd;
+	slot->ino = ino;
+	slot->ino_known = ino_known;
+	slot->used = ++v->stamp;
+	if (!v->cfg.procfs)
+		return slot;
+	snprintf(link, sizeof(link), "%s/%u/fd/%d", v->cfg.procfs, tgid, fd);
+	n = readlink(link, slot->path, sizeof(slot->path) - 1);
+	if (n <= 0) {
+		slot->path[0] = 0;
+		return slot;
+	}
+	slot->path[n] = 0;
+	if (ino_known && !stat(link, &st) && (uint32_t)st.st_ino != ino)
+		slot->path[0] = 0;	/* closed and reused: not the file of this ioctl */
+	slot->kind = vfio_kind_of_path(slot->path);
+	return slot;
+}
+
+static void add_arg(struct trace_arg *a, int *n, const char *key, enum trace_arg_type t,
+		    uint64_t u)
+{
+	if (*n >= VFIO_MAX_EVENT_ARGS)
+		return;
+	a[*n].key = key;
+	a[*n].type = t;
+	a[*n].u = u;
+	(*n)++;
+}
+
+int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const char **name,
+		    struct trace_arg *args)
+{
+	uint64_t meta = e->args[SPYRE_IOCTL_META];
+	uint32_t cmd = (uint32_t)e->args[SPYRE_IOCTL_CMD];
+	int64_t fd = (int64_t)e->args[SPYRE_IOCTL_FD];
+	int64_t ret = (int64_t)e->ret;
+	unsigned int path = meta & 0xff, func = (meta >> 8) & 0xff, flags = (meta >> 16) & 0xff;
+	enum vfio_fd_kind kind = VFIO_FD_UNKNOWN, implied = vfio_kind_of_cmd(cmd);
+	struct fd_entry *fe = NULL;
+	const char *dev, *nm;
+	int n = 0;
+
+	if (!(flags & SPYRE_IOCTL_F_FD) || fd < 0 || fd > INT_MAX)
+		fd = -1;
+	if (fd >= 0)
+		fe = fd_lookup(v, e->tgid, (int32_t)fd, (uint32_t)(meta >> 32),
+			       flags & SPYRE_IOCTL_F_FILE);
+	/* what the fd is: the probed function says best, then its path, then its history */
+	if (path != SPYRE_DRV_TRACEPOINT && func < (unsigned int)v->nfuncs)
+		kind = v->func_kind[func];
+	if (!kind && fe)
+		kind = fe->kind ? fe->kind : fe->learned;
+	if (fe && implied)
+		fe->learned = implied;
+	if (!kind)
+		kind = implied;
+	nm = vfio_cmd_name(cmd, kind);
+	if (!nm) {
+		snprintf(v->namebuf, sizeof(v->namebuf), "ioctl 0x%x", cmd);
+		nm = v->namebuf;
+	}
+	*name = nm;
+
+	if (fe && fe->path[0])
+		dev = fe->path;
+	else if (e->probe)
+		dev = v->devbuf, snprintf(v->devbuf, sizeof(v->devbuf), "char %u:%u",
+					  e->probe >> 20, e->probe & 0xfffff);
+	else if (fd >= 0)
+		dev = v->devbuf, snprintf(v->devbuf, sizeof(v->devbuf), "fd %lld", (long long)fd);
+	else
+		dev = "?";
+
+	add_arg(args, &n, "cmd", TA_HEX, cmd);
+	add_arg(args, &n, "fd", TA_I64, (uint64_t)fd);
+	add_arg(args, &n, "device", TA_STR, 0);
+	args[n - 1].s = dev;
+	add_arg(args, &n, "ret", TA_I64, (uint64_t)ret);
+	if (ret < 0 && ret >= -4095) {
+		const char *en = strerrorname_np((int)-ret);
+
+		if (en) {
+			add_arg(args, &n, "error", TA_STR, 0);
+			args[n - 1].s = en;
+		}
+	}
+	if ((flags & SPYRE_IOCTL_F_DMA) && nm == container_names[1]) {
+		add_arg(args, &n, "iova", TA_HEX, e->args[SPYRE_IOCTL_IOVA]);
+		add_arg(args, &n, "size", TA_U64, e->args[SPYRE_IOCTL_SIZE]);
+		add_arg(args, &n, "vaddr", TA_HEX, e->args[SPYRE_IOCTL_ARG]);
+	} else if ((flags & SPYRE_IOCTL_F_DMA) && nm == container_names[2]) {
+		add_arg(args, &n, "iova", TA_HEX, e->args[SPYRE_IOCTL_IOVA]);
+		add_arg(args, &n, "size", TA_U64, e->args[SPYRE_IOCTL_SIZE]);
+	} else {
+		add_arg(args, &n, "arg", TA_HEX, e->args[SPYRE_IOCTL_ARG]);
+	}
+	return n;
+}
+
+static void count_name(struct vfio_tracer *v, const char *name, uint32_t cmd, uint64_t dur)
+{
+	/* table names are static; unknown commands share one buffer, so key those by cmd */
+	const char *key = name == v->namebuf ? NULL : name;
+	int i;
+
+	for (i = 0; i < v->nnames; i++)
+		if (v->names[i].name == key && (key || v->names[i].cmd == cmd))
+			break;
+	if (i == v->nnames) {
+		if (v->nnames == NAME_STATS)
+			return;
+		v->names[v->nnames].name = key;
+		v->names[v->nnames].cmd = cmd;
+		v->nnames++;
+	}
+	v->names[i].count++;
+	v->names[i].total_ns += dur;
+}
+
+void vfio_event(struct vfio_tracer *v, struct trace_writer *tw, const struct spyre_event *e)
+{
+	struct trace_arg args[VFIO_MAX_EVENT_ARGS];
+	const char *name;
+	int n;
+
+	n = vfio_event_args(v, e, &name, args);
+	v->spans++;
+	count_name(v, name, (uint32_t)e->args[SPYRE_IOCTL_CMD], e->dur);
+	if (tw)
+		trace_complete(tw, e->tgid, e->tid, e->ts, e->dur, name, VFIO_CAT, args, n);
+}
+
+/* --- reporting --------------------------------------------------------------------------------- */
+
+static void read_counters(struct vfio_tracer *v, struct spyre_drv_counters *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct spyre_drv_counters *pc;
+	__u32 zero = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!v->skel || ncpu <= 0)
+		return;
+	pc = calloc(ncpu, sizeof(*pc));
+	if (!pc)
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(v->skel->maps.drv_counters), &zero, pc)) {
+		for (int i = 0; i < ncpu; i++) {
+			sum->hits += pc[i].hits;
+			sum->drops_ring += pc[i].drops_ring;
+			sum->unmatched += pc[i].unmatched;
+			sum->nested += pc[i].nested;
+		}
+	}
+	free(pc);
+}
+
+void vfio_stats_json(struct vfio_tracer *v, struct jw *w)
+{
+	struct spyre_drv_counters c;
+	bool first = true;
+
+	read_counters(v, &c);
+	jw_lit(w, ",\"driverPath\":");
+	jw_str(w, vfio_path_name(v->path));
+	jw_lit(w, ",\"driverSpans\":");
+	jw_u64(w, v->spans);
+	jw_lit(w, ",\"driverDrops\":");
+	jw_u64(w, c.drops_ring);
+	if (v->path != SPYRE_DRV_FENTRY && v->path != SPYRE_DRV_KPROBE)
+		return;
+	jw_lit(w, ",\"driverFunctions\":[");
+	for (int i = 0; i < v->nfuncs; i++) {
+		if (!v->present[i])
+			continue;
+		if (!first)
+			jw_lit(w, ",");
+		jw_str(w, v->funcs[i]);
+		first = false;
+	}
+	jw_lit(w, "]");
+}
+
+void vfio_summary(struct vfio_tracer *v, FILE *f)
+{
+	struct spyre_drv_counters c;
+	char b1[32], b2[32];
+
+	if (v->path == SPYRE_DRV_OFF)
+		return;
+	read_counters(v, &c);
+	fprintf(f, "driver tier (%s): %llu VFIO ioctls, %llu dropped\n", vfio_path_name(v->path),
+		(unsigned long long)v->spans, (unsigned long long)c.drops_ring);
+	for (int i = 0; i < v->nnames; i++) {
+		const struct name_stat *s = &v->names[i];
+		char unknown[32];
+
+		if (!s->name)
+			snprintf(unknown, sizeof(unknown), "ioctl 0x%x", s->cmd);
+		fprintf(f, "%-36s %10llu %10s %10s\n", s->name ? s->name : unknown,
+			(unsigned long long)s->count, fmt_duration(s->total_ns, b1, sizeof(b1)),
+			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)));
+	}
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Driver tier: the VFIO ioctls of the traced process (the kernel side of the runtime's
+ * allocation and setup) as spans on the calling thread, cat "privateuse1_driver".
+ *
+ * The BPF side (bpf/vfio.bpf.c) has three front ends; vfio_attach() picks the first that works
+ * on this kernel, in this order: fentry/fexit (needs BTF of the function's module), kprobes
+ * (needs CONFIG_KPROBES and the function in /proc/kallsyms: static functions may be inlined),
+ * the syscalls:sys_{enter,exit}_ioctl tracepoints (filtered by tgid and ioctl type ';').
+ * Records share the uprobe programs' ring buffer, so driver spans nest inside the runtime call
+ * that issued them.
+ */
+#ifndef SPYRE_VFIO_H
+#define SPYRE_VFIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "spyre_trace_user.h"
+#include "jsonw.h"
+#include "trace.h"
+
+/* --driver */
+enum vfio_mode {
+	VFIO_MODE_OFF = 0,
+	VFIO_MODE_AUTO,
+	VFIO_MODE_FENTRY,
+	VFIO_MODE_KPROBE,
+	VFIO_MODE_TRACEPOINT,
+};
+
+/* What an fd is; some command numbers mean different things on a container and a device. */
+enum vfio_fd_kind {
+	VFIO_FD_UNKNOWN = 0,
+	VFIO_FD_CONTAINER,	/* /dev/vfio/vfio (type1 / spapr IOMMU) */
+	VFIO_FD_GROUP,		/* /dev/vfio/<group> */
+	VFIO_FD_DEVICE,		/* anon_inode:[vfio-device], /dev/vfio/devices/vfioN */
+};
+
+/* --driver-funcs default: container, group and device ioctl entry points, and the type1
+ * IOMMU backend (reached from the container's, or directly when that one is inlined). */
+#define VFIO_DEFAULT_FUNCS \
+	"vfio_fops_unl_ioctl,vfio_group_fops_unl_ioctl,vfio_device_fops_unl_ioctl," \
+	"vfio_iommu_type1_ioctl"
+#define VFIO_FUNC_NAME_MAX	64
+#define VFIO_CAT		"privateuse1_driver"
+
+struct vfio_config {
+	enum vfio_mode mode;
+	const char *funcs;	/* comma-separated kernel functions; NULL = VFIO_DEFAULT_FUNCS */
+	uint32_t tgid;		/* process to trace; 0 = every process */
+	const char *procfs;	/* "/proc": fd -> path; NULL = do not resolve */
+	const char *kallsyms;	/* NULL = "/proc/kallsyms" */
+	bool verbose;		/* keep libbpf's messages of refused paths in auto mode */
+};
+
+struct vfio_tracer;
+
+/* "auto", "fentry", "kprobe", "tracepoint", "off" -> enum vfio_mode, or -EINVAL. */
+int vfio_mode_parse(const char *s);
+/* "fentry", "kprobe", "tracepoint", "off" */
+const char *vfio_path_name(enum spyre_drv_path p);
+
+/*
+ * Split a --driver-funcs list into @names (identifiers, '.' allowed for clones). Returns the
+ * count, -EINVAL for an empty or malformed name, -E2BIG past @max names.
+ */
+int vfio_funcs_parse(const char *list, char names[][VFIO_FUNC_NAME_MAX], int max);
+
+/*
+ * Which of @names are text symbols in a kallsyms-format file: @present[i] is set, and
+ * @module[i] gets the module ("" for vmlinux). Returns how many were found or -errno.
+ */
+int vfio_kallsyms_find(const char *path, char names[][VFIO_FUNC_NAME_MAX], int n,
+		       bool *present, char module[][VFIO_FUNC_NAME_MAX]);
+
+/* What the kernel offers, as vfio_attach() found it. */
+struct vfio_caps {
+	int nfuncs;		/* functions present in kallsyms */
+	bool fentry_btf;	/* vmlinux BTF and every present function's module BTF */
+	bool kprobes;		/* kprobe PMU or kprobe_events */
+};
+
+/*
+ * The paths to try for @mode, in order, into @out (room for 3). Returns their count; 0 when a
+ * forced mode cannot work here, with the reason in @why.
+ */
+int vfio_plan(enum vfio_mode mode, const struct vfio_caps *caps, enum spyre_drv_path *out,
+	      char *why, size_t whylen);
+
+/* Allocate and check the options; no kernel access yet. Returns 0 or -errno (@err says why). */
+int vfio_open(struct vfio_tracer **out, const struct vfio_config *cfg, char *err, size_t errlen);
+/*
+ * Pick a path (vfio_plan), load its programs into the ring buffer @events_fd and attach.
+ * In auto mode a path that fails to load or attach falls back to the next; when none works
+ * the tier is off and 0 is returned with a note in @err. A forced mode that fails returns
+ * -errno with the reason in @err. Mounts tracefs on /sys/kernel/tracing when needed.
+ */
+int vfio_attach(struct vfio_tracer *v, int events_fd, char *err, size_t errlen);
+/* Stop producing records (call before the final drain). */
+void vfio_detach(struct vfio_tracer *v);
+void vfio_close(struct vfio_tracer *v);
+enum spyre_drv_path vfio_path(const struct vfio_tracer *v);
+
+/* --- consumer side: one SPYRE_EV_IOCTL record -> one ph:"X" event ------------------------- */
+void vfio_event(struct vfio_tracer *v, struct trace_writer *tw, const struct spyre_event *e);
+
+/* The VFIO name of @cmd on an fd of @kind; NULL when @cmd is no VFIO ioctl. */
+const char *vfio_cmd_name(uint32_t cmd, enum vfio_fd_kind kind);
+/* The kind a command implies, for commands only one kind of fd takes; else UNKNOWN. */
+enum vfio_fd_kind vfio_kind_of_cmd(uint32_t cmd);
+/* From a /proc/PID/fd link target ("/dev/vfio/vfio", "anon_inode:[vfio-device]", ...). */
+enum vfio_fd_kind vfio_kind_of_path(const char *path);
+/* From a probed kernel function's name (vfio_fops_unl_ioctl -> container, ...). */
+enum vfio_fd_kind vfio_kind_of_func(const char *func);
+
+#define VFIO_MAX_EVENT_ARGS	8
+/*
+ * The event's name and args (cmd, fd, device, ret, [error], iova/size/vaddr or arg). Strings
+ * point into @v and stay valid until the next call. Returns the number of args.
+ */
+int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const char **name,
+		    struct trace_arg *args);
+
+/* --- reporting ----------------------------------------------------------------------------- */
+/* ,"driverPath":"...","driverSpans":N,"driverDrops":N[,"driverFunctions":[...]] */
+void vfio_stats_json(struct vfio_tracer *v, struct jw *w);
+/* Per ioctl name: count, total, mean; one line when nothing was seen. */
+void vfio_summary(struct vfio_tracer *v, FILE *f);
+
+#endif
