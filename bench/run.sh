@@ -400,6 +400,18 @@ if ((HAVE_BT)); then
 		BT_NPROBES=$(sed -n 's/^Attaching \([0-9]*\) probes.*/\1/p' "$WORK/btd.stdout" | head -1)
 	done
 fi
+# the uprobes alone: the default also sets up kernel-driver (VFIO ioctl) tracing
+OFF_ATT=() OFF_DET=()
+if "$TOOL" --help 2>&1 | grep -q -- '--driver MODE'; then
+	for _ in $(seq "$ROUNDS"); do
+		rm -f "$WORK/bjt.ready"
+		spawn bjt --mark "ready:$WORK/bjt.ready" -- "$TOOL" -p "$BJPID" --driver off \
+			--ready-file "$WORK/bjt.ready" -o "$WORK/bjt.json" -f -q
+		stop bjt $SP_PID
+		OFF_ATT+=("$(kv "$WORK/bjt.out" ready_ns)")
+		OFF_DET+=("$(kv "$WORK/bjt.out" stop_ns)")
+	done
+fi
 kill -TERM $BJ; wait $BJ || true; untrack $BJ
 A_MED=$(median "${ATTACH[@]}")
 D_MED=$(median "${DETACH[@]}")
@@ -408,6 +420,11 @@ printf '   spyre-bpftrace, %s functions, %d runs (section 2): attach %.1f ms (mi
 	"$(calc "printf \"%.6g\", $A_MED / 1e6")" \
 	"$(calc "printf \"%.6g\", $(printf '%s\n' "${ATTACH[@]}" | sort -g | head -1) / 1e6")" \
 	"$(calc "printf \"%.6g\", $D_MED / 1e6")"
+if [ ${#OFF_ATT[@]} -gt 0 ]; then
+	printf '   spyre-bpftrace --driver off (uprobes only), %d runs: attach %.1f ms, detach %.1f ms\n' \
+		"${#OFF_ATT[@]}" "$(calc "printf \"%.6g\", $(median "${OFF_ATT[@]}") / 1e6")" \
+		"$(calc "printf \"%.6g\", $(median "${OFF_DET[@]}") / 1e6")"
+fi
 if ((HAVE_BT)); then
 	BTS_MED=$(median "${BT_START[@]}")
 	printf '   bpftrace, same functions (%s probes incl. BEGIN), %d runs: "Attaching" after %.1f ms, BEGIN output after %.1f ms, detach %.1f ms\n' \

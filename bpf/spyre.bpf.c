@@ -78,6 +78,24 @@ const volatile __u64 rate_cost_ns = 0;
 const volatile __u64 rate_burst_ns = 0;
 
 /*
+ * --follow: probes are attached to every process and these are the ones traced: the target,
+ * and the processes it forks (added by the fork tracepoint below, before the child runs).
+ */
+const volatile bool filter_tgids = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+static __always_inline bool traced_tgid(__u32 tgid)
+{
+	return !filter_tgids || bpf_map_lookup_elem(&tgids, &tgid);
+}
+
+/*
  * Cleared by userspace before it removes the probes: removing them takes an RCU grace period
  * (~0.3 s), during which entries would still fire and, their return probes already gone, pile
  * up frames that never close. Calls already open still complete and are recorded.
@@ -206,7 +224,7 @@ int spyre_entry(struct pt_regs *ctx)
 	struct frame *f;
 	__u32 d;
 
-	if (!tracing_on)
+	if (!tracing_on || !traced_tgid(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	if (c)
 		c->hits++;
@@ -311,7 +329,7 @@ int spyre_instant(struct pt_regs *ctx)
 	struct tstack *st;
 	__u32 tid = (__u32)id;
 
-	if (!tracing_on)
+	if (!tracing_on || !traced_tgid(id >> 32))
 		return 0;
 	if (c)
 		c->hits++;
@@ -335,5 +353,18 @@ int spyre_instant(struct pt_regs *ctx)
 	st = thread_stack(tid);
 	e->depth = st ? st->depth : 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* --follow: a traced process's new child process (not a new thread) is traced too. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(spyre_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&tgids, &ptgid))
+		return 0;
+	bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
 	return 0;
 }

@@ -28,7 +28,8 @@ void env_usage(FILE *f)
 "      --status, --no-status  status line on stderr (default: when stderr is a terminal)\n"
 "      --driver MODE        VFIO ioctl tracing: auto (default), fentry, kprobe, tracepoint, off\n"
 "      --driver-funcs LIST  kernel functions for fentry/kprobe (comma-separated)\n"
-"  -f, --force              replace an existing output file\n"
+"  -f, --follow             also trace the processes the target forks (like strace -f)\n"
+"      --force              replace an existing output file\n"
 "\n"
 "fleet mode (docs/fleet.md):\n"
 "  -a, --system-wide        every process that maps the runtime, including later ones\n"
@@ -65,6 +66,7 @@ enum {
 	OPT_MAX_DISK,
 	OPT_MAX_FILES,
 	OPT_PROM,
+	OPT_FORCE,
 	OPT_DRIVER,
 	OPT_DRIVER_FUNCS,
 };
@@ -82,7 +84,8 @@ static const struct option long_opts[] = {
 	{ "no-status", no_argument, NULL, OPT_NO_STATUS },
 	{ "driver", required_argument, NULL, OPT_DRIVER },
 	{ "driver-funcs", required_argument, NULL, OPT_DRIVER_FUNCS },
-	{ "force", no_argument, NULL, 'f' },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "follow", no_argument, NULL, 'f' },
 	{ "system-wide", no_argument, NULL, 'a' },
 	{ "sample-every", required_argument, NULL, OPT_SAMPLE },
 	{ "rate-cap", required_argument, NULL, OPT_RATE_CAP },
@@ -295,8 +298,11 @@ int env_parse(struct env *env, int argc, char **argv)
 			env->driver_funcs = optarg;
 			break;
 		}
-		case 'f':
+		case OPT_FORCE:
 			env->force = true;
+			break;
+		case 'f':
+			env->follow = true;
 			break;
 		case 'a':
 			env->system_wide = true;

@@ -38,6 +38,7 @@ struct env {
 	int status;		/* -1 auto (tty), 0 off, 1 on */
 	bool quiet;
 	bool force;
+	bool follow;		/* -f: trace the processes the target forks, too */
 	bool verbose;
 	const char *file_arg;	/* check/recover FILE */
 	int driver;		/* --driver: enum vfio_mode (vfio.h), default auto */

@@ -232,11 +232,12 @@ static int cmd_trace(struct probe_table *table)
 	err = output_open(&out, env.output, env.force);
 	if (err) {
 		die_msg("cannot create %s: %s%s", env.output, strerror(-err),
-			err == -EEXIST ? " (use -f to replace it)" : "");
+			err == -EEXIST ? " (use --force to replace it)" : "");
 		rc = EXIT_OUTPUT;
 		goto cleanup;
 	}
 
+	topts.follow_pid = env.follow ? env.pid : 0;
 	err = tracer_open(&tr, &topts);
 	if (err) {
 		/* EACCES is the verifier's verdict, EPERM a missing privilege or lockdown */
@@ -283,7 +284,8 @@ static int cmd_trace(struct probe_table *table)
 	cons.vfio = vfio;
 
 	start_ns = now_ns(CLOCK_MONOTONIC);
-	err = tracer_attach(&tr, &t, env.pid);
+	/* following forks: probes on every process, the BPF keeps to the target's tree */
+	err = tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
 	if (err) {
 		rc = err == -EPERM || err == -EACCES ? EXIT_PERM : EXIT_ERROR;
 		goto cleanup;
@@ -341,7 +343,7 @@ static int cmd_trace(struct probe_table *table)
 			int n = target_scan(&t);
 
 			if (n > 0 && !consumer_resize(&cons, t.cnt))
-				tracer_attach(&tr, &t, env.pid);
+				tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
 			target_warn_unreadable(&t);
 			next_rescan = now + RESCAN_MS * 1000000ull;
 			/* a full disk will not empty itself: stop instead of tracing into nothing */

@@ -61,6 +61,9 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 		for (int i = 0; i < 3; i++)
 			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
 	tr->skel->rodata->sample_every = o->sample_every;
+	tr->skel->rodata->filter_tgids = o->follow_pid > 0;
+	/* the fork hook is only needed, and only loaded, when following */
+	bpf_program__set_autoload(tr->skel->progs.spyre_fork, o->follow_pid > 0);
 	if (o->rate_cap) {
 		tr->skel->rodata->rate_cost_ns = 1000000000ull / o->rate_cap;
 		if (!tr->skel->rodata->rate_cost_ns)
@@ -111,6 +114,16 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 	if (!tr->rb) {
 		err = -errno;
 		goto fail;
+	}
+	if (o->follow_pid > 0) {
+		__u32 key = o->follow_pid;
+		__u8 one = 1;
+
+		err = bpf_map_update_elem(bpf_map__fd(tr->skel->maps.tgids), &key, &one, BPF_ANY);
+		if (!err && !(tr->fork_link = bpf_program__attach(tr->skel->progs.spyre_fork)))
+			err = -errno;
+		if (err)
+			goto fail;
 	}
 	return 0;
 fail:
@@ -391,6 +404,7 @@ void tracer_close(struct tracer *tr)
 {
 	if (tr->links)
 		tracer_detach(tr, NULL);
+	bpf_link__destroy(tr->fork_link);
 	ring_buffer__free(tr->rb);
 	spyre_bpf__destroy(tr->skel);
 	free(tr->mlinks);

@@ -20,6 +20,7 @@ struct tracer_opts {
 	unsigned int ringbuf_mb;	/* power of two */
 	uint32_t sample_every;		/* record 1 in N calls; 0/1 = all */
 	uint64_t rate_cap;		/* events/s per process; 0 = no cap */
+	int follow_pid;			/* --follow: trace this process and its descendants */
 };
 
 struct tracer {
@@ -35,6 +36,7 @@ struct tracer {
 	 * per probe. Removing a uprobe waits for an RCU grace period (~0.3 s each on these
 	 * VMs), so 30 perf-event probes took seconds to detach; a multi link waits once.
 	 */
+	struct bpf_link *fork_link;		/* --follow */
 	bool multi;
 	int *mlinks;				/* uprobe_multi link fds */
 	bool *mlink_ret;			/* ... of return probes (closed first) */

@@ -200,12 +200,12 @@ start_unreadable_job() {
 
 # --- the output file ---------------------------------------------------------------------------
 
-@test "output is a symlink: exit 7, not followed, with or without -f" {
+@test "output is a symlink: exit 7, not followed, with or without --force" {
 	start_job
 	echo keep >"$BATS_TEST_TMPDIR/target.txt"
 	ln -s "$BATS_TEST_TMPDIR/target.txt" "$BATS_TEST_TMPDIR/t.json"
 	ln -s "$BATS_TEST_TMPDIR/created-through-link" "$BATS_TEST_TMPDIR/dangling.json"
-	for f in "" -f; do
+	for f in "" --force; do
 		trace_briefly $f -o "$BATS_TEST_TMPDIR/t.json"
 		[ "$status" -eq 7 ]
 		[[ "$output" == *"cannot create $BATS_TEST_TMPDIR/t.json"* ]]
@@ -218,22 +218,22 @@ start_unreadable_job() {
 	done
 }
 
-@test "output exists: exit 7 without -f (untouched), replaced with -f" {
+@test "output exists: exit 7 without --force (untouched), replaced with --force" {
 	start_job
 	echo keep >"$BATS_TEST_TMPDIR/t.json"
 	ln "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/other-name"
 	trace_briefly -o "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 7 ]
-	[[ "$output" == *"use -f to replace it"* ]]
+	[[ "$output" == *"use --force to replace it"* ]]
 	[ "$(cat "$BATS_TEST_TMPDIR/t.json")" = keep ]
-	trace_briefly -f -o "$BATS_TEST_TMPDIR/t.json"
+	trace_briefly --force -o "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
 	$VERIFY "$BATS_TEST_TMPDIR/t.json"
 	# replaced, not written through: the file's other name still has the old content
 	[ "$(cat "$BATS_TEST_TMPDIR/other-name")" = keep ]
-	# -f does not replace what is not a regular file
+	# --force does not replace what is not a regular file
 	mkdir "$BATS_TEST_TMPDIR/dir.json"
-	trace_briefly -f -o "$BATS_TEST_TMPDIR/dir.json"
+	trace_briefly --force -o "$BATS_TEST_TMPDIR/dir.json"
 	[ "$status" -eq 7 ]
 	[ -d "$BATS_TEST_TMPDIR/dir.json" ]
 	# nor is a directory that does not exist created

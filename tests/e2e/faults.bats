@@ -95,7 +95,7 @@ PY
 }
 
 @test "a forked child is followed with --follow" {
-	"$TOOL" --help | grep -q -- '--follow' || skip "needs -f (--follow): not implemented"
+	"$TOOL" --help | grep -q -- '--follow' || skip "needs --follow"
 	start_helper fork 40 25 "$BATS_TEST_TMPDIR/done.json"
 	start_tracer --follow -o "$BATS_TEST_TMPDIR/t.json"
 	kill -USR1 "$JOB_PID"

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * `merge`: one trace from a spyre-bpftrace trace and a Kineto (PyTorch profiler) trace of the
+ * same job. Both name the wall-clock time of their ts 0: ours in spyreTracer.realtimeBaseNs
+ * (= baseTimeNanoseconds), Kineto's in baseTimeNanoseconds (CLOCK_REALTIME floored to a
+ * three-month boundary; older Kineto writes absolute µs since the epoch and no base). Our
+ * events move onto Kineto's time base; Kineto's are copied untouched.
+ */
+#ifndef SPYRE_MERGE_H
+#define SPYRE_MERGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct jv;
+struct jw;
+
+/* Device pids of ours that a Kineto device already uses are moved; at most this many. */
+#define MERGE_MAX_DEVICE_PIDS	64
+
+struct merge_info {
+	int64_t shift_ns;		/* added to every ts of ours */
+	uint64_t kineto_base_ns;	/* Kineto's baseTimeNanoseconds; 0 when its ts are absolute */
+	uint64_t spyre_base_ns;		/* our CLOCK_REALTIME at our ts 0 */
+	bool kineto_absolute;		/* Kineto had no base: ts are µs since the epoch */
+	int ndev;			/* device pids of ours that were moved */
+	int64_t dev_from[MERGE_MAX_DEVICE_PIDS], dev_to[MERGE_MAX_DEVICE_PIDS];
+	uint64_t corr_offset;		/* added to our correlation/ac2g ids (0: no clash) */
+	size_t kineto_events, spyre_events;
+	size_t dropped_meta;		/* our names of tracks Kineto names already */
+	bool overlap_known;		/* both have X events: gap_us is meaningful */
+	double gap_us;			/* > 0 ours starts after Kineto ends, < 0 ends before */
+};
+
+/*
+ * Merge two parsed traces into @w (the whole output document, one event a line). @ours_name
+ * and @kineto_name are only recorded in the "spyreMerged" member. On error returns -errno
+ * (-EINVAL: an input is not usable, -ERANGE: clocks cannot be aligned) with a message in @err.
+ */
+int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
+	       const char *ours_name, const char *kineto_name, struct merge_info *mi,
+	       char *err, size_t errlen);
+
+/* Read, merge and write @out (.gz: gzip; an existing file only with @force). Exit code. */
+int merge_files(const char *ours, const char *kineto, const char *out, bool force, FILE *msg);
+int cmd_merge(const char *ours, const char *kineto, const char *out, bool force);
+
+#endif
