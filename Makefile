@@ -37,7 +37,7 @@ FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
 
 TOOL		:= $(BUILD)/spyre-bpftrace
 
-.PHONY: all deps test unit e2e demo bench clean install vmlinux mock fixtures
+.PHONY: all deps test unit e2e demo bench clean install vmlinux mock fixtures check-deploy
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
@@ -45,7 +45,7 @@ all: $(TOOL) mock
 
 # Everything the project needs, from Debian. Idempotent; skips apt when all is present.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev bats g++ make python3 \
-	    pkg-config libclang-rt-14-dev valgrind
+	    pkg-config libclang-rt-14-dev valgrind python3-prometheus-client python3-yaml
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -121,7 +121,12 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) check-sanitize
 	$(MAKE) fuzz-smoke
+	$(MAKE) check-deploy
 	$(MAKE) e2e
+
+# The systemd unit and the DaemonSet parse and agree with the tracer's options.
+check-deploy:
+	sh tests/deploy/check-deploy.sh
 
 # Trace the mock job as a user would: start it, attach by PID, write a trace.
 demo: deps

@@ -32,9 +32,11 @@ done
 
 WORK=$(mktemp -d /tmp/spyre-bench.XXXXXX)
 BG=()	# background pids we started: the cleanup stops exactly these
+STATS_OLD=	# kernel.bpf_stats_enabled to restore, while we have it switched on
 
 cleanup() {
 	local p deadline=$((SECONDS + 10))
+	if [ -n "$STATS_OLD" ]; then echo "$STATS_OLD" >/proc/sys/kernel/bpf_stats_enabled; fi
 	for p in "${BG[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "${BG[@]}"; do
 		while kill -0 "$p" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
@@ -153,10 +155,10 @@ say ""
 # 1. Per-call overhead: untraced, empty uprobe+uretprobe pair, spyre-bpftrace, bpftrace
 # =============================================================================================
 declare -A OV	# OV[variant.kind] = median ns/call
-declare -A INSN
+declare -A INSN BPFRUN
 
 percall_variant() {
-	local v=$1 lib=$B/libbench-$1.so pid cb off sym_off k name listing u e o b
+	local v=$1 lib=$B/libbench-$1.so pid cb off sym_off k name listing u e o b trpid ids id
 	local -A S=()
 
 	rm -f "$WORK"/cb-$v.*
@@ -222,6 +224,29 @@ percall_variant() {
 			S[r_bo]+=" $(div "$(calc "printf \"%.6g\", $b - $u")" "$(calc "printf \"%.6g\", $o - $u")")"
 		fi
 	done
+	# once: how long our BPF programs themselves run per call (kernel.bpf_stats_enabled)
+	if [ -w /proc/sys/kernel/bpf_stats_enabled ]; then
+		rm -f "$WORK/sp.ready"
+		spawn sps-$v --mark "ready:$WORK/sp.ready" -- "$TOOL" -p $pid --no-default \
+			--probe "libbench-$v.so:bench_call" --ready-file "$WORK/sp.ready" \
+			-o "$WORK/cb-$v.json" -f -q
+		trpid=$(kv "$WORK/sps-$v.out.ready" pid)
+		ids=$(cat /proc/"$trpid"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -u)
+		STATS_OLD=$(cat /proc/sys/kernel/bpf_stats_enabled)
+		echo 1 >/proc/sys/kernel/bpf_stats_enabled
+		k=$((k + 1)); phase $pid "$WORK/cb-$v.res.$k" >/dev/null
+		for id in $ids; do
+			bpftool prog show id "$id" --json 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+if p.get("run_cnt"):
+	print("%s %.1f" % (p["name"], p["run_time_ns"] / p["run_cnt"]))'
+		done >"$WORK/bpfstats-$v"
+		echo "$STATS_OLD" >/proc/sys/kernel/bpf_stats_enabled
+		STATS_OLD=
+		stop sps-$v $SP_PID
+		BPFRUN[$v]=$(awk '{ printf "%s%s %s ns", (NR > 1 ? ", " : ""), $1, $2 }' "$WORK/bpfstats-$v")
+	fi
 	# once: the empty pair on the function's first instruction (endbr64 in the cf variant)
 	if [ "$sym_off" != "$off" ]; then
 		rm -f "$WORK/ep.ready"
@@ -257,6 +282,7 @@ for v in cf nocf; do
 		printf '   %-44s %12.1f %14.1f\n' "empty pair at ${INSN[$v.sym]} ('${INSN[$v.entry]}')" "${OV[$v.empty_entry]}" "${OV[$v.empty_entry.add]}"
 	OV[$v.r_ours_empty]=${OV[$v.r_oe]}
 	OV[$v.r_bt_ours]=${OV[$v.r_bo]}
+	[ -n "${BPFRUN[$v]:-}" ] && say "   our BPF programs' own run time per call (bpf_stats): ${BPFRUN[$v]}"
 	say "   added-cost ratio (median of per-round ratios): ours/empty = $(printf '%.2f' "${OV[$v.r_ours_empty]}"), bpftrace/ours = $( [ "${OV[$v.r_bt_ours]}" = nan ] && echo n/a || printf '%.2f' "${OV[$v.r_bt_ours]}")"
 done
 say ""

@@ -16,6 +16,7 @@ void env_usage(FILE *f)
 "       spyre-bpftrace list -p PID [PROBE OPTIONS] show which probes resolve in PID\n"
 "       spyre-bpftrace check FILE                  validate a trace (overlaps, durations, flows)\n"
 "       spyre-bpftrace recover FILE                close a trace cut short (tracer killed)\n"
+"       spyre-bpftrace merge OURS KINETO -o OUT    add a PyTorch profiler trace, clocks aligned\n"
 "\n"
 "  -p, --pid PID            process to trace (its runtime libraries must be mapped)\n"
 "  -o, --output FILE        trace file (default spyre-trace-PID.json); *.gz writes gzip\n"
@@ -216,12 +217,18 @@ int env_parse(struct env *env, int argc, char **argv)
 			env->cmd = CMD_CHECK;
 		else if (!strcmp(argv[1], "recover"))
 			env->cmd = CMD_RECOVER;
+		else if (!strcmp(argv[1], "merge"))
+			env->cmd = CMD_MERGE;
 		if (env->cmd != CMD_TRACE)
 			first = 2;
 	}
 	optind = first;
-	/* '+': stop at the first non-option so "-- CMD -x" keeps CMD's own options */
-	while ((opt = getopt_long(argc, argv, "+p:o:d:afqvhV", long_opts, NULL)) != -1) {
+	/*
+	 * '+': stop at the first non-option so "-- CMD -x" keeps CMD's own options; merge takes
+	 * its options after the file names too (merge A B -o OUT), so getopt may permute there
+	 */
+	while ((opt = getopt_long(argc, argv, env->cmd == CMD_MERGE ? "p:o:d:afqvhV" :
+				  "+p:o:d:afqvhV", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (parse_pid(optarg, &env->pid)) {
@@ -414,6 +421,15 @@ int env_parse(struct env *env, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		env->file_arg = argv[optind];
+		break;
+	case CMD_MERGE:
+		if (optind + 2 != argc || !env->output) {
+			fprintf(stderr, "spyre-bpftrace: usage: spyre-bpftrace merge OURS.json "
+				"KINETO.json -o OUT.json [--force]\n");
+			return EXIT_USAGE;
+		}
+		env->file_arg = argv[optind];
+		env->file_arg2 = argv[optind + 1];
 		break;
 	}
 	return 0;

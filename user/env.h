@@ -20,7 +20,7 @@ enum spyre_exit {
 	EXIT_CHECK = 8,		/* `check` found problems in a trace */
 };
 
-enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER };
+enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE };
 
 struct env {
 	enum spyre_cmd cmd;
@@ -40,7 +40,8 @@ struct env {
 	bool force;
 	bool follow;		/* -f: trace the processes the target forks, too */
 	bool verbose;
-	const char *file_arg;	/* check/recover FILE */
+	const char *file_arg;	/* check/recover FILE; merge: our trace */
+	const char *file_arg2;	/* merge: the Kineto trace */
 	int driver;		/* --driver: enum vfio_mode (vfio.h), default auto */
 	const char *driver_funcs;	/* --driver-funcs LIST; NULL = built-in list */
 	/* fleet mode (docs/fleet.md) */

@@ -137,11 +137,11 @@ static int open_window_output(const struct env *env, struct rotate *rot, struct 
 	return -EEXIST;
 }
 
-static char *window_metadata(const struct env *env, const struct consumer *c,
-			     const struct target *t, const struct spyre_counters *counters,
-			     uint64_t window_index)
+char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
+			   const struct target *t, const struct spyre_counters *counters,
+			   bool target_exited, uint64_t window_index)
 {
-	char *base = summary_trace_metadata(c, t, counters, false);
+	char *base = summary_trace_metadata(c, t, counters, target_exited);
 	struct jw *w = jw_memopen();
 	const char *data;
 	char *out = NULL;
@@ -364,7 +364,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		tracer_drain(&tr, &cons, true);
 		tracer_read_counters(&tr, t.cnt);
 		consumer_write_metadata(&cons);
-		extra = window_metadata(env, &cons, &t, tr.counters, win);
+		extra = fleet_trace_metadata(env, &cons, &t, tr.counters, false, win);
 		err = trace_end(tw, extra);
 		free(extra);
 		if (err)

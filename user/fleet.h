@@ -12,6 +12,15 @@
 
 int cmd_fleet(const struct env *env, struct probe_table *table);
 
+/* The trace's closing metadata (summary_trace_metadata) plus "spyreSampling": how the run was
+ * sampled, so statistics can be scaled. @window_index 0 = not windowed. malloc'd. */
+struct consumer;
+struct target;
+struct spyre_counters;
+char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
+			   const struct target *t, const struct spyre_counters *counters,
+			   bool target_exited, uint64_t window_index);
+
 /* Resolve the probe table in every process not scanned before (all of them with @all).
  * Returns new probes or -errno. Exposed for tests. */
 struct target;

@@ -210,9 +210,9 @@ static int scan(struct side *s, const struct jv *events)
 	jv_foreach(ev, events) {
 		const char *ph = jv_get_str(ev, "ph"), *name = jv_get_str(ev, "name");
 		const struct jv *args = jv_get(ev, "args");
+		int64_t pid = 0, tid = 0;
 		bool has_pid, has_tid;
 		double ts, dur;
-		int64_t pid, tid;
 		uint64_t id;
 
 		if (ev->type != JV_OBJECT || !ph)

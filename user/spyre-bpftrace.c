@@ -24,6 +24,7 @@
 #include "env.h"
 #include "fleet.h"
 #include "launch.h"
+#include "merge.h"
 #include "output.h"
 #include "probes.h"
 #include "resolve.h"
@@ -373,7 +374,7 @@ static int cmd_trace(struct probe_table *table)
 	tracer_read_counters(&tr, t.cnt);
 	consumer_write_metadata(&cons);
 	{
-		char *extra = summary_trace_metadata(&cons, &t, tr.counters, target_gone);
+		char *extra = fleet_trace_metadata(&env, &cons, &t, tr.counters, target_gone, 0);
 
 		err = trace_end(tw, extra);
 		tw = NULL;
@@ -435,6 +436,9 @@ int main(int argc, char **argv)
 		goto out;
 	case CMD_RECOVER:
 		rc = cmd_recover(env.file_arg);
+		goto out;
+	case CMD_MERGE:
+		rc = cmd_merge(env.file_arg, env.file_arg2, env.output, env.force);
 		goto out;
 	default:
 		break;

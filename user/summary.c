@@ -116,6 +116,10 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, counters[i].drops_depth);
 		jw_lit(w, ",\"unmatchedReturns\":");
 		jw_u64(w, counters[i].unmatched);
+		jw_lit(w, ",\"sampledOut\":");
+		jw_u64(w, counters[i].sampled_out);
+		jw_lit(w, ",\"dropsRateCap\":");
+		jw_u64(w, counters[i].drops_rate);
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "],\n\"spyreStats\":{\"targetPid\":");

@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# Fleet mode: system-wide tracing, sampling, duty-cycle windows, rotation, Prometheus output.
+
+load helpers
+
+setup() {
+	OUT=$BATS_TEST_TMPDIR/out
+	EXTRA_PIDS=()
+}
+
+teardown() {
+	for p in "${EXTRA_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	[ -n "${TRACER_PID:-}" ] && kill -KILL "$TRACER_PID" 2>/dev/null
+	[ -n "${JOB_PID:-}" ] && kill -KILL "$JOB_PID" 2>/dev/null
+	true
+}
+
+# bg_job NAME [MOCK OPTIONS]: a job that runs phases until killed; its pid in EXTRA_PIDS
+bg_job() {
+	local name=$1
+	shift
+	"$MOCK" --quiet --phases 1000000 --ready-file "$BATS_TEST_TMPDIR/$name.ready" "$@" \
+		>/dev/null 2>&1 &
+	EXTRA_PIDS+=($!)
+	wait_for "$BATS_TEST_TMPDIR/$name.ready"
+}
+
+# a prometheus parser from Debian (python3-prometheus-client), not whatever python3 is first
+PYPROM=/usr/bin/python3
+
+@test "system-wide: several jobs and one started later are all traced, each named" {
+	bg_job a --iters 20
+	bg_job b --iters 20
+	"$TOOL" -a -o "$BATS_TEST_TMPDIR/t.json" --ready-file "$BATS_TEST_TMPDIR/tr.ready" -q \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/tr.ready"
+	# a job started after the tracer: traced too (uprobes on the library file apply to
+	# every process that maps it; the rescan names it)
+	"$MOCK" --quiet --phases 1000000 --iters 20 --counts "$BATS_TEST_TMPDIR/late.json" \
+		>/dev/null 2>&1 &
+	EXTRA_PIDS+=($!)
+	wait_for "$BATS_TEST_TMPDIR/late.json.3" 60	# three whole phases under tracing
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "${EXTRA_PIDS[@]}" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); pids = [int(p) for p in sys.argv[2:]]
+n = collections.Counter(e["pid"] for e in d["traceEvents"]
+                        if e["ph"] == "X" and e.get("cat") == "privateuse1_runtime")
+for p in pids:
+    assert n[p] > 50, (p, n)
+names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
+         if e["ph"] == "M" and e["name"] == "process_name"}
+for p in pids:
+    assert names.get(p) == "mock-spyre-job", (p, names)
+labels = {e["pid"]: e["args"]["labels"] for e in d["traceEvents"]
+          if e["ph"] == "M" and e["name"] == "process_labels"}
+for p in pids:
+    assert "mock-spyre-job" in labels.get(p, ""), (p, labels)   # the command line
+assert d["spyreSampling"]["systemWide"] is True
+PY
+	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+}
+
+@test "--sample-every N records 1 in N calls, and the trace says so" {
+	start_job --iters 400 --kernels 3 --compute-us 0 --bytes 256
+	start_tracer --sample-every 10 -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["calls"]
+checked = 0
+for p in d["spyreProbes"]:
+    want = calls.get(p["symbol"], 0)
+    if want < 1000:
+        continue
+    # every call is seen, 1 in 10 recorded: binomial, sd ~ 3% of the mean here
+    assert p["hits"] == want, p
+    assert p["events"] + p["sampledOut"] == want, p
+    ratio = p["events"] / want
+    assert 0.08 < ratio < 0.12, (p["name"], ratio)
+    checked += 1
+assert checked >= 3, checked
+PY
+	grep -q '"sampleEvery":10' "$BATS_TEST_TMPDIR/t.json"
+}
+
+@test "--rate-cap limits the events per process" {
+	start_job --iters 2000 --kernels 2 --compute-us 0 --bytes 64 --threads 2
+	start_tracer --rate-cap 2000 -o "$BATS_TEST_TMPDIR/t.json"
+	SECONDS=0
+	run_phase
+	elapsed=$SECONDS
+	stop_tracer INT
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$elapsed" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); secs = max(1, int(sys.argv[2]))
+ev = sum(p["events"] for p in d["spyreProbes"])
+capped = sum(p["dropsRateCap"] for p in d["spyreProbes"])
+assert capped > 0, "the cap never applied"
+# a burst of one second plus 2000/s for the phase, with slack for timing
+assert ev <= 2000 * (secs + 2), (ev, secs)
+PY
+}
+
+@test "windows: probes attached only inside windows, one rotated file each, disk bound" {
+	start_job --iters 50 --phases 1000000
+	kill -USR1 "$JOB_PID"	# start a phase; with --wait-go the job waits for the next go after it
+	"$TOOL" -a --window 1s --period 3s --output-dir "$OUT" --max-files 2 \
+		--prom-file "$BATS_TEST_TMPDIR/spyre.prom" -q --ready-file "$BATS_TEST_TMPDIR/tr.ready" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/tr.ready"
+	# inside the first window the job's probe sites hold breakpoints
+	"$TOOL" list -p "$JOB_PID" > "$BATS_TEST_TMPDIR/list.txt"
+	read -r armed total < <(python3 "$ROOT/tests/e2e/probe_sites.py" "$JOB_PID" < "$BATS_TEST_TMPDIR/list.txt")
+	[ "$total" -gt 5 ] && [ "$armed" -eq "$total" ]
+	# after the window closes (its prom file appears), nothing is left in the job
+	wait_for "$BATS_TEST_TMPDIR/spyre.prom" 10
+	read -r armed total < <(python3 "$ROOT/tests/e2e/probe_sites.py" "$JOB_PID" < "$BATS_TEST_TMPDIR/list.txt")
+	[ "$armed" -eq 0 ]
+	# four windows later, rotation has kept two files
+	SECONDS=0
+	while [ "$(grep -h '^spyre_windows_total' "$BATS_TEST_TMPDIR/spyre.prom" | awk '{print $2}')" -lt 4 ]; do
+		[ $SECONDS -lt 30 ] || { echo "windows did not advance"; false; }
+		sleep 0.2
+	done
+	[ "$(ls "$OUT" | wc -l)" -le 2 ]
+	stop_tracer TERM
+	[ "$TRACER_RC" -eq 0 ]
+	for f in "$OUT"/*.json.gz; do "$TOOL" check "$f"; done
+	[ "$(ls "$OUT" | wc -l)" -le 2 ]
+}
+
+@test "the Prometheus textfile parses and has per-job, per-function series" {
+	[ -x "$PYPROM" ] && "$PYPROM" -c 'import prometheus_client' || skip "python3-prometheus-client missing"
+	bg_job p --iters 20
+	"$TOOL" -a --window 1s --period 1s --output-dir "$OUT" --prom-file "$BATS_TEST_TMPDIR/spyre.prom" \
+		-q -d 2.5 >/dev/null 2>&1
+	"$PYPROM" - "$BATS_TEST_TMPDIR/spyre.prom" "${EXTRA_PIDS[0]}" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+pid = sys.argv[2]
+calls = [s for s in fams["spyre_calls"].samples if s.labels.get("pid") == pid]
+assert calls, fams["spyre_calls"].samples[:3]
+funcs = {s.labels["function"] for s in calls}
+assert {"aiuMalloc", "aiuLaunchComputeStream"} <= funcs, funcs
+assert all(s.labels.get("comm") == "mock-spyre-job" for s in calls)
+assert fams["spyre_windows"].samples[0].value >= 2
+PY
+}

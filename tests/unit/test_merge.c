@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "env.h"
+#include "jsonparse.h"
+#include "jsonw.h"
+#include "merge.h"
+#include "unit.h"
+
+/* tests/fixtures/traces, next to this source file unless $UNIT_TRACES says otherwise */
+static const char *merge_traces_dir(void)
+{
+	static char dir[512];
+	const char *env = getenv("UNIT_TRACES"), *slash;
+
+	if (env)
+		return env;
+	if (!dir[0]) {
+		slash = strrchr(__FILE__, '/');
+		snprintf(dir, sizeof(dir), "%.*s../fixtures/traces",
+			 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
+	}
+	return dir;
+}
+
+static struct jv *load_fixture(const char *name)
+{
+	struct trace_file tf;
+	char path[600], err[160];
+	struct jv *doc;
+
+	snprintf(path, sizeof(path), "%s/%s", merge_traces_dir(), name);
+	if (trace_file_read(path, &tf, err, sizeof(err))) {
+		fprintf(stderr, "    %s: %s\n", path, err);
+		return NULL;
+	}
+	doc = jv_parse(tf.data, tf.len, err, sizeof(err));
+	if (!doc)
+		fprintf(stderr, "    %s: %s\n", path, err);
+	trace_file_free(&tf);
+	return doc;
+}
+
+static struct jv *parse_text(const char *text)
+{
+	char err[160];
+	struct jv *doc = jv_parse(text, strlen(text), err, sizeof(err));
+
+	if (!doc)
+		fprintf(stderr, "    %s\n", err);
+	return doc;
+}
+
+/* Merge two documents in memory; returns the parsed result (NULL on error, *ret says why). */
+static struct jv *merge_mem(const struct jv *ours, const struct jv *kineto, struct merge_info *mi,
+			    int *ret, char *err, size_t errlen)
+{
+	struct jw *w = jw_memopen();
+	struct jv *out = NULL;
+	const char *data;
+	size_t len;
+
+	*ret = merge_docs(ours, kineto, w, "ours.json", "kineto.json", mi, err, errlen);
+	data = jw_mem_data(w, &len);
+	if (!*ret) {
+		char perr[160];
+
+		out = jv_parse(data, len, perr, sizeof(perr));
+		if (!out)
+			fprintf(stderr, "    merged output does not parse: %s\n", perr);
+	}
+	jw_close(w);
+	return out;
+}
+
+/* The one event with this name, ph, pid (-1: any) and tid (-1: any); NULL unless exactly one. */
+static const struct jv *find(const struct jv *doc, const char *ph, const char *name, long pid,
+			     long tid)
+{
+	const struct jv *ev, *hit = NULL;
+	int n = 0;
+
+	jv_foreach(ev, jv_get(doc, "traceEvents")) {
+		double p = -2, t = -2;
+
+		jv_get_num(ev, "pid", &p);
+		jv_get_num(ev, "tid", &t);
+		if (strcmp(jv_get_str(ev, "ph") ?: "", ph) || strcmp(jv_get_str(ev, "name") ?: "", name))
+			continue;
+		if ((pid >= 0 && p != pid) || (tid >= 0 && t != tid))
+			continue;
+		hit = ev;
+		n++;
+	}
+	return n == 1 ? hit : NULL;
+}
+
+static const char *raw(const struct jv *v)
+{
+	return v && v->type == JV_NUMBER ? v->num.raw : "(none)";
+}
+
+static size_t count_ph(const struct jv *doc, const char *ph, const char *name, long pid)
+{
+	const struct jv *ev;
+	size_t n = 0;
+
+	jv_foreach(ev, jv_get(doc, "traceEvents")) {
+		double p = -2;
+
+		jv_get_num(ev, "pid", &p);
+		if (!strcmp(jv_get_str(ev, "ph") ?: "", ph) &&
+		    (!name || !strcmp(jv_get_str(ev, "name") ?: "", name)) && (pid < 0 || p == pid))
+			n++;
+	}
+	return n;
+}
+
+TEST(merge_fixtures_shift_remap_and_keep_kineto)
+{
+	struct jv *ours = load_fixture("spyre-sample.json");
+	struct jv *kin = load_fixture("kineto-sample.json");
+	struct check_result rk, rm;
+	struct merge_info mi;
+	const struct jv *ev, *m;
+	struct jv *out;
+	char err[256];
+	int ret;
+
+	CHECK(ours && kin);
+	if (!ours || !kin)
+		goto out_free;
+	out = merge_mem(ours, kin, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	CHECK(out != NULL);
+	if (!out)
+		goto out_free;
+
+	/* clocks: ours started 432000.001 s after Kineto's base */
+	CHECK_EQ_INT(mi.shift_ns, 432000001000000LL);
+	CHECK(!mi.kineto_absolute);
+	CHECK_STR(raw(jv_get(out, "baseTimeNanoseconds")), "1798746264000000000");
+	m = jv_get(out, "spyreMerged");
+	CHECK_STR(raw(jv_get(m, "shiftNs")), "432000001000000");
+	CHECK_STR(raw(jv_get(m, "spyreRealtimeBaseNs")), "1799178264001000000");
+	CHECK_STR(jv_get_str(m, "kinetoTimestamps"), "relative");
+	CHECK_STR(jv_get_str(m, "kinetoTrace"), "kineto.json");
+
+	/* exactly one deviceProperties entry: Kineto's */
+	CHECK_EQ_INT(jv_len(jv_get(out, "deviceProperties")), 1);
+	CHECK_STR(jv_get_str(jv_first(jv_get(out, "deviceProperties")), "name"), "IBM Spyre");
+	/* Kineto's other members and ours survive; traceName is Kineto's */
+	CHECK_STR(jv_get_str(out, "traceName"), "/tmp/spyre-job/kineto.pt.trace.json");
+	CHECK(jv_get(jv_get(out, "distributedInfo"), "world_size") != NULL);
+	CHECK(jv_get(jv_get(out, "spyreStats"), "deviceSpans") != NULL);
+	CHECK_STR(jv_get_str(jv_get(out, "spyreTracer"), "clock"), "CLOCK_MONOTONIC");
+
+	/* our launch, on the job's own pid/tid, now inside Kineto's aten::linear of step 2 */
+	ev = find(out, "X", "aiuLaunchComputeStream", 4242, 4242);
+	CHECK(ev == NULL);	/* Kineto has one too: two in the merged trace */
+	CHECK_EQ_INT(count_ph(out, "X", "aiuLaunchComputeStream", 4242), 2);
+	ev = find(out, "X", "aiuLaunchControlBlocks", 4242, 4242);
+	CHECK_STR(raw(jv_get(ev, "ts")), "432000001155.000");
+	CHECK_STR(raw(jv_get(ev, "dur")), "5.000");
+	/* 210.1235 µs is 210123.5 ns: rounded half away from zero */
+	ev = find(out, "X", "aiuScheduleWait", 4242, 4250);
+	CHECK_STR(raw(jv_get(ev, "ts")), "432000001210.124");
+
+	/* our device pid 0 clashed with Kineto's device 0: moved to 1, renamed, ids moved by 2 */
+	CHECK_EQ_INT(mi.ndev, 1);
+	CHECK_EQ_INT(mi.dev_from[0], 0);
+	CHECK_EQ_INT(mi.dev_to[0], 1);
+	CHECK_EQ_INT(mi.corr_offset, 2);
+	ev = find(out, "X", "Spyre compute", 1, 0);
+	CHECK(ev != NULL);
+	CHECK_STR(raw(jv_get(ev, "ts")), "432000001180.000");
+	CHECK_STR(raw(jv_get(jv_get(ev, "args"), "correlation")), "3");
+	CHECK_STR(raw(jv_get(jv_get(ev, "args"), "device")), "0");
+	CHECK_EQ_INT(count_ph(out, "X", "Spyre compute", 0), 0);
+	ev = find(out, "M", "process_name", 1, -1);
+	CHECK_STR(jv_get_str(jv_get(ev, "args"), "name"), "Spyre 0 (spyre-bpftrace)");
+	ev = find(out, "f", "ac2g", 1, 200);
+	CHECK_STR(raw(jv_get(ev, "id")), "4");
+	CHECK_STR(raw(jv_get(ev, "ts")), "432000001300.000");
+
+	/* Kineto's events are untouched */
+	ev = find(out, "X", "linear_fwd_8x64x64", 0, 1);
+	CHECK_STR(raw(jv_get(ev, "ts")), "432000000180.000");
+	CHECK_STR(raw(jv_get(jv_get(ev, "args"), "correlation")), "1");
+	ev = find(out, "f", "ac2g", 0, 1);
+	CHECK_STR(raw(jv_get(ev, "id")), "1");
+	CHECK(jv_get(find(out, "X", "aten::linear", 4242, 4242), "ts") == NULL);	/* two */
+	CHECK_EQ_INT(count_ph(out, "X", "aten::linear", 4242), 2);
+
+	/* names of tracks Kineto names are Kineto's: one process_name for the job, one thread_name */
+	CHECK_EQ_INT(count_ph(out, "M", "process_name", 4242), 1);
+	CHECK_STR(jv_get_str(jv_get(find(out, "M", "process_name", 4242, -1), "args"), "name"),
+		  "python3");
+	CHECK_STR(jv_get_str(jv_get(find(out, "M", "thread_name", 4242, 4242), "args"), "name"),
+		  "thread 4242 (python3)");
+	CHECK_STR(jv_get_str(jv_get(find(out, "M", "thread_name", 4242, 4250), "args"), "name"),
+		  "train-0");
+	CHECK_EQ_INT(mi.dropped_meta, 4);
+	CHECK_EQ_INT(mi.kineto_events, 21);
+	CHECK_EQ_INT(mi.spyre_events, 22 - 4);
+	CHECK_EQ_INT(jv_len(jv_get(out, "traceEvents")), 21 + 22 - 4);
+	CHECK(mi.overlap_known && mi.gap_us == 0);
+
+	/* merging adds no problem: the merged trace has exactly Kineto's own (its pid "" marker) */
+	CHECK_EQ_INT(check_doc(kin, "kineto", NULL, &rk), 2);
+	CHECK_EQ_INT(check_doc(out, "merged", NULL, &rm), 2);
+	CHECK_EQ_INT(rm.by_kind[CK_BAD_PID_TID], 2);
+	jv_free(out);
+out_free:
+	jv_free(ours);
+	jv_free(kin);
+}
+
+TEST(merge_absolute_kineto_and_clock_errors)
+{
+	static const char ours_text[] =
+		"{\"baseTimeNanoseconds\":1799178264001000000,\"spyreTracer\":{\"realtimeBaseNs\":"
+		"1799178264001000000},\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\","
+		"\"name\":\"aiuMalloc\",\"pid\":7,\"tid\":7,\"ts\":-0.0005,\"dur\":1.5}]}";
+	/* pre-2023 Kineto: no base, ts in µs since the epoch, object or bare array */
+	static const char abs_text[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":7,"
+		"\"tid\":7,\"ts\":1799178264000900.5,\"dur\":100}]}";
+	static const char rel_text[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":7,"
+		"\"tid\":7,\"ts\":900.5,\"dur\":100}]}";
+	static const char far_text[] =
+		"{\"baseTimeNanoseconds\":1000000000000000000,\"traceEvents\":[]}";
+	struct jv *ours = parse_text(ours_text), *abs = parse_text(abs_text);
+	struct jv *rel = parse_text(rel_text), *far = parse_text(far_text), *out;
+	struct merge_info mi;
+	const struct jv *ev;
+	char err[256];
+	int ret;
+
+	CHECK(ours && abs && rel && far);
+	if (!ours || !abs || !rel || !far)
+		goto out;
+	out = merge_mem(ours, abs, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	CHECK(mi.kineto_absolute);
+	CHECK_EQ_INT(mi.shift_ns, 1799178264001000000LL);
+	CHECK_STR(raw(jv_get(out, "baseTimeNanoseconds")), "0");
+	CHECK_STR(jv_get_str(jv_get(out, "spyreMerged"), "kinetoTimestamps"), "absolute");
+	/* -0.0005 µs rounds to -1 ns: exact integer arithmetic, no float */
+	ev = find(out, "X", "aiuMalloc", 7, 7);
+	CHECK_STR(raw(jv_get(ev, "ts")), "1799178264000999.999");
+	ev = find(out, "X", "aten::mm", 7, 7);
+	CHECK_STR(raw(jv_get(ev, "ts")), "1799178264000900.5");
+	CHECK(jv_len(jv_get(out, "deviceProperties")) == 1);
+	CHECK(mi.ndev == 0 && mi.corr_offset == 0);
+	jv_free(out);
+
+	/* the bare array form of the same Kineto trace */
+	{
+		struct jv *arr = parse_text("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":7,\"tid\":7,"
+					    "\"ts\":1799178264000900.5,\"dur\":1}]");
+
+		out = merge_mem(ours, arr, &mi, &ret, err, sizeof(err));
+		CHECK_EQ_INT(ret, 0);
+		CHECK(mi.kineto_absolute);
+		jv_free(out);
+		jv_free(arr);
+	}
+
+	/* relative ts without a base: no way to align */
+	out = merge_mem(ours, rel, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, -ERANGE);
+	CHECK(out == NULL);
+	CHECK(strstr(err, "no baseTimeNanoseconds") != NULL);
+
+	/* bases 25 years apart: refused rather than written with meaningless ts */
+	out = merge_mem(ours, far, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, -ERANGE);
+	CHECK(strstr(err, "days apart") != NULL);
+
+	/* the arguments swapped: ours has no spyreTracer, the other one does */
+	out = merge_mem(abs, ours, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, -EINVAL);
+	CHECK(strstr(err, "give ours first") != NULL);
+
+	/* ours without any clock anchor */
+	out = merge_mem(rel, abs, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, -EINVAL);
+	CHECK(strstr(err, "clock is unknown") != NULL);
+out:
+	jv_free(ours);
+	jv_free(abs);
+	jv_free(rel);
+	jv_free(far);
+}
+
+TEST(merge_files_writes_refuses_overwrite_and_gzips)
+{
+	char dir[] = "/tmp/spyre-merge-XXXXXX", ours[600], kin[600], out[700], gz[700];
+	struct trace_file tf;
+	struct jv *doc;
+	char err[160];
+	FILE *msg;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(ours, sizeof(ours), "%s/spyre-sample.json", merge_traces_dir());
+	snprintf(kin, sizeof(kin), "%s/kineto-sample.json", merge_traces_dir());
+	snprintf(out, sizeof(out), "%s/merged.json", dir);
+	snprintf(gz, sizeof(gz), "%s/merged.json.gz", dir);
+	msg = fopen("/dev/null", "w");
+	CHECK(msg != NULL);
+	if (!msg)
+		return;
+
+	CHECK_EQ_INT(merge_files(ours, kin, out, false, msg), EXIT_OK);
+	CHECK_EQ_INT(merge_files(ours, kin, out, false, msg), EXIT_OUTPUT);
+	CHECK_EQ_INT(merge_files(ours, kin, out, true, msg), EXIT_OK);
+	CHECK_EQ_INT(merge_files(ours, kin, gz, false, msg), EXIT_OK);
+	CHECK_EQ_INT(trace_file_read(gz, &tf, err, sizeof(err)), 0);
+	CHECK(tf.gzip);
+	doc = jv_parse(tf.data, tf.len, err, sizeof(err));
+	CHECK(doc != NULL);
+	CHECK_EQ_INT(jv_len(jv_get(doc, "traceEvents")), 39);
+	jv_free(doc);
+	trace_file_free(&tf);
+	/* a failed merge leaves no output behind */
+	snprintf(out, sizeof(out), "%s/bad.json", dir);
+	CHECK_EQ_INT(merge_files(kin, ours, out, false, msg), EXIT_ERROR);
+	CHECK(access(out, F_OK) != 0);
+	CHECK_EQ_INT(merge_files(ours, "/nonexistent.json", out, false, msg), EXIT_ERROR);
+	fclose(msg);
+
+	unlink(gz);
+	snprintf(out, sizeof(out), "%s/merged.json", dir);
+	unlink(out);
+	rmdir(dir);
+}
