@@ -163,6 +163,8 @@ static void iset_seal(struct iset *s)
 {
 	size_t j = 0;
 
+	if (!s->n)
+		return;
 	qsort(s->v, s->n, sizeof(*s->v), cmp_i64);
 	for (size_t i = 0; i < s->n; i++)
 		if (!j || s->v[j - 1] != s->v[i])
@@ -681,7 +683,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 	ret = output_open(&o, out, force);
 	if (ret) {
 		fprintf(stderr, "merge: cannot create %s: %s%s\n", out, strerror(-ret),
-			ret == -EEXIST ? " (use -f to replace it)" : "");
+			ret == -EEXIST ? " (use --force to replace it)" : "");
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
