@@ -101,3 +101,22 @@ PY
 	[ "$status" -ne 0 ]
 	grep -q AssertionError "$BATS_TEST_TMPDIR/ana.log"
 }
+
+@test "aiu-trace-analyzer reads a merged trace (ours + a Kineto trace) without errors" {
+	local fx=$ROOT/tests/fixtures/traces
+	run "$TOOL" merge "$fx/spyre-sample.json" "$fx/kineto-sample.json" -o "$BATS_TEST_TMPDIR/m.json"
+	[ "$status" -eq 0 ]
+	acelyzer "$BATS_TEST_TMPDIR/m.json" "$BATS_TEST_TMPDIR/out.json" --flow ||
+		{ cat "$BATS_TEST_TMPDIR/ana.log"; return 1; }
+	run problems_in_log
+	echo "$output"
+	[ -z "$output" ]
+	python3 - "$BATS_TEST_TMPDIR/out.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {e["name"] for e in d["traceEvents"]}
+# both sides made it through: Kineto's python ops and our runtime and device spans
+assert {"aten::linear", "aiuLaunchControlBlocks", "Spyre compute"} <= names, names
+assert len(d["deviceProperties"]) == 1
+PY
+}

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Device timeline: launch/completion matching in either order, lanes, no overlap, flows. */
+#include <string.h>
+#include "device.h"
+#include "jsonparse.h"
+#include "jsonw.h"
+#include "trace.h"
+#include "unit.h"
+
+#define BASE 1000000ull
+
+struct ev {
+	char ph;
+	char name[48];
+	char cat[24];
+	unsigned pid, tid;
+	double ts, dur, corr, bytes;
+};
+
+/* Finish @tw and read back every event of the trace. */
+static int read_events(struct trace_writer *tw, struct ev *out, int max)
+{
+	struct jw *w = trace_jw(tw);
+	struct jv *root, *evs, *e;
+	char err[128];
+	const char *data;
+	size_t len;
+	int n = 0;
+
+	CHECK_EQ_INT(trace_finish(tw, NULL), 0);
+	data = jw_mem_data(w, &len);
+	root = jv_parse(data, len, err, sizeof(err));
+	CHECK(root);
+	if (!root)
+		return 0;
+	evs = jv_get(root, "traceEvents");
+	jv_foreach(e, evs) {
+		struct jv *args = jv_get(e, "args");
+		struct ev *v = &out[n];
+		double d = 0;
+
+		if (n == max)
+			break;
+		memset(v, 0, sizeof(*v));
+		v->ph = jv_get_str(e, "ph")[0];
+		snprintf(v->name, sizeof(v->name), "%s", jv_get_str(e, "name") ?: "");
+		snprintf(v->cat, sizeof(v->cat), "%s", jv_get_str(e, "cat") ?: "");
+		jv_get_num(e, "pid", &d);
+		v->pid = d;
+		jv_get_num(e, "tid", &d);
+		v->tid = d;
+		jv_get_num(e, "ts", &v->ts);
+		jv_get_num(e, "dur", &v->dur);
+		if (args) {
+			jv_get_num(args, "correlation", &v->corr);
+			jv_get_num(args, "bytes", &v->bytes);
+		}
+		if (v->ph == 's' || v->ph == 'f')
+			jv_get_num(e, "id", &v->corr);
+		n++;
+	}
+	jv_free(root);
+	jw_close(w);
+	return n;
+}
+
+static struct trace_writer *mem_trace(void)
+{
+	struct trace_meta m = { .mono_base_ns = BASE, .real_base_ns = 1, .trace_name = "t" };
+	struct trace_writer *tw = NULL;
+
+	CHECK_EQ_INT(trace_begin(&tw, jw_memopen(), &m), 0);
+	return tw;
+}
+
+static const struct ev *device_span(const struct ev *evs, int n, double corr)
+{
+	for (int i = 0; i < n; i++)
+		if (evs[i].ph == 'X' && evs[i].corr == corr)
+			return &evs[i];
+	return NULL;
+}
+
+TEST(device_spans_serialize_per_stream_and_flows_link)
+{
+	struct trace_writer *tw = mem_trace();
+	struct device_tl d;
+	struct ev evs[64];
+	const struct ev *a, *b, *c;
+	int n, flows_s = 0, flows_f = 0;
+
+	CHECK_EQ_INT(device_init(&d, tw), 0);
+	/* two computes on one stream launched back to back; the second waits for the first */
+	device_launch(&d, 10, 11, 1, 0xAAA, OP_COMPUTE, 0, BASE + 1000);
+	device_launch(&d, 10, 11, 2, 0xAAA, OP_COMPUTE, 0, BASE + 1500);
+	device_complete(&d, 10, 1, 0xAAA, BASE + 5000);
+	device_complete(&d, 10, 2, 0xAAA, BASE + 9000);
+	/* a copy whose completion arrives before its launch record (launch returns late) */
+	device_complete(&d, 10, 3, 0xBBB, BASE + 4000);
+	device_launch(&d, 10, 12, 3, 0xBBB, OP_H2D, 8000, BASE + 2000);
+	/* a launch never completed, a completion never launched */
+	device_launch(&d, 10, 11, 4, 0xAAA, OP_COMPUTE, 0, BASE + 9500);
+	device_complete(&d, 10, 99, 0xAAA, BASE + 9600);
+	device_finish(&d);
+	CHECK_EQ_INT(d.st.matched, 3);
+	CHECK_EQ_INT(d.st.launches_unmatched, 1);
+	CHECK_EQ_INT(d.st.completions_unmatched, 1);
+	n = read_events(tw, evs, 64);
+
+	a = device_span(evs, n, 1);
+	b = device_span(evs, n, 2);
+	c = device_span(evs, n, 3);
+	CHECK(a && b && c);
+	if (!a || !b || !c)
+		return;
+	CHECK_STR(a->cat, "kernel");
+	CHECK_EQ_INT(a->pid, DEVICE_PID);
+	CHECK(a->ts == 1.0 && a->dur == 4.0);		/* launch at 1 µs, done at 5 µs */
+	CHECK(b->ts == 5.0 && b->dur == 4.0);		/* waits for a: starts at 5, not 1.5 */
+	CHECK_EQ_INT(a->tid, b->tid);
+	CHECK_STR(c->cat, "gpu_memcpy");
+	CHECK(c->ts == 2.0 && c->dur == 2.0 && c->bytes == 8000);
+	CHECK_EQ_INT(c->tid, 100);		/* first HtoD lane: tid = 100 * kind (1) + lane */
+	for (int i = 0; i < n; i++) {
+		if (evs[i].ph == 's') {
+			flows_s++;
+			/* the arrow leaves the launch's thread at the launch time */
+			CHECK_EQ_INT(evs[i].pid, 10);
+			CHECK(evs[i].corr != 3 || evs[i].ts == 2.0);
+		}
+		if (evs[i].ph == 'f') {
+			const struct ev *sp = device_span(evs, n, evs[i].corr);
+
+			flows_f++;
+			CHECK(sp && sp->ts == evs[i].ts && sp->tid == evs[i].tid);
+		}
+	}
+	CHECK_EQ_INT(flows_s, 3);
+	CHECK_EQ_INT(flows_f, 3);
+	device_free(&d);
+}
+
+TEST(device_concurrent_copies_get_lanes)
+{
+	struct trace_writer *tw = mem_trace();
+	struct device_tl d;
+	struct ev evs[64];
+	const struct ev *x, *y;
+	int n;
+
+	CHECK_EQ_INT(device_init(&d, tw), 0);
+	/* two D2H copies on different streams overlapping in time */
+	device_launch(&d, 10, 11, 7, 0x1, OP_D2H, 100, BASE + 1000);
+	device_launch(&d, 10, 12, 8, 0x2, OP_D2H, 100, BASE + 1200);
+	device_complete(&d, 10, 7, 0x1, BASE + 3000);
+	device_complete(&d, 10, 8, 0x2, BASE + 3200);
+	device_finish(&d);
+	n = read_events(tw, evs, 64);
+	x = device_span(evs, n, 7);
+	y = device_span(evs, n, 8);
+	CHECK(x && y);
+	if (x && y) {
+		/* overlapping copies must not share a tid */
+		CHECK(x->tid != y->tid);
+		CHECK_EQ_INT(x->tid / 100, 2);	/* DtoH lanes: 200 + lane */
+		CHECK_EQ_INT(y->tid / 100, 2);
+	}
+	device_free(&d);
+}
