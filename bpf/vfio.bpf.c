@@ -190,10 +190,10 @@ static __always_inline void read_dma(struct pending *p)
 }
 
 /*
- * Common entry. @file may be NULL (the function's first argument is not a file). Returns with
- * the thread's pending record written, or counts a nested entry: with several functions of
- * one call chain probed (vfio_fops_unl_ioctl -> vfio_iommu_type1_ioctl), the outermost one
- * makes the span.
+ * Common entry. @file may be NULL (the function's first argument is not a file); @fd, @cmd and
+ * @arg are the ioctl syscall's. With several functions of one call chain probed
+ * (vfio_fops_unl_ioctl -> vfio_iommu_type1_ioctl) the outermost makes the span: an entry while
+ * the thread has an open record of the same syscall (same fd, cmd, arg) is nested in it.
  */
 static __always_inline int on_entry(__u8 path, __u8 func, struct file *file, __s64 fd,
 				    __u32 cmd, __u64 arg, __u8 flags)
@@ -207,14 +207,13 @@ static __always_inline int on_entry(__u8 path, __u8 func, struct file *file, __s
 		return 0;
 	c = counters();
 	old = bpf_map_lookup_elem(&pending, &tid);
-	/* the same cmd and arg: a deeper function of the same ioctl (a stale record, left by a
-	 * missed return, has another cmd or arg and is simply replaced) */
-	if (old && old->cmd == cmd && old->arg == arg && old->nest < 255) {
+	if (old && old->cmd == cmd && old->arg == arg && old->fd == fd && old->nest < 255) {
 		old->nest++;
 		if (c)
 			c->nested++;
 		return 0;
 	}
+	/* anything else open on this thread is stale (a missed return): replaced */
 	if (c)
 		c->hits++;
 	p.cmd = cmd;
@@ -231,7 +230,12 @@ static __always_inline int on_entry(__u8 path, __u8 func, struct file *file, __s
 	return 0;
 }
 
-static __always_inline int on_exit(long ret)
+/*
+ * Common return of function @func (SPYRE_DRV_NO_FUNC for the tracepoint). The return of the
+ * function that opened the record closes it, whatever the nesting count says: a record left
+ * by a missed return thus costs one wrong span, not the thread's later ones.
+ */
+static __always_inline int on_exit(__u8 func, long ret)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -247,8 +251,11 @@ static __always_inline int on_exit(long ret)
 		/* an ioctl of another type (tracepoint path), or entered before we attached */
 		return 0;
 	}
-	if (p->nest) {
-		p->nest--;
+	if (p->func != func) {
+		if (p->nest)
+			p->nest--;
+		else if ((c = counters()))
+			c->unmatched++;
 		return 0;
 	}
 	announce_thread(id);
@@ -283,25 +290,23 @@ static __always_inline int on_exit(long ret)
 }
 
 /*
- * The fd of the ioctl, from the syscall's saved user registers: the probed functions get the
- * struct file, not the number userspace used (and resolves in /proc/PID/fd).
+ * fd, cmd and arg of the ioctl syscall, from its saved user registers: the probed functions
+ * get the struct file, not the number userspace used (and we resolve in /proc/PID/fd), and a
+ * backend may be called with another cmd than the user's (SET_IOMMU checks extensions).
  */
-static __always_inline __s64 syscall_fd(__u8 *flags)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
-	if (!regs)
-		return -1;
-	*flags |= SPYRE_IOCTL_F_FD;
-	return (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
-}
-
 static __always_inline int fn_entry(__u8 path, __u32 func, void *a0, __u32 cmd, __u64 arg)
 {
-	__u8 flags = 0;
-	__s64 fd = syscall_fd(&flags);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct file *f = NULL;
+	__u8 flags = 0;
+	__s64 fd = -1;
 
+	if (regs) {
+		fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
+		cmd = (__u32)PT_REGS_PARM2_CORE_SYSCALL(regs);
+		arg = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		flags |= SPYRE_IOCTL_F_FD;
+	}
 	if (func < SPYRE_DRV_MAX_FUNCS && ((file_funcs >> func) & 1))
 		f = a0;
 	return on_entry(path, func, f, fd, cmd, arg, flags);
@@ -317,7 +322,7 @@ int BPF_KPROBE(vfio_kprobe, void *a0, unsigned int cmd, unsigned long arg)
 SEC("kretprobe")
 int BPF_KRETPROBE(vfio_kretprobe, long ret)
 {
-	return on_exit(ret);
+	return on_exit((__u8)bpf_get_attach_cookie(ctx), ret);
 }
 
 /*
@@ -333,7 +338,7 @@ int BPF_PROG(vfio_fentry##i, void *a0, unsigned int cmd, unsigned long arg)	\
 SEC("fexit")									\
 int BPF_PROG(vfio_fexit##i, void *a0, unsigned int cmd, unsigned long arg, long ret) \
 {										\
-	return on_exit(ret);							\
+	return on_exit(i, ret);							\
 }
 
 FENTRY_SLOT(0)
@@ -364,5 +369,5 @@ int vfio_sys_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_ioctl")
 int vfio_sys_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_exit(ctx->ret);
+	return on_exit(SPYRE_DRV_NO_FUNC, ctx->ret);
 }

@@ -360,7 +360,10 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		args[n].u = value_of(e, s->key);
 		n++;
 	}
-	trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args, n);
+	if (e->type == SPYRE_EV_INSTANT)
+		trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n);
+	else
+		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args, n);
 	return 0;
 }
 

@@ -59,9 +59,17 @@ static void erase(struct device_tl *d, struct pending_op *p)
 	d->cnt--;
 }
 
-static int grow(struct device_tl *d)
+/*
+ * A completion whose launch is never traced (host callbacks have no launch probe; launches
+ * made before we attached) would wait here for good and, over a long trace, fill the table
+ * until real launches overflow. A traced launch returns moments after its completion, so
+ * completions older than this are given up when the table fills up.
+ */
+#define DEVICE_ORPHAN_NS	(5ull * 1000000000ull)
+
+/* Move everything into a table of @ncap slots, dropping completions older than @cutoff. */
+static int rehash(struct device_tl *d, uint32_t ncap, uint64_t cutoff)
 {
-	uint32_t ncap = d->cap * 2;
 	struct pending_op *ns = calloc(ncap, sizeof(*ns)), *old = d->slots;
 
 	if (!ns)
@@ -71,6 +79,11 @@ static int grow(struct device_tl *d)
 
 		if (!old[i].key)
 			continue;
+		if (old[i].completed && old[i].ts < cutoff) {
+			d->st.completions_unmatched++;
+			d->cnt--;
+			continue;
+		}
 		h = hash_key(old[i].key, ncap);
 		while (ns[h].key)
 			h = (h + 1) & (ncap - 1);
@@ -82,17 +95,28 @@ static int grow(struct device_tl *d)
 	return 0;
 }
 
-static struct pending_op *insert(struct device_tl *d, uint64_t key)
+/* @now: the time of the event that needs the slot, for the orphan cut-off. */
+static struct pending_op *insert(struct device_tl *d, uint64_t key, uint64_t now)
 {
 	uint32_t h;
 
-	if (d->cnt >= DEVICE_MAX_PENDING) {
-		d->st.overflow++;
-		return NULL;
-	}
-	if ((d->cnt + 1) * 2 > d->cap && grow(d)) {
-		d->st.overflow++;
-		return NULL;
+	if ((d->cnt + 1) * 2 > d->cap || d->cnt >= DEVICE_MAX_PENDING) {
+		uint32_t before = d->cnt;
+		bool full = d->cnt >= DEVICE_MAX_PENDING;
+
+		/* when full, sweep once per 4096 refusals: a sweep walks the whole table */
+		if (now > DEVICE_ORPHAN_NS && (!full || !(d->st.overflow & 4095)))
+			rehash(d, d->cap, now - DEVICE_ORPHAN_NS);
+		if (d->cnt >= DEVICE_MAX_PENDING) {
+			d->st.overflow++;
+			return NULL;
+		}
+		/* grow unless the sweep made real room, so sweeps stay rare */
+		if (before - d->cnt < d->cap / 8 && d->cap < 2 * DEVICE_MAX_PENDING &&
+		    rehash(d, d->cap * 2, 0) && (d->cnt + 1) * 2 > d->cap) {
+			d->st.overflow++;
+			return NULL;
+		}
 	}
 	h = hash_key(key, d->cap);
 	while (d->slots[h].key)
@@ -221,7 +245,7 @@ void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key
 		/* key reused before completion: the old one is lost */
 		d->st.launches_unmatched++;
 	} else {
-		p = insert(d, key);
+		p = insert(d, key, ts);
 		if (!p)
 			return;
 	}
@@ -254,7 +278,7 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 		p->ts = ts;
 		return;
 	}
-	p = insert(d, key);
+	p = insert(d, key, ts);
 	if (!p)
 		return;
 	p->ts = ts;

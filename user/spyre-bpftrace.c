@@ -249,6 +249,10 @@ static int cmd_trace(struct probe_table *table)
 	}
 	loaded = true;
 
+	/* ts 0 comes before anything is attached: no event can predate the trace */
+	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
+	meta.real_base_ns = now_ns(CLOCK_REALTIME);
+
 	/* --- driver tier (user/vfio.c): VFIO ioctls, into the uprobes' ring buffer --- */
 	{
 		struct vfio_config vc = { .mode = env.driver, .funcs = env.driver_funcs,
@@ -269,8 +273,6 @@ static int cmd_trace(struct probe_table *table)
 	}
 
 	gethostname(hostname, sizeof(hostname) - 1);
-	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
-	meta.real_base_ns = now_ns(CLOCK_REALTIME);
 	meta.trace_name = env.output;
 	meta.tool_version = SPYRE_VERSION;
 	meta.hostname = hostname;

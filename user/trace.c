@@ -157,14 +157,26 @@ static void put_arg(struct jw *w, const struct trace_arg *a)
 	}
 }
 
-void trace_complete(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
-		    uint64_t dur_ns, const char *name, const char *cat,
-		    const struct trace_arg *args, int nargs)
+static void put_args(struct jw *w, const struct trace_arg *args, int nargs)
+{
+	if (nargs <= 0 || !args)
+		return;
+	jw_lit(w, ",\"args\":{");
+	for (int i = 0; i < nargs; i++) {
+		if (i)
+			jw_raw(w, ",", 1);
+		put_arg(w, &args[i]);
+	}
+	jw_raw(w, "}", 1);
+}
+
+/* The fields X and i events share: cat, name, pid, tid, ts. */
+static void put_common(struct trace_writer *t, const char *start, uint32_t pid, uint32_t tid,
+		       uint64_t ts_ns, const char *name, const char *cat)
 {
 	struct jw *w = t->w;
-	int i;
 
-	ev_start(t, "{\"ph\":\"X\",\"cat\":");
+	ev_start(t, start);
 	jw_str(w, cat);
 	jw_lit(w, ",\"name\":");
 	jw_str(w, name);
@@ -174,18 +186,31 @@ void trace_complete(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t
 	jw_u64(w, tid);
 	jw_lit(w, ",\"ts\":");
 	put_ts(t, ts_ns);
+}
+
+void trace_complete(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+		    uint64_t dur_ns, const char *name, const char *cat,
+		    const struct trace_arg *args, int nargs)
+{
+	struct jw *w = t->w;
+
+	put_common(t, "{\"ph\":\"X\",\"cat\":", pid, tid, ts_ns, name, cat);
 	jw_lit(w, ",\"dur\":");
 	/* unsigned: a duration is never negative by construction */
 	jw_us(w, dur_ns);
-	if (nargs > 0 && args) {
-		jw_lit(w, ",\"args\":{");
-		for (i = 0; i < nargs; i++) {
-			if (i)
-				jw_raw(w, ",", 1);
-			put_arg(w, &args[i]);
-		}
-		jw_raw(w, "}", 1);
-	}
+	put_args(w, args, nargs);
+	jw_raw(w, "}", 1);
+	jw_commit(w);
+}
+
+void trace_instant(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+		   const char *name, const char *cat, const struct trace_arg *args, int nargs)
+{
+	struct jw *w = t->w;
+
+	/* thread-scoped: aiu-trace-analyzer needs "s", and a 0-length X it would skip */
+	put_common(t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":", pid, tid, ts_ns, name, cat);
+	put_args(w, args, nargs);
 	jw_raw(w, "}", 1);
 	jw_commit(w);
 }

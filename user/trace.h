@@ -54,6 +54,9 @@ void trace_thread_name(struct trace_writer *t, uint32_t pid, uint32_t tid, const
 void trace_complete(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 		    uint64_t dur_ns, const char *name, const char *cat,
 		    const struct trace_arg *args, int nargs);
+/* ph:"i" thread-scoped instant (an entry-only probe). */
+void trace_instant(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+		   const char *name, const char *cat, const struct trace_arg *args, int nargs);
 /* ac2g flow: ph 's' at the launch, 'f' (bp:"e") at the device span. */
 void trace_flow(struct trace_writer *t, char ph, uint64_t id, uint32_t pid, uint32_t tid,
 		uint64_t ts_ns);

@@ -123,3 +123,21 @@ assert n["mySync"] == c["flex::RuntimeStream::synchronize"], (n, c)
 assert n["myAlloc"] == c["flex::FlexAllocator::allocate"], (n, c)
 PY
 }
+
+@test "instant probes are thread-scoped ph:i events, one per call" {
+	start_job --iters 10
+	printf 'libflex.so* flex::RuntimeStream::query name=queryHit type=instant arg1=s:x\n' \
+		> "$BATS_TEST_TMPDIR/i.probes"
+	start_tracer --no-default --probes "$BATS_TEST_TMPDIR/i.probes" -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
+ev = [e for e in d["traceEvents"] if e.get("name") == "queryHit"]
+assert ev and all(e["ph"] == "i" and e["s"] == "t" and "dur" not in e for e in ev), ev[:2]
+assert len(ev) == c["flex::RuntimeStream::query"], (len(ev), c)
+PY
+	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+}

@@ -34,12 +34,14 @@ cmdline() {
 	echo "${v:-$2}"
 }
 
-# wait_for FILE SECONDS: until FILE exists (TCG is slow: deadlines are generous)
+# wait_for FILE SECONDS [PID]: until FILE exists, or PID has exited (TCG is slow: deadlines
+# are generous)
 wait_for() {
 	local f=$1 n=$(($2 * 10))
 	while [ ! -e "$f" ]; do
 		n=$((n - 1))
 		[ $n -le 0 ] && { log "timed out waiting for $f"; return 1; }
+		[ -n "$3" ] && ! kill -0 "$3" 2>/dev/null && { log "$3 exited before $f"; return 1; }
 		usleep 100000
 	done
 }
@@ -48,6 +50,15 @@ wait_for() {
 kill_wait() {
 	kill -"$2" "$1" 2>/dev/null
 	wait "$1"
+}
+
+# fail_traced NAME TRACER JOB: stop both, show what the tracer said (the console reaches the
+# host even when the guest never finishes)
+fail_traced() {
+	kill_wait $2 KILL
+	kill_wait $3 KILL
+	log "$1: tracer stderr:"
+	tail -n 20 $OUT/$1.tracer.err
 }
 
 # run_traced NAME [TOOL OPTIONS]: start the mock job held before its phase, attach the tracer by
@@ -61,19 +72,18 @@ run_traced() {
 		>$OUT/$name.job.out 2>$OUT/$name.job.err &
 	job=$!
 	echo $job >$OUT/$name.pid
-	wait_for /tmp/$name.ready 60 || { kill_wait $job KILL; return 1; }
+	wait_for /tmp/$name.ready 30 $job || { kill_wait $job KILL; return 1; }
+	[ "$(cmdline verbose 0)" = 1 ] && set -- -v "$@"
 	$TOOL -p $job --ready-file /tmp/$name.tracer.ready -o $OUT/$name.trace.json "$@" \
 		>$OUT/$name.tracer.out 2>$OUT/$name.tracer.err &
 	tracer=$!
-	if ! wait_for /tmp/$name.tracer.ready 120; then
-		kill_wait $tracer KILL
-		kill_wait $job KILL
+	if ! wait_for /tmp/$name.tracer.ready 60 $tracer; then
+		fail_traced $name $tracer $job
 		return 1
 	fi
 	kill -USR1 $job
-	if ! wait_for $OUT/$name.counts.json 120; then
-		kill_wait $tracer KILL
-		kill_wait $job KILL
+	if ! wait_for $OUT/$name.counts.json 60 $job; then
+		fail_traced $name $tracer $job
 		return 1
 	fi
 	kill_wait $tracer INT
@@ -113,6 +123,11 @@ step_driver() {
 	fi
 	run_traced $path --driver $path
 	rc=$?
+	# launch mode traces the runtime's setup too: group, device and container ioctls
+	$TOOL --driver $path -q -o $OUT/$path-launch.trace.json -- $MOCK --quiet \
+		--threads 1 --streams 1 --iters 2 --counts $OUT/$path-launch.counts.json \
+		>$OUT/$path-launch.tracer.out 2>$OUT/$path-launch.tracer.err ||
+		{ log "$path: launch mode failed"; rc=1; }
 	unset FLEX_DEVICE FLEX_VFIO_GROUP
 	return $rc
 }
@@ -139,6 +154,9 @@ send_out() {
 		echo "==SPYRE-OUT-END=="
 	} >/dev/ttyS1
 }
+
+# debugging knobs (VM_ARGS="spyre.nomulti=1 spyre.verbose=1" make vm-test)
+[ "$(cmdline nomulti 0)" = 1 ] && export SPYRE_NO_UPROBE_MULTI=1
 
 status=0
 uname -r >$OUT/kernel

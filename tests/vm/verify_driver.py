@@ -27,6 +27,10 @@ def main():
     ap.add_argument("--path", required=True, help="fentry, kprobe or tracepoint")
     ap.add_argument("--counts", help="the mock job's counts of the traced phase")
     ap.add_argument("--min-spans", type=int, default=1)
+    ap.add_argument("--require", action="append", default=[], metavar="NAME",
+                    help="a VFIO command that must appear, and succeed")
+    ap.add_argument("--unprobed", action="append", default=[], metavar="NAME",
+                    help="a VFIO command issued from a runtime function no probe covers")
     a = ap.parse_args()
     with open(a.trace) as f:
         d = json.load(f)
@@ -55,12 +59,29 @@ def main():
             problems.append(f"driver span not decoded: {e['name']!r} {args}")
         if "ret" not in args:
             problems.append(f"{e['name']}: no ret in {args}")
-        elif args["ret"] not in (0, "0") and "error" not in args:
+        elif not isinstance(args["ret"], int):
+            problems.append(f"{e['name']}: ret {args['ret']!r} is not a number")
+        elif args["ret"] < 0 and "error" not in args:
             problems.append(f"{e['name']}: ret {args['ret']} without an error name")
         if e["name"] in ("VFIO_IOMMU_MAP_DMA", "VFIO_IOMMU_UNMAP_DMA"):
             for k in ("iova", "size"):
                 if k not in args:
                     problems.append(f"{e['name']}: no {k} in {args}")
+
+    for name in a.require:
+        ok = [e for e in drv if e["name"] == name and e.get("args", {}).get("ret", -1) >= 0]
+        if not ok:
+            problems.append(f"no successful {name} span")
+    # the fd kind decides a command's name: check the file behind it too
+    for e in drv:
+        dev = e.get("args", {}).get("device", "")
+        if e["name"].startswith("VFIO_GROUP_") and not dev.startswith("/dev/vfio/"):
+            problems.append(f"{e['name']} on {dev!r}, not a group node")
+        if e["name"].startswith("VFIO_IOMMU_") and dev != "/dev/vfio/vfio":
+            problems.append(f"{e['name']} on {dev!r}, not the container")
+        if e["name"] == "VFIO_IOMMU_MAP_DMA" and e["args"].get("iova") != e["args"].get("vaddr"):
+            problems.append(f"MAP_DMA iova {e['args'].get('iova')} != vaddr "
+                            f"{e['args'].get('vaddr')} (the mock maps IOVA == VA)")
 
     # Nesting: each driver span inside a runtime (uprobe) span of the same thread.
     runtime = defaultdict(list)
@@ -74,7 +95,7 @@ def main():
         inside = [r for r in runtime[(e["pid"], e["tid"])]
                   if r["ts"] <= ts and end <= r["ts"] + r["dur"]]
         if not inside:
-            outside += 1
+            outside += e["name"] not in a.unprobed
         else:
             parents[min(inside, key=lambda r: r["dur"])["name"]] += 1
     if outside:
