@@ -52,6 +52,7 @@ deps:
 		echo "installing:" $$missing; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "deps: all present"; fi
+	sh tools/vm/deps.sh
 
 $(BUILD) $(BUILD)/bpf $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/unit $(MOCK_DIR):
 	@mkdir -p $@
@@ -146,3 +147,4 @@ clean:
 
 include mk/sanitize.mk
 include mk/bench.mk
+include mk/vm.mk

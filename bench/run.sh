@@ -484,6 +484,9 @@ evrun() {
 	spawn $name-tr --mark "ready:$WORK/$name.tr.ready" -- "$TOOL" -p $pid --no-default \
 		--probe 'libbench-cf.so:bench_call' --ready-file "$WORK/$name.tr.ready" -o "$out" -f "$@"
 	TRPID=$(kv "$WORK/$name-tr.out.ready" pid)
+	# at ready: what startup alone costs (the high-water mark is usually set here)
+	EV[$name.hwm.0]=$(status_kb "$TRPID" VmHWM)
+	EV[$name.rss.0]=$(status_kb "$TRPID" VmRSS)
 	nph=$(tr ',' '\n' <<<"$calls" | grep -c .)
 	EV[$name.last]=$nph
 	for k in $(seq "$nph"); do
@@ -492,6 +495,7 @@ evrun() {
 		# the drain runs every 10 ms: let it take the tail of the phase before sampling
 		sleep 0.2
 		EV[$name.hwm.$k]=$(status_kb "$TRPID" VmHWM)
+		EV[$name.rss.$k]=$(status_kb "$TRPID" VmRSS)
 		EV[$name.anon.$k]=$(status_kb "$TRPID" RssAnon)
 		EV[$name.ring.$k]=$(bpfmap_kb "$TRPID")
 	done
@@ -533,10 +537,11 @@ FMT_NULL=$(awk '/path=consumer sink=\/dev\/null / { for (i = 2; i <= NF; i++) if
 say ""
 
 say "== 5. tracer memory over a long trace (the plain run above) =="
-printf '   after %s events: VmHWM %s kB (RssAnon %s kB, ringbuf mapping %s kB)\n' \
-	1000000 "${EV[plain.hwm.1]}" "${EV[plain.anon.1]}" "${EV[plain.ring.1]}"
-printf '   after %s events: VmHWM %s kB (RssAnon %s kB, ringbuf mapping %s kB); peak at exit %s kB\n' \
-	"${EV[plain.events]}" "${EV[plain.hwm.2]}" "${EV[plain.anon.2]}" "${EV[plain.ring.2]}" "${EV[plain.maxrss]}"
+printf '   at ready (0 events):   VmHWM %6s kB, VmRSS %6s kB\n' "${EV[plain.hwm.0]}" "${EV[plain.rss.0]}"
+printf '   after %8s events: VmHWM %6s kB, VmRSS %6s kB (heap RssAnon %s kB, ringbuf mapping %s kB)\n' \
+	1000000 "${EV[plain.hwm.1]}" "${EV[plain.rss.1]}" "${EV[plain.anon.1]}" "${EV[plain.ring.1]}"
+printf '   after %8s events: VmHWM %6s kB, VmRSS %6s kB (heap RssAnon %s kB, ringbuf mapping %s kB)\n' \
+	"${EV[plain.events]}" "${EV[plain.hwm.2]}" "${EV[plain.rss.2]}" "${EV[plain.anon.2]}" "${EV[plain.ring.2]}"
 say ""
 
 say "== 6. bytes per event =="

@@ -293,8 +293,13 @@ static __always_inline int on_exit(__u8 func, long ret)
  * fd, cmd and arg of the ioctl syscall, from its saved user registers: the probed functions
  * get the struct file, not the number userspace used (and we resolve in /proc/PID/fd), and a
  * backend may be called with another cmd than the user's (SET_IOMMU checks extensions).
+ *
+ * @a0 is taken as a number: as a typed pointer (fentry's BTF-typed argument), the compiler's
+ * branchless select below becomes pointer arithmetic that the 6.1 verifier refuses ("math
+ * between ptr_ pointer and register with unbounded min value"); it is only read with CO-RE
+ * reads. fentry programs get it through bpf_get_func_arg() for that reason.
  */
-static __always_inline int fn_entry(__u8 path, __u32 func, void *a0, __u32 cmd, __u64 arg)
+static __always_inline int fn_entry(__u8 path, __u32 func, __u64 a0, __u32 cmd, __u64 arg)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct file *f = NULL;
@@ -308,7 +313,7 @@ static __always_inline int fn_entry(__u8 path, __u32 func, void *a0, __u32 cmd, 
 		flags |= SPYRE_IOCTL_F_FD;
 	}
 	if (func < SPYRE_DRV_MAX_FUNCS && ((file_funcs >> func) & 1))
-		f = a0;
+		f = (struct file *)a0;
 	return on_entry(path, func, f, fd, cmd, arg, flags);
 }
 
@@ -316,7 +321,7 @@ static __always_inline int fn_entry(__u8 path, __u32 func, void *a0, __u32 cmd, 
 SEC("kprobe")
 int BPF_KPROBE(vfio_kprobe, void *a0, unsigned int cmd, unsigned long arg)
 {
-	return fn_entry(SPYRE_DRV_KPROBE, (__u32)bpf_get_attach_cookie(ctx), a0, cmd, arg);
+	return fn_entry(SPYRE_DRV_KPROBE, (__u32)bpf_get_attach_cookie(ctx), (__u64)a0, cmd, arg);
 }
 
 SEC("kretprobe")
@@ -333,7 +338,11 @@ int BPF_KRETPROBE(vfio_kretprobe, long ret)
 SEC("fentry")									\
 int BPF_PROG(vfio_fentry##i, void *a0, unsigned int cmd, unsigned long arg)	\
 {										\
-	return fn_entry(SPYRE_DRV_FENTRY, i, a0, cmd, arg);			\
+	__u64 a0v = 0;								\
+										\
+	/* a scalar copy: the typed ctx load stays a pointer to the verifier */	\
+	bpf_get_func_arg(ctx, 0, &a0v);						\
+	return fn_entry(SPYRE_DRV_FENTRY, i, a0v, cmd, arg);			\
 }										\
 SEC("fexit")									\
 int BPF_PROG(vfio_fexit##i, void *a0, unsigned int cmd, unsigned long arg, long ret) \

@@ -6,7 +6,6 @@
 #include "summary.h"
 #include "util.h"
 #include "vfio.h"
-#include "vfio.h"
 
 static const struct consumer *cmp_c;
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "spyre.skel.h"
 #include "tracer.h"
@@ -75,6 +76,23 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	return spyre_bpf__load(tr->skel);
 }
 
+/*
+ * Older kernels accept the attach type at load and only refuse the link (6.1 does): ask the
+ * kernel's BTF whether the uprobe_multi link exists at all. Detect, don't assume: distro
+ * kernels backport it.
+ */
+static bool kernel_has_uprobe_multi(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool has;
+
+	if (libbpf_get_error(btf))
+		return false;
+	has = btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) >= 0;
+	btf__free(btf);
+	return has;
+}
+
 static libbpf_print_fn_t saved_print;
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -94,7 +112,7 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 		err = -ENOMEM;
 		goto fail;
 	}
-	if (!no_multi || strcmp(no_multi, "1")) {
+	if ((!no_multi || strcmp(no_multi, "1")) && kernel_has_uprobe_multi()) {
 		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
 		saved_print = libbpf_set_print(quiet_print);
 		err = load(tr, o, true);

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# shellcheck shell=dash
 # Sourced by the guest's /init: VFIO on QEMU's emulated `edu` PCI device (1234:11e8) behind
 # the emulated Intel IOMMU. Loads the VFIO modules in the order build-initramfs.sh recorded from
 # modules.dep (busybox has no modprobe database here), binds the device to vfio-pci, and writes

@@ -21,7 +21,8 @@ public:
 	explicit FlexAllocator(int device);
 	// Frees whatever the caller did not deallocate.
 	~FlexAllocator();
-	// Returns a 64-byte aligned "device" buffer (host memory), nullptr on failure.
+	// Returns a page-aligned "device" buffer (host memory, whole pages, mapped for DMA with
+	// VFIO_IOMMU_MAP_DMA), nullptr on failure.
 	void *allocate(size_t bytes, int flags);
 	void deallocate(void *ptr);
 

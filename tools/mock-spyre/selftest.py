@@ -119,6 +119,12 @@ def main():
         got = d["calls"]
         check(got == want, "%s: calls %s, expected %s" % (what, got, want))
         check(d["completions"] == completions, "%s: completions" % what)
+        # a phase maps every allocation and unmaps it again; setup ioctls are outside phases
+        n_alloc = calls["flex::FlexAllocator::allocate"]
+        want_ioctls = {k: 0 for k in d["ioctls"]}
+        want_ioctls.update({"VFIO_IOMMU_MAP_DMA": n_alloc, "VFIO_IOMMU_UNMAP_DMA": n_alloc})
+        check(len(d["ioctls"]) == 13 and d["ioctls"] == want_ioctls,
+              "%s: ioctls %s, expected %s" % (what, d["ioctls"], want_ioctls))
         check(d["checksum"] == ref_checksum(threads, iters, nbytes, kernels),
               "%s: checksum %s" % (what, d["checksum"]))
 
