@@ -20,24 +20,11 @@
 #include "check.h"
 #include "env.h"
 #include "jsonparse.h"
+#include "util.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* reading */
 
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 /* Make room for at least one more byte (plus the NUL), never past the size limit. */
 static int grow(char **buf, size_t *cap, size_t len)

@@ -16,6 +16,7 @@
 #include "check.h"
 #include "env.h"
 #include "jsonparse.h"
+#include "util.h"
 #include "jsonw.h"
 #include "merge.h"
 #include "output.h"
@@ -26,20 +27,6 @@
 #define MERGE_ABSOLUTE_US	100000000000000.0
 #define DEVICE_SUFFIX		" (spyre-bpftrace)"
 
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 /* A JSON number written as plain digits, exactly (doubles lose ns at 1.7e18). */
 static bool raw_u64(const struct jv *v, uint64_t *out)

@@ -19,6 +19,18 @@ void die_msg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
 uint64_t now_ns(clockid_t clk)
 {
 	struct timespec ts;

@@ -4,12 +4,16 @@
 #define SPYRE_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
 /* "spyre-bpftrace: ..." on stderr, newline added. */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ns(clockid_t clk);
+/* Format a message into @err (may be NULL or 0 long) and return @ret: errors with a reason. */
+int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* Root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE. */
 bool have_privileges(void);
 /* What tracing needs before anything is loaded: 0, EXIT_PERM or EXIT_NO_BTF (with a message). */
