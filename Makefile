@@ -58,7 +58,7 @@ $(BUILD) $(BUILD)/bpf $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/unit $(MOCK_DI
 	@mkdir -p $@
 
 # --- BPF ---------------------------------------------------------------------------------------
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/spyre_trace.h vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Ivmlinux/$(ARCH) -Ibpf \
 		-Wall -Wno-unused-function -c $< -o $@.tmp
 	$(BPFTOOL) gen object $@ $@.tmp

@@ -3,6 +3,11 @@
  * emptyprobe: attach bench/empty.bpf.c's do-nothing uprobe + uretprobe to one offset of one
  * file in one process, then wait for SIGINT/SIGTERM. The bench attaches it where
  * spyre-bpftrace attaches (past endbr64), so the two differ only in what the programs do.
+ *
+ * Two kinds of link, because the kernel's dispatch cost differs: perf-event uprobes (what
+ * libbpf 1.1 offers) and, with --multi, a BPF_TRACE_UPROBE_MULTI link (kernel >= 6.6), which
+ * spyre-bpftrace uses when the kernel has it. libbpf 1.1 has no wrapper for the latter, so the
+ * link is created with the raw syscall.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +17,47 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
 #include <bpf/libbpf.h>
 #include "empty.skel.h"
+
+/* uapi values newer than libbpf 1.1's headers */
+#define EP_TRACE_UPROBE_MULTI		48
+#define EP_F_UPROBE_MULTI_RETURN	1
+
+/* BPF_LINK_CREATE's uprobe_multi member, laid out as in the kernel's union bpf_attr */
+struct ep_uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 uflags;
+	__u32 pid;
+};
+
+static int multi_link(struct bpf_program *prog, const char *path, unsigned long *off, bool ret,
+		      int pid)
+{
+	struct ep_uprobe_multi_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = bpf_program__fd(prog);
+	a.attach_type = EP_TRACE_UPROBE_MULTI;
+	a.path = (unsigned long)path;
+	a.offsets = (unsigned long)off;
+	a.cnt = 1;
+	a.uflags = ret ? EP_F_UPROBE_MULTI_RETURN : 0;
+	a.pid = pid;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
 
 static int write_ready(const char *path)
 {
@@ -32,7 +76,7 @@ static int write_ready(const char *path)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: emptyprobe -p PID -b FILE -o OFFSET [--no-ret] [--ready-file F]\n"
+	fprintf(f, "usage: emptyprobe -p PID -b FILE -o OFFSET [--multi] [--no-ret] [--ready-file F]\n"
 		   "OFFSET is a file offset (0x... accepted), as spyre-bpftrace list prints it.\n");
 }
 
@@ -43,6 +87,7 @@ int main(int argc, char **argv)
 		{ "binary", required_argument, NULL, 'b' },
 		{ "offset", required_argument, NULL, 'o' },
 		{ "no-ret", no_argument, NULL, 'N' },
+		{ "multi", no_argument, NULL, 'M' },
 		{ "ready-file", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -51,8 +96,8 @@ int main(int argc, char **argv)
 	struct bpf_link *entry = NULL, *ret = NULL;
 	struct empty_bpf *skel = NULL;
 	unsigned long offset = 0;
-	bool no_ret = false;
-	int c, pid = -1, sig, rc = 1;
+	bool no_ret = false, multi = false;
+	int c, pid = -1, sig, rc = 1, mfd[2] = { -1, -1 };
 	sigset_t set;
 
 	while ((c = getopt_long(argc, argv, "p:b:o:h", lopts, NULL)) != -1) {
@@ -68,6 +113,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			no_ret = true;
+			break;
+		case 'M':
+			multi = true;
 			break;
 		case 'R':
 			ready = optarg;
@@ -90,22 +138,50 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 
-	skel = empty_bpf__open_and_load();
+	skel = empty_bpf__open();
 	if (!skel) {
+		fprintf(stderr, "emptyprobe: cannot open: %s\n", strerror(errno));
+		goto out;
+	}
+	if (multi) {
+		bpf_program__set_expected_attach_type(skel->progs.empty_entry, EP_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.empty_exit, EP_TRACE_UPROBE_MULTI);
+	}
+	if (empty_bpf__load(skel)) {
 		fprintf(stderr, "emptyprobe: cannot load: %s\n", strerror(errno));
 		goto out;
 	}
-	entry = bpf_program__attach_uprobe(skel->progs.empty_entry, false, pid, binary, offset);
-	if (!entry) {
-		fprintf(stderr, "emptyprobe: uprobe %s+0x%lx: %s\n", binary, offset, strerror(errno));
-		goto out;
-	}
-	if (!no_ret) {
-		ret = bpf_program__attach_uprobe(skel->progs.empty_exit, true, pid, binary, offset);
-		if (!ret) {
-			fprintf(stderr, "emptyprobe: uretprobe %s+0x%lx: %s\n", binary, offset,
+	if (multi) {
+		mfd[0] = multi_link(skel->progs.empty_entry, binary, &offset, false, pid);
+		if (mfd[0] < 0) {
+			fprintf(stderr, "emptyprobe: uprobe_multi %s+0x%lx: %s\n", binary, offset,
+				strerror(-mfd[0]));
+			goto out;
+		}
+		if (!no_ret) {
+			mfd[1] = multi_link(skel->progs.empty_exit, binary, &offset, true, pid);
+			if (mfd[1] < 0) {
+				fprintf(stderr, "emptyprobe: uretprobe_multi %s+0x%lx: %s\n", binary,
+					offset, strerror(-mfd[1]));
+				goto out;
+			}
+		}
+	} else {
+		entry = bpf_program__attach_uprobe(skel->progs.empty_entry, false, pid, binary,
+						   offset);
+		if (!entry) {
+			fprintf(stderr, "emptyprobe: uprobe %s+0x%lx: %s\n", binary, offset,
 				strerror(errno));
 			goto out;
+		}
+		if (!no_ret) {
+			ret = bpf_program__attach_uprobe(skel->progs.empty_exit, true, pid, binary,
+							 offset);
+			if (!ret) {
+				fprintf(stderr, "emptyprobe: uretprobe %s+0x%lx: %s\n", binary, offset,
+					strerror(errno));
+				goto out;
+			}
 		}
 	}
 	if (ready && write_ready(ready)) {
@@ -115,6 +191,9 @@ int main(int argc, char **argv)
 	sigwait(&set, &sig);
 	rc = 0;
 out:
+	for (int i = 0; i < 2; i++)
+		if (mfd[i] >= 0)
+			close(mfd[i]);
 	bpf_link__destroy(ret);
 	bpf_link__destroy(entry);
 	empty_bpf__destroy(skel);

@@ -11,7 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "spyre_trace.h"
+#include "spyre_common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -115,17 +115,6 @@ static __always_inline struct spyre_counters *counters_of(__u32 probe)
 	return bpf_map_lookup_elem(&counters, &probe);
 }
 
-/* The number of @p in the innermost PID namespace it lives in (what the container sees). */
-static __always_inline __u32 ns_nr(struct pid *p)
-{
-	unsigned int level = BPF_CORE_READ(p, level);
-	int nr = 0;
-
-	/* levels are < MAX_PID_NS_LEVEL (32); the mask keeps the verifier sure of it */
-	bpf_core_read(&nr, sizeof(nr), &p->numbers[level & 31].nr);
-	return nr;
-}
-
 /* Should this call be recorded? Sampling first (free), then the per-process rate cap. */
 static __always_inline bool want_event(__u64 now, __u32 tgid, struct spyre_counters *c)
 {
@@ -164,25 +153,13 @@ static __always_inline bool want_event(__u64 now, __u32 tgid, struct spyre_count
 }
 
 /* Tell userspace a thread's names once, when it is first seen (see SPYRE_EV_THREAD). */
-static __always_inline void announce_thread(__u32 tid)
+static __always_inline void announce_thread(void)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct spyre_event *e;
+	struct spyre_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
 		return;	/* userspace falls back to /proc for the name */
-	__builtin_memset(e, 0, sizeof(*e));
-	bpf_get_current_comm(SPYRE_THREAD_COMM(e), SPYRE_COMM_LEN);
-	BPF_CORE_READ_STR_INTO((char (*)[SPYRE_COMM_LEN])SPYRE_PROCESS_COMM(e), task, group_leader,
-			       comm);
-	e->args[4] = bpf_get_current_cgroup_id();
-	e->args[5] = (__u64)ns_nr(BPF_CORE_READ(task, group_leader, thread_pid)) << 32 |
-		     ns_nr(BPF_CORE_READ(task, thread_pid));
-	e->ts = bpf_ktime_get_ns();
-	e->tgid = bpf_get_current_pid_tgid() >> 32;
-	e->tid = tid;
-	e->type = SPYRE_EV_THREAD;
+	fill_thread_event(e);
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
@@ -200,7 +177,7 @@ static __always_inline struct tstack *thread_stack(__u32 tid)
 		return NULL;
 	if (bpf_map_update_elem(&stacks, &tid, z, BPF_NOEXIST))
 		return bpf_map_lookup_elem(&stacks, &tid);	/* lost a race with ourselves? */
-	announce_thread(tid);
+	announce_thread();
 	return bpf_map_lookup_elem(&stacks, &tid);
 }
 

@@ -14,7 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "spyre_trace.h"
+#include "spyre_common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -88,16 +88,6 @@ struct {
 	__type(value, __u8);
 } announced SEC(".maps");
 
-/* The number of @p in the innermost PID namespace it lives in (as in spyre.bpf.c). */
-static __always_inline __u32 ns_nr(struct pid *p)
-{
-	unsigned int level = BPF_CORE_READ(p, level);
-	int nr = 0;
-
-	bpf_core_read(&nr, sizeof(nr), &p->numbers[level & 31].nr);
-	return nr;
-}
-
 /*
  * A thread whose only traced calls are ioctls (the main thread resetting the device at exit)
  * still needs its name, and /proc may be gone by the time userspace looks: same record as the
@@ -105,7 +95,6 @@ static __always_inline __u32 ns_nr(struct pid *p)
  */
 static __always_inline void announce_thread(__u64 id)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 tid = (__u32)id;
 	struct spyre_event *e;
 	__u8 one = 1;
@@ -116,17 +105,7 @@ static __always_inline void announce_thread(__u64 id)
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
 		return;	/* userspace falls back to /proc for the name */
-	__builtin_memset(e, 0, sizeof(*e));
-	bpf_get_current_comm(SPYRE_THREAD_COMM(e), SPYRE_COMM_LEN);
-	BPF_CORE_READ_STR_INTO((char (*)[SPYRE_COMM_LEN])SPYRE_PROCESS_COMM(e), task, group_leader,
-			       comm);
-	e->args[4] = bpf_get_current_cgroup_id();
-	e->args[5] = (__u64)ns_nr(BPF_CORE_READ(task, group_leader, thread_pid)) << 32 |
-		     ns_nr(BPF_CORE_READ(task, thread_pid));
-	e->ts = bpf_ktime_get_ns();
-	e->tgid = id >> 32;
-	e->tid = tid;
-	e->type = SPYRE_EV_THREAD;
+	fill_thread_event(e);
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * BPF code both programs need (spyre.bpf.c for uprobes, vfio.bpf.c for the driver tier): the
+ * record that announces a thread. Include after vmlinux.h and the libbpf BPF headers.
+ */
+#ifndef SPYRE_COMMON_BPF_H
+#define SPYRE_COMMON_BPF_H
+
+#include "spyre_trace.h"
+
+/* The number of @p in the innermost PID namespace it lives in (what the container sees). */
+static __always_inline __u32 ns_nr(struct pid *p)
+{
+	unsigned int level = BPF_CORE_READ(p, level);
+	int nr = 0;
+
+	/* levels are < MAX_PID_NS_LEVEL (32); the mask keeps the verifier sure of it */
+	bpf_core_read(&nr, sizeof(nr), &p->numbers[level & 31].nr);
+	return nr;
+}
+
+/*
+ * Fill a reserved record with SPYRE_EV_THREAD for the current thread: its comm and its
+ * process's, cgroup id, and the pids inside its own PID namespace (see spyre_trace.h). Sent once
+ * per thread so that threads that exit before userspace reads /proc still get their names.
+ */
+static __always_inline void fill_thread_event(struct spyre_event *e)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+
+	__builtin_memset(e, 0, sizeof(*e));
+	bpf_get_current_comm(SPYRE_THREAD_COMM(e), SPYRE_COMM_LEN);
+	BPF_CORE_READ_STR_INTO((char (*)[SPYRE_COMM_LEN])SPYRE_PROCESS_COMM(e), task, group_leader,
+			       comm);
+	e->args[4] = bpf_get_current_cgroup_id();
+	e->args[5] = (__u64)ns_nr(BPF_CORE_READ(task, group_leader, thread_pid)) << 32 |
+		     ns_nr(BPF_CORE_READ(task, thread_pid));
+	e->ts = bpf_ktime_get_ns();
+	e->tgid = id >> 32;
+	e->tid = (__u32)id;
+	e->type = SPYRE_EV_THREAD;
+}
+
+#endif
