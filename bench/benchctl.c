@@ -5,11 +5,11 @@
  *   benchctl spawn --out F [--mark NAME:FILE[:TEXT]]... -- CMD [ARGS...]
  *	Runs CMD and times it: each mark is the moment FILE exists (and contains TEXT), measured
  *	from just before exec (the caller removes stale mark files first; an output file the
- *	shell redirects CMD into may be a mark file too). Once every mark is seen it writes F.ready ("pid=... NAME_ns=..."),
- *	the bench's handshake. SIGUSR1 to benchctl sends SIGINT to CMD and times the exit (the
- *	detach time); SIGTERM/SIGINT to benchctl stop CMD (SIGKILL after 5 s). When CMD exits it
- *	writes F: marks, stop_ns, exit status, CPU time and peak RSS (wait4 rusage). CMD dies with
- *	benchctl (PR_SET_PDEATHSIG), so nothing outlives a killed bench.
+ *	shell redirects CMD into may be a mark file too). Once every mark is seen it writes
+ *	F.ready ("pid=... NAME_ns=..."), the bench's handshake. SIGUSR1 to benchctl sends SIGINT
+ *	to CMD and times the exit (the detach time); SIGTERM/SIGINT to benchctl stop CMD (SIGKILL
+ *	after 5 s). When CMD exits it writes F: marks, stop_ns, exit status, CPU time and peak RSS
+ *	(wait4 rusage). CMD dies with benchctl (PR_SET_PDEATHSIG): nothing outlives a killed bench.
  *
  *   benchctl phase PID RESULT_FILE TIMEOUT_S
  *	Sends SIGUSR1 to PID and prints the ns until RESULT_FILE appears (inotify: no polling

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # `sudo make bench`: spyre-bpftrace against the physical limit (an empty uprobe+uretprobe pair)
-# and against bpftrace, on this machine, in one run (~5 min). Prints ratios next to the
+# and against bpftrace, on this machine, in one run (~2 min). Prints ratios next to the
 # issue's targets. Absolute times on a shared 2-core VM are noisy: every number is a median of
 # repetitions, and comparisons are made within one process, phase against phase.
 #
