@@ -116,6 +116,12 @@ static __always_inline struct spyre_counters *counters_of(__u32 probe)
 }
 
 /* Should this call be recorded? Sampling first (free), then the per-process rate cap. */
+/* rodata: the verifier prunes the sampling code away when it is off */
+static __always_inline bool sampling_off(void)
+{
+	return sample_every <= 1 && !rate_cost_ns;
+}
+
 static __always_inline bool want_event(__u64 now, __u32 tgid, struct spyre_counters *c)
 {
 	struct rate_bucket *b, nb = {};
@@ -195,13 +201,14 @@ SEC("uprobe")
 int spyre_entry(struct pt_regs *ctx)
 {
 	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
 	struct spyre_counters *c = counters_of(probe);
 	struct tstack *st;
 	struct frame *f;
 	__u32 d;
 
-	if (!tracing_on || !traced_tgid(bpf_get_current_pid_tgid() >> 32))
+	if (!tracing_on || !traced_tgid(id >> 32))
 		return 0;
 	if (c)
 		c->hits++;
@@ -220,7 +227,8 @@ int spyre_entry(struct pt_regs *ctx)
 	f = &st->f[d];
 	f->probe = probe;
 	/* the frame is pushed either way, so returns stay paired with their entries */
-	f->record = want_event(bpf_ktime_get_ns(), bpf_get_current_pid_tgid() >> 32, c);
+	/* without sampling or a cap (the usual case) skip the clock read want_event needs */
+	f->record = sampling_off() || want_event(bpf_ktime_get_ns(), id >> 32, c);
 	if (!f->record)
 		return 0;
 	read_args(ctx, f->args);
@@ -310,7 +318,7 @@ int spyre_instant(struct pt_regs *ctx)
 		return 0;
 	if (c)
 		c->hits++;
-	if (!want_event(now, id >> 32, c))
+	if (!sampling_off() && !want_event(now, id >> 32, c))
 		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {

@@ -282,7 +282,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		struct trace_writer *tw = NULL;
 		struct window_out wo = {};
 		struct consumer cons = {};
-		bool hup = false;
+		bool hup = false, backlog = false;
 		char *extra;
 
 		if (env->output_dir)
@@ -325,10 +325,10 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		prom_window_begin(&pw, meta.real_base_ns);
 
 		for (;;) {
-			enum wait_result w = wait_signal(sfd, DRAIN_MS);
+			enum wait_result w = wait_signal(sfd, backlog ? 0 : DRAIN_MS);
 			uint64_t now = now_ns(CLOCK_MONOTONIC);
 
-			tracer_drain(&tr, &cons, false);
+			backlog = tracer_drain(&tr, &cons, false);
 			if (w == WAIT_STOP)
 				stop = true;
 			if (w == WAIT_HUP)

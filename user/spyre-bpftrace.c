@@ -175,7 +175,7 @@ static int cmd_trace(struct probe_table *table)
 	char default_out[96], hostname[64] = "";
 	int rc = EXIT_ERROR, err, sfd = -1, pidfd = -1;
 	uint64_t start_ns, deadline = 0, next_status, next_rescan, last_events = 0, last_ns;
-	bool tty, target_gone = false, stop = false, loaded = false;
+	bool tty, target_gone = false, stop = false, loaded = false, backlog = false;
 	sigset_t mask;
 
 	/* preflight, cheapest and most specific first */
@@ -327,8 +327,8 @@ static int cmd_trace(struct probe_table *table)
 		};
 		uint64_t now;
 
-		poll(pfd, pidfd >= 0 ? 2 : 1, DRAIN_MS);
-		tracer_drain(&tr, &cons, false);
+		poll(pfd, pidfd >= 0 ? 2 : 1, backlog ? 0 : DRAIN_MS);
+		backlog = tracer_drain(&tr, &cons, false);
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 

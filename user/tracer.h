@@ -50,8 +50,9 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o);
 int tracer_attach(struct tracer *tr, struct target *t, int pid);
 /* Remove all probes (return probes first); probes can be attached again later. */
 void tracer_detach(struct tracer *tr, struct target *t);
-/* Hand ring buffer records to @c; @all: until empty, else one bounded batch. */
-void tracer_drain(struct tracer *tr, struct consumer *c, bool all);
+/* Hand ring buffer records to @c; @all: until empty, else one bounded batch. True when the
+ * batch was cut short with records left: drain again without waiting. */
+bool tracer_drain(struct tracer *tr, struct consumer *c, bool all);
 /* Sum the per-CPU counters of the first @n probes into tr->counters. */
 void tracer_read_counters(struct tracer *tr, int n);
 /* Zero the counters in the kernel (new window). */
