@@ -542,8 +542,8 @@ evrun drop 4 4000000 "$WORK/drop.json" --ringbuf-mb 1
 for n in plain gzip drop; do
 	last=${EV[$n.last]}
 	case $n in
-	plain) d="plain JSON, 2 producer threads, default 16 MiB ring" ;;
-	gzip) d="gzip JSON, 2 producer threads, default 16 MiB ring" ;;
+	plain) d="plain JSON, 2 producer threads, default ring" ;;
+	gzip) d="gzip JSON, 2 producer threads, default ring" ;;
 	drop) d="plain JSON, 4 producer threads, --ringbuf-mb 1" ;;
 	esac
 	printf '   %-50s %s events, %s drops (%.3f%%), producer %s calls/s, consumer %.0f ns CPU/event = %s events/s per consumer core\n' \

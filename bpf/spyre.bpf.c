@@ -244,7 +244,7 @@ int spyre_exit(struct pt_regs *ctx)
 	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
-	struct spyre_counters *c = counters_of(probe);
+	struct spyre_counters *c;
 	struct spyre_event *e;
 	struct tstack *st;
 	struct frame *f;
@@ -253,7 +253,7 @@ int spyre_exit(struct pt_regs *ctx)
 	st = bpf_map_lookup_elem(&stacks, &tid);
 	if (!st || st->depth == 0) {
 		/* while tracing_on is off, unmatched returns are the calls we chose not to see */
-		if (c && tracing_on)
+		if (tracing_on && (c = counters_of(probe)))
 			c->unmatched++;
 		return 0;
 	}
@@ -275,7 +275,7 @@ int spyre_exit(struct pt_regs *ctx)
 	if (f->probe != probe) {
 		/* not ours at all: the entry was never seen; leave the stack as it was */
 		st->depth++;
-		if (c && tracing_on)
+		if (tracing_on && (c = counters_of(probe)))
 			c->unmatched++;
 		return 0;
 	}
@@ -285,7 +285,8 @@ int spyre_exit(struct pt_regs *ctx)
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		if (c)
+		/* counters only on the rare paths: a lookup per return is measurable */
+		if ((c = counters_of(probe)))
 			c->drops_ring++;
 		return 0;
 	}
