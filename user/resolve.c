@@ -59,6 +59,30 @@ struct sym_ctx {
 	int err;
 };
 
+/* x86-64 only; other architectures report INSN_UNKNOWN. */
+static int classify_insn(const char *path, unsigned long off)
+{
+#if defined(__x86_64__)
+	unsigned char b[5] = {};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return INSN_UNKNOWN;
+	n = pread(fd, b, sizeof(b), off);
+	close(fd);
+	if (n < 2)
+		return INSN_UNKNOWN;
+	/* push %reg, push %r8-%r15, nop5 (0f 1f 44 00 00) */
+	if ((b[0] >= 0x50 && b[0] <= 0x57) || (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) ||
+	    (n == 5 && b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && !b[3] && !b[4]))
+		return INSN_EMULATED;
+	return INSN_SINGLESTEP;
+#else
+	return INSN_UNKNOWN;
+#endif
+}
+
 static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
 {
 	struct target *t = c->t;
@@ -95,6 +119,7 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
 	 */
 	p->attach_off = f->file_off + (f->endbr ? 4 : 0);
 	probe_display_name(&t->table->specs[spec], f->qualname, p->name, sizeof(p->name));
+	p->insn = classify_insn(t->libs[c->lib].open_path, p->attach_off);
 	t->cnt++;
 	t->spec_hits[spec]++;
 	t->libs[c->lib].nprobes++;
@@ -319,9 +344,11 @@ void target_report(const struct target *t, FILE *f)
 
 				if (p->spec != s)
 					continue;
-				fprintf(f, "    %-24s %s  %s+0x%lx%s\n", p->name, p->qualname,
+				fprintf(f, "    %-24s %s  %s+0x%lx%s%s\n", p->name, p->qualname,
 					path_basename(t->libs[p->lib].path), p->attach_off,
-					p->endbr ? " (after endbr64)" : "");
+					p->endbr ? " (after endbr64)" : "",
+					p->insn == INSN_SINGLESTEP ?
+					" [single-stepped: slow probe, see docs/performance.md]" : "");
 			}
 		} else if (!t->spec_libs[s]) {
 			fprintf(f, "NOT RESOLVED: no mapped library matches '%s'\n", sp->lib);

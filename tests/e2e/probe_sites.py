@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-SITE = re.compile(r"\s(\S+)\+0x([0-9a-f]+)(?: \(after endbr64\))?$")
+SITE = re.compile(r"\s(\S+)\+0x([0-9a-f]+)(?: \(after endbr64\))?(?: \[[^]]*\])?$")
 
 
 def mappings(pid):

@@ -99,6 +99,9 @@ PY
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"aiuDataTransferHtoD"*"flex::RuntimeStream::launchOperationH2D"* ]]
 	[[ "$output" == *"after endbr64"* ]]
+	# the costly probe is named as such: operationComplete begins "endbr64; mov; jmp"
+	echo "$output" | grep "flex::detail::operationComplete" | grep -q "single-stepped"
+	! echo "$output" | grep "flex::FlexAllocator::allocate" | grep -q "single-stepped"
 	[[ "$output" == *"NOT RESOLVED: no mapped library matches '_C*.so'"* ]]
 	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'libflex.so:flex::nothing*'
 	[ "$status" -eq 5 ]
