@@ -29,6 +29,21 @@ const char *unit_fixture_dir(void)
 	return d ? d : "build/tests";
 }
 
+const char *unit_traces_dir(void)
+{
+	static char dir[512];
+	const char *env = getenv("UNIT_TRACES"), *slash;
+
+	if (env)
+		return env;
+	if (!dir[0]) {
+		slash = strrchr(__FILE__, '/');
+		snprintf(dir, sizeof(dir), "%.*s../fixtures/traces",
+			 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
+	}
+	return dir;
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;

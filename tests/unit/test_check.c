@@ -12,21 +12,6 @@
 #include "trace.h"
 #include "unit.h"
 
-/* tests/fixtures/traces, found next to this source file unless $UNIT_TRACES says otherwise */
-static const char *traces_dir(void)
-{
-	static char dir[512];
-	const char *env = getenv("UNIT_TRACES"), *slash;
-
-	if (env)
-		return env;
-	if (!dir[0]) {
-		slash = strrchr(__FILE__, '/');
-		snprintf(dir, sizeof(dir), "%.*s../fixtures/traces",
-			 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
-	}
-	return dir;
-}
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -123,7 +108,7 @@ TEST(check_fixtures_find_exactly_their_problem)
 		struct jv *doc;
 		long n;
 
-		snprintf(path, sizeof(path), "%s/%s", traces_dir(), x->file);
+		snprintf(path, sizeof(path), "%s/%s", unit_traces_dir(), x->file);
 		doc = parse_file(path);
 		CHECK(doc != NULL);
 		if (!doc)
@@ -171,13 +156,13 @@ TEST(check_file_reports_and_exit_codes)
 	int rc, fd;
 
 	CHECK(mkdtemp(dir) != NULL);
-	snprintf(path, sizeof(path), "%s/clean.json", traces_dir());
+	snprintf(path, sizeof(path), "%s/clean.json", unit_traces_dir());
 	text = run_check_file(path, &rc);
 	CHECK_EQ_INT(rc, EXIT_OK);
 	CHECK(text && strstr(text, "clean.json: 20 events, 0 problems\n"));
 	free(text);
 
-	snprintf(path, sizeof(path), "%s/overlap.json", traces_dir());
+	snprintf(path, sizeof(path), "%s/overlap.json", unit_traces_dir());
 	text = run_check_file(path, &rc);
 	CHECK_EQ_INT(rc, EXIT_CHECK);
 	/* the line names the event, its pid/tid and ts, and the kind */
@@ -188,7 +173,7 @@ TEST(check_file_reports_and_exit_codes)
 	free(text);
 
 	/* the same clean trace, gzip'd: detected by its magic, not its name */
-	snprintf(path, sizeof(path), "%s/clean.json", traces_dir());
+	snprintf(path, sizeof(path), "%s/clean.json", unit_traces_dir());
 	buf = slurp(path, &len);
 	CHECK(buf != NULL);
 	snprintf(gz, sizeof(gz), "%s/clean.trace", dir);

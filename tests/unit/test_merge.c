@@ -11,21 +11,6 @@
 #include "merge.h"
 #include "unit.h"
 
-/* tests/fixtures/traces, next to this source file unless $UNIT_TRACES says otherwise */
-static const char *merge_traces_dir(void)
-{
-	static char dir[512];
-	const char *env = getenv("UNIT_TRACES"), *slash;
-
-	if (env)
-		return env;
-	if (!dir[0]) {
-		slash = strrchr(__FILE__, '/');
-		snprintf(dir, sizeof(dir), "%.*s../fixtures/traces",
-			 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
-	}
-	return dir;
-}
 
 static struct jv *load_fixture(const char *name)
 {
@@ -33,7 +18,7 @@ static struct jv *load_fixture(const char *name)
 	char path[600], err[160];
 	struct jv *doc;
 
-	snprintf(path, sizeof(path), "%s/%s", merge_traces_dir(), name);
+	snprintf(path, sizeof(path), "%s/%s", unit_traces_dir(), name);
 	if (trace_file_read(path, &tf, err, sizeof(err))) {
 		fprintf(stderr, "    %s: %s\n", path, err);
 		return NULL;
@@ -308,8 +293,8 @@ TEST(merge_files_writes_refuses_overwrite_and_gzips)
 	FILE *msg;
 
 	CHECK(mkdtemp(dir) != NULL);
-	snprintf(ours, sizeof(ours), "%s/spyre-sample.json", merge_traces_dir());
-	snprintf(kin, sizeof(kin), "%s/kineto-sample.json", merge_traces_dir());
+	snprintf(ours, sizeof(ours), "%s/spyre-sample.json", unit_traces_dir());
+	snprintf(kin, sizeof(kin), "%s/kineto-sample.json", unit_traces_dir());
 	snprintf(out, sizeof(out), "%s/merged.json", dir);
 	snprintf(gz, sizeof(gz), "%s/merged.json.gz", dir);
 	msg = fopen("/dev/null", "w");

@@ -19,6 +19,8 @@ void unit_register(struct unit_test *t);
 void unit_fail(const char *file, int line, const char *what);
 /* Directory holding test fixtures (built .so files etc.), from $UNIT_FIXTURES or build default. */
 const char *unit_fixture_dir(void);
+/* tests/fixtures/traces, found next to the test sources unless $UNIT_TRACES says otherwise. */
+const char *unit_traces_dir(void);
 
 #define TEST(n)								\
 	static void test_##n(void);					\
