@@ -20,9 +20,7 @@
 #include "tracer.h"
 #include "util.h"
 
-#define DRAIN_MS	10
-/* new processes are looked at every second; everything again every 10 s (dlopen, reused pids) */
-#define SCAN_MS		1000
+/* new processes are looked at every rescan; everything again every 10th (dlopen, reused pids) */
 #define FULL_SCAN_EVERY	10
 
 static bool pidset_has(const struct pidset *s, int pid)
@@ -236,7 +234,6 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	struct target t = {};
 	bool stop = false, loaded = false, ready = false, tty;
 	char hostname[64] = "";
-	sigset_t mask;
 
 	if ((rc = preflight_bpf()))
 		return rc;
@@ -265,12 +262,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
 	gethostname(hostname, sizeof(hostname) - 1);
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	sfd = stop_signals_fd();
 	tty = isatty(STDERR_FILENO);
 	if (env->duration > 0)
 		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(env->duration * 1e9);
@@ -315,7 +307,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 			err = tracer_attach(&tr, &t, t.pid);
 		if (err < 0)
 			die_msg("resolving probes: %s", strerror(-err));
-		next_scan = now_ns(CLOCK_MONOTONIC) + SCAN_MS * 1000000ull;
+		next_scan = now_ns(CLOCK_MONOTONIC) + TRACER_RESCAN_MS * 1000000ull;
 		if (!ready && env->ready_file) {
 			ready = true;
 			if ((err = write_ready_file(env->ready_file)))
@@ -325,7 +317,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		prom_window_begin(&pw, meta.real_base_ns);
 
 		for (;;) {
-			enum wait_result w = wait_signal(sfd, backlog ? 0 : DRAIN_MS);
+			enum wait_result w = wait_signal(sfd, backlog ? 0 : TRACER_DRAIN_MS);
 			uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 			backlog = tracer_drain(&tr, &cons, false);
@@ -344,7 +336,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 
 				if (n > 0 && !consumer_resize(&cons, t.cnt))
 					tracer_attach(&tr, &t, t.pid);
-				next_scan = now + SCAN_MS * 1000000ull;
+				next_scan = now + TRACER_RESCAN_MS * 1000000ull;
 			}
 			if (env->status > 0 && now >= last_status + 1000000000ull) {
 				uint64_t drops = 0;

@@ -307,16 +307,29 @@ found:
 	return s;
 }
 
+/* The series of (@job, @func), made if new: 0, -EINVAL (no or too long a name) or -ENOMEM. */
+static int series(struct prom_window *w, const struct prom_job *job, const char *func,
+		  struct prom_series **out)
+{
+	if (!func)
+		return -EINVAL;
+	*out = lookup(w, job, func);
+	if (!*out)
+		return strlen(func) > PROM_LABEL_MAX ? -EINVAL : -ENOMEM;
+	return 0;
+}
+
 int prom_window_add_span(struct prom_window *w, const struct prom_job *job, const char *func,
 			 const struct fn_stats *st)
 {
 	struct prom_series *s;
+	int err;
 
-	if (!func || !st)
+	if (!st)
 		return -EINVAL;
-	s = lookup(w, job, func);
-	if (!s)
-		return strlen(func) > PROM_LABEL_MAX ? -EINVAL : -ENOMEM;
+	err = series(w, job, func, &s);
+	if (err)
+		return err;
 	s->has_calls = s->span = true;
 	s->calls += st->count;
 	s->total_ns += st->total_ns;
@@ -334,12 +347,11 @@ int prom_window_add_count(struct prom_window *w, const struct prom_job *job, con
 			  uint64_t calls)
 {
 	struct prom_series *s;
+	int err;
 
-	if (!func)
-		return -EINVAL;
-	s = lookup(w, job, func);
-	if (!s)
-		return strlen(func) > PROM_LABEL_MAX ? -EINVAL : -ENOMEM;
+	err = series(w, job, func, &s);
+	if (err)
+		return err;
 	s->has_calls = true;
 	s->calls += calls;
 	s->win_calls += calls;
@@ -350,12 +362,11 @@ int prom_window_add_drops(struct prom_window *w, const struct prom_job *job, con
 			  uint64_t ring_full, uint64_t too_deep)
 {
 	struct prom_series *s;
+	int err;
 
-	if (!func)
-		return -EINVAL;
-	s = lookup(w, job, func);
-	if (!s)
-		return strlen(func) > PROM_LABEL_MAX ? -EINVAL : -ENOMEM;
+	err = series(w, job, func, &s);
+	if (err)
+		return err;
 	s->has_drops = true;
 	s->drops_ring += ring_full;
 	s->drops_depth += too_deep;

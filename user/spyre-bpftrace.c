@@ -34,11 +34,6 @@
 #include "spyre.skel.h"
 #include "vfio.h"
 
-/* Drain interval: the ringbuf holds rate x interval events; 10 ms keeps it small. */
-#define DRAIN_MS	10
-/* How often the target's maps are re-read for libraries loaded later (dlopen). */
-#define RESCAN_MS	1000
-
 static struct env env;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -176,7 +171,6 @@ static int cmd_trace(struct probe_table *table)
 	int rc = EXIT_ERROR, err, sfd = -1, pidfd = -1;
 	uint64_t start_ns, deadline = 0, next_status, next_rescan, last_events = 0, last_ns;
 	bool tty, target_gone = false, stop = false, loaded = false, backlog = false;
-	sigset_t mask;
 
 	/* preflight, cheapest and most specific first */
 	if (env.pid && (rc = check_pid(env.pid)))
@@ -297,13 +291,7 @@ static int cmd_trace(struct probe_table *table)
 		fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms\n", tr.attached,
 			(now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6);
 
-	/* signals arrive as fd events in the drain loop, never mid-write */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	sfd = stop_signals_fd();
 	pidfd = syscall(SYS_pidfd_open, env.pid, 0);
 
 	if (env.ready_file && (err = write_ready_file(env.ready_file)))
@@ -316,7 +304,7 @@ static int cmd_trace(struct probe_table *table)
 		env.status = tty;
 	last_ns = now_ns(CLOCK_MONOTONIC);
 	next_status = last_ns + 1000000000ull;
-	next_rescan = last_ns + RESCAN_MS * 1000000ull;
+	next_rescan = last_ns + TRACER_RESCAN_MS * 1000000ull;
 	if (env.duration > 0)
 		deadline = last_ns + (uint64_t)(env.duration * 1e9);
 
@@ -327,7 +315,7 @@ static int cmd_trace(struct probe_table *table)
 		};
 		uint64_t now;
 
-		poll(pfd, pidfd >= 0 ? 2 : 1, backlog ? 0 : DRAIN_MS);
+		poll(pfd, pidfd >= 0 ? 2 : 1, backlog ? 0 : TRACER_DRAIN_MS);
 		backlog = tracer_drain(&tr, &cons, false);
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -348,7 +336,7 @@ static int cmd_trace(struct probe_table *table)
 			if (n > 0 && !consumer_resize(&cons, t.cnt))
 				tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
 			target_warn_unreadable(&t);
-			next_rescan = now + RESCAN_MS * 1000000ull;
+			next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
 			/* a full disk will not empty itself: stop instead of tracing into nothing */
 			if (jw_error(trace_jw(tw))) {
 				die_msg("writing %s failed: %s; stopping", env.output,

@@ -12,6 +12,11 @@
 #include "consumer.h"
 #include "resolve.h"
 
+/* Drain interval: the ring holds rate x interval events; 10 ms keeps it small. */
+#define TRACER_DRAIN_MS		10
+/* How often targets' maps are read again for libraries loaded later (dlopen). */
+#define TRACER_RESCAN_MS	1000
+
 struct spyre_bpf;
 struct ring_buffer;
 struct bpf_link;
