@@ -24,11 +24,17 @@ int consumer_init(struct consumer *c, struct trace_writer *tw, const struct targ
 
 int consumer_resize(struct consumer *c, int nprobes)
 {
+	struct probe_out *o;
 	struct fn_stats *s;
 	uint64_t *d;
 
 	if (nprobes <= c->nprobes)
 		return 0;
+	o = realloc(c->out, nprobes * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	c->out = o;
+	memset(&c->out[c->nprobes], 0, (nprobes - c->nprobes) * sizeof(*o));
 	s = realloc(c->stats, nprobes * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -285,12 +291,79 @@ static uint64_t value_of(const struct spyre_event *e, int src)
 	return 0;
 }
 
+/* The trace arguments of a probe's event, keys included; returns how many. */
+static int build_args(const struct probe_spec *s, const struct spyre_event *e,
+		      struct trace_arg *args)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->nargs; i++) {
+		const struct probe_arg *a = &s->args[i];
+		uint64_t v = value_of(e, a->src);
+
+		args[n].key = a->label;
+		switch (a->fmt) {
+		case ARG_SIGNED:
+			args[n].type = TA_I64;
+			args[n].i = (int64_t)v;
+			break;
+		case ARG_INT32:
+			args[n].type = TA_I64;
+			args[n].i = (int32_t)v;
+			break;
+		case ARG_UNSIGNED:
+			args[n].type = TA_U64;
+			args[n].u = v;
+			break;
+		default:
+			args[n].type = TA_HEX;
+			args[n].u = v;
+			break;
+		}
+		n++;
+	}
+	if (s->dev == DEV_LAUNCH && s->key) {
+		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
+		args[n].key = "correlation";
+		args[n].type = TA_U64;
+		args[n].u = value_of(e, s->key);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A probe's events share their opening and keys: render them once, on its first event (probes
+ * are added while tracing). NULL when that failed: the event is then written the generic way.
+ */
+static const struct trace_fmt *probe_fmt(struct consumer *c, uint32_t probe,
+					 const struct rprobe *p, const struct probe_spec *s,
+					 const struct spyre_event *e)
+{
+	struct probe_out *o = &c->out[probe];
+	struct trace_arg args[PROBE_MAX_ARGS + 2];
+	const char *keys[PROBE_MAX_ARGS + 2];
+	int n;
+
+	if (o->state == 1)
+		return &o->fmt;
+	if (o->state < 0)
+		return NULL;
+	n = build_args(s, e, args);
+	for (int i = 0; i < n; i++)
+		keys[i] = args[i].key;
+	o->state = trace_fmt_init(&o->fmt, e->type == SPYRE_EV_INSTANT, s->cat, p->name, keys, n)
+		   ? -1 : 1;
+	return o->state == 1 ? &o->fmt : NULL;
+}
+
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
 	struct trace_arg args[PROBE_MAX_ARGS + 2];
+	const struct trace_fmt *f;
 	const struct probe_spec *s;
 	const struct rprobe *p;
-	int n = 0;
+	int n;
 
 	if (e->type == SPYRE_EV_THREAD) {
 		on_thread_event(c, e);
@@ -328,39 +401,12 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	if (!c->tw)
 		return 0;
 
-	for (int i = 0; i < s->nargs; i++) {
-		const struct probe_arg *a = &s->args[i];
-		uint64_t v = value_of(e, a->src);
-
-		args[n].key = a->label;
-		switch (a->fmt) {
-		case ARG_SIGNED:
-			args[n].type = TA_I64;
-			args[n].i = (int64_t)v;
-			break;
-		case ARG_INT32:
-			args[n].type = TA_I64;
-			args[n].i = (int32_t)v;
-			break;
-		case ARG_UNSIGNED:
-			args[n].type = TA_U64;
-			args[n].u = v;
-			break;
-		default:
-			args[n].type = TA_HEX;
-			args[n].u = v;
-			break;
-		}
-		n++;
-	}
-	if (s->dev == DEV_LAUNCH && s->key) {
-		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
-		args[n].key = "correlation";
-		args[n].type = TA_U64;
-		args[n].u = value_of(e, s->key);
-		n++;
-	}
-	if (e->type == SPYRE_EV_INSTANT)
+	n = build_args(s, e, args);
+	f = probe_fmt(c, e->probe, p, s, e);
+	/* a probe is either a span or an instant: the type of its first event holds */
+	if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
+		trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);
+	else if (e->type == SPYRE_EV_INSTANT)
 		trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n);
 	else
 		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args, n);
@@ -417,6 +463,9 @@ void consumer_write_metadata(struct consumer *c)
 
 void consumer_free(struct consumer *c)
 {
+	for (int i = 0; i < c->nprobes; i++)
+		trace_fmt_free(&c->out[i].fmt);
+	free(c->out);
 	free(c->stats);
 	free(c->delivered);
 	free(c->threads);

@@ -35,12 +35,19 @@ struct pid_probe_stats {
 	struct fn_stats *st;
 };
 
+/* How a probe's events are written (trace_fmt), prepared on its first event. */
+struct probe_out {
+	struct trace_fmt fmt;
+	int state;		/* 0: not yet, 1: fmt ready, -1: failed (generic path) */
+};
+
 struct consumer {
 	struct trace_writer *tw;	/* NULL: statistics only */
 	const struct target *t;
 	const char *procfs;		/* "/proc" (thread names), NULL to skip */
 	struct fn_stats *stats;		/* per resolved probe */
 	uint64_t *delivered;		/* per resolved probe */
+	struct probe_out *out;		/* per resolved probe */
 	int nprobes;
 	uint64_t events;
 	uint64_t bad;			/* records with an unknown probe index */

@@ -16,6 +16,8 @@ int device_init(struct device_tl *d, struct trace_writer *tw)
 
 void device_free(struct device_tl *d)
 {
+	for (int i = 0; i < DEV_NOPS; i++)
+		trace_fmt_free(&d->fmt[i]);
 	free(d->slots);
 	d->slots = NULL;
 }
@@ -174,9 +176,27 @@ static int copy_lane(struct device_tl *d, int k, uint64_t start)
 	return best;	/* all busy: the caller delays the start to this lane's end */
 }
 
+/* The prepared format of an op's device spans (made on first use), NULL if it failed. */
+static const struct trace_fmt *op_fmt(struct device_tl *d, enum dev_op op,
+				      const struct trace_arg *args, int n)
+{
+	const char *keys[TRACE_FMT_MAX_ARGS];
+	struct trace_fmt *f = &d->fmt[op];
+
+	if (d->fmt_state[op] == 0) {
+		for (int i = 0; i < n; i++)
+			keys[i] = args[i].key;
+		d->fmt_state[op] = trace_fmt_init(f, false, op == OP_COMPUTE ? "kernel" : "gpu_memcpy",
+						  op_name(op), keys, n) ? -1 : 1;
+	}
+	return d->fmt_state[op] == 1 ? f : NULL;
+}
+
 static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t key,
 		 uint64_t done)
 {
+	bool copy = launch->op == OP_H2D || launch->op == OP_D2H;
+	const struct trace_fmt *f;
 	struct trace_arg args[6];
 	uint64_t start, dur;
 	uint32_t tid;
@@ -186,7 +206,7 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 	if (s < 0)
 		return;
 	start = launch->ts > d->stream_end[s] ? launch->ts : d->stream_end[s];
-	if (launch->op == OP_H2D || launch->op == OP_D2H) {
+	if (copy) {
 		int k = copy_kind(launch->op), l = copy_lane(d, k, start);
 
 		if (d->lane_end[k][l] > start)
@@ -206,17 +226,18 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 	args[n++] = (struct trace_arg){ .key = "device", .type = TA_U64, .u = DEVICE_PID };
 	args[n++] = (struct trace_arg){ .key = "stream", .type = TA_U64, .u = (uint64_t)s };
 	args[n++] = (struct trace_arg){ .key = "correlation", .type = TA_U64, .u = key };
-	if (launch->op == OP_H2D || launch->op == OP_D2H) {
+	if (copy) {
 		args[n++] = (struct trace_arg){ .key = "bytes", .type = TA_U64, .u = launch->bytes };
 		/* bytes per ns is GB/s */
 		args[n++] = (struct trace_arg){ .key = "memory bandwidth (GB/s)", .type = TA_DBL,
 						.d = dur ? (double)launch->bytes / dur : 0 };
-		trace_complete(d->tw, DEVICE_PID, tid, start, dur, op_name(launch->op), "gpu_memcpy",
-			       args, n);
-	} else {
-		trace_complete(d->tw, DEVICE_PID, tid, start, dur, op_name(launch->op), "kernel",
-			       args, n);
 	}
+	f = op_fmt(d, launch->op, args, n);
+	if (f)
+		trace_event(d->tw, f, DEVICE_PID, tid, start, dur, args, n);
+	else
+		trace_complete(d->tw, DEVICE_PID, tid, start, dur, op_name(launch->op),
+			       copy ? "gpu_memcpy" : "kernel", args, n);
 	/* arrow from the launch call to the work it queued */
 	trace_flow(d->tw, 's', key, launch->pid, launch->tid, launch->ts);
 	trace_flow(d->tw, 'f', key, DEVICE_PID, tid, start);

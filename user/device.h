@@ -39,6 +39,8 @@ struct device_stats {
 	uint64_t streams_overflow;	/* more than DEVICE_MAX_STREAMS streams */
 };
 
+#define DEV_NOPS	(OP_D2H + 1)
+
 struct device_tl {
 	struct trace_writer *tw;
 	struct pending_op *slots;
@@ -49,6 +51,8 @@ struct device_tl {
 	uint64_t lane_end[3][DEVICE_COPY_LANES];	/* [op][lane] for OP_H2D/OP_D2H */
 	uint8_t lane_used[3][DEVICE_COPY_LANES];
 	struct device_stats st;
+	struct trace_fmt fmt[DEV_NOPS];		/* per op, see op_fmt() */
+	int fmt_state[DEV_NOPS];		/* 0: not made yet, 1: made, -1: failed */
 };
 
 int device_init(struct device_tl *d, struct trace_writer *tw);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct jw;
 
@@ -26,7 +27,11 @@ const char *jw_mem_data(struct jw *w, size_t *len);
 void jw_set_flush_threshold(struct jw *w, size_t bytes);
 
 void jw_raw(struct jw *w, const char *s, size_t n);
-void jw_lit(struct jw *w, const char *s);		/* raw NUL-terminated text */
+/* raw NUL-terminated text; inline so that a literal's length is known at compile time */
+static inline void jw_lit(struct jw *w, const char *s)
+{
+	jw_raw(w, s, strlen(s));
+}
 void jw_str(struct jw *w, const char *s);		/* quoted, escaped (control chars, ", \\,
 							 * invalid UTF-8 replaced by U+FFFD);
 							 * NULL writes "" */
@@ -39,6 +44,21 @@ void jw_hex(struct jw *w, uint64_t v);		/* "0x1f" as a JSON string */
 void jw_dbl(struct jw *w, double v, int decimals);
 void jw_us(struct jw *w, uint64_t ns);		/* ns -> µs with 3 decimals: 1234567 -> 1234.567 */
 void jw_us_signed(struct jw *w, int64_t ns);
+
+/*
+ * Direct formatting, for a caller that writes a whole event at once: jw_reserve() returns room
+ * for @n more bytes (NULL once memory ran out, the error is recorded), the jw_fmt_* write one
+ * value each (at most JW_FMT_MAX bytes) and return its end, jw_advance() takes the text up to
+ * @end. Same output as the jw_u64/jw_i64/jw_hex/jw_us_signed above, which are built on them.
+ */
+#define JW_FMT_MAX	24
+char *jw_reserve(struct jw *w, size_t n);
+void jw_advance(struct jw *w, const char *end);
+char *jw_fmt_u64(char *p, uint64_t v);
+char *jw_fmt_i64(char *p, int64_t v);
+char *jw_fmt_hex(char *p, uint64_t v);		/* quoted */
+char *jw_fmt_us(char *p, uint64_t ns);		/* ns -> µs with 3 decimals */
+char *jw_fmt_us_signed(char *p, int64_t ns);
 
 /* End of a whole event: the buffer may be written out here, and only here. */
 void jw_commit(struct jw *w);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "trace.h"
 
@@ -69,21 +70,18 @@ int trace_begin(struct trace_writer **out, struct jw *w, const struct trace_meta
 	return 0;
 }
 
+/* Every event line after the first starts with the separating comma. */
+static void put_sep(struct trace_writer *t)
+{
+	jw_raw(t->w, t->first ? "\n" : ",\n", t->first ? 1 : 2);
+	t->first = false;
+}
+
 /* Separator and the fields every event starts with. */
 static void ev_start(struct trace_writer *t, const char *ph_cat)
 {
-	if (t->first)
-		jw_raw(t->w, "\n", 1);
-	else
-		jw_raw(t->w, ",\n", 2);
-	t->first = false;
+	put_sep(t);
 	jw_lit(t->w, ph_cat);
-}
-
-static void put_ts(struct trace_writer *t, uint64_t ts_ns)
-{
-	/* wraps to a negative difference for events before the base, as intended */
-	jw_us_signed(t->w, (int64_t)(ts_ns - t->base_ns));
 }
 
 /* ph:"M" @what with args {@key: @value}, or {"sort_index": @sort_index} when @value is NULL */
@@ -131,109 +129,207 @@ void trace_thread_name(struct trace_writer *t, uint32_t pid, uint32_t tid, const
 		meta_event(t, pid, tid, "thread_sort_index", NULL, NULL, sort_index);
 }
 
-static void put_arg(struct jw *w, const struct trace_arg *a)
+/* An argument's value (its key is written by the caller). */
+static void put_value(struct jw *w, const struct trace_arg *a)
 {
-	jw_str(w, a->key);
-	jw_raw(w, ":", 1);
+	char *p;
+
 	switch (a->type) {
-	case TA_U64:
-		jw_u64(w, a->u);
-		break;
-	case TA_I64:
-		jw_i64(w, a->i);
-		break;
-	case TA_HEX:
-		jw_hex(w, a->u);
-		break;
 	case TA_STR:
 		jw_str(w, a->s);
-		break;
+		return;
 	case TA_DBL:
 		jw_dbl(w, a->d, 3);
-		break;
+		return;
 	default:
-		jw_lit(w, "null");
 		break;
 	}
+	p = jw_reserve(w, JW_FMT_MAX);
+	if (!p)
+		return;
+	if (a->type == TA_U64)
+		p = jw_fmt_u64(p, a->u);
+	else if (a->type == TA_I64)
+		p = jw_fmt_i64(p, a->i);
+	else if (a->type == TA_HEX)
+		p = jw_fmt_hex(p, a->u);
+	else
+		p = (memcpy(p, "null", 4), p + 4);
+	jw_advance(w, p);
 }
 
-static void put_args(struct jw *w, const struct trace_arg *args, int nargs)
+#define COPY_LIT(p, lit)	(memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+/*
+ * @head (the event's constant opening, up to and including "pid":), then pid, tid, ts and
+ * (for X events) dur, formatted in place; the object is left open for the args.
+ */
+static void put_head_ids(struct trace_writer *t, const char *head, size_t head_len, uint32_t pid,
+			 uint32_t tid, uint64_t ts_ns, const uint64_t *dur_ns)
 {
-	if (nargs <= 0 || !args)
+	char *p = jw_reserve(t->w, head_len + 64 + 3 * JW_FMT_MAX);
+
+	if (!p)
 		return;
-	jw_lit(w, ",\"args\":{");
-	for (int i = 0; i < nargs; i++) {
-		if (i)
-			jw_raw(w, ",", 1);
-		put_arg(w, &args[i]);
+	memcpy(p, head, head_len);
+	p = jw_fmt_u64(p + head_len, pid);
+	p = COPY_LIT(p, ",\"tid\":");
+	p = jw_fmt_u64(p, tid);
+	p = COPY_LIT(p, ",\"ts\":");
+	/* wraps to a negative difference for events before the base, as intended */
+	p = jw_fmt_us_signed(p, (int64_t)(ts_ns - t->base_ns));
+	if (dur_ns) {
+		p = COPY_LIT(p, ",\"dur\":");
+		/* unsigned: a duration is never negative by construction */
+		p = jw_fmt_us(p, *dur_ns);
+	}
+	jw_advance(t->w, p);
+}
+
+/* ,"args":{...} with keys escaped here, or pre-rendered ones from @f; then the closing brace. */
+static void put_args_end(struct jw *w, const struct trace_fmt *f, const struct trace_arg *args,
+			 int nargs)
+{
+	if (nargs > 0 && args) {
+		jw_raw(w, ",\"args\":{", 9);
+		for (int i = 0; i < nargs; i++) {
+			if (i)
+				jw_raw(w, ",", 1);
+			if (f && i < f->nkeys) {
+				jw_raw(w, f->text + f->key_off[i], f->key_len[i]);
+			} else {
+				jw_str(w, args[i].key);
+				jw_raw(w, ":", 1);
+			}
+			put_value(w, &args[i]);
+		}
+		jw_raw(w, "}", 1);
 	}
 	jw_raw(w, "}", 1);
+	jw_commit(w);
 }
 
-/* The fields X and i events share: cat, name, pid, tid, ts. */
-static void put_common(struct trace_writer *t, const char *start, uint32_t pid, uint32_t tid,
-		       uint64_t ts_ns, const char *name, const char *cat)
+static const char *ph_open(bool instant)
 {
-	struct jw *w = t->w;
+	/* thread-scoped instants: aiu-trace-analyzer needs "s", and a 0-length X it would skip */
+	return instant ? "{\"ph\":\"i\",\"s\":\"t\",\"cat\":" : "{\"ph\":\"X\",\"cat\":";
+}
 
-	ev_start(t, start);
+/* Escaped "cat" and "name" into @w, up to and including "pid": */
+static void put_head(struct jw *w, bool instant, const char *cat, const char *name)
+{
+	jw_lit(w, ph_open(instant));
 	jw_str(w, cat);
 	jw_lit(w, ",\"name\":");
 	jw_str(w, name);
 	jw_lit(w, ",\"pid\":");
-	jw_u64(w, pid);
-	jw_lit(w, ",\"tid\":");
-	jw_u64(w, tid);
-	jw_lit(w, ",\"ts\":");
-	put_ts(t, ts_ns);
+}
+
+int trace_fmt_init(struct trace_fmt *f, bool instant, const char *cat, const char *name,
+		   const char *const *keys, int nkeys)
+{
+	struct jw *m = jw_memopen();
+	const char *text;
+	size_t len;
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	if (nkeys < 0 || nkeys > TRACE_FMT_MAX_ARGS) {
+		if (m)
+			jw_close(m);
+		return -E2BIG;
+	}
+	if (!m)
+		return -ENOMEM;
+	put_head(m, instant, cat, name);
+	jw_mem_data(m, &len);
+	f->head_len = len;
+	for (int i = 0; i < nkeys; i++) {
+		f->key_off[i] = len;
+		jw_str(m, keys[i]);
+		jw_raw(m, ":", 1);
+		jw_mem_data(m, &len);
+		f->key_len[i] = len - f->key_off[i];
+	}
+	text = jw_mem_data(m, &len);
+	err = jw_error(m);
+	f->text = err ? NULL : malloc(len + 1);
+	if (f->text)
+		memcpy(f->text, text, len + 1);
+	else if (!err)
+		err = -ENOMEM;
+	jw_close(m);
+	if (err) {
+		memset(f, 0, sizeof(*f));
+		return err;
+	}
+	f->nkeys = nkeys;
+	f->instant = instant;
+	return 0;
+}
+
+void trace_fmt_free(struct trace_fmt *f)
+{
+	free(f->text);
+	memset(f, 0, sizeof(*f));
+}
+
+void trace_event(struct trace_writer *t, const struct trace_fmt *f, uint32_t pid, uint32_t tid,
+		 uint64_t ts_ns, uint64_t dur_ns, const struct trace_arg *args, int nargs)
+{
+	put_sep(t);
+	put_head_ids(t, f->text, f->head_len, pid, tid, ts_ns, f->instant ? NULL : &dur_ns);
+	put_args_end(t->w, f, args, nargs);
+}
+
+/* The generic path: the head is escaped for each event, into the output itself. */
+static void put_event(struct trace_writer *t, bool instant, uint32_t pid, uint32_t tid,
+		      uint64_t ts_ns, const uint64_t *dur_ns, const char *name, const char *cat,
+		      const struct trace_arg *args, int nargs)
+{
+	put_sep(t);
+	put_head(t->w, instant, cat, name);
+	put_head_ids(t, "", 0, pid, tid, ts_ns, dur_ns);
+	put_args_end(t->w, NULL, args, nargs);
 }
 
 void trace_complete(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 		    uint64_t dur_ns, const char *name, const char *cat,
 		    const struct trace_arg *args, int nargs)
 {
-	struct jw *w = t->w;
-
-	put_common(t, "{\"ph\":\"X\",\"cat\":", pid, tid, ts_ns, name, cat);
-	jw_lit(w, ",\"dur\":");
-	/* unsigned: a duration is never negative by construction */
-	jw_us(w, dur_ns);
-	put_args(w, args, nargs);
-	jw_raw(w, "}", 1);
-	jw_commit(w);
+	put_event(t, false, pid, tid, ts_ns, &dur_ns, name, cat, args, nargs);
 }
 
 void trace_instant(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 		   const char *name, const char *cat, const struct trace_arg *args, int nargs)
 {
-	struct jw *w = t->w;
-
-	/* thread-scoped: aiu-trace-analyzer needs "s", and a 0-length X it would skip */
-	put_common(t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":", pid, tid, ts_ns, name, cat);
-	put_args(w, args, nargs);
-	jw_raw(w, "}", 1);
-	jw_commit(w);
+	put_event(t, true, pid, tid, ts_ns, NULL, name, cat, args, nargs);
 }
 
 void trace_flow(struct trace_writer *t, char ph, uint64_t id, uint32_t pid, uint32_t tid,
 		uint64_t ts_ns)
 {
-	struct jw *w = t->w;
+	char *p;
 
-	ev_start(t, ph == 'f' ? "{\"ph\":\"f\"" : "{\"ph\":\"s\"");
-	jw_lit(w, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-	jw_u64(w, id);
-	jw_lit(w, ",\"pid\":");
-	jw_u64(w, pid);
-	jw_lit(w, ",\"tid\":");
-	jw_u64(w, tid);
-	jw_lit(w, ",\"ts\":");
-	put_ts(t, ts_ns);
+	put_sep(t);
+	p = jw_reserve(t->w, 128 + 4 * JW_FMT_MAX);
+	if (!p)
+		return;
+	p = ph == 'f' ? COPY_LIT(p, "{\"ph\":\"f\"") : COPY_LIT(p, "{\"ph\":\"s\"");
+	p = COPY_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+	p = jw_fmt_u64(p, id);
+	p = COPY_LIT(p, ",\"pid\":");
+	p = jw_fmt_u64(p, pid);
+	p = COPY_LIT(p, ",\"tid\":");
+	p = jw_fmt_u64(p, tid);
+	p = COPY_LIT(p, ",\"ts\":");
+	p = jw_fmt_us_signed(p, (int64_t)(ts_ns - t->base_ns));
 	/* bind the arrow head to the enclosing slice, as Kineto does */
 	if (ph == 'f')
-		jw_lit(w, ",\"bp\":\"e\"");
-	jw_raw(w, "}", 1);
-	jw_commit(w);
+		p = COPY_LIT(p, ",\"bp\":\"e\"");
+	*p++ = '}';
+	jw_advance(t->w, p);
+	jw_commit(t->w);
 }
 
 int trace_finish(struct trace_writer *t, const char *extra)

@@ -7,6 +7,7 @@
 #ifndef SPYRE_TRACE_WRITER_H
 #define SPYRE_TRACE_WRITER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "jsonw.h"
 
@@ -57,6 +58,30 @@ void trace_complete(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t
 /* ph:"i" thread-scoped instant (an entry-only probe). */
 void trace_instant(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 		   const char *name, const char *cat, const struct trace_arg *args, int nargs);
+/*
+ * The constant part of one kind of event (a probe's spans or instants): the opening up to
+ * "pid": and the quoted argument keys, escaped once instead of for every event.
+ */
+#define TRACE_FMT_MAX_ARGS	10
+struct trace_fmt {
+	char *text;		/* the opening, then each "key": back to back */
+	size_t head_len;
+	size_t key_off[TRACE_FMT_MAX_ARGS];
+	size_t key_len[TRACE_FMT_MAX_ARGS];
+	int nkeys;
+	bool instant;		/* ph:"i" (no dur) rather than ph:"X" */
+};
+
+/* 0, -ENOMEM, or -E2BIG for more than TRACE_FMT_MAX_ARGS keys. */
+int trace_fmt_init(struct trace_fmt *f, bool instant, const char *cat, const char *name,
+		   const char *const *keys, int nkeys);
+void trace_fmt_free(struct trace_fmt *f);
+/*
+ * The same event trace_complete/trace_instant write, from @f: the i-th of @args takes @f's
+ * i-th key (its own .key is not read); @dur_ns is ignored for instants.
+ */
+void trace_event(struct trace_writer *t, const struct trace_fmt *f, uint32_t pid, uint32_t tid,
+		 uint64_t ts_ns, uint64_t dur_ns, const struct trace_arg *args, int nargs);
 /* ac2g flow: ph 's' at the launch, 'f' (bp:"e") at the device span. */
 void trace_flow(struct trace_writer *t, char ph, uint64_t id, uint32_t pid, uint32_t tid,
 		uint64_t ts_ns);

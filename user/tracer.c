@@ -75,7 +75,27 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 		tr->skel->rodata->rate_burst_ns = 1000000000ull;
 	}
 	bpf_map__set_max_entries(tr->skel->maps.events, o->ringbuf_mb << 20);
+	tr->skel->rodata->task_storage = tr->task_storage;
+	/* the hash fallback is not used then: keep its kernel memory (8 MiB) free */
+	if (tr->task_storage)
+		bpf_map__set_max_entries(tr->skel->maps.stacks, 1);
 	return spyre_bpf__load(tr->skel);
+}
+
+/*
+ * Task storage for uprobe (kprobe-type) programs: the helper and bpf_get_current_task_btf()
+ * must both be offered to BPF_PROG_TYPE_KPROBE. Each probe loads a two-instruction program
+ * (~0.2 ms); a kernel without them keeps the per-thread stacks in a hash map.
+ */
+static bool kernel_has_task_storage(void)
+{
+	const char *off = getenv("SPYRE_NO_TASK_STORAGE");
+
+	if (off && !strcmp(off, "1"))
+		return false;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get, NULL) > 0 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf,
+				       NULL) > 0;
 }
 
 /*
@@ -141,6 +161,7 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 		err = -ENOMEM;
 		goto fail;
 	}
+	tr->task_storage = kernel_has_task_storage();
 	if ((!no_multi || strcmp(no_multi, "1")) && kernel_has_uprobe_multi()) {
 		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
 		saved_print = libbpf_set_print(quiet_print);

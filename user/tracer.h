@@ -42,6 +42,7 @@ struct tracer {
 	 * VMs), so 30 perf-event probes took seconds to detach; a multi link waits once.
 	 */
 	struct bpf_link *fork_link;		/* --follow */
+	bool task_storage;			/* per-thread stacks in task storage, not a hash */
 	bool multi;
 	int *mlinks;				/* uprobe_multi link fds */
 	bool *mlink_ret;			/* ... of return probes (closed first) */
@@ -49,7 +50,8 @@ struct tracer {
 };
 
 /* -errno; -EPERM when the kernel refuses BPF (privileges, lockdown). Uses uprobe_multi links
- * where the kernel has them (SPYRE_NO_UPROBE_MULTI=1 forces per-probe perf events). */
+ * and task storage where the kernel has them (SPYRE_NO_UPROBE_MULTI=1 forces per-probe perf
+ * events, SPYRE_NO_TASK_STORAGE=1 per-thread stacks in a hash map). */
 int tracer_open(struct tracer *tr, const struct tracer_opts *o);
 /* Attach every resolved, not yet attached probe of @t to @pid (-1: every process). */
 int tracer_attach(struct tracer *tr, struct target *t, int pid);

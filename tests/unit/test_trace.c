@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "jsonparse.h"
@@ -312,5 +315,66 @@ TEST(trace_bytes_per_event)
 	secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	printf("    trace: %.2f M trace_complete/s into the memory writer\n",
 	       (double)n / secs / 1e6);
+	CHECK_EQ_INT(trace_end(t, NULL), 0);
+}
+
+/* Text after @from, up to the end of what @w holds. */
+static char *since(struct jw *w, size_t from)
+{
+	size_t len;
+	const char *d = jw_mem_data(w, &len);
+
+	return strndup(d + from, len - from);
+}
+
+TEST(trace_fmt_same_as_generic)
+{
+	/* a prepared probe format must write exactly what the generic path writes */
+	static const char *const names[] = { "aiuLaunchComputeStream", "na\"me\\\n\xff", "" };
+	struct trace_arg args[] = {
+		{ .key = "stream", .type = TA_HEX, .u = 0x55aa00000000ull },
+		{ .key = "k\"ey", .type = TA_I64, .i = INT64_MIN },
+		{ .key = "bytes", .type = TA_U64, .u = UINT64_MAX },
+		{ .key = "kind", .type = TA_STR, .s = "H2D\t" },
+		{ .key = "bw", .type = TA_DBL, .d = 0.125 },
+		{ .key = "correlation", .type = TA_U64, .u = 0 },
+	};
+	const char *keys[6];
+	struct trace_writer *t = begin();
+	struct jw *w = trace_jw(t);
+	const uint64_t ts[] = { MONO_BASE, MONO_BASE - 1, MONO_BASE + 987654321123ull };
+
+	for (int i = 0; i < 6; i++)
+		keys[i] = args[i].key;
+	/* past the first event, every event starts with the same separator */
+	trace_flow(t, 's', 1, 1, 1, MONO_BASE);
+	for (int ni = 0; ni < 3; ni++)
+		for (int inst = 0; inst < 2; inst++)
+			for (int nargs = 0; nargs <= 6; nargs += 3) {
+				struct trace_fmt f;
+				size_t a, b;
+				char *generic, *fast;
+
+				CHECK_EQ_INT(trace_fmt_init(&f, inst, "privateuse1_runtime",
+							    names[ni], keys, nargs), 0);
+				jw_mem_data(w, &a);
+				if (inst)
+					trace_instant(t, 4242, 4243, ts[nargs % 3], names[ni],
+						      "privateuse1_runtime", args, nargs);
+				else
+					trace_complete(t, 4242, 4243, ts[nargs % 3], 1234567,
+						       names[ni], "privateuse1_runtime", args,
+						       nargs);
+				jw_mem_data(w, &b);
+				generic = since(w, a);
+				trace_event(t, &f, 4242, 4243, ts[nargs % 3], 1234567, args, nargs);
+				fast = since(w, b);
+				CHECK_STR(fast, generic);
+				free(generic);
+				free(fast);
+				trace_fmt_free(&f);
+			}
+	CHECK_EQ_INT(trace_fmt_init(&(struct trace_fmt){ 0 }, false, "c", "n", keys,
+				    TRACE_FMT_MAX_ARGS + 1), -E2BIG);
 	CHECK_EQ_INT(trace_end(t, NULL), 0);
 }
