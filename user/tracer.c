@@ -178,11 +178,6 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 		if (err)
 			goto fail;
 	}
-	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_event, tr, NULL);
-	if (!tr->rb) {
-		err = -errno;
-		goto fail;
-	}
 	if (o->follow_pid > 0) {
 		__u32 key = o->follow_pid;
 		__u8 one = 1;
@@ -295,6 +290,16 @@ out:
 
 int tracer_attach(struct tracer *tr, struct target *t, int pid)
 {
+	/*
+	 * The ring's data pages are mapped twice and count twice in RSS (16 MB for the default
+	 * 8 MiB): map them only now, after every BPF object was loaded, so the ~11 MB that
+	 * libbpf holds for a moment to parse vmlinux BTF (once per object) never adds to them.
+	 */
+	if (!tr->rb) {
+		tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_event, tr, NULL);
+		if (!tr->rb)
+			return -errno;
+	}
 	tr->skel->data->tracing_on = 1;
 	if (tr->multi)
 		return attach_multi(tr, t, pid);
@@ -408,6 +413,8 @@ bool tracer_drain(struct tracer *tr, struct consumer *c, bool all)
 {
 	int n;
 
+	if (!tr->rb)
+		return false;	/* never attached: nothing can be in the ring */
 	tr->cons = c;
 	do {
 		tr->batch = 0;
