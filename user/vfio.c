@@ -749,7 +749,7 @@ int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const ch
 	else
 		dev = "?";
 
-	add_arg(args, &n, "cmd", TA_HEX, cmd);
+	/* no "cmd": the name is the command, decoded or "ioctl 0x3bNN" (15 bytes an event) */
 	add_arg(args, &n, "fd", TA_I64, (uint64_t)fd);
 	add_arg(args, &n, "device", TA_STR, 0);
 	args[n - 1].s = dev;
