@@ -11,6 +11,13 @@
 #define SPYRE_MAX_PROBES	512
 /* Nesting depth of traced calls kept per thread; deeper calls are counted as drops. */
 #define SPYRE_MAX_DEPTH		16
+/*
+ * Finished spans a thread collects before it hands them to the ring buffer in one record (see
+ * stage_events in bpf/spyre.bpf.c): a ring record holds 1..SPYRE_STAGE spyre_events.
+ */
+#define SPYRE_STAGE		8
+/* ... or once the oldest of them is this old, at the thread's next return */
+#define SPYRE_STAGE_MAX_NS	(20 * 1000 * 1000ull)
 
 enum spyre_event_type {
 	SPYRE_EV_SPAN = 1,	/* entry + return of one call */

@@ -242,6 +242,11 @@ static int cmd_trace(struct probe_table *table)
 		goto cleanup;
 	}
 	loaded = true;
+	if (env.verbose)
+		fprintf(stderr, "spyre-bpftrace: %s links; per-thread call stacks in %s\n",
+			tr.multi ? "uprobe_multi" : "perf-event uprobe",
+			tr.stage ? "task storage, spans staged per thread" :
+			tr.task_storage ? "task storage" : "a hash map");
 
 	/* ts 0 comes before anything is attached: no event can predate the trace */
 	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);

@@ -22,11 +22,14 @@ static int on_event(void *ctx, void *data, size_t len)
 {
 	struct tracer *tr = ctx;
 
-	if (len < sizeof(struct spyre_event))
-		return 0;
-	consumer_event(tr->cons, data);
+	/* one event, or up to SPYRE_STAGE spans a thread staged (see stage_events in the BPF) */
+	for (size_t off = 0; off + sizeof(struct spyre_event) <= len;
+	     off += sizeof(struct spyre_event)) {
+		consumer_event(tr->cons, (const struct spyre_event *)((const char *)data + off));
+		tr->batch++;
+	}
 	/* libbpf 1.1 keeps consuming while the producer keeps pace: stop to look around */
-	return ++tr->batch >= DRAIN_BATCH ? -EAGAIN : 0;
+	return tr->batch >= DRAIN_BATCH ? -EAGAIN : 0;
 }
 
 /* enum bpf_attach_type / flags of Linux 6.6, absent from older uapi headers */
@@ -76,6 +79,9 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	}
 	bpf_map__set_max_entries(tr->skel->maps.events, o->ringbuf_mb << 20);
 	tr->skel->rodata->task_storage = tr->task_storage;
+	tr->skel->rodata->stage_events = tr->stage;
+	bpf_program__set_autoload(tr->skel->progs.spyre_task_exit, tr->stage);
+	bpf_program__set_autoload(tr->skel->progs.spyre_task_iter, tr->task_storage);
 	/* the hash fallback is not used then: keep its kernel memory (8 MiB) free */
 	if (tr->task_storage)
 		bpf_map__set_max_entries(tr->skel->maps.stacks, 1);
@@ -87,11 +93,16 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
  * must both be offered to BPF_PROG_TYPE_KPROBE. Each probe loads a two-instruction program
  * (~0.2 ms); a kernel without them keeps the per-thread stacks in a hash map.
  */
+static bool env_is_1(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "1");
+}
+
 static bool kernel_has_task_storage(void)
 {
-	const char *off = getenv("SPYRE_NO_TASK_STORAGE");
-
-	if (off && !strcmp(off, "1"))
+	if (env_is_1("SPYRE_NO_TASK_STORAGE"))
 		return false;
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get, NULL) > 0 &&
 	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf,
@@ -151,7 +162,6 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list a
 
 int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 {
-	const char *no_multi = getenv("SPYRE_NO_UPROBE_MULTI");
 	int err = -EINVAL;
 
 	memset(tr, 0, sizeof(*tr));
@@ -162,7 +172,8 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 		goto fail;
 	}
 	tr->task_storage = kernel_has_task_storage();
-	if ((!no_multi || strcmp(no_multi, "1")) && kernel_has_uprobe_multi()) {
+	tr->stage = tr->task_storage && !env_is_1("SPYRE_NO_STAGE");
+	if (!env_is_1("SPYRE_NO_UPROBE_MULTI") && kernel_has_uprobe_multi()) {
 		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
 		saved_print = libbpf_set_print(quiet_print);
 		err = load(tr, o, true);
@@ -177,6 +188,10 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 		err = load(tr, o, false);
 		if (err)
 			goto fail;
+	}
+	if (tr->stage && !(tr->exit_link = bpf_program__attach(tr->skel->progs.spyre_task_exit))) {
+		err = -errno;
+		goto fail;
 	}
 	if (o->follow_pid > 0) {
 		__u32 key = o->follow_pid;
@@ -374,6 +389,34 @@ static void destroy_links(struct bpf_link **links, int n)
 	free(started);
 }
 
+/*
+ * Run spyre_task_iter over every task (only while no probe is attached). Failing here loses at
+ * most SPYRE_STAGE - 1 spans per thread, which the counters then show as hits without events,
+ * or (@forget) leaves stale frames: say so.
+ */
+static void run_task_iter(struct tracer *tr, bool forget)
+{
+	struct bpf_link *link = bpf_program__attach_iter(tr->skel->progs.spyre_task_iter, NULL);
+	char buf[64];
+	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -errno;
+	ssize_t n;
+
+	tr->skel->bss->forget_stacks = forget;
+	if (fd >= 0) {
+		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			;
+		if (n < 0)
+			fd = -errno;
+		else
+			close(fd);
+	}
+	tr->skel->bss->forget_stacks = 0;
+	bpf_link__destroy(link);
+	if (fd < 0)
+		fprintf(stderr, "spyre-bpftrace: cannot %s of live threads: %s\n",
+			forget ? "reset the call stacks" : "collect the last spans", strerror(-fd));
+}
+
 void tracer_detach(struct tracer *tr, struct target *t)
 {
 	struct bpf_link *ret[SPYRE_MAX_PROBES], *entry[SPYRE_MAX_PROBES];
@@ -407,6 +450,9 @@ void tracer_detach(struct tracer *tr, struct target *t)
 	for (int i = 0; t && i < t->cnt; i++)
 		t->probes[i].attached = false;
 	tr->attached = 0;
+	/* no probe can run any more: what threads still hold in their stage goes to the ring */
+	if (tr->stage && tr->skel)
+		run_task_iter(tr, false);
 }
 
 bool tracer_drain(struct tracer *tr, struct consumer *c, bool all)
@@ -468,6 +514,10 @@ void tracer_clear_stacks(struct tracer *tr)
 	int fd = bpf_map__fd(tr->skel->maps.stacks);
 	__u32 key, next;
 
+	if (tr->task_storage) {
+		run_task_iter(tr, true);
+		return;
+	}
 	/* delete while iterating: always ask for the first key again */
 	while (!bpf_map_get_next_key(fd, NULL, &next)) {
 		key = next;
@@ -481,6 +531,7 @@ void tracer_close(struct tracer *tr)
 	if (tr->links)
 		tracer_detach(tr, NULL);
 	bpf_link__destroy(tr->fork_link);
+	bpf_link__destroy(tr->exit_link);
 	ring_buffer__free(tr->rb);
 	spyre_bpf__destroy(tr->skel);
 	free(tr->mlinks);

@@ -43,6 +43,8 @@ struct tracer {
 	 */
 	struct bpf_link *fork_link;		/* --follow */
 	bool task_storage;			/* per-thread stacks in task storage, not a hash */
+	bool stage;				/* spans staged per thread (stage_events) */
+	struct bpf_link *exit_link;		/* flushes an exiting thread's stage */
 	bool multi;
 	int *mlinks;				/* uprobe_multi link fds */
 	bool *mlink_ret;			/* ... of return probes (closed first) */
@@ -51,7 +53,8 @@ struct tracer {
 
 /* -errno; -EPERM when the kernel refuses BPF (privileges, lockdown). Uses uprobe_multi links
  * and task storage where the kernel has them (SPYRE_NO_UPROBE_MULTI=1 forces per-probe perf
- * events, SPYRE_NO_TASK_STORAGE=1 per-thread stacks in a hash map). */
+ * events, SPYRE_NO_TASK_STORAGE=1 per-thread stacks in a hash map, SPYRE_NO_STAGE=1 one ring
+ * record per span). */
 int tracer_open(struct tracer *tr, const struct tracer_opts *o);
 /* Attach every resolved, not yet attached probe of @t to @pid (-1: every process). */
 int tracer_attach(struct tracer *tr, struct target *t, int pid);
@@ -64,7 +67,8 @@ bool tracer_drain(struct tracer *tr, struct consumer *c, bool all);
 void tracer_read_counters(struct tracer *tr, int n);
 /* Zero the counters in the kernel (new window). */
 void tracer_reset_counters(struct tracer *tr, int n);
-/* Forget every thread's open calls (between windows: their returns were never seen). */
+/* Forget every thread's open calls (between windows: their returns were never seen) and have
+ * each thread announced again. Only while detached. */
 void tracer_clear_stacks(struct tracer *tr);
 void tracer_close(struct tracer *tr);
 

@@ -149,7 +149,7 @@ calls = [s for s in fams["spyre_calls"].samples if s.labels.get("pid") == pid]
 assert calls, fams["spyre_calls"].samples[:3]
 funcs = {s.labels["function"] for s in calls}
 assert {"aiuMalloc", "aiuLaunchComputeStream"} <= funcs, funcs
-assert all(s.labels.get("comm") == "mock-spyre-job" for s in calls)
+assert all(s.labels.get("comm") == "mock-spyre-job" for s in calls), open(sys.argv[1]).read()[:3000]
 assert fams["spyre_windows"].samples[0].value >= 2
 PY
 }

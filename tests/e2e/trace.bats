@@ -18,6 +18,29 @@ load helpers
 	[ "$JOB_RC" -eq 0 ]
 }
 
+@test "every call is traced on each per-thread stack path: staged, unstaged, hash map" {
+	# the kernel here offers task storage to uprobe programs: the other paths are forced
+	for path in "" SPYRE_NO_STAGE=1 SPYRE_NO_TASK_STORAGE=1; do
+		rm -f "$BATS_TEST_TMPDIR/counts.json"	# run_phase waits for the new job's
+		start_job --threads 3 --streams 2 --iters 30
+		export SPYRE_NO_STAGE= SPYRE_NO_TASK_STORAGE=
+		[ -z "$path" ] || export "${path?}"
+		start_tracer -v -o "$BATS_TEST_TMPDIR/t.json" --force
+		export SPYRE_NO_STAGE= SPYRE_NO_TASK_STORAGE=
+		run_phase
+		stop_tracer INT
+		[ "$TRACER_RC" -eq 0 ]
+		case $path in
+		"") grep -q "call stacks in task storage, spans staged" "$BATS_TEST_TMPDIR/tracer.err" ;;
+		*STAGE*) grep -q "call stacks in task storage$" "$BATS_TEST_TMPDIR/tracer.err" ;;
+		*) grep -q "call stacks in a hash map" "$BATS_TEST_TMPDIR/tracer.err" ;;
+		esac
+		$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
+			--pid "$JOB_PID"
+		stop_job
+	done
+}
+
 @test "tracing does not change the job's results" {
 	"$MOCK" --iters 30 --counts "$BATS_TEST_TMPDIR/untraced.json" --quiet
 	start_job --iters 30
