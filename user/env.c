@@ -25,7 +25,7 @@ void env_usage(FILE *f)
 "      --probes FILE        add the probes of a spec file (repeatable)\n"
 "      --no-default         do not load the built-in Spyre probe table\n"
 "      --ready-file FILE    create FILE once all probes are attached\n"
-"      --ringbuf-mb N       ring buffer size in MiB, power of two (default 8)\n"
+"      --ringbuf-mb N       ring buffer size in MiB, power of two (default 16)\n"
 "      --status, --no-status  status line on stderr (default: when stderr is a terminal)\n"
 "      --driver MODE        VFIO ioctl tracing: auto (default), fentry, kprobe, tracepoint, off\n"
 "      --driver-funcs LIST  kernel functions for fentry/kprobe (comma-separated)\n"
@@ -211,7 +211,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	 * 8 MiB: ~85k records, 40 ms at 2 M events/s, for a drain every 10 ms that a busy CPU
 	 * can delay; RSS counts the ring twice, which keeps the tracer near 24 MB.
 	 */
-	env->ringbuf_mb = 8;
+	env->ringbuf_mb = 16;
 	env->driver = VFIO_MODE_AUTO;
 
 	if (argc > 1) {

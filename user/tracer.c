@@ -12,13 +12,14 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "ringbuf.h"
 #include "spyre.skel.h"
 #include "tracer.h"
 
 /* Records per consume call before the main loop looks at the clock and signals again. */
 #define DRAIN_BATCH	65536
 
-static int on_event(void *ctx, void *data, size_t len)
+static int on_event(void *ctx, const void *data, size_t len)
 {
 	struct tracer *tr = ctx;
 
@@ -306,14 +307,15 @@ out:
 int tracer_attach(struct tracer *tr, struct target *t, int pid)
 {
 	/*
-	 * The ring's data pages are mapped twice and count twice in RSS (16 MB for the default
-	 * 8 MiB): map them only now, after every BPF object was loaded, so the ~11 MB that
-	 * libbpf holds for a moment to parse vmlinux BTF (once per object) never adds to them.
+	 * The ring's pages count in RSS: map them only now, after every BPF object was loaded,
+	 * so the ~11 MB libbpf holds for a moment to parse vmlinux BTF (once per object) never
+	 * adds to them.
 	 */
 	if (!tr->rb) {
-		tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_event, tr, NULL);
-		if (!tr->rb)
-			return -errno;
+		int err = rb_open(&tr->rb, bpf_map__fd(tr->skel->maps.events), on_event, tr);
+
+		if (err)
+			return err;
 	}
 	tr->skel->data->tracing_on = 1;
 	if (tr->multi)
@@ -464,7 +466,7 @@ bool tracer_drain(struct tracer *tr, struct consumer *c, bool all)
 	tr->cons = c;
 	do {
 		tr->batch = 0;
-		n = ring_buffer__consume(tr->rb);
+		n = rb_consume(tr->rb);
 	} while (all && n == -EAGAIN);
 	return n == -EAGAIN;
 }
@@ -532,7 +534,7 @@ void tracer_close(struct tracer *tr)
 		tracer_detach(tr, NULL);
 	bpf_link__destroy(tr->fork_link);
 	bpf_link__destroy(tr->exit_link);
-	ring_buffer__free(tr->rb);
+	rb_close(tr->rb);
 	spyre_bpf__destroy(tr->skel);
 	free(tr->mlinks);
 	free(tr->mlink_ret);

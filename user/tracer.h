@@ -18,7 +18,7 @@
 #define TRACER_RESCAN_MS	1000
 
 struct spyre_bpf;
-struct ring_buffer;
+struct rb_reader;
 struct bpf_link;
 
 struct tracer_opts {
@@ -30,7 +30,7 @@ struct tracer_opts {
 
 struct tracer {
 	struct spyre_bpf *skel;
-	struct ring_buffer *rb;
+	struct rb_reader *rb;			/* user/ringbuf.h */
 	struct bpf_link **links;		/* [2 * i] entry, [2 * i + 1] return of probe i */
 	struct spyre_counters *counters;	/* summed over CPUs by tracer_read_counters */
 	struct consumer *cons;			/* where drained records go */
