@@ -884,12 +884,14 @@ static size_t array_start(const char *b, size_t len)
  * The writer puts one event on a line and flushes only after whole events, so the last
  * complete event is found from the end, line by line: the first line (after trimming the
  * separating comma on either side) that parses as an object. Returns the offset just after its
- * closing brace, @a if no line after @a qualifies.
+ * closing brace, @a if no line after @a qualifies; *@start is where its line begins and *@flow_s
+ * says whether it is a flow start.
  */
-static size_t last_event_line(const char *b, size_t len, size_t a)
+static size_t last_event_line(const char *b, size_t len, size_t a, size_t *start, bool *flow_s)
 {
 	size_t pos = len;
 
+	*flow_s = false;
 	while (pos > a) {
 		const char *nl = memrchr(b + a, '\n', pos - a);
 		size_t s = nl ? (size_t)(nl - b) + 1 : a, e = pos;
@@ -906,8 +908,11 @@ static size_t last_event_line(const char *b, size_t len, size_t a)
 		if (e - s >= 2 && b[s] == '{' && b[e - 1] == '}') {
 			struct jv *v = jv_parse(b + s, e - s, NULL, 0);
 			bool ok = v && v->type == JV_OBJECT;
+			const char *ph = ok ? jv_str(jv_get(v, "ph")) : NULL;
 
+			*flow_s = ph && !strcmp(ph, "s");
 			jv_free(v);
+			*start = nl ? (size_t)(nl - b) : a;
 			if (ok)
 				return e;
 		}
@@ -962,8 +967,9 @@ static size_t last_event_scan(const char *b, size_t len, size_t a)
 int recover_buffer(char **bufp, size_t *lenp, struct recover_info *ri, char *err, size_t errlen)
 {
 	static const char tail[] = "\n],\"spyreRecovered\":true}\n";
-	size_t len = *lenp, a, keep, t;
+	size_t len = *lenp, a, keep, t, start = 0;
 	char *buf = *bufp, *nb;
+	bool flow_s = false;
 	char perr[128];
 	struct jv *doc;
 
@@ -972,7 +978,13 @@ int recover_buffer(char **bufp, size_t *lenp, struct recover_info *ri, char *err
 	if (!a)
 		return errf(err, errlen, -EINVAL, "not a Chrome trace: no \"traceEvents\":[ in its "
 			    "first MiB");
-	keep = last_event_line(buf, len, a);
+	keep = last_event_line(buf, len, a, &start, &flow_s);
+	/*
+	 * An arrow is written as its start then its finish, after both slices it binds to: a cut
+	 * between the two leaves a start with no finish, which goes with the cut tail.
+	 */
+	while (keep > a && flow_s)
+		keep = last_event_line(buf, start, a, &start, &flow_s);
 	if (keep == a)
 		keep = last_event_scan(buf, len, a);
 

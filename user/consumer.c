@@ -395,21 +395,25 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		device_complete(&c->dev, e->tgid, value_of(e, s->key), value_of(e, s->stream), e->ts);
 		return 0;
 	}
+	if (c->tw) {
+		n = build_args(s, e, args);
+		f = probe_fmt(c, e->probe, p, s, e);
+		/* a probe is either a span or an instant: the type of its first event holds */
+		if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
+			trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);
+		else if (e->type == SPYRE_EV_INSTANT)
+			trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n);
+		else
+			trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat,
+				       args, n);
+	}
+	/*
+	 * After the launch's own span: the arrow to its device work binds to that span, and a
+	 * trace cut in between (tracer killed) must not hold an arrow without its slice.
+	 */
 	if (s->dev == DEV_LAUNCH)
 		device_launch(&c->dev, e->tgid, e->tid, value_of(e, s->key),
 			      value_of(e, s->stream), s->op, value_of(e, s->bytes), e->ts);
-	if (!c->tw)
-		return 0;
-
-	n = build_args(s, e, args);
-	f = probe_fmt(c, e->probe, p, s, e);
-	/* a probe is either a span or an instant: the type of its first event holds */
-	if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
-		trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);
-	else if (e->type == SPYRE_EV_INSTANT)
-		trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n);
-	else
-		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args, n);
 	return 0;
 }
 

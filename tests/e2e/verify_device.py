@@ -52,7 +52,8 @@ class Checker:
         self.syncs = defaultdict(list)  # (pid, tid, stream) -> [(ts, end)]
         self.flows = defaultdict(lambda: {"s": [], "f": []})
         self.pnames, self.tnames = {}, {}
-        for e in self.ev:
+        for i, e in enumerate(self.ev):
+            e["_i"] = i             # file order
             ph, name = e.get("ph"), e.get("name")
             if ph == "M" and name == "process_name":
                 self.pnames[e["pid"]] = e["args"]["name"]
@@ -195,6 +196,11 @@ class Checker:
                          f"[{l['ts']}, +{l['dur']}]")
             if fi.get("bp") != "e":
                 self.bad(f"ac2g id {fid}: 'f' without bp 'e'")
+            # a trace cut after an arrow but before its slices (tracer killed) cannot be
+            # recovered into a valid one: arrows are written after both slices, start first
+            if not l["_i"] < s["_i"] or not d["_i"] < s["_i"] or not s["_i"] < fi["_i"]:
+                self.bad(f"ac2g id {fid}: written in the order launch {l['_i']}, device span "
+                         f"{d['_i']}, 's' {s['_i']}, 'f' {fi['_i']}")
             if (fi["pid"], fi["tid"]) != (d["pid"], d["tid"]) or ns(fi["ts"]) != ns(d["ts"]):
                 self.bad(f"ac2g id {fid}: 'f' at {fi['pid']}/{fi['tid']} {fi['ts']}, device "
                          f"span at {d['pid']}/{d['tid']} {d['ts']}")
