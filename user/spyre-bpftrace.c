@@ -4,6 +4,7 @@
  * Lifecycle as in libbpf-tools: open -> configure -> load -> attach, then a timed drain loop.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -38,11 +39,32 @@ static struct env env;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
+	if (libbpf_is_quiet())
+		return 0;
 	if (level == LIBBPF_DEBUG && !env.verbose)
 		return 0;
 	if (level == LIBBPF_INFO && !env.verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+/* The driver tier's load, run beside the uprobe programs' (see cmd_trace). */
+struct driver_load {
+	struct vfio_config cfg;
+	int ring_fd;
+	struct vfio_tracer *vfio;
+	int err;
+	char msg[1024];
+};
+
+static void *driver_load(void *arg)
+{
+	struct driver_load *d = arg;
+
+	d->err = vfio_open(&d->vfio, &d->cfg, d->msg, sizeof(d->msg));
+	if (!d->err)
+		d->err = vfio_attach(d->vfio, d->ring_fd, d->msg, sizeof(d->msg));
+	return NULL;
 }
 
 /* Refuse what cannot be traced, with the reason: gone, zombie, kernel thread. */
@@ -163,6 +185,9 @@ static int cmd_trace(struct probe_table *table)
 	struct trace_writer *tw = NULL;
 	struct tracer tr = {};
 	struct vfio_tracer *vfio = NULL;
+	struct driver_load drv = {};
+	pthread_t drv_thread;
+	bool drv_started = false;
 	struct consumer cons = {};
 	struct output out = {};
 	struct target t = {};
@@ -232,8 +257,34 @@ static int cmd_trace(struct probe_table *table)
 		goto cleanup;
 	}
 
+	/* ts 0 comes before anything is attached: no event can predate the trace */
+	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
+	meta.real_base_ns = now_ns(CLOCK_REALTIME);
+
+	/*
+	 * The driver tier (user/vfio.c: VFIO ioctls, into the uprobes' ring buffer) loads in a
+	 * thread while the uprobe programs load here: each load parses vmlinux BTF (~15 ms).
+	 */
 	topts.follow_pid = env.follow ? env.pid : 0;
-	err = tracer_open(&tr, &topts);
+	err = tracer_ring_create(env.ringbuf_mb);
+	if (err >= 0) {
+		topts.share_ring = true;
+		topts.ring_fd = err;
+		drv.cfg = (struct vfio_config){ .mode = env.driver, .funcs = env.driver_funcs,
+						.tgid = env.pid, .procfs = "/proc",
+						.verbose = env.verbose };
+		drv.ring_fd = err;
+		drv_started = !pthread_create(&drv_thread, NULL, driver_load, &drv);
+		if (!drv_started)
+			driver_load(&drv);
+		err = tracer_open(&tr, &topts);
+		if (drv_started)
+			pthread_join(drv_thread, NULL);
+		drv_started = false;
+		vfio = drv.vfio;
+		/* each BPF object holds the ring now */
+		close(topts.ring_fd);
+	}
 	if (err) {
 		/* EACCES is the verifier's verdict, EPERM a missing privilege or lockdown */
 		die_msg("cannot load the BPF programs: %s%s", strerror(-err),
@@ -247,29 +298,14 @@ static int cmd_trace(struct probe_table *table)
 			tr.multi ? "uprobe_multi" : "perf-event uprobe",
 			tr.stage ? "task storage, spans staged per thread" :
 			tr.task_storage ? "task storage" : "a hash map");
-
-	/* ts 0 comes before anything is attached: no event can predate the trace */
-	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
-	meta.real_base_ns = now_ns(CLOCK_REALTIME);
-
-	/* --- driver tier (user/vfio.c): VFIO ioctls, into the uprobes' ring buffer --- */
-	{
-		struct vfio_config vc = { .mode = env.driver, .funcs = env.driver_funcs,
-					  .tgid = env.pid, .procfs = "/proc", .verbose = env.verbose };
-		char msg[1024];
-
-		err = vfio_open(&vfio, &vc, msg, sizeof(msg));
-		if (!err)
-			err = vfio_attach(vfio, bpf_map__fd(tr.skel->maps.events), msg, sizeof(msg));
-		if (err) {
-			die_msg("driver tier: %s", msg);
-			goto cleanup;
-		}
-		if (msg[0])	/* auto mode found no working path: say why, trace on without */
-			die_msg("%s", msg);
-		else if (env.verbose)
-			die_msg("driver tier: %s", vfio_path_name(vfio_path(vfio)));
+	if (drv.err) {
+		die_msg("driver tier: %s", drv.msg);
+		goto cleanup;
 	}
+	if (drv.msg[0])	/* auto mode found no working path: say why, trace on without */
+		die_msg("%s", drv.msg);
+	else if (env.verbose)
+		die_msg("driver tier: %s", vfio_path_name(vfio_path(vfio)));
 
 	gethostname(hostname, sizeof(hostname) - 1);
 	meta.trace_name = env.output;

@@ -15,6 +15,7 @@
 #include "ringbuf.h"
 #include "spyre.skel.h"
 #include "tracer.h"
+#include "util.h"
 
 /* Records per consume call before the main loop looks at the clock and signals again. */
 #define DRAIN_BATCH	65536
@@ -78,7 +79,14 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 		/* a burst of one second's worth, so short spikes of a steady job pass */
 		tr->skel->rodata->rate_burst_ns = 1000000000ull;
 	}
-	bpf_map__set_max_entries(tr->skel->maps.events, o->ringbuf_mb << 20);
+	if (o->share_ring) {
+		int err = bpf_map__reuse_fd(tr->skel->maps.events, o->ring_fd);
+
+		if (err)
+			return err;
+	} else {
+		bpf_map__set_max_entries(tr->skel->maps.events, o->ringbuf_mb << 20);
+	}
 	tr->skel->rodata->task_storage = tr->task_storage;
 	tr->skel->rodata->stage_events = tr->stage;
 	bpf_program__set_autoload(tr->skel->progs.spyre_task_exit, tr->stage);
@@ -154,11 +162,11 @@ static bool kernel_has_uprobe_multi(void)
 	return has;
 }
 
-static libbpf_print_fn_t saved_print;
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list args)
+int tracer_ring_create(unsigned int ringbuf_mb)
 {
-	return 0;
+	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, ringbuf_mb << 20, NULL);
+
+	return fd < 0 ? -errno : fd;
 }
 
 int tracer_open(struct tracer *tr, const struct tracer_opts *o)
@@ -176,9 +184,9 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 	tr->stage = tr->task_storage && !env_is_1("SPYRE_NO_STAGE");
 	if (!env_is_1("SPYRE_NO_UPROBE_MULTI") && kernel_has_uprobe_multi()) {
 		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
-		saved_print = libbpf_set_print(quiet_print);
+		libbpf_quiet(true);
 		err = load(tr, o, true);
-		libbpf_set_print(saved_print);
+		libbpf_quiet(false);
 		tr->multi = !err;
 		if (err) {
 			spyre_bpf__destroy(tr->skel);

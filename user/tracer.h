@@ -26,6 +26,8 @@ struct tracer_opts {
 	uint32_t sample_every;		/* record 1 in N calls; 0/1 = all */
 	uint64_t rate_cap;		/* events/s per process; 0 = no cap */
 	int follow_pid;			/* --follow: trace this process and its descendants */
+	bool share_ring;		/* use ring_fd (tracer_ring_create) as the ring buffer */
+	int ring_fd;
 };
 
 struct tracer {
@@ -56,6 +58,12 @@ struct tracer {
  * events, SPYRE_NO_TASK_STORAGE=1 per-thread stacks in a hash map, SPYRE_NO_STAGE=1 one ring
  * record per span). */
 int tracer_open(struct tracer *tr, const struct tracer_opts *o);
+/*
+ * A ring buffer map for tracer_opts.ring_fd (fd or -errno): made before tracer_open, so that
+ * the driver tier can load into the same ring at the same time (each BPF object load parses
+ * vmlinux BTF for ~15 ms; on two CPUs the two run side by side).
+ */
+int tracer_ring_create(unsigned int ringbuf_mb);
 /* Attach every resolved, not yet attached probe of @t to @pid (-1: every process). */
 int tracer_attach(struct tracer *tr, struct target *t, int pid);
 /* Remove all probes (return probes first); probes can be attached again later. */

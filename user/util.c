@@ -104,3 +104,15 @@ int stop_signals_fd(void)
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	return fd < 0 ? -errno : fd;
 }
+
+static __thread bool quiet_libbpf;
+
+void libbpf_quiet(bool on)
+{
+	quiet_libbpf = on;
+}
+
+bool libbpf_is_quiet(void)
+{
+	return quiet_libbpf;
+}

@@ -23,5 +23,12 @@ int preflight_bpf(void);
 int stop_signals_fd(void);
 /* Create @path atomically, containing our pid: the --ready-file handshake. */
 int write_ready_file(const char *path);
+/*
+ * libbpf's messages from this thread are dropped between libbpf_quiet(true) and (false): an
+ * expected failure (a feature probe, fentry under lockdown) must not flood stderr. Per thread,
+ * because the BPF objects load in parallel; the print callback asks libbpf_is_quiet().
+ */
+void libbpf_quiet(bool on);
+bool libbpf_is_quiet(void);
 
 #endif

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "stats.h"
+#include "util.h"
 #include "vfio.h"
 #include "vfio.skel.h"
 
@@ -505,7 +506,6 @@ static int try_path(struct vfio_tracer *v, enum spyre_drv_path path, int events_
 		    size_t len)
 {
 	bool quiet = v->cfg.mode == VFIO_MODE_AUTO && !v->cfg.verbose;
-	libbpf_print_fn_t saved = NULL;
 	struct bpf_program *prog;
 	struct vfio_bpf *skel;
 	int err;
@@ -557,11 +557,9 @@ static int try_path(struct vfio_tracer *v, enum spyre_drv_path path, int events_
 		goto fail;
 	}
 	/* an expected refusal (fentry under lockdown) must not flood stderr in auto mode */
-	if (quiet)
-		saved = libbpf_set_print(NULL);
+	libbpf_quiet(quiet);
 	err = vfio_bpf__load(skel);
-	if (quiet)
-		libbpf_set_print(saved);
+	libbpf_quiet(false);
 	if (err) {
 		snprintf(why, len, "%s: loading was refused: %s%s", vfio_path_name(path),
 			 strerror(-err), err == -EPERM ?
