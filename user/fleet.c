@@ -253,12 +253,15 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		}
 	}
 	err = tracer_open(&tr, &topts);
+	if (!err) {
+		loaded = true;
+		err = tracer_map_ring(&tr);
+	}
 	if (err) {
 		die_msg("cannot load the BPF programs: %s", strerror(-err));
 		rc = err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 		goto out;
 	}
-	loaded = true;
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
 	gethostname(hostname, sizeof(hostname) - 1);
 

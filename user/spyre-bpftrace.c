@@ -48,23 +48,55 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-/* The driver tier's load, run beside the uprobe programs' (see cmd_trace). */
-struct driver_load {
+/*
+ * The two BPF objects load in threads while the main thread reads the target (see cmd_trace):
+ * each load parses vmlinux BTF (~15 ms) and runs the verifier.
+ */
+struct bg_load {
+	pthread_t th;
+	bool running;
+	int err;
+	/* uprobe tier */
+	struct tracer *tr;
+	const struct tracer_opts *topts;
+	/* driver tier */
 	struct vfio_config cfg;
 	int ring_fd;
 	struct vfio_tracer *vfio;
-	int err;
 	char msg[1024];
 };
 
+static void *uprobe_load(void *arg)
+{
+	struct bg_load *l = arg;
+
+	l->err = tracer_open(l->tr, l->topts);
+	return NULL;
+}
+
 static void *driver_load(void *arg)
 {
-	struct driver_load *d = arg;
+	struct bg_load *l = arg;
 
-	d->err = vfio_open(&d->vfio, &d->cfg, d->msg, sizeof(d->msg));
-	if (!d->err)
-		d->err = vfio_attach(d->vfio, d->ring_fd, d->msg, sizeof(d->msg));
+	l->err = vfio_open(&l->vfio, &l->cfg, l->msg, sizeof(l->msg));
+	if (!l->err)
+		l->err = vfio_attach(l->vfio, l->ring_fd, l->msg, sizeof(l->msg));
 	return NULL;
+}
+
+/* Run @fn in a thread, or here if no thread can be made. */
+static void bg_start(struct bg_load *l, void *(*fn)(void *))
+{
+	l->running = !pthread_create(&l->th, NULL, fn, l);
+	if (!l->running)
+		fn(l);
+}
+
+static void bg_join(struct bg_load *l)
+{
+	if (l->running)
+		pthread_join(l->th, NULL);
+	l->running = false;
 }
 
 /* Refuse what cannot be traced, with the reason: gone, zombie, kernel thread. */
@@ -185,15 +217,13 @@ static int cmd_trace(struct probe_table *table)
 	struct trace_writer *tw = NULL;
 	struct tracer tr = {};
 	struct vfio_tracer *vfio = NULL;
-	struct driver_load drv = {};
-	pthread_t drv_thread;
-	bool drv_started = false;
+	struct bg_load upl = {}, drv = {};
 	struct consumer cons = {};
 	struct output out = {};
 	struct target t = {};
 	struct trace_meta meta = {};
 	char default_out[96], hostname[64] = "";
-	int rc = EXIT_ERROR, err, sfd = -1, pidfd = -1;
+	int rc = EXIT_ERROR, err, sfd = -1, pidfd = -1, ring_fd = -1;
 	uint64_t start_ns, deadline = 0, next_status, next_rescan, last_events = 0, last_ns;
 	bool tty, target_gone = false, stop = false, loaded = false, backlog = false;
 
@@ -215,6 +245,32 @@ static int cmd_trace(struct probe_table *table)
 	err = target_init(&t, env.pid, table, SPYRE_MAX_PROBES);
 	if (err)
 		goto cleanup;
+
+	/* ts 0 comes before anything is attached: no event can predate the trace */
+	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
+	meta.real_base_ns = now_ns(CLOCK_REALTIME);
+
+	/*
+	 * Both BPF objects load in threads, into one ring buffer made first, while this thread
+	 * resolves the probes: on two CPUs, start to ready in about the time of the longest load.
+	 */
+	ring_fd = tracer_ring_create(env.ringbuf_mb);
+	if (ring_fd < 0) {
+		die_msg("cannot create the ring buffer: %s", strerror(-ring_fd));
+		rc = ring_fd == -EPERM ? EXIT_PERM : EXIT_ERROR;
+		goto cleanup;
+	}
+	topts.follow_pid = env.follow ? env.pid : 0;
+	topts.share_ring = true;
+	topts.ring_fd = ring_fd;
+	upl.tr = &tr;
+	upl.topts = &topts;
+	bg_start(&upl, uprobe_load);
+	drv.cfg = (struct vfio_config){ .mode = env.driver, .funcs = env.driver_funcs,
+					.tgid = env.pid, .procfs = "/proc", .verbose = env.verbose };
+	drv.ring_fd = ring_fd;
+	bg_start(&drv, driver_load);
+
 	if (env.argv_cmd) {
 		err = launch_needed_libs(env.argv_cmd, add_lib_cb, &t);
 		if (err) {
@@ -257,34 +313,8 @@ static int cmd_trace(struct probe_table *table)
 		goto cleanup;
 	}
 
-	/* ts 0 comes before anything is attached: no event can predate the trace */
-	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
-	meta.real_base_ns = now_ns(CLOCK_REALTIME);
-
-	/*
-	 * The driver tier (user/vfio.c: VFIO ioctls, into the uprobes' ring buffer) loads in a
-	 * thread while the uprobe programs load here: each load parses vmlinux BTF (~15 ms).
-	 */
-	topts.follow_pid = env.follow ? env.pid : 0;
-	err = tracer_ring_create(env.ringbuf_mb);
-	if (err >= 0) {
-		topts.share_ring = true;
-		topts.ring_fd = err;
-		drv.cfg = (struct vfio_config){ .mode = env.driver, .funcs = env.driver_funcs,
-						.tgid = env.pid, .procfs = "/proc",
-						.verbose = env.verbose };
-		drv.ring_fd = err;
-		drv_started = !pthread_create(&drv_thread, NULL, driver_load, &drv);
-		if (!drv_started)
-			driver_load(&drv);
-		err = tracer_open(&tr, &topts);
-		if (drv_started)
-			pthread_join(drv_thread, NULL);
-		drv_started = false;
-		vfio = drv.vfio;
-		/* each BPF object holds the ring now */
-		close(topts.ring_fd);
-	}
+	bg_join(&upl);
+	err = upl.err;
 	if (err) {
 		/* EACCES is the verifier's verdict, EPERM a missing privilege or lockdown */
 		die_msg("cannot load the BPF programs: %s%s", strerror(-err),
@@ -298,6 +328,32 @@ static int cmd_trace(struct probe_table *table)
 			tr.multi ? "uprobe_multi" : "perf-event uprobe",
 			tr.stage ? "task storage, spans staged per thread" :
 			tr.task_storage ? "task storage" : "a hash map");
+
+	/*
+	 * Attach while the driver tier may still be loading: the first uprobe waits out an RCU
+	 * grace period in the kernel (~10 ms), time the other thread uses. Records wait in the
+	 * ring until it is mapped below. A driver path asked for by name must work first.
+	 */
+	if (env.driver != VFIO_MODE_AUTO)
+		bg_join(&drv);
+	if (!drv.err) {
+		start_ns = now_ns(CLOCK_MONOTONIC);
+		/* following forks: probes on every process, the BPF keeps to the target's tree */
+		err = tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
+		if (err) {
+			rc = err == -EPERM || err == -EACCES ? EXIT_PERM : EXIT_ERROR;
+			goto cleanup;
+		}
+		if (env.verbose)
+			fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms\n",
+				tr.attached, (now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6);
+	}
+	bg_join(&drv);
+	vfio = drv.vfio;
+	drv.vfio = NULL;
+	/* each BPF object holds the ring now */
+	close(ring_fd);
+	ring_fd = -1;
 	if (drv.err) {
 		die_msg("driver tier: %s", drv.msg);
 		goto cleanup;
@@ -306,6 +362,11 @@ static int cmd_trace(struct probe_table *table)
 		die_msg("%s", drv.msg);
 	else if (env.verbose)
 		die_msg("driver tier: %s", vfio_path_name(vfio_path(vfio)));
+	err = tracer_map_ring(&tr);
+	if (err) {
+		die_msg("cannot map the ring buffer: %s", strerror(-err));
+		goto cleanup;
+	}
 
 	gethostname(hostname, sizeof(hostname) - 1);
 	meta.trace_name = env.output;
@@ -320,17 +381,6 @@ static int cmd_trace(struct probe_table *table)
 	if (err)
 		goto cleanup;
 	cons.vfio = vfio;
-
-	start_ns = now_ns(CLOCK_MONOTONIC);
-	/* following forks: probes on every process, the BPF keeps to the target's tree */
-	err = tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
-	if (err) {
-		rc = err == -EPERM || err == -EACCES ? EXIT_PERM : EXIT_ERROR;
-		goto cleanup;
-	}
-	if (env.verbose)
-		fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms\n", tr.attached,
-			(now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6);
 
 	sfd = stop_signals_fd();
 	pidfd = syscall(SYS_pidfd_open, env.pid, 0);
@@ -426,6 +476,15 @@ static int cmd_trace(struct probe_table *table)
 		(unsigned long long)cons.events, target_gone ? ", target exited" : "");
 
 cleanup:
+	/* an error while the loads ran: they finish, and their work is undone below */
+	bg_join(&upl);
+	bg_join(&drv);
+	if (!vfio)
+		vfio = drv.vfio;
+	if (!loaded && !upl.err && upl.tr)
+		loaded = true;
+	if (ring_fd >= 0)
+		close(ring_fd);
 	if (env.argv_cmd && launch.go_fd >= 0)
 		launch_abort(&launch);
 	else if (env.argv_cmd && launch.pid > 0)

@@ -312,19 +312,15 @@ out:
 	return err;
 }
 
+int tracer_map_ring(struct tracer *tr)
+{
+	if (tr->rb)
+		return 0;
+	return rb_open(&tr->rb, bpf_map__fd(tr->skel->maps.events), on_event, tr);
+}
+
 int tracer_attach(struct tracer *tr, struct target *t, int pid)
 {
-	/*
-	 * The ring's pages count in RSS: map them only now, after every BPF object was loaded,
-	 * so the ~11 MB libbpf holds for a moment to parse vmlinux BTF (once per object) never
-	 * adds to them.
-	 */
-	if (!tr->rb) {
-		int err = rb_open(&tr->rb, bpf_map__fd(tr->skel->maps.events), on_event, tr);
-
-		if (err)
-			return err;
-	}
 	tr->skel->data->tracing_on = 1;
 	if (tr->multi)
 		return attach_multi(tr, t, pid);
@@ -470,7 +466,7 @@ bool tracer_drain(struct tracer *tr, struct consumer *c, bool all)
 	int n;
 
 	if (!tr->rb)
-		return false;	/* never attached: nothing can be in the ring */
+		return false;	/* not mapped (tracer_map_ring): not attached either */
 	tr->cons = c;
 	do {
 		tr->batch = 0;

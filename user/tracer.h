@@ -64,6 +64,12 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o);
  * vmlinux BTF for ~15 ms; on two CPUs the two run side by side).
  */
 int tracer_ring_create(unsigned int ringbuf_mb);
+/*
+ * Map the ring buffer for tracer_drain; before the first attach, after every BPF object is
+ * loaded: its pages count in RSS, and so do the ~11 MB libbpf holds for a moment to parse
+ * vmlinux BTF (once per object). Records wait in the ring until then.
+ */
+int tracer_map_ring(struct tracer *tr);
 /* Attach every resolved, not yet attached probe of @t to @pid (-1: every process). */
 int tracer_attach(struct tracer *tr, struct target *t, int pid);
 /* Remove all probes (return probes first); probes can be attached again later. */
