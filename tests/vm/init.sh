@@ -93,9 +93,10 @@ run_traced() {
 	return $rc
 }
 
-# Step "core": the default probes on this kernel's BTF, nothing else.
+# Step "core": the default probes on this kernel's BTF, nothing else. -v: the tracer names the
+# BPF data paths it chose (task storage, staging), which the host checks.
 step_core() {
-	run_traced core
+	run_traced core -v
 }
 
 # Step "vfio": the edu device bound to vfio-pci with a usable /dev/vfio/N (what the VFIO driver

@@ -77,7 +77,14 @@ check_step() {
 	case $step in
 	core)
 		$VERIFY "$RUN/out/core.trace.json" --counts "$RUN/out/core.counts.json" \
-			--pid "$(cat "$RUN/out/core.pid")"
+			--pid "$(cat "$RUN/out/core.pid")" || return 1
+		# 6.1 lets uprobe programs use task storage: the fast path, not the fallback
+		grep -q 'call stacks in task storage, spans staged per thread' \
+			"$RUN/out/core.tracer.err" || {
+			echo "core: not the task-storage path:" >&2
+			grep 'per-thread call stacks' "$RUN/out/core.tracer.err" >&2
+			return 1
+		}
 		;;
 	vfio)
 		grep -q 'bound to vfio-pci' "$RUN/out/vfio.log"
