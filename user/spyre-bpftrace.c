@@ -225,7 +225,7 @@ static int cmd_trace(struct probe_table *table)
 	char default_out[96], hostname[64] = "";
 	int rc = EXIT_ERROR, err, sfd = -1, pidfd = -1, ring_fd = -1;
 	uint64_t start_ns, deadline = 0, next_status, next_rescan, last_events = 0, last_ns;
-	bool tty, target_gone = false, stop = false, loaded = false, backlog = false;
+	bool tty, target_gone = false, stop = false, backlog = false;
 
 	/* preflight, cheapest and most specific first */
 	if (env.pid && (rc = check_pid(env.pid)))
@@ -322,7 +322,6 @@ static int cmd_trace(struct probe_table *table)
 		rc = err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 		goto cleanup;
 	}
-	loaded = true;
 	if (env.verbose)
 		fprintf(stderr, "spyre-bpftrace: %s links; per-thread call stacks in %s\n",
 			tr.multi ? "uprobe_multi" : "perf-event uprobe",
@@ -330,9 +329,9 @@ static int cmd_trace(struct probe_table *table)
 			tr.task_storage ? "task storage" : "a hash map");
 
 	/*
-	 * Attach while the driver tier may still be loading: the first uprobe waits out an RCU
-	 * grace period in the kernel (~10 ms), time the other thread uses. Records wait in the
-	 * ring until it is mapped below. A driver path asked for by name must work first.
+	 * Attach while the driver tier may still be loading: the first uprobe_multi link takes
+	 * 10-16 ms in the kernel, time the other thread uses. Records wait in the ring until it
+	 * is mapped below. A driver path asked for by name must work first.
 	 */
 	if (env.driver != VFIO_MODE_AUTO)
 		bg_join(&drv);
@@ -481,8 +480,6 @@ cleanup:
 	bg_join(&drv);
 	if (!vfio)
 		vfio = drv.vfio;
-	if (!loaded && !upl.err && upl.tr)
-		loaded = true;
 	if (ring_fd >= 0)
 		close(ring_fd);
 	if (env.argv_cmd && launch.go_fd >= 0)
@@ -500,7 +497,7 @@ cleanup:
 	}
 	consumer_free(&cons);
 	vfio_close(vfio);
-	if (loaded)
+	if (upl.tr && !upl.err)	/* loaded */
 		tracer_close(&tr);
 	target_free(&t);
 	if (sfd >= 0)
