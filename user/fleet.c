@@ -221,8 +221,7 @@ static enum wait_result wait_signal(int sfd, int timeout_ms)
 
 int cmd_fleet(const struct env *env, struct probe_table *table)
 {
-	struct tracer_opts topts = { .ringbuf_mb = env->ringbuf_mb,
-				     .sample_every = env->sample_every,
+	struct tracer_opts topts = { .sample_every = env->sample_every,
 				     .rate_cap = env->rate_cap };
 	uint64_t period_ns = (uint64_t)(env->period * 1e9), window_ns = (uint64_t)(env->window * 1e9);
 	uint64_t deadline = 0, next_scan = 0, last_events = 0, last_status = 0;
@@ -252,7 +251,12 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 			goto out;
 		}
 	}
-	err = tracer_open(&tr, &topts);
+	err = tracer_ring_create(env->ringbuf_mb);
+	if (err >= 0) {
+		topts.ring_fd = err;
+		err = tracer_open(&tr, &topts);
+		close(topts.ring_fd);	/* the BPF object holds it */
+	}
 	if (!err) {
 		loaded = true;
 		err = tracer_map_ring(&tr);

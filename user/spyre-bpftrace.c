@@ -211,7 +211,7 @@ static int build_table(struct probe_table *table)
 
 static int cmd_trace(struct probe_table *table)
 {
-	struct tracer_opts topts = { .ringbuf_mb = env.ringbuf_mb, .sample_every = env.sample_every,
+	struct tracer_opts topts = { .sample_every = env.sample_every,
 				     .rate_cap = env.rate_cap };
 	struct launch launch = { .pid = -1, .go_fd = -1 };
 	struct trace_writer *tw = NULL;
@@ -261,7 +261,6 @@ static int cmd_trace(struct probe_table *table)
 		goto cleanup;
 	}
 	topts.follow_pid = env.follow ? env.pid : 0;
-	topts.share_ring = true;
 	topts.ring_fd = ring_fd;
 	upl.tr = &tr;
 	upl.topts = &topts;
@@ -349,7 +348,6 @@ static int cmd_trace(struct probe_table *table)
 	}
 	bg_join(&drv);
 	vfio = drv.vfio;
-	drv.vfio = NULL;
 	/* each BPF object holds the ring now */
 	close(ring_fd);
 	ring_fd = -1;
@@ -478,8 +476,6 @@ cleanup:
 	/* an error while the loads ran: they finish, and their work is undone below */
 	bg_join(&upl);
 	bg_join(&drv);
-	if (!vfio)
-		vfio = drv.vfio;
 	if (ring_fd >= 0)
 		close(ring_fd);
 	if (env.argv_cmd && launch.go_fd >= 0)
@@ -496,7 +492,7 @@ cleanup:
 		unlink(env.output);
 	}
 	consumer_free(&cons);
-	vfio_close(vfio);
+	vfio_close(drv.vfio);	/* vfio, once the driver tier's load was joined */
 	if (upl.tr && !upl.err)	/* loaded */
 		tracer_close(&tr);
 	target_free(&t);

@@ -58,6 +58,7 @@ struct uprobe_multi_attr {
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
 	struct bpf_program *progs[3];
+	int err;
 
 	tr->skel = spyre_bpf__open();
 	if (!tr->skel)
@@ -79,14 +80,9 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 		/* a burst of one second's worth, so short spikes of a steady job pass */
 		tr->skel->rodata->rate_burst_ns = 1000000000ull;
 	}
-	if (o->share_ring) {
-		int err = bpf_map__reuse_fd(tr->skel->maps.events, o->ring_fd);
-
-		if (err)
-			return err;
-	} else {
-		bpf_map__set_max_entries(tr->skel->maps.events, o->ringbuf_mb << 20);
-	}
+	err = bpf_map__reuse_fd(tr->skel->maps.events, o->ring_fd);
+	if (err)
+		return err;
 	tr->skel->rodata->task_storage = tr->task_storage;
 	tr->skel->rodata->stage_events = tr->stage;
 	bpf_program__set_autoload(tr->skel->progs.spyre_task_exit, tr->stage);

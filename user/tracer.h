@@ -22,12 +22,10 @@ struct rb_reader;
 struct bpf_link;
 
 struct tracer_opts {
-	unsigned int ringbuf_mb;	/* power of two */
 	uint32_t sample_every;		/* record 1 in N calls; 0/1 = all */
 	uint64_t rate_cap;		/* events/s per process; 0 = no cap */
 	int follow_pid;			/* --follow: trace this process and its descendants */
-	bool share_ring;		/* use ring_fd (tracer_ring_create) as the ring buffer */
-	int ring_fd;
+	int ring_fd;			/* the ring buffer, from tracer_ring_create */
 };
 
 struct tracer {
@@ -59,9 +57,10 @@ struct tracer {
  * record per span). */
 int tracer_open(struct tracer *tr, const struct tracer_opts *o);
 /*
- * A ring buffer map for tracer_opts.ring_fd (fd or -errno): made before tracer_open, so that
+ * A ring buffer map for tracer_opts.ring_fd (fd or -errno), made before tracer_open so that
  * the driver tier can load into the same ring at the same time (each BPF object load parses
- * vmlinux BTF for ~15 ms; on two CPUs the two run side by side).
+ * vmlinux BTF for ~15 ms; on two CPUs the two run side by side). The BPF objects keep their
+ * own references: the caller may close it once they are loaded.
  */
 int tracer_ring_create(unsigned int ringbuf_mb);
 /*
