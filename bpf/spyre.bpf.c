@@ -24,7 +24,19 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SPYRE_PARM6(ctx) 0	/* s390x passes the sixth argument on the stack */
 #endif
 
+/*
+ * Calls are paired with their returns by the stack pointer, as the kernel pairs its return
+ * instances: at a probed entry sp points at the return address; when the uretprobe runs, the
+ * return has popped it on x86 (the other ABIs return through a link register).
+ */
+#if defined(__TARGET_ARCH_x86)
+#define SPYRE_RET_SP_ADJ 8
+#else
+#define SPYRE_RET_SP_ADJ 0
+#endif
+
 struct frame {
+	__u64 sp;	/* at entry: identifies the call (see SPYRE_RET_SP_ADJ) */
 	__u64 ts;
 	__u64 args[SPYRE_MAX_ARGS];
 	__u32 probe;
@@ -235,6 +247,55 @@ static __always_inline struct tstack *thread_stack(struct task_struct *task, __u
 	return bpf_map_lookup_elem(&stacks, &tid);
 }
 
+/* Frames [from, to) belong to calls that will not return: left by an exception or longjmp. */
+static __noinline void count_unwound(struct tstack *st, __u32 from, __u32 to)
+{
+	for (int i = 0; i < SPYRE_MAX_DEPTH && from + i < to; i++) {
+		__u32 k = (from + i) & (SPYRE_MAX_DEPTH - 1);
+		struct spyre_counters *c = counters_of(st->f[k].probe);
+
+		if (c)
+			c->unwound++;
+	}
+}
+
+/*
+ * Is the return address at @sp the kernel's uretprobe trampoline? Then the open call whose
+ * frame has this same sp tail-called (jmp) into the one being entered, and is still running.
+ */
+static __always_inline bool chained_call(struct task_struct *task, __u64 sp)
+{
+	__u64 ra;
+
+	if (SPYRE_RET_SP_ADJ == 0 || bpf_probe_read_user(&ra, sizeof(ra), (void *)sp))
+		return true;	/* cannot tell: keep the frame, as before */
+	return ra == BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+}
+
+/*
+ * Drop the frames of calls that can no longer return, before pushing one at @sp: a C++
+ * exception or a longjmp leaves through them, and the kernel drops their return instances
+ * without running our return program. A frame below the new call's sp was popped off the
+ * machine stack; one at the same sp is dead unless the call was chained to it (a tail call).
+ * The kernel applies the same rule to its own return instances. Off the fast path: the top
+ * frame of a live call is above sp.
+ */
+static __noinline __u32 pop_dead_frames(struct tstack *st, struct task_struct *task, __u32 d,
+					__u64 sp)
+{
+	__u32 top = d;
+
+	for (int i = 0; i < SPYRE_MAX_DEPTH && d; i++) {
+		__u64 fsp = st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp;
+
+		if (fsp > sp || (fsp == sp && chained_call(task, sp)))
+			break;
+		d--;
+	}
+	count_unwound(st, d, top);
+	return d;
+}
+
 static __always_inline void read_args(struct pt_regs *ctx, __u64 *a)
 {
 	a[0] = PT_REGS_PARM1(ctx);
@@ -253,6 +314,7 @@ int spyre_entry(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct spyre_counters *c = counters_of(probe);
+	__u64 sp = PT_REGS_SP(ctx);
 	struct tstack *st;
 	struct frame *f;
 	__u32 d;
@@ -267,13 +329,17 @@ int spyre_entry(struct pt_regs *ctx)
 			c->drops_depth++;
 		return 0;
 	}
-	d = st->depth++;
+	d = st->depth;
+	if (d && d <= SPYRE_MAX_DEPTH && st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp <= sp)
+		d = pop_dead_frames(st, task, d, sp);
+	st->depth = d + 1;
 	if (d >= SPYRE_MAX_DEPTH) {
 		if (c)
 			c->drops_depth++;
 		return 0;
 	}
 	f = &st->f[d];
+	f->sp = sp;
 	f->probe = probe;
 	/* the frame is pushed either way, so returns stay paired with their entries */
 	/* without sampling or a cap (the usual case) skip the clock read want_event needs */
@@ -311,44 +377,50 @@ SEC("uretprobe")
 int spyre_exit(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
 	struct task_struct *task = bpf_get_current_task_btf();
+	/* the sp of the returning call's entry; the frame says which probe it was, so the
+	 * attach cookie (a helper call, ~1 % of a call here) is only read on the rare paths */
+	__u64 sp = PT_REGS_SP(ctx) - SPYRE_RET_SP_ADJ;
 	__u32 tid = task->pid;
 	struct spyre_counters *c;
 	struct spyre_event *e;
 	struct tstack *st;
 	struct frame *f;
-	__u32 d, n;
+	__u32 d, n, probe;
 
 	st = find_stack(task, tid);
 	if (!st || st->depth == 0) {
 		/* while tracing_on is off, unmatched returns are the calls we chose not to see */
-		if (tracing_on && (c = counters_of(probe)))
+		if (tracing_on && (c = counters_of(bpf_get_attach_cookie(ctx))))
 			c->unmatched++;
 		return 0;
 	}
-	d = --st->depth;
-	if (d >= SPYRE_MAX_DEPTH)
+	d = st->depth - 1;
+	if (d >= SPYRE_MAX_DEPTH) {
+		st->depth = d;
 		return 0;	/* counted at entry */
+	}
 	/*
-	 * A C++ exception unwinding through traced frames skips their returns; the kernel drops
-	 * those return instances, so stale frames can sit above ours. Pop down to our probe.
-	 * (The mask only tells the verifier what the depth check above already guarantees.)
+	 * Frames above ours whose calls were left by an exception are dropped here too (the
+	 * kernel dropped their return instances). The mask only tells the verifier what the
+	 * depth check above already guarantees.
 	 */
 	f = &st->f[d & (SPYRE_MAX_DEPTH - 1)];
-	for (int i = 0; i < SPYRE_MAX_DEPTH && f->probe != probe; i++) {
+	for (int i = 0; i < SPYRE_MAX_DEPTH && f->sp < sp; i++) {
 		if (d == 0)
 			break;
 		d--;
 		f = &st->f[d & (SPYRE_MAX_DEPTH - 1)];
 	}
-	if (f->probe != probe) {
+	if (f->sp != sp) {
 		/* not ours at all: the entry was never seen; leave the stack as it was */
-		st->depth++;
-		if (tracing_on && (c = counters_of(probe)))
+		if (tracing_on && (c = counters_of(bpf_get_attach_cookie(ctx))))
 			c->unmatched++;
 		return 0;
 	}
+	probe = f->probe;
+	if (d + 1 != st->depth)
+		count_unwound(st, d + 1, st->depth);
 	st->depth = d;
 	if (!f->record)
 		return 0;
@@ -426,6 +498,53 @@ int spyre_instant(struct pt_regs *ctx)
 	st = thread_stack(task, tid);
 	e->depth = st ? st->depth : 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
+ * C++ exceptions. A uretprobe replaces the return address of the probed call on the user stack
+ * with the kernel's trampoline. The unwinder of a C++ exception (or of pthread_cancel) reads
+ * return addresses off the stack to find each caller's unwind info; there is none for the
+ * trampoline, so an exception thrown through a traced call would terminate the process (with
+ * any uretprobe tool). This program runs at the unwinder's entry points (probes of
+ * type=unwind: _Unwind_RaiseException, _Unwind_ForcedUnwind) and puts the real return
+ * addresses back, from the kernel's own record of them, before the unwinder reads them. The
+ * open calls of the thread then return without passing the trampoline: they are counted as
+ * unwound and their frames dropped. Writes user memory, so it is loaded only where the kernel
+ * allows bpf_probe_write_user (not under lockdown), and only on x86, where the return address
+ * is on the stack (the other ABIs return through a link register the unwinder reads from its
+ * own save slot).
+ */
+#define SPYRE_MAX_URETPROBE_DEPTH 64	/* the kernel's MAX_URETPROBE_DEPTH per task */
+
+SEC("uprobe")
+int spyre_unwind(struct pt_regs *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct spyre_counters *c = counters_of((__u32)bpf_get_attach_cookie(ctx));
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	__u64 sp = PT_REGS_SP(ctx);
+	struct tstack *st;
+
+	if (c)
+		c->hits++;
+	if (SPYRE_RET_SP_ADJ == 0)
+		return 0;
+	for (int i = 0; i < SPYRE_MAX_URETPROBE_DEPTH && ri; i++) {
+		__u64 slot = BPF_CORE_READ(ri, stack), orig = BPF_CORE_READ(ri, orig_ret_vaddr), ra;
+
+		/* only a slot that still holds the trampoline: a stale record's slot may have
+		 * been reused by now (chained records share one slot: the first write does it) */
+		if (slot > sp && !bpf_probe_read_user(&ra, sizeof(ra), (void *)slot) && ra == tramp)
+			bpf_probe_write_user((void *)slot, &orig, sizeof(orig));
+		ri = BPF_CORE_READ(ri, next);
+	}
+	st = find_stack(task, task->pid);
+	if (!st)
+		return 0;
+	count_unwound(st, 0, st->depth);
+	st->depth = 0;
 	return 0;
 }
 

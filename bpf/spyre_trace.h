@@ -15,7 +15,7 @@
  * Finished spans a thread collects before it hands them to the ring buffer in one record (see
  * stage_events in bpf/spyre.bpf.c): a ring record holds 1..SPYRE_STAGE spyre_events.
  */
-#define SPYRE_STAGE		8
+#define SPYRE_STAGE		16
 /* ... or once the oldest of them is this old, at the thread's next return */
 #define SPYRE_STAGE_MAX_NS	(20 * 1000 * 1000ull)
 
@@ -90,6 +90,8 @@ struct spyre_counters {
 	__u64 unmatched;	/* return without a matching entry */
 	__u64 sampled_out;	/* not recorded by --sample-every (by design, not a loss) */
 	__u64 drops_rate;	/* not recorded: the process was over its --rate-cap */
+	__u64 unwound;		/* calls that never returned: left by a C++ exception (or the
+				 * unwinding of pthread_cancel/exit) or by a longjmp */
 };
 
 #endif /* SPYRE_TRACE_H */

@@ -325,8 +325,10 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 			s->type = PROBE_SPAN;
 		else if (tok_eq(val, "instant"))
 			s->type = PROBE_INSTANT;
+		else if (tok_eq(val, "unwind"))
+			s->type = PROBE_UNWIND;
 		else
-			return fail(c, "type=%s: expected span or instant",
+			return fail(c, "type=%s: expected span, instant or unwind",
 				    quote(val, q, sizeof(q)));
 		return 0;
 	case K_RET:
@@ -378,6 +380,8 @@ static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has
 		return fail(c, "ret= on a type=instant probe: no return value at entry");
 	if (s->type == PROBE_INSTANT && s->key == PROBE_VAL_RET)
 		return fail(c, "key=ret on a type=instant probe: no return value at entry");
+	if (s->type == PROBE_UNWIND && (s->nargs || s->dev != DEV_NONE))
+		return fail(c, "argN=, ret= and dev= on a type=unwind probe: it records nothing");
 	if (s->op != OP_NONE && s->dev != DEV_LAUNCH)
 		return fail(c, "op= needs dev=launch");
 	if (s->dev == DEV_LAUNCH && s->key == PROBE_VAL_NONE)

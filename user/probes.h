@@ -8,7 +8,9 @@
  * keys:
  *   name=STR      display name (default: last component of the qualified symbol name)
  *   cat=STR       trace category (default privateuse1_runtime)
- *   type=span|instant   span = uprobe+uretprobe (default); instant = entry only
+ *   type=span|instant|unwind   span = uprobe+uretprobe (default); instant = entry only;
+ *                       unwind = an exception unwinder's entry point: no event, it lets C++
+ *                       exceptions pass through traced calls (see bpf/spyre.bpf.c)
  *   argN=LABEL[:FMT]    record argument N (1..6) under LABEL; FMT = d (signed), i (32-bit int),
  *                       u, x (hex, default)
  *   ret=LABEL[:FMT]     record the return value
@@ -24,7 +26,8 @@
  * tabs and '\r' (CRLF files work). The parser is strict, every one of these is an error:
  *   unknown key, key given twice, value empty or longer than its field (never truncated),
  *   argN outside 1..6, FMT other than d/i/u/x, a label outside [A-Za-z0-9_.-] or used twice,
- *   ret= or key=ret on type=instant (no return value at entry), dev=launch or dev=complete
+ *   ret= or key=ret on type=instant (no return value at entry), argN=/ret=/dev= on type=unwind
+ *   (it records nothing), dev=launch or dev=complete
  *   without key=, op= without dev=launch, key=/stream= without dev=, bytes= without dev=launch,
  *   stream=/bytes= other than argN, control characters anywhere, '"' or '\' or invalid UTF-8 in
  *   name/cat (they end up in JSON).
@@ -42,7 +45,7 @@
 /* Spec files larger than this are refused (-EFBIG): a probe table is a few kB. */
 #define PROBES_FILE_MAX (1 << 20)
 
-enum probe_type { PROBE_SPAN = 0, PROBE_INSTANT = 1 };
+enum probe_type { PROBE_SPAN = 0, PROBE_INSTANT = 1, PROBE_UNWIND = 2 };
 /* ARG_INT32: a C int; the upper half of its 64-bit register is undefined by the ABI */
 enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32 };
 enum dev_role { DEV_NONE = 0, DEV_LAUNCH, DEV_COMPLETE };

@@ -22,7 +22,7 @@ static int by_total_desc(const void *a, const void *b)
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, int pid)
 {
-	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0;
+	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0, unwound = 0, throws = 0;
 	int *order, n = 0;
 	char b1[32], b2[32], b3[32], b4[32];
 
@@ -30,10 +30,15 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	if (!order)
 		return;
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
-		hits += counters[i].hits;
 		ring += counters[i].drops_ring;
 		depth += counters[i].drops_depth;
 		unmatched += counters[i].unmatched;
+		unwound += counters[i].unwound;
+		/* an unwinder's hits are exceptions, not calls of the runtime */
+		if (t->table->specs[t->probes[i].spec].type == PROBE_UNWIND)
+			throws += counters[i].hits;
+		else
+			hits += counters[i].hits;
 		if (c->delivered[i])
 			order[n++] = i;
 	}
@@ -77,6 +82,9 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	if (unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
 			"probes were being attached)\n", (unsigned long long)unmatched);
+	if (throws || unwound)
+		fprintf(f, "C++ exceptions thrown: %llu; traced calls they left (no return, no span): "
+			"%llu\n", (unsigned long long)throws, (unsigned long long)unwound);
 	free(order);
 }
 
@@ -95,7 +103,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
 		const struct rprobe *p = &t->probes[i];
 
-		hits += counters[i].hits;
+		if (t->table->specs[p->spec].type != PROBE_UNWIND)
+			hits += counters[i].hits;
 		drops += counters[i].drops_ring + counters[i].drops_depth;
 		jw_lit(w, i ? ",\n{\"name\":" : "\n{\"name\":");
 		jw_str(w, p->name);
@@ -119,6 +128,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, counters[i].sampled_out);
 		jw_lit(w, ",\"dropsRateCap\":");
 		jw_u64(w, counters[i].drops_rate);
+		jw_lit(w, ",\"unwound\":");
+		jw_u64(w, counters[i].unwound);
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "],\n\"spyreStats\":{\"targetPid\":");

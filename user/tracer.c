@@ -57,7 +57,7 @@ struct uprobe_multi_attr {
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
-	struct bpf_program *progs[3];
+	struct bpf_program *progs[4];
 	int err;
 
 	tr->skel = spyre_bpf__open();
@@ -66,8 +66,10 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	progs[0] = tr->skel->progs.spyre_entry;
 	progs[1] = tr->skel->progs.spyre_exit;
 	progs[2] = tr->skel->progs.spyre_instant;
+	progs[3] = tr->skel->progs.spyre_unwind;
+	bpf_program__set_autoload(progs[3], tr->unwind_guard);
 	if (multi)
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
 	tr->skel->rodata->sample_every = o->sample_every;
 	tr->skel->rodata->filter_tgids = o->follow_pid > 0;
@@ -112,6 +114,44 @@ static bool kernel_has_task_storage(void)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get, NULL) > 0 &&
 	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf,
 				       NULL) > 0;
+}
+
+/*
+ * The unwind guard (spyre_unwind) writes return addresses back into the traced thread's stack:
+ * bpf_probe_write_user, which a kernel under lockdown refuses. Where the return address is not
+ * on the stack (every ABI but x86's) the unwinder is not misled and nothing needs a guard.
+ */
+static bool kernel_allows_unwind_guard(void)
+{
+#if defined(__x86_64__)
+	/* r1 = r2 = r3 = 0; call probe_write_user; exit: refused either way (r2 is no
+	 * pointer), but the refusal says whether the helper itself is offered */
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_write_user },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	char log[4096] = "";
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = log, .log_size = sizeof(log),
+		    .log_level = 1);
+	int fd;
+
+	if (env_is_1("SPYRE_NO_UNWIND_GUARD"))
+		return false;
+	/*
+	 * libbpf_probe_bpf_helper() takes "program of this type cannot use helper" (what a
+	 * kernel under lockdown says) for yes.
+	 */
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, sizeof(insns) / sizeof(insns[0]), &o);
+	if (fd >= 0)
+		close(fd);
+	return log[0] && !strstr(log, "cannot use helper") && !strstr(log, "unknown func") &&
+	       !strstr(log, "invalid func");
+#else
+	return false;
+#endif
 }
 
 /*
@@ -178,6 +218,7 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 	}
 	tr->task_storage = kernel_has_task_storage();
 	tr->stage = tr->task_storage && !env_is_1("SPYRE_NO_STAGE");
+	tr->unwind_guard = kernel_allows_unwind_guard();
 	if (!env_is_1("SPYRE_NO_UPROBE_MULTI") && kernel_has_uprobe_multi()) {
 		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
 		libbpf_quiet(true);
@@ -251,9 +292,35 @@ static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *p
 	return 0;
 }
 
-/* Attach the unattached probes of each library with at most three links. */
+/* Is a probe of @type attached with the links of @kind (see attach_multi)? */
+static bool in_kind(enum probe_type type, int kind)
+{
+	switch (type) {
+	case PROBE_SPAN:
+		return kind == 0 || kind == 1;
+	case PROBE_INSTANT:
+		return kind == 2;
+	default:
+		return kind == 3;
+	}
+}
+
+/* Without the unwind guard (lockdown), type=unwind probes stay unattached. */
+static bool attachable(const struct tracer *tr, const struct target *t, const struct rprobe *p)
+{
+	return tr->unwind_guard || t->table->specs[p->spec].type != PROBE_UNWIND;
+}
+
+/* Attach the unattached probes of each library with at most four links. */
 static int attach_multi(struct tracer *tr, struct target *t, int pid)
 {
+	/*
+	 * kinds: 0 entries of spans, 1 returns of spans, 2 instants, 3 unwinders. The unwind
+	 * guard goes in first, in every library, so that no return probe is live without it.
+	 * Returns before entries: a call that enters before its entry probe is live then
+	 * returns unmatched (counted, dropped), instead of leaving a frame that never closes.
+	 */
+	static const int order[] = { 3, 1, 0, 2 };
 	unsigned long *offs = calloc(t->cnt ? t->cnt : 1, sizeof(*offs));
 	__u64 *cookies = calloc(t->cnt ? t->cnt : 1, sizeof(*cookies));
 	int err = 0;
@@ -262,26 +329,23 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (int lib = 0; lib < t->nlibs && !err; lib++) {
-		/*
-		 * kinds: 0 entries of spans, 1 returns of spans, 2 instants. Returns go in
-		 * first: a call that enters before its entry probe is live then returns
-		 * unmatched (counted, dropped), instead of leaving a frame that never closes.
-		 */
-		static const int order[3] = { 1, 0, 2 };
+	for (int k = 0; k < 4 && !err; k++) {
+		int kind = order[k];
+		struct bpf_program *prog = kind == 0 ? tr->skel->progs.spyre_entry :
+					   kind == 1 ? tr->skel->progs.spyre_exit :
+					   kind == 2 ? tr->skel->progs.spyre_instant :
+						       tr->skel->progs.spyre_unwind;
 
-		for (int k = 0; k < 3 && !err; k++) {
-			int kind = order[k];
-			struct bpf_program *prog = kind == 0 ? tr->skel->progs.spyre_entry :
-						   kind == 1 ? tr->skel->progs.spyre_exit :
-							       tr->skel->progs.spyre_instant;
+		if (kind == 3 && !tr->unwind_guard)
+			continue;
+		for (int lib = 0; lib < t->nlibs && !err; lib++) {
 			int n = 0;
 
 			for (int i = 0; i < t->cnt; i++) {
 				const struct rprobe *p = &t->probes[i];
-				bool instant = t->table->specs[p->spec].type == PROBE_INSTANT;
 
-				if (p->lib != lib || p->attached || instant != (kind == 2))
+				if (p->lib != lib || p->attached ||
+				    !in_kind(t->table->specs[p->spec].type, kind))
 					continue;
 				offs[n] = p->attach_off;
 				cookies[n++] = i;
@@ -293,13 +357,11 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 				fprintf(stderr, "spyre-bpftrace: cannot attach %d probes to %s: %s\n",
 					n, t->libs[lib].path, strerror(-err));
 		}
-		if (err)
-			break;
-		for (int i = 0; i < t->cnt; i++) {
-			if (t->probes[i].lib == lib && !t->probes[i].attached) {
-				t->probes[i].attached = true;
-				tr->attached++;
-			}
+	}
+	for (int i = 0; i < t->cnt && !err; i++) {
+		if (!t->probes[i].attached && attachable(tr, t, &t->probes[i])) {
+			t->probes[i].attached = true;
+			tr->attached++;
 		}
 	}
 out:
@@ -315,12 +377,33 @@ int tracer_map_ring(struct tracer *tr)
 	return rb_open(&tr->rb, bpf_map__fd(tr->skel->maps.events), on_event, tr);
 }
 
+/*
+ * Without the guard, a C++ exception thrown through a traced call terminates the process: say
+ * so once, when the target has an unwinder the guard would have been put on.
+ */
+static void warn_unguarded(struct tracer *tr, const struct target *t)
+{
+	for (int i = 0; i < t->cnt && !tr->unwind_warned; i++) {
+		if (t->table->specs[t->probes[i].spec].type != PROBE_UNWIND)
+			continue;
+		fprintf(stderr, "spyre-bpftrace: warning: this kernel does not let BPF programs "
+			"write user memory (lockdown?): a C++ exception thrown through a traced "
+			"call would terminate the process (%s is mapped; see \"C++ exceptions\" in "
+			"docs/user-guide.md)\n", t->libs[t->probes[i].lib].path);
+		tr->unwind_warned = true;
+	}
+}
+
 int tracer_attach(struct tracer *tr, struct target *t, int pid)
 {
 	tr->skel->data->tracing_on = 1;
+	if (!tr->unwind_guard)
+		warn_unguarded(tr, t);
 	if (tr->multi)
 		return attach_multi(tr, t, pid);
-	for (int i = 0; i < t->cnt; i++) {
+	/* the unwind guard first, as in attach_multi() */
+	for (int k = 0; k < 2 * t->cnt; k++) {
+		int i = k % t->cnt;
 		struct rprobe *p = &t->probes[i];
 		const struct probe_spec *s = &t->table->specs[p->spec];
 		const char *path = t->libs[p->lib].open_path;
@@ -328,7 +411,7 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid)
 		struct bpf_link *l;
 		int err;
 
-		if (p->attached)
+		if (p->attached || !attachable(tr, t, p) || (s->type == PROBE_UNWIND) != (k < t->cnt))
 			continue;
 		/* return first, for the reason given in attach_multi() */
 		if (s->type == PROBE_SPAN) {
@@ -342,6 +425,8 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid)
 		}
 		l = bpf_program__attach_uprobe_opts(s->type == PROBE_INSTANT ?
 						    tr->skel->progs.spyre_instant :
+						    s->type == PROBE_UNWIND ?
+						    tr->skel->progs.spyre_unwind :
 						    tr->skel->progs.spyre_entry,
 						    pid, path, p->attach_off, &opts);
 		if (!l)
@@ -491,6 +576,7 @@ void tracer_read_counters(struct tracer *tr, int n)
 			tr->counters[i].unmatched += v[c].unmatched;
 			tr->counters[i].sampled_out += v[c].sampled_out;
 			tr->counters[i].drops_rate += v[c].drops_rate;
+			tr->counters[i].unwound += v[c].unwound;
 		}
 	}
 	free(v);

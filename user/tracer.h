@@ -45,6 +45,8 @@ struct tracer {
 	bool task_storage;			/* per-thread stacks in task storage, not a hash */
 	bool stage;				/* spans staged per thread (stage_events) */
 	struct bpf_link *exit_link;		/* flushes an exiting thread's stage */
+	bool unwind_guard;			/* type=unwind probes can be attached */
+	bool unwind_warned;			/* ... or the user was told they cannot */
 	bool multi;
 	int *mlinks;				/* uprobe_multi link fds */
 	bool *mlink_ret;			/* ... of return probes (closed first) */
@@ -54,7 +56,7 @@ struct tracer {
 /* -errno; -EPERM when the kernel refuses BPF (privileges, lockdown). Uses uprobe_multi links
  * and task storage where the kernel has them (SPYRE_NO_UPROBE_MULTI=1 forces per-probe perf
  * events, SPYRE_NO_TASK_STORAGE=1 per-thread stacks in a hash map, SPYRE_NO_STAGE=1 one ring
- * record per span). */
+ * record per span, SPYRE_NO_UNWIND_GUARD=1 leaves type=unwind probes unattached). */
 int tracer_open(struct tracer *tr, const struct tracer_opts *o);
 /*
  * A ring buffer map for tracer_opts.ring_fd (fd or -errno), made before tracer_open so that

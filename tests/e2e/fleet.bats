@@ -114,8 +114,9 @@ PY
 		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
 	TRACER_PID=$!
 	wait_for "$BATS_TEST_TMPDIR/tr.ready"
-	# inside the first window the job's probe sites hold breakpoints
-	"$TOOL" list -p "$JOB_PID" > "$BATS_TEST_TMPDIR/list.txt"
+	# inside the first window the job's probe sites hold breakpoints (the unwinder's, in
+	# libgcc_s, only where the kernel allows the unwind guard)
+	"$TOOL" list -p "$JOB_PID" | grep -v ' _Unwind_' > "$BATS_TEST_TMPDIR/list.txt"
 	read -r armed total < <(python3 "$ROOT/tests/e2e/probe_sites.py" "$JOB_PID" < "$BATS_TEST_TMPDIR/list.txt")
 	[ "$total" -gt 5 ] && [ "$armed" -eq "$total" ]
 	# after the window closes (its prom file appears), nothing is left in the job

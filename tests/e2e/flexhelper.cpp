@@ -7,6 +7,14 @@
 //     threads N K DONE    start N threads "late-<i>", each calls the runtime K times
 //     fork N M DONE       fork: the child calls getNumDevices M times, the parent N times
 //     exec N DONE PROG... call getNumDevices N times, then exec PROG with its arguments
+//     tail N DONE         N times flexhelper_tail_outer, which jumps (a tail call) into
+//                         flexhelper_tail_inner: two traceable calls that return together
+//     longjmp N DONE      N times flexhelper_jump, which longjmps out past its own return;
+//                         then getNumDevices N times
+//     throw N DONE        N times: flexhelper_try_alloc (traceable with --probe) asks the
+//                         runtime for an impossible size, which throws std::bad_alloc through
+//                         the traced allocate into try_alloc's catch; then N times allocate
+//                         outside of it, caught here; then getNumDevices N times
 //
 // READY gets the pid once the runtime is initialized; DONE gets the runtime's call counts (the
 // mock job's counts format) once the work is done. Then the program waits for SIGTERM/SIGINT.
@@ -16,6 +24,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,11 +111,85 @@ static void worker(int index, long k)
 	}
 }
 
+/*
+ * A tail call: outer's frame becomes inner's, so a return probe on both has one return address
+ * slot for two calls (the kernel chains them). Written in assembly: whether a compiler emits a
+ * sibling call depends on its flags.
+ */
+extern "C" long flexhelper_tail_outer(long x);
+extern "C" __attribute__((noinline, visibility("default"))) long flexhelper_tail_inner(long x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl flexhelper_tail_outer\n"
+	".type flexhelper_tail_outer, @function\n"
+	"flexhelper_tail_outer:\n"
+	"	push %rbp\n"
+	"	pop %rbp\n"
+	"	jmp flexhelper_tail_inner\n"
+	".size flexhelper_tail_outer, .-flexhelper_tail_outer\n");
+#else
+extern "C" long flexhelper_tail_outer(long x)
+{
+	return flexhelper_tail_inner(x);
+}
+#endif
+
+static jmp_buf g_jump;
+
+/* Leaves by longjmp: its return (and its return probe) never happens. */
+extern "C" __attribute__((noinline, visibility("default"))) void flexhelper_jump(long x)
+{
+	if (x >= 0)
+		longjmp(g_jump, 1);
+}
+
+static void jumps(long n)
+{
+	for (volatile long i = 0; i < n; i++)
+		if (!setjmp(g_jump))
+			flexhelper_jump(i);
+	calls(n);
+}
+
+/* A caller that catches what the runtime throws: the return of allocate never happens. */
+extern "C" __attribute__((noinline, visibility("default"))) int flexhelper_try_alloc(
+	flex::FlexAllocator *alloc)
+{
+	try {
+		alloc->allocate(SIZE_MAX, 0);
+	} catch (const std::bad_alloc &) {
+		return 1;
+	}
+	return 0;
+}
+
+static void throws(long n)
+{
+	flex::FlexAllocator alloc(0);
+
+	for (long i = 0; i < n; i++)
+		if (flexhelper_try_alloc(&alloc) != 1)
+			die("try_alloc");
+	for (long i = 0; i < n; i++) {
+		try {
+			alloc.allocate(SIZE_MAX, 0);
+			die("allocate did not throw");
+		} catch (const std::bad_alloc &) {
+		}
+	}
+	calls(n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: flexhelper READY threads N K DONE | fork N M DONE | "
-				"exec N DONE PROG [ARGS...]\n");
+				"exec N DONE PROG [ARGS...] | tail N DONE | longjmp N DONE |\n"
+				"throw N DONE\n");
 		return 2;
 	}
 	const char *ready = argv[1];
@@ -150,6 +234,21 @@ int main(int argc, char **argv)
 		    WEXITSTATUS(status))
 			die("child");
 		write_atomic(argv[5], counts_json(",\"child\":" + std::to_string(child)));
+		linger();
+	} else if (mode == "tail" && argc == 5) {
+		for (long i = 0, n = atol(argv[3]); i < n; i++)
+			if (flexhelper_tail_outer(i) != i + 1)
+				die("tail call");
+		calls(atol(argv[3]));
+		write_atomic(argv[4], counts_json(""));
+		linger();
+	} else if (mode == "longjmp" && argc == 5) {
+		jumps(atol(argv[3]));
+		write_atomic(argv[4], counts_json(""));
+		linger();
+	} else if (mode == "throw" && argc == 5) {
+		throws(atol(argv[3]));
+		write_atomic(argv[4], counts_json(""));
 		linger();
 	} else if (mode == "exec" && argc >= 6) {
 		calls(atol(argv[3]));

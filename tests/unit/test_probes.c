@@ -22,7 +22,7 @@ TEST(probes_default_table)
 
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
 	CHECK_STR(err, "");
-	CHECK_EQ_INT(t.cnt, 20);
+	CHECK_EQ_INT(t.cnt, 24);
 	CHECK(t.cap >= t.cnt);
 
 	s = find_sym(&t, "flex::RuntimeStream::launchOperationH2D");
@@ -68,6 +68,14 @@ TEST(probes_default_table)
 		CHECK_EQ_INT(s->bytes, PROBE_VAL_NONE);
 	}
 
+	s = find_sym(&t, "_Unwind_RaiseException");
+	CHECK(s);
+	if (s) {
+		CHECK_STR(s->lib, "libgcc_s.so*");
+		CHECK_EQ_INT(s->type, PROBE_UNWIND);
+		CHECK_EQ_INT(s->nargs, 0);
+	}
+
 	s = find_sym(&t, "spyre::SpyreStream::launch");
 	CHECK(s);
 	if (s) {
@@ -79,7 +87,7 @@ TEST(probes_default_table)
 
 	/* loading twice appends */
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
-	CHECK_EQ_INT(t.cnt, 40);
+	CHECK_EQ_INT(t.cnt, 48);
 	probes_free(&t);
 	CHECK(t.specs == NULL);
 	CHECK_EQ_INT(t.cnt, 0);
@@ -211,7 +219,10 @@ TEST(probes_errors)
 		{ "libonly.so", "missing SYMBOL_GLOB" },
 		{ "  libonly.so   # s", "missing SYMBOL_GLOB" },
 		{ "l s name=", "empty value" },
-		{ "l s type=both", "expected span or instant" },
+		{ "l s type=both", "expected span, instant or unwind" },
+		{ "l s type=unwind arg1=a", "type=unwind probe: it records nothing" },
+		{ "l s ret=r type=unwind", "type=unwind probe: it records nothing" },
+		{ "l s type=unwind dev=complete key=arg1", "type=unwind probe: it records nothing" },
 		{ "l s ret=r type=instant", "ret= on a type=instant" },
 		{ "l s type=instant ret=r", "ret= on a type=instant" },
 		{ "l s type=instant dev=complete key=ret", "key=ret on a type=instant" },

@@ -13,6 +13,7 @@ export PATH=/bin:/opt/spyre
 OUT=/out
 TOOL=/opt/spyre/spyre-bpftrace
 MOCK=/opt/spyre/mock/mock-spyre-job
+MOCK_EXTRA=
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -69,6 +70,7 @@ run_traced() {
 	rm -f /tmp/$name.ready /tmp/$name.tracer.ready
 	$MOCK --wait-go --linger --quiet --threads 2 --streams 2 --iters "$(cmdline iters 8)" \
 		--compute-us 20 --ready-file /tmp/$name.ready --counts $OUT/$name.counts.json \
+		$MOCK_EXTRA \
 		>$OUT/$name.job.out 2>$OUT/$name.job.err &
 	job=$!
 	echo $job >$OUT/$name.pid
@@ -97,6 +99,13 @@ run_traced() {
 # BPF data paths it chose (task storage, staging), which the host checks.
 step_core() {
 	run_traced core -v
+}
+
+# Step "unwind": the job catches std::bad_alloc thrown out of the traced allocate every other
+# iteration. Without the unwind guard the first one would terminate it (6.1 without lockdown
+# lets the guard write the return addresses back; the host, locked down, cannot).
+step_unwind() {
+	MOCK_EXTRA="--oom-every 2" run_traced unwind -v
 }
 
 # Step "vfio": the edu device bound to vfio-pci with a usable /dev/vfio/N (what the VFIO driver
@@ -158,6 +167,7 @@ send_out() {
 
 # debugging knobs (VM_ARGS="spyre.nomulti=1 spyre.verbose=1" make vm-test)
 [ "$(cmdline nomulti 0)" = 1 ] && export SPYRE_NO_UPROBE_MULTI=1
+[ "$(cmdline noguard 0)" = 1 ] && export SPYRE_NO_UNWIND_GUARD=1
 
 status=0
 uname -r >$OUT/kernel

@@ -7,12 +7,15 @@
 # Steps (VM_STEPS, comma-separated, default: all that this build supports):
 #   core    default probes by PID: CO-RE against the guest kernel's BTF (6.1, not the 6.18 of
 #           the checked-in vmlinux.h), exact call counts, nesting, thread names
+#   unwind  the job throws C++ exceptions through traced calls: the unwind guard keeps it
+#           alive (the host's kernel is locked down and cannot have the guard)
 #   vfio    the guest binds QEMU's edu PCI device to vfio-pci (fitness for the next step)
 #   kprobe  --driver kprobe: VFIO ioctl spans from kprobes, on the edu device's real VFIO
 #           group, decoded and nested in the runtime spans
 #   fentry, tracepoint  the same through the driver tier's other two paths
 # VM_ARGS: more kernel arguments, e.g. the guest's debugging knobs spyre.verbose=1 (tracer -v)
-# and spyre.nomulti=1 (SPYRE_NO_UPROBE_MULTI=1), spyre.iters=N (mock iterations, default 8).
+# and spyre.nomulti=1 (SPYRE_NO_UPROBE_MULTI=1), spyre.noguard=1 (SPYRE_NO_UNWIND_GUARD=1),
+# spyre.iters=N (mock iterations, default 8).
 # Exit status 0 when every step passed. Results stay in $BUILD/vm/run for a look afterwards.
 set -uo pipefail
 
@@ -27,7 +30,7 @@ for f in vmlinux initramfs.cpio.gz spyre-bpftrace; do
 done
 
 if [ -z "${VM_STEPS:-}" ]; then
-	VM_STEPS=core,vfio
+	VM_STEPS=core,unwind,vfio
 	# The driver steps need two features that land separately: say which one is missing.
 	if ! "$VMDIR/spyre-bpftrace" --help 2>&1 | grep -q -- '--driver'; then
 		echo "vm-test: spyre-bpftrace has no --driver option yet: driver steps not run"
@@ -85,6 +88,20 @@ check_step() {
 			grep 'per-thread call stacks' "$RUN/out/core.tracer.err" >&2
 			return 1
 		}
+		;;
+	unwind)
+		grep -q 'unwind guard: on' "$RUN/out/unwind.tracer.err" || {
+			echo "unwind: the guard is not on:" >&2
+			grep 'unwind guard' "$RUN/out/unwind.tracer.err" >&2
+			return 1
+		}
+		# the job survived its exceptions (run_traced checks its exit status), every
+		# call is in the trace but the ones that threw, and those are counted as unwound
+		$VERIFY "$RUN/out/unwind.trace.json" --counts "$RUN/out/unwind.counts.json" \
+			--pid "$(cat "$RUN/out/unwind.pid")" || return 1
+		python3 -c 'import json, sys; n = json.load(open(sys.argv[1]))["thrown"]
+sys.exit(0 if sum(n.values()) >= 4 else "unwind: the job threw too few exceptions")' \
+			"$RUN/out/unwind.counts.json"
 		;;
 	vfio)
 		grep -q 'bound to vfio-pci' "$RUN/out/vfio.log"

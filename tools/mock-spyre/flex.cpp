@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -523,8 +524,10 @@ MOCK_API void *FlexAllocator::allocate(size_t bytes, int flags)
 	// Whole pages, as DMA mapping wants; 0 bytes still gets a unique pointer.
 	size_t rounded = (bytes + kPage - 1) & ~(size_t)(kPage - 1);
 
+	// Like operator new, and like the real runtime's allocator: a size that cannot be
+	// represented throws, unwinding through this (traced) frame into the caller.
 	if (rounded < bytes)
-		return nullptr;
+		throw std::bad_alloc();
 	if (!rounded)
 		rounded = kPage;
 	void *p = aligned_alloc(kPage, rounded);

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +37,7 @@ struct Options {
 	long bytes = 65536;
 	long compute_us = 50;
 	long kernels = 3;
+	long oom_every = 0;
 	long phases = 1;
 	const char *ready_file = nullptr;
 	const char *counts_file = nullptr;
@@ -49,6 +52,9 @@ const char *const kKernels[] = {
 };
 
 enum { ALLOC_INPUT = 0x1, ALLOC_OUTPUT = 0x2 };
+
+// Allocations of this phase that threw std::bad_alloc (--oom-every): calls without a return.
+std::atomic<uint64_t> g_thrown{0};
 
 constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
 constexpr uint64_t kFnvPrime = 0x100000001b3ull;
@@ -141,6 +147,16 @@ bool run_iteration(Trainer *tr, const Options *opt, uint64_t iter)
 	bool ok = din && dout;
 	size_t cur = 0;
 
+	// A caching allocator that runs out asks for more than the device has, catches the
+	// bad_alloc, frees its cache and goes on: the exception leaves through the runtime.
+	if (opt->oom_every && iter % (uint64_t)opt->oom_every == 0) {
+		try {
+			tr->alloc->allocate(SIZE_MAX, ALLOC_INPUT);
+			ok = false;
+		} catch (const std::bad_alloc &) {
+			g_thrown.fetch_add(1, std::memory_order_relaxed);
+		}
+	}
 	if (!ok)
 		goto out;
 	fill_input(tr->host_in.data(), bytes, tr->index, iter);
@@ -234,6 +250,8 @@ void usage(FILE *f)
 		"  --bytes B         bytes per copy (65536)\n"
 		"  --compute-us U    simulated time of one compute launch in µs (50)\n"
 		"  --kernels K       compute launches per iteration (3)\n"
+		"  --oom-every N     every N iterations, first an allocation too large for the\n"
+		"                    device, which throws std::bad_alloc (caught) (0: never)\n"
 		"  --phases P        phases (1)\n"
 		"  --ready-file F    write the pid to F (atomically) once all threads exist\n"
 		"  --counts FILE     after each phase write the call counts to FILE\n"
@@ -268,7 +286,7 @@ int parse_options(int argc, char **argv, Options *o)
 {
 	enum {
 		O_DEVICES = 256, O_THREADS, O_STREAMS, O_ITERS, O_BYTES, O_COMPUTE_US, O_KERNELS,
-		O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
+		O_OOM_EVERY, O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
 	};
 	static const struct option longopts[] = {
 		{ "devices", required_argument, nullptr, O_DEVICES },
@@ -278,6 +296,7 @@ int parse_options(int argc, char **argv, Options *o)
 		{ "bytes", required_argument, nullptr, O_BYTES },
 		{ "compute-us", required_argument, nullptr, O_COMPUTE_US },
 		{ "kernels", required_argument, nullptr, O_KERNELS },
+		{ "oom-every", required_argument, nullptr, O_OOM_EVERY },
 		{ "phases", required_argument, nullptr, O_PHASES },
 		{ "ready-file", required_argument, nullptr, O_READY },
 		{ "counts", required_argument, nullptr, O_COUNTS },
@@ -313,6 +332,9 @@ int parse_options(int argc, char **argv, Options *o)
 			break;
 		case O_KERNELS:
 			ok = parse_num("kernels", optarg, 0, 1000000L, &o->kernels);
+			break;
+		case O_OOM_EVERY:
+			ok = parse_num("oom-every", optarg, 0, 1000000L, &o->oom_every);
 			break;
 		case O_PHASES:
 			ok = parse_num("phases", optarg, 1, 1000000L, &o->phases);
@@ -407,6 +429,9 @@ std::string counts_json(long phase, uint64_t checksum)
 			 (unsigned long long)mock_spyre::ioctlCount(i));
 		s += buf;
 	}
+	snprintf(buf, sizeof(buf), "},\"thrown\":{\"%s\":%llu",
+		 mock_spyre::apiName(mock_spyre::API_ALLOCATE), (unsigned long long)g_thrown.load());
+	s += buf;
 	s += "}}\n";
 	return s;
 }
@@ -530,6 +555,7 @@ int main(int argc, char **argv)
 
 		// Nothing runs between phases (every stream was drained), so the reset is exact.
 		mock_spyre::resetCounts();
+		g_thrown = 0;
 		{
 			std::lock_guard<std::mutex> lk(ctl.lock);
 
