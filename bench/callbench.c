@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 uint64_t bench_call(uint64_t a, uint64_t b);
+uint64_t bench_ref(uint64_t a, uint64_t b);
 
 #define MAX_THREADS	64
 #define MAX_REPS	1000
@@ -34,6 +36,7 @@ struct opts {
 	int threads;
 	int reps;
 	int rep_ms;
+	bool interleave;
 	long long counts[MAX_COUNTS];
 	int ncounts;
 	const char *ready_file;
@@ -47,6 +50,9 @@ struct worker {
 	uint64_t elapsed_ns;
 	uint64_t done;		/* calls made */
 	double per_call[MAX_REPS + 1];
+	double cpu_per_call[MAX_REPS + 1];
+	double ref_per_call[MAX_REPS + 1];	/* --interleave: bench_ref's */
+	double ref_cpu_per_call[MAX_REPS + 1];
 	uint64_t sink;
 };
 
@@ -60,6 +66,19 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/*
+ * The thread's own CPU time: on a shared VM the wall clock also counts the time the
+ * hypervisor ran someone else (steal) and preemptions, the thread's CPU clock does not; a
+ * probe's cost (trap, handler, BPF programs) is CPU time of the probed thread either way.
+ */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static void *timed_worker(void *arg)
 {
 	struct worker *w = arg;
@@ -67,7 +86,7 @@ static void *timed_worker(void *arg)
 
 	pthread_barrier_wait(&start_barrier);
 	for (int r = 0; r <= w->o->reps; r++) {
-		uint64_t t0 = now_ns(), t, n = 0, batch = 1;
+		uint64_t c0 = cpu_ns(), t0 = now_ns(), t, n = 0, batch = 1;
 
 		/*
 		 * Grow the batch until a batch is a small part of the repetition: the clock is read
@@ -82,7 +101,54 @@ static void *timed_worker(void *arg)
 				batch *= 2;
 		} while (t - t0 < rep_ns);
 		w->per_call[r] = (double)(t - t0) / n;
+		w->cpu_per_call[r] = (double)(cpu_ns() - c0) / n;
 		w->done += n;
+	}
+	w->sink = sink;
+	return NULL;
+}
+
+/* One function's share of an interleaved repetition. */
+struct share {
+	uint64_t (*fn)(uint64_t, uint64_t);
+	uint64_t n, wall, cpu, batch;
+};
+
+/*
+ * --interleave: batches of bench_call and bench_ref alternate within every repetition, each
+ * batch grown to ~1/64 of it. A tracer on one and the empty pair on the other are then
+ * measured under the same load, milliseconds apart: on a shared VM the same phase run seconds
+ * later can cost 25 % more, which swamps a ratio of two phases.
+ */
+static void *interleave_worker(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t rep_ns = w->o->rep_ms * 1000000ull, sink = 0;
+
+	pthread_barrier_wait(&start_barrier);
+	for (int r = 0; r <= w->o->reps; r++) {
+		struct share sh[2] = { { .fn = bench_call, .batch = 1 },
+				       { .fn = bench_ref, .batch = 1 } };
+		uint64_t t0 = now_ns(), t = t0;
+
+		for (int k = 0; t - t0 < rep_ns; k ^= 1) {
+			struct share *x = &sh[k];
+			uint64_t c = cpu_ns(), b = now_ns();
+
+			for (uint64_t i = 0; i < x->batch; i++)
+				sink += x->fn(i, x->n);
+			t = now_ns();
+			x->cpu += cpu_ns() - c;
+			x->wall += t - b;
+			x->n += x->batch;
+			if ((t - b) * 64 < rep_ns && x->batch < (1u << 20))
+				x->batch *= 2;
+		}
+		w->per_call[r] = (double)sh[0].wall / sh[0].n;
+		w->cpu_per_call[r] = (double)sh[0].cpu / sh[0].n;
+		w->ref_per_call[r] = (double)sh[1].wall / sh[1].n;
+		w->ref_cpu_per_call[r] = (double)sh[1].cpu / sh[1].n;
+		w->done += sh[0].n + sh[1].n;
 	}
 	w->sink = sink;
 	return NULL;
@@ -131,6 +197,16 @@ static int write_atomic(const char *path, const char *text)
 	return err;
 }
 
+/* " key=v1,v2,...": what fits of it in @out, its length */
+static size_t list(char *out, size_t outlen, const char *key, const double *v, int n)
+{
+	size_t len = snprintf(out, outlen, "%s", key);
+
+	for (int i = 0; i < n && len < outlen; i++)
+		len += snprintf(out + len, outlen - len, "%s%.3f", i ? "," : "", v[i]);
+	return len < outlen ? len : outlen - 1;
+}
+
 static int run_phase(const struct opts *o, int phase, char *out, size_t outlen)
 {
 	static struct worker w[MAX_THREADS];
@@ -148,8 +224,8 @@ static int run_phase(const struct opts *o, int phase, char *out, size_t outlen)
 	for (int i = 0; i < o->threads; i++) {
 		w[i].o = o;
 		w[i].calls = calls / o->threads + (i < calls % o->threads);
-		err = pthread_create(&w[i].th, NULL, o->ncounts ? count_worker : timed_worker,
-				     &w[i]);
+		err = pthread_create(&w[i].th, NULL, o->ncounts ? count_worker :
+				     o->interleave ? interleave_worker : timed_worker, &w[i]);
 		if (err) {
 			fprintf(stderr, "callbench: pthread_create: %s\n", strerror(err));
 			exit(1);	/* the others wait at the barrier forever: nothing to save */
@@ -167,20 +243,38 @@ static int run_phase(const struct opts *o, int phase, char *out, size_t outlen)
 			 "calls_per_s=%.0f\n", phase, o->threads, calls, (unsigned long long)wall,
 			 wall ? calls * 1e9 / wall : 0.0);
 	} else {
-		static double all[MAX_THREADS * MAX_REPS];
+		static double all[MAX_THREADS * MAX_REPS], cpu[MAX_THREADS * MAX_REPS];
+		static double ref[MAX_THREADS * MAX_REPS], ref_cpu[MAX_THREADS * MAX_REPS];
 		uint64_t done = 0;
+		size_t len;
 		int n = 0;
 
 		for (int i = 0; i < o->threads; i++) {
 			done += w[i].done;
-			for (int r = 1; r <= o->reps; r++)	/* [0] is the warm-up */
+			for (int r = 1; r <= o->reps; r++) {	/* [0] is the warm-up */
+				cpu[n] = w[i].cpu_per_call[r];
+				ref[n] = w[i].ref_per_call[r];
+				ref_cpu[n] = w[i].ref_cpu_per_call[r];
 				all[n++] = w[i].per_call[r];
+			}
+		}
+		/* unsorted first: --interleave pairs bench_call's and bench_ref's repetitions */
+		len = snprintf(out, outlen, "phase=%d mode=%s threads=%d reps=%d", phase,
+			       o->interleave ? "interleave" : "timed", o->threads, o->reps);
+		if (o->interleave) {
+			len += list(out + len, outlen - len, " rep_cpu_ns=", cpu, n);
+			len += list(out + len, outlen - len, " ref_rep_cpu_ns=", ref_cpu, n);
+			qsort(ref, n, sizeof(ref[0]), cmp_double);
+			qsort(ref_cpu, n, sizeof(ref_cpu[0]), cmp_double);
+			len += snprintf(out + len, outlen - len, " ref_median_ns=%.3f "
+					"ref_cpu_median_ns=%.3f", ref[n / 2], ref_cpu[n / 2]);
 		}
 		qsort(all, n, sizeof(all[0]), cmp_double);
-		snprintf(out, outlen, "phase=%d mode=timed threads=%d reps=%d median_ns=%.3f "
-			 "min_ns=%.3f max_ns=%.3f calls=%llu elapsed_ns=%llu\n", phase, o->threads,
-			 o->reps, all[n / 2], all[0], all[n - 1], (unsigned long long)done,
-			 (unsigned long long)wall);
+		qsort(cpu, n, sizeof(cpu[0]), cmp_double);
+		snprintf(out + len, outlen - len, " median_ns=%.3f min_ns=%.3f max_ns=%.3f "
+			 "cpu_median_ns=%.3f cpu_min_ns=%.3f calls=%llu elapsed_ns=%llu\n",
+			 all[n / 2], all[0], all[n - 1], cpu[n / 2], cpu[0],
+			 (unsigned long long)done, (unsigned long long)wall);
 	}
 	return 0;
 }
@@ -189,7 +283,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: callbench [--threads T] [--reps R] [--rep-ms M] [--calls N[,N...]]\n"
-		"                 [--ready-file F] [--result F]\n"
+		"                 [--interleave] [--ready-file F] [--result F]\n"
 		"Each SIGUSR1 runs one phase and writes F.<phase> (key=value line); SIGTERM or SIGINT\n"
 		"ends. Without --result, runs one phase at once and prints it.\n");
 }
@@ -221,13 +315,14 @@ int main(int argc, char **argv)
 		{ "reps", required_argument, NULL, 'r' },
 		{ "rep-ms", required_argument, NULL, 'm' },
 		{ "calls", required_argument, NULL, 'n' },
+		{ "interleave", no_argument, NULL, 'i' },
 		{ "ready-file", required_argument, NULL, 'R' },
 		{ "result", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct opts o = { .threads = 1, .reps = 15, .rep_ms = 40 };
-	char line[512], path[4096], pid[32];
+	char line[16384], path[4096], pid[32];
 	sigset_t set;
 	int c, sig, phase = 0;
 
@@ -247,6 +342,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "callbench: bad --calls '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case 'i':
+			o.interleave = true;
 			break;
 		case 'R':
 			o.ready_file = optarg;

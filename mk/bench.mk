@@ -8,7 +8,7 @@ BENCH_DIR	:= $(BUILD)/bench
 BENCH_LIBS	:= $(BENCH_DIR)/libbench-cf.so $(BENCH_DIR)/libbench-nocf.so
 BENCH_BINS	:= $(BENCH_DIR)/callbench-cf $(BENCH_DIR)/callbench-nocf $(BENCH_DIR)/emptyprobe \
 		   $(BENCH_DIR)/benchctl $(BENCH_DIR)/fmtbench
-BENCH_CFLAGS	:= -O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE
+BENCH_CFLAGS	:= -O2 -g -fno-ipa-icf -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE
 
 .PHONY: bench bench-build
 
