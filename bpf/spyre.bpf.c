@@ -247,52 +247,52 @@ static __always_inline struct tstack *thread_stack(struct task_struct *task, __u
 	return bpf_map_lookup_elem(&stacks, &tid);
 }
 
-/* Frames [from, to) belong to calls that will not return: left by an exception or longjmp. */
-static __noinline void count_unwound(struct tstack *st, __u32 from, __u32 to)
-{
-	for (int i = 0; i < SPYRE_MAX_DEPTH && from + i < to; i++) {
-		__u32 k = (from + i) & (SPYRE_MAX_DEPTH - 1);
-		struct spyre_counters *c = counters_of(st->f[k].probe);
-
-		if (c)
-			c->unwound++;
-	}
-}
-
 /*
  * Is the return address at @sp the kernel's uretprobe trampoline? Then the open call whose
  * frame has this same sp tail-called (jmp) into the one being entered, and is still running.
+ * The trampoline starts the page of the process's uprobe area: a page-aligned return address
+ * is taken for it. Reading the area's address from the mm instead (CO-RE through mm_struct and
+ * xol_area) made loading ~5 ms slower; a real return address that is page-aligned (about one
+ * call site in 4096) only keeps a dead frame until a call from further up the stack.
  */
-static __always_inline bool chained_call(struct task_struct *task, __u64 sp)
+static __always_inline bool chained_call(__u64 sp)
 {
 	__u64 ra;
 
 	if (SPYRE_RET_SP_ADJ == 0 || bpf_probe_read_user(&ra, sizeof(ra), (void *)sp))
 		return true;	/* cannot tell: keep the frame, as before */
-	return ra == BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	return (ra & 4095) == 0;
 }
 
 /*
  * Drop the frames of calls that can no longer return, before pushing one at @sp: a C++
- * exception or a longjmp leaves through them, and the kernel drops their return instances
+ * exception or a longjmp leaves through them, and the kernel drops their return records
  * without running our return program. A frame below the new call's sp was popped off the
  * machine stack; one at the same sp is dead unless the call was chained to it (a tail call).
- * The kernel applies the same rule to its own return instances. Off the fast path: the top
- * frame of a live call is above sp.
+ * The kernel applies the same rule to its own return records. Off the fast path (the top
+ * frame of a live call is above sp). Returns the new depth; 0 < @d <= SPYRE_MAX_DEPTH.
+ *
+ * A global function: the verifier checks it once, on its own, not once per state of its
+ * caller; the probe read stays out of the loops, which it would otherwise walk path by path.
+ * What these calls cost is not counted here: their hits without events say it (the summary's
+ * "no return seen").
  */
-static __noinline __u32 pop_dead_frames(struct tstack *st, struct task_struct *task, __u32 d,
-					__u64 sp)
+__noinline int pop_dead_frames(struct tstack *st, __u32 d, __u64 sp)
 {
-	__u32 top = d;
-
-	for (int i = 0; i < SPYRE_MAX_DEPTH && d; i++) {
-		__u64 fsp = st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp;
-
-		if (fsp > sp || (fsp == sp && chained_call(task, sp)))
+	if (!st)	/* the verifier asks: a global function's pointer may be NULL */
+		return d;
+	for (int i = 0; i < SPYRE_MAX_DEPTH; i++) {
+		if (d == 0 || st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp >= sp)
 			break;
 		d--;
 	}
-	count_unwound(st, d, top);
+	if (d == 0 || st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp != sp || chained_call(sp))
+		return d;
+	for (int i = 0; i < SPYRE_MAX_DEPTH; i++) {
+		if (d == 0 || st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp != sp)
+			break;
+		d--;
+	}
 	return d;
 }
 
@@ -331,7 +331,7 @@ int spyre_entry(struct pt_regs *ctx)
 	}
 	d = st->depth;
 	if (d && d <= SPYRE_MAX_DEPTH && st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp <= sp)
-		d = pop_dead_frames(st, task, d, sp);
+		d = pop_dead_frames(st, d, sp);
 	st->depth = d + 1;
 	if (d >= SPYRE_MAX_DEPTH) {
 		if (c)
@@ -401,9 +401,10 @@ int spyre_exit(struct pt_regs *ctx)
 		return 0;	/* counted at entry */
 	}
 	/*
-	 * Frames above ours whose calls were left by an exception are dropped here too (the
-	 * kernel dropped their return instances). The mask only tells the verifier what the
-	 * depth check above already guarantees.
+	 * Not the top frame: frames above ours whose calls were left by an exception or a
+	 * longjmp are dropped here too (the kernel dropped their return records). None at
+	 * this sp: the entry was never seen, leave the stack as it was. (The mask only tells
+	 * the verifier what the depth check above already guarantees.)
 	 */
 	f = &st->f[d & (SPYRE_MAX_DEPTH - 1)];
 	for (int i = 0; i < SPYRE_MAX_DEPTH && f->sp < sp; i++) {
@@ -413,14 +414,11 @@ int spyre_exit(struct pt_regs *ctx)
 		f = &st->f[d & (SPYRE_MAX_DEPTH - 1)];
 	}
 	if (f->sp != sp) {
-		/* not ours at all: the entry was never seen; leave the stack as it was */
 		if (tracing_on && (c = counters_of(bpf_get_attach_cookie(ctx))))
 			c->unmatched++;
 		return 0;
 	}
 	probe = f->probe;
-	if (d + 1 != st->depth)
-		count_unwound(st, d + 1, st->depth);
 	st->depth = d;
 	if (!f->record)
 		return 0;
@@ -509,8 +507,8 @@ int spyre_instant(struct pt_regs *ctx)
  * any uretprobe tool). This program runs at the unwinder's entry points (probes of
  * type=unwind: _Unwind_RaiseException, _Unwind_ForcedUnwind) and puts the real return
  * addresses back, from the kernel's own record of them, before the unwinder reads them. The
- * open calls of the thread then return without passing the trampoline: they are counted as
- * unwound and their frames dropped. Writes user memory, so it is loaded only where the kernel
+ * open calls of the thread then return without passing the trampoline: their frames are
+ * dropped, and they are left with a hit and no event. Writes user memory, so it is loaded only where the kernel
  * allows bpf_probe_write_user (not under lockdown), and only on x86, where the return address
  * is on the stack (the other ABIs return through a link register the unwinder reads from its
  * own save slot).
@@ -540,11 +538,10 @@ int spyre_unwind(struct pt_regs *ctx)
 			bpf_probe_write_user((void *)slot, &orig, sizeof(orig));
 		ri = BPF_CORE_READ(ri, next);
 	}
+	/* none of the thread's open calls returns through the trampoline now */
 	st = find_stack(task, task->pid);
-	if (!st)
-		return 0;
-	count_unwound(st, 0, st->depth);
-	st->depth = 0;
+	if (st)
+		st->depth = 0;
 	return 0;
 }
 

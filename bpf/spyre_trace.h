@@ -90,8 +90,6 @@ struct spyre_counters {
 	__u64 unmatched;	/* return without a matching entry */
 	__u64 sampled_out;	/* not recorded by --sample-every (by design, not a loss) */
 	__u64 drops_rate;	/* not recorded: the process was over its --rate-cap */
-	__u64 unwound;		/* calls that never returned: left by a C++ exception (or the
-				 * unwinding of pthread_cancel/exit) or by a longjmp */
 };
 
 #endif /* SPYRE_TRACE_H */

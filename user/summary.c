@@ -19,10 +19,26 @@ static int by_total_desc(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/*
+ * Span calls whose return the trace has not got: entered (hits), neither delivered nor counted
+ * as dropped or left out. Left by a C++ exception or a longjmp (the BPF drops their frames), or
+ * still running at the stop. No BPF counter: the kernel gives no event for them.
+ */
+static uint64_t no_return(const struct probe_spec *sp, const struct spyre_counters *k,
+			  uint64_t delivered)
+{
+	uint64_t accounted = delivered + k->drops_ring + k->drops_depth + k->sampled_out +
+			     k->drops_rate;
+
+	if (sp->type != PROBE_SPAN || k->hits <= accounted)
+		return 0;
+	return k->hits - accounted;
+}
+
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, int pid)
 {
-	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0, unwound = 0, throws = 0;
+	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0, noret = 0, throws = 0;
 	int *order, n = 0;
 	char b1[32], b2[32], b3[32], b4[32];
 
@@ -33,7 +49,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		ring += counters[i].drops_ring;
 		depth += counters[i].drops_depth;
 		unmatched += counters[i].unmatched;
-		unwound += counters[i].unwound;
+		noret += no_return(&t->table->specs[t->probes[i].spec], &counters[i],
+				   c->delivered[i]);
 		/* an unwinder's hits are exceptions, not calls of the runtime */
 		if (t->table->specs[t->probes[i].spec].type == PROBE_UNWIND)
 			throws += counters[i].hits;
@@ -82,9 +99,11 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	if (unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
 			"probes were being attached)\n", (unsigned long long)unmatched);
-	if (throws || unwound)
-		fprintf(f, "C++ exceptions thrown: %llu; traced calls they left (no return, no span): "
-			"%llu\n", (unsigned long long)throws, (unsigned long long)unwound);
+	if (throws)
+		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)throws);
+	if (noret)
+		fprintf(f, "calls with no return seen: %llu (left by a C++ exception or longjmp, or "
+			"still running when tracing stopped)\n", (unsigned long long)noret);
 	free(order);
 }
 
@@ -128,8 +147,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, counters[i].sampled_out);
 		jw_lit(w, ",\"dropsRateCap\":");
 		jw_u64(w, counters[i].drops_rate);
-		jw_lit(w, ",\"unwound\":");
-		jw_u64(w, counters[i].unwound);
+		jw_lit(w, ",\"noReturn\":");
+		jw_u64(w, no_return(&t->table->specs[p->spec], &counters[i], c->delivered[i]));
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "],\n\"spyreStats\":{\"targetPid\":");

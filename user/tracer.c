@@ -576,7 +576,6 @@ void tracer_read_counters(struct tracer *tr, int n)
 			tr->counters[i].unmatched += v[c].unmatched;
 			tr->counters[i].sampled_out += v[c].sampled_out;
 			tr->counters[i].drops_rate += v[c].drops_rate;
-			tr->counters[i].unwound += v[c].unwound;
 		}
 	}
 	free(v);

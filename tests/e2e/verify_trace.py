@@ -93,12 +93,12 @@ def check_counts(d, counts, problems, allow_drops):
         sym = p["symbol"]
         if sym not in counts["calls"]:
             continue
-        # calls left by an exception never return: no span, counted as unwound
+        # calls left by an exception never return: no span, a hit without an event
         thrown = counts.get("thrown", {}).get(sym, 0)
         want = counts["calls"][sym] - thrown
-        if thrown and p.get("unwound") != thrown:
+        if thrown and p.get("noReturn") != thrown:
             problems.append(f"{p['name']}: {thrown} calls threw, metadata says "
-                            f"{p.get('unwound')} unwound")
+                            f"{p.get('noReturn')} without a return")
         got = by_name.get(p["name"], 0)
         if p["events"] != got and p["name"] not in ("aiuOperationComplete",):
             problems.append(f"{p['name']}: metadata says {p['events']} events, trace has {got}")

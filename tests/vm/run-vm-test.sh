@@ -96,7 +96,7 @@ check_step() {
 			return 1
 		}
 		# the job survived its exceptions (run_traced checks its exit status), every
-		# call is in the trace but the ones that threw, and those are counted as unwound
+		# call is in the trace but the ones that threw, and those are its noReturn
 		$VERIFY "$RUN/out/unwind.trace.json" --counts "$RUN/out/unwind.counts.json" \
 			--pid "$(cat "$RUN/out/unwind.pid")" || return 1
 		python3 -c 'import json, sys; n = json.load(open(sys.argv[1]))["thrown"]
