@@ -321,7 +321,7 @@ for v in cf nocf; do
 	OV[$v.r_ours_empty]=${OV[$v.r_oe]}
 	OV[$v.r_bt_ours]=${OV[$v.r_bo]}
 	[ -n "${BPFRUN[$v]:-}" ] && say "   our BPF programs' own run time per call (bpf_stats): ${BPFRUN[$v]}"
-	say "   added cost, ours/limit = $(printf '%.2f' "${OV[$v.r_ours_empty]}") (per repetition, both in one phase; median over repetitions, then rounds)"
+	say "   added cost, ours/limit = $(printf '%.3f' "${OV[$v.r_ours_empty]}") (per repetition, both in one phase; median over repetitions, then rounds)"
 	say "   added cost, bpftrace/ours = $( [ "${OV[$v.r_bt_ours]}" = nan ] && echo n/a || printf '%.2f' "${OV[$v.r_bt_ours]}") (phases apart; median of per-round ratios)"
 done
 say ""
@@ -602,12 +602,12 @@ say "== targets (issue \"Performance\") =="
 tgt() { printf '   %-60s %-34s %s\n' "$1" "$2" "$3"; }
 R1=${OV[cf.r_ours_empty]}
 R2=${OV[cf.r_bt_ours]}
-tgt "traced-call overhead <= 1.2x empty pair limit (cf variant)" "$(printf '%.2fx' "$R1")" \
+tgt "traced-call overhead <= 1.2x empty pair limit (cf variant)" "$(printf '%.3fx' "$R1")" \
 	"$(verdict "$R1 <= 1.2")"
 tgt "traced-call overhead >= 3x lower than bpftrace (cf variant)" \
 	"$( [ "$R2" = nan ] && echo n/a || printf '%.2fx' "$R2")" \
 	"$( [ "$R2" = nan ] && echo MISS || verdict "$R2 >= 3")"
-tgt "" "(nocf variant: $(printf '%.2fx' "${OV[nocf.r_ours_empty]}") / $( [ "${OV[nocf.r_bt_ours]}" = nan ] && echo n/a || printf '%.2fx' "${OV[nocf.r_bt_ours]}"))" ""
+tgt "" "(nocf variant: $(printf '%.3fx' "${OV[nocf.r_ours_empty]}") / $( [ "${OV[nocf.r_bt_ours]}" = nan ] && echo n/a || printf '%.2fx' "${OV[nocf.r_bt_ours]}"))" ""
 tgt ">= 2M events/s to JSON, 0 drops, one consumer core" \
 	"$(f0 "${EV[plain.capacity]}")/s per core, ${EV[plain.drops]} drops" \
 	"$(verdict "${EV[plain.capacity]} >= 2000000 && ${EV[plain.drops]} == 0")"
