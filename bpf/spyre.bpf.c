@@ -508,10 +508,10 @@ int spyre_instant(struct pt_regs *ctx)
  * type=unwind: _Unwind_RaiseException, _Unwind_ForcedUnwind) and puts the real return
  * addresses back, from the kernel's own record of them, before the unwinder reads them. The
  * open calls of the thread then return without passing the trampoline: their frames are
- * dropped, and they are left with a hit and no event. Writes user memory, so it is loaded only where the kernel
- * allows bpf_probe_write_user (not under lockdown), and only on x86, where the return address
- * is on the stack (the other ABIs return through a link register the unwinder reads from its
- * own save slot).
+ * dropped, and they are left with a hit and no event. Writes user memory, so it is loaded only
+ * where the kernel allows bpf_probe_write_user (not under lockdown), and only on x86, where the
+ * return address is on the stack (the other ABIs return through a link register the unwinder
+ * reads from its own save slot).
  */
 #define SPYRE_MAX_URETPROBE_DEPTH 64	/* the kernel's MAX_URETPROBE_DEPTH per task */
 

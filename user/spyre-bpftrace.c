@@ -328,7 +328,8 @@ static int cmd_trace(struct probe_table *table)
 			tr.task_storage ? "task storage" : "a hash map");
 	if (env.verbose)
 		fprintf(stderr, "spyre-bpftrace: C++ exception unwind guard: %s\n",
-			tr.unwind_guard ? "on" : "off (bpf_probe_write_user refused, or SPYRE_NO_UNWIND_GUARD=1)");
+			tr.unwind_guard ? "on" :
+			"off (bpf_probe_write_user refused, or SPYRE_NO_UNWIND_GUARD=1)");
 
 	/*
 	 * Attach while the driver tier may still be loading: the first uprobe_multi link takes

@@ -102,8 +102,9 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	if (throws)
 		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)throws);
 	if (noret)
-		fprintf(f, "calls with no return seen: %llu (left by a C++ exception or longjmp, or "
-			"still running when tracing stopped)\n", (unsigned long long)noret);
+		fprintf(f, "calls with no return seen: %llu (left by a C++ exception or "
+			"longjmp, or still running when tracing stopped)\n",
+			(unsigned long long)noret);
 	free(order);
 }
 

@@ -144,7 +144,8 @@ static bool kernel_allows_unwind_guard(void)
 	 * libbpf_probe_bpf_helper() takes "program of this type cannot use helper" (what a
 	 * kernel under lockdown says) for yes.
 	 */
-	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, sizeof(insns) / sizeof(insns[0]), &o);
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &o);
 	if (fd >= 0)
 		close(fd);
 	return log[0] && !strstr(log, "cannot use helper") && !strstr(log, "unknown func") &&
@@ -411,7 +412,8 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid)
 		struct bpf_link *l;
 		int err;
 
-		if (p->attached || !attachable(tr, t, p) || (s->type == PROBE_UNWIND) != (k < t->cnt))
+		if (p->attached || !attachable(tr, t, p) ||
+		    (s->type == PROBE_UNWIND) != (k < t->cnt))
 			continue;
 		/* return first, for the reason given in attach_multi() */
 		if (s->type == PROBE_SPAN) {

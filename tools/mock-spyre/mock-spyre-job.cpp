@@ -430,7 +430,8 @@ std::string counts_json(long phase, uint64_t checksum)
 		s += buf;
 	}
 	snprintf(buf, sizeof(buf), "},\"thrown\":{\"%s\":%llu",
-		 mock_spyre::apiName(mock_spyre::API_ALLOCATE), (unsigned long long)g_thrown.load());
+		 mock_spyre::apiName(mock_spyre::API_ALLOCATE),
+		 (unsigned long long)g_thrown.load());
 	s += buf;
 	s += "}}\n";
 	return s;
