@@ -510,8 +510,8 @@ int spyre_instant(struct pt_regs *ctx)
  * open calls of the thread then return without passing the trampoline: their frames are
  * dropped, and they are left with a hit and no event. Writes user memory, so it is loaded only
  * where the kernel allows bpf_probe_write_user (not under lockdown), and only on x86, where the
- * return address is on the stack (the other ABIs return through a link register the unwinder
- * reads from its own save slot).
+ * kernel's record names the stack slot of each return address (the other ABIs pass it in a
+ * link register, which the function saves wherever its own code puts it).
  */
 #define SPYRE_MAX_URETPROBE_DEPTH 64	/* the kernel's MAX_URETPROBE_DEPTH per task */
 

@@ -329,7 +329,7 @@ static int cmd_trace(struct probe_table *table)
 	if (env.verbose)
 		fprintf(stderr, "spyre-bpftrace: C++ exception unwind guard: %s\n",
 			tr.unwind_guard ? "on" :
-			"off (bpf_probe_write_user refused, or SPYRE_NO_UNWIND_GUARD=1)");
+			"off (bpf_probe_write_user refused, not x86-64, or SPYRE_NO_UNWIND_GUARD=1)");
 
 	/*
 	 * Attach while the driver tier may still be loading: the first uprobe_multi link takes

@@ -118,8 +118,9 @@ static bool kernel_has_task_storage(void)
 
 /*
  * The unwind guard (spyre_unwind) writes return addresses back into the traced thread's stack:
- * bpf_probe_write_user, which a kernel under lockdown refuses. Where the return address is not
- * on the stack (every ABI but x86's) the unwinder is not misled and nothing needs a guard.
+ * bpf_probe_write_user, which a kernel under lockdown refuses. Only on x86-64, where a call's
+ * return address sits in a known stack slot; elsewhere it arrives in a link register that the
+ * function saves where its own code decides, out of the guard's reach.
  */
 static bool kernel_allows_unwind_guard(void)
 {
@@ -387,10 +388,10 @@ static void warn_unguarded(struct tracer *tr, const struct target *t)
 	for (int i = 0; i < t->cnt && !tr->unwind_warned; i++) {
 		if (t->table->specs[t->probes[i].spec].type != PROBE_UNWIND)
 			continue;
-		fprintf(stderr, "spyre-bpftrace: warning: this kernel does not let BPF programs "
-			"write user memory (lockdown?): a C++ exception thrown through a traced "
-			"call would terminate the process (%s is mapped; see \"C++ exceptions\" in "
-			"docs/user-guide.md)\n", t->libs[t->probes[i].lib].path);
+		fprintf(stderr, "spyre-bpftrace: warning: no unwind guard (the kernel refuses "
+			"bpf_probe_write_user, or not x86-64): a C++ exception thrown through a "
+			"traced call would terminate the process (%s is mapped; see \"C++ "
+			"exceptions\" in docs/user-guide.md)\n", t->libs[t->probes[i].lib].path);
 		tr->unwind_warned = true;
 	}
 }
