@@ -91,14 +91,16 @@ PY
 
 @test "--rate-cap limits the events per process" {
 	start_job --iters 2000 --kernels 2 --compute-us 0 --bytes 64 --threads 2
+	# from before the tracer attached until it stopped: every event it could record falls in
+	# there (bash's SECONDS counts whole seconds and undercounted a 2 s phase as 1)
+	t0=$(date +%s%N)
 	start_tracer --rate-cap 2000 -o "$BATS_TEST_TMPDIR/t.json"
-	SECONDS=0
 	run_phase
-	elapsed=$SECONDS
 	stop_tracer INT
+	elapsed=$(( $(date +%s%N) - t0 ))
 	python3 - "$BATS_TEST_TMPDIR/t.json" "$elapsed" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); secs = max(1, int(sys.argv[2]))
+import json, math, sys
+d = json.load(open(sys.argv[1])); secs = max(1, math.ceil(int(sys.argv[2]) / 1e9))
 ev = sum(p["events"] for p in d["spyreProbes"])
 capped = sum(p["dropsRateCap"] for p in d["spyreProbes"])
 assert capped > 0, "the cap never applied"
