@@ -46,13 +46,14 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	if (!order)
 		return;
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
+		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
+
 		ring += counters[i].drops_ring;
 		depth += counters[i].drops_depth;
 		unmatched += counters[i].unmatched;
-		noret += no_return(&t->table->specs[t->probes[i].spec], &counters[i],
-				   c->delivered[i]);
+		noret += no_return(sp, &counters[i], c->delivered[i]);
 		/* an unwinder's hits are exceptions, not calls of the runtime */
-		if (t->table->specs[t->probes[i].spec].type == PROBE_UNWIND)
+		if (sp->type == PROBE_UNWIND)
 			throws += counters[i].hits;
 		else
 			hits += counters[i].hits;
