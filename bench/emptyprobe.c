@@ -17,47 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <linux/bpf.h>
 #include <bpf/libbpf.h>
 #include "empty.skel.h"
-
-/* uapi values newer than libbpf 1.1's headers */
-#define EP_TRACE_UPROBE_MULTI		48
-#define EP_F_UPROBE_MULTI_RETURN	1
-
-/* BPF_LINK_CREATE's uprobe_multi member, laid out as in the kernel's union bpf_attr */
-struct ep_uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__aligned_u64 path;
-	__aligned_u64 offsets;
-	__aligned_u64 ref_ctr_offsets;
-	__aligned_u64 cookies;
-	__u32 cnt;
-	__u32 uflags;
-	__u32 pid;
-};
-
-static int multi_link(struct bpf_program *prog, const char *path, unsigned long *off, bool ret,
-		      int pid)
-{
-	struct ep_uprobe_multi_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_fd = bpf_program__fd(prog);
-	a.attach_type = EP_TRACE_UPROBE_MULTI;
-	a.path = (unsigned long)path;
-	a.offsets = (unsigned long)off;
-	a.cnt = 1;
-	a.uflags = ret ? EP_F_UPROBE_MULTI_RETURN : 0;
-	a.pid = pid;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : fd;
-}
+#include "umulti.h"
 
 static int write_ready(const char *path)
 {
@@ -144,22 +106,26 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (multi) {
-		bpf_program__set_expected_attach_type(skel->progs.empty_entry, EP_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(skel->progs.empty_exit, EP_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.empty_entry,
+						      SPYRE_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.empty_exit,
+						      SPYRE_TRACE_UPROBE_MULTI);
 	}
 	if (empty_bpf__load(skel)) {
 		fprintf(stderr, "emptyprobe: cannot load: %s\n", strerror(errno));
 		goto out;
 	}
 	if (multi) {
-		mfd[0] = multi_link(skel->progs.empty_entry, binary, &offset, false, pid);
+		mfd[0] = umulti_link(bpf_program__fd(skel->progs.empty_entry), binary, &offset,
+				     NULL, 1, false, pid);
 		if (mfd[0] < 0) {
 			fprintf(stderr, "emptyprobe: uprobe_multi %s+0x%lx: %s\n", binary, offset,
 				strerror(-mfd[0]));
 			goto out;
 		}
 		if (!no_ret) {
-			mfd[1] = multi_link(skel->progs.empty_exit, binary, &offset, true, pid);
+			mfd[1] = umulti_link(bpf_program__fd(skel->progs.empty_exit), binary,
+					     &offset, NULL, 1, true, pid);
 			if (mfd[1] < 0) {
 				fprintf(stderr, "emptyprobe: uretprobe_multi %s+0x%lx: %s\n", binary,
 					offset, strerror(-mfd[1]));

@@ -273,11 +273,13 @@ percall_variant() {
 		echo 1 >/proc/sys/kernel/bpf_stats_enabled
 		k=$((k + 1)); phase $pid "$WORK/cb-$v.res.$k" >/dev/null
 		for id in $ids; do
-			bpftool prog show id "$id" --json 2>/dev/null | python3 -c '
+			# gone meanwhile: the registration warm-up's program (user/warm.c)
+			j=$(bpftool prog show id "$id" --json 2>/dev/null) || continue
+			python3 -c '
 import json, sys
 p = json.load(sys.stdin)
 if p.get("run_cnt"):
-	print("%s %.1f" % (p["name"], p["run_time_ns"] / p["run_cnt"]))'
+	print("%s %.1f" % (p["name"], p["run_time_ns"] / p["run_cnt"]))' <<<"$j"
 		done >"$WORK/bpfstats-$v"
 		echo "$STATS_OLD" >/proc/sys/kernel/bpf_stats_enabled
 		STATS_OLD=
@@ -481,6 +483,18 @@ if "$TOOL" --help 2>&1 | grep -q -- '--driver MODE'; then
 		OFF_DET+=("$(kv "$WORK/bjt.out" stop_ns)")
 	done
 fi
+# the registration warm-up (user/warm.h) on and off, alternated on the same job
+WON_ATT=() WOFF_ATT=()
+for _ in $(seq $((ROUNDS < 5 ? 5 : ROUNDS))); do
+	for w in 0 1; do
+		rm -f "$WORK/bjw.ready"
+		spawn bjw --mark "ready:$WORK/bjw.ready" -- env SPYRE_NO_WARM=$w "$TOOL" -p "$BJPID" \
+			--ready-file "$WORK/bjw.ready" -o "$WORK/bjw.json" --force -q
+		stop bjw $SP_PID
+		if [ $w = 0 ]; then WON_ATT+=("$(kv "$WORK/bjw.out" ready_ns)")
+		else WOFF_ATT+=("$(kv "$WORK/bjw.out" ready_ns)"); fi
+	done
+done
 kill -TERM $BJ; wait $BJ || true; untrack $BJ
 A_MED=$(median "${ATTACH[@]}")
 D_MED=$(median "${DETACH[@]}")
@@ -494,6 +508,9 @@ if [ ${#OFF_ATT[@]} -gt 0 ]; then
 		"${#OFF_ATT[@]}" "$(calc "printf \"%.6g\", $(median "${OFF_ATT[@]}") / 1e6")" \
 		"$(calc "printf \"%.6g\", $(median "${OFF_DET[@]}") / 1e6")"
 fi
+printf '   registration warm-up on / off (SPYRE_NO_WARM=1), alternated, %d runs each: attach %.1f / %.1f ms\n' \
+	"${#WON_ATT[@]}" "$(calc "printf \"%.6g\", $(median "${WON_ATT[@]}") / 1e6")" \
+	"$(calc "printf \"%.6g\", $(median "${WOFF_ATT[@]}") / 1e6")"
 if ((HAVE_BT)); then
 	BTS_MED=$(median "${BT_START[@]}")
 	printf '   bpftrace, same functions (%s probes incl. BEGIN), %d runs: "Attaching" after %.1f ms, BEGIN output after %.1f ms, detach %.1f ms\n' \

@@ -39,8 +39,8 @@ $(BENCH_DIR)/empty.bpf.o: bench/empty.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BENCH_
 $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
 	$(BPFTOOL) gen skeleton $< name empty_bpf > $@
 
-$(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h
-	$(CC) $(BENCH_CFLAGS) -I$(BENCH_DIR) $< -lbpf -lelf -lz -o $@
+$(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h $(BUILD)/user/umulti.o
+	$(CC) $(BENCH_CFLAGS) -I$(BENCH_DIR) -Iuser $< $(BUILD)/user/umulti.o -lbpf -lelf -lz -o $@
 
 $(BENCH_DIR)/benchctl: bench/benchctl.c | $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) $< -o $@

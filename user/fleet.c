@@ -18,6 +18,7 @@
 #include "rotate.h"
 #include "summary.h"
 #include "tracer.h"
+#include "warm.h"
 #include "util.h"
 
 /* new processes are looked at every rescan; everything again every 10th (dlopen, reused pids) */
@@ -230,6 +231,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	struct pidset seen = {};
 	struct rotate rot = {};
 	struct tracer tr = {};
+	struct warmer *warm = NULL;
 	struct target t = {};
 	bool stop = false, loaded = false, ready = false, tty;
 	char hostname[64] = "";
@@ -251,6 +253,8 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 			goto out;
 		}
 	}
+	/* the first window's ready comes sooner (see warm.h); later attaches are not waited on */
+	warm = warm_start();
 	err = tracer_ring_create(env->ringbuf_mb);
 	if (err >= 0) {
 		topts.ring_fd = err;
@@ -312,6 +316,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		      target_scan(&t);
 		if (err >= 0 && !consumer_resize(&cons, t.cnt))
 			err = tracer_attach(&tr, &t, t.pid);
+		warm_end(warm);
 		if (err < 0)
 			die_msg("resolving probes: %s", strerror(-err));
 		next_scan = now_ns(CLOCK_MONOTONIC) + TRACER_RESCAN_MS * 1000000ull;
@@ -407,6 +412,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 out:
 	if (sfd >= 0)
 		close(sfd);
+	warm_free(warm);
 	if (loaded)
 		tracer_close(&tr);
 	if (env->output_dir)

@@ -2,10 +2,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <sys/syscall.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +11,7 @@
 #include "ringbuf.h"
 #include "spyre.skel.h"
 #include "tracer.h"
+#include "umulti.h"
 #include "util.h"
 
 /* Records per consume call before the main loop looks at the clock and signals again. */
@@ -33,27 +30,6 @@ static int on_event(void *ctx, const void *data, size_t len)
 	/* libbpf 1.1 keeps consuming while the producer keeps pace: stop to look around */
 	return tr->batch >= DRAIN_BATCH ? -EAGAIN : 0;
 }
-
-/* enum bpf_attach_type / flags of Linux 6.6, absent from older uapi headers */
-#define SPYRE_TRACE_UPROBE_MULTI	48
-#define SPYRE_F_UPROBE_MULTI_RETURN	1
-
-/* The BPF_LINK_CREATE attributes of a uprobe_multi link, laid out as in the kernel's union. */
-struct uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 uflags;
-	__u32 pid;
-	__u32 pad;
-	__u64 reserved[8];	/* the rest of union bpf_attr must read as zero */
-};
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
@@ -156,50 +132,6 @@ static bool kernel_allows_unwind_guard(void)
 #endif
 }
 
-/*
- * Older kernels accept the attach type at load and only refuse the link (6.1 does): ask the
- * kernel's BTF whether the uprobe_multi link exists at all. Detect, don't assume: distro
- * kernels backport it.
- */
-static bool kernel_has_uprobe_multi(void)
-{
-	static const char name[] = "bpf_uprobe_multi_link";
-	bool has = false;
-	struct stat st;
-	void *btf;
-	int fd;
-
-	/*
-	 * The type's name in the BTF string table is enough, and a memmem over the mapped file
-	 * takes ~1 ms where parsing the whole BTF took ~20 ms of attach time.
-	 */
-	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	if (!fstat(fd, &st) && st.st_size > 0) {
-		btf = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (btf != MAP_FAILED) {
-			/* the string table holds it NUL-terminated on both sides */
-			const char *p = btf, *end = p + st.st_size;
-
-			while ((p = memmem(p, end - p, name, sizeof(name))) && !has) {
-				has = p > (const char *)btf && p[-1] == 0;
-				p++;
-			}
-			munmap(btf, st.st_size);
-		} else {
-			/* sysfs files may not map: read it */
-			char *buf = malloc(st.st_size);
-			ssize_t n = buf ? pread(fd, buf, st.st_size, 0) : -1;
-
-			has = n > 0 && memmem(buf, n, name, sizeof(name));
-			free(buf);
-		}
-	}
-	close(fd);
-	return has;
-}
-
 int tracer_ring_create(unsigned int ringbuf_mb)
 {
 	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, ringbuf_mb << 20, NULL);
@@ -221,7 +153,7 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 	tr->task_storage = kernel_has_task_storage();
 	tr->stage = tr->task_storage && !env_is_1("SPYRE_NO_STAGE");
 	tr->unwind_guard = kernel_allows_unwind_guard();
-	if (!env_is_1("SPYRE_NO_UPROBE_MULTI") && kernel_has_uprobe_multi()) {
+	if (umulti_supported()) {
 		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
 		libbpf_quiet(true);
 		err = load(tr, o, true);
@@ -261,7 +193,6 @@ fail:
 static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *path,
 		      unsigned long *offs, __u64 *cookies, int n, bool ret, int pid)
 {
-	struct uprobe_multi_attr a = {};
 	int fd;
 
 	if (tr->nmlinks == tr->capmlinks) {
@@ -278,17 +209,9 @@ static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *p
 		tr->mlink_ret = nr;
 		tr->capmlinks = cap;
 	}
-	a.prog_fd = bpf_program__fd(prog);
-	a.attach_type = SPYRE_TRACE_UPROBE_MULTI;
-	a.path = (__u64)(unsigned long)path;
-	a.offsets = (__u64)(unsigned long)offs;
-	a.cookies = (__u64)(unsigned long)cookies;
-	a.cnt = n;
-	a.uflags = ret ? SPYRE_F_UPROBE_MULTI_RETURN : 0;
-	a.pid = pid > 0 ? pid : 0;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	fd = umulti_link(bpf_program__fd(prog), path, offs, cookies, n, ret, pid);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	tr->mlink_ret[tr->nmlinks] = ret;
 	tr->mlinks[tr->nmlinks++] = fd;
 	return 0;
@@ -525,14 +448,17 @@ void tracer_detach(struct tracer *tr, struct target *t)
 		ret[i] = tr->links[2 * i + 1];
 		tr->links[2 * i] = tr->links[2 * i + 1] = NULL;
 	}
-	/* multi links in the same order: returns first */
+	/* multi links in the same order: returns first, each pass's waits side by side */
 	for (int pass = 0; pass < 2; pass++) {
+		int fds[tr->nmlinks > 0 ? tr->nmlinks : 1], n = 0;
+
 		for (int i = 0; i < tr->nmlinks; i++) {
 			if (tr->mlinks[i] >= 0 && tr->mlink_ret[i] == (pass == 0)) {
-				close(tr->mlinks[i]);
+				fds[n++] = tr->mlinks[i];
 				tr->mlinks[i] = -1;
 			}
 		}
+		close_parallel(fds, n);
 	}
 	tr->nmlinks = 0;
 	destroy_links(ret, SPYRE_MAX_PROBES);

@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "env.h"
@@ -115,4 +117,31 @@ void libbpf_quiet(bool on)
 bool libbpf_is_quiet(void)
 {
 	return quiet_libbpf;
+}
+
+static void *close_one(void *arg)
+{
+	close((int)(long)arg);
+	return NULL;
+}
+
+void close_parallel(const int *fds, int n)
+{
+	pthread_t *th = calloc(n > 0 ? n : 1, sizeof(*th));
+	bool *started = calloc(n > 0 ? n : 1, sizeof(*started));
+
+	for (int i = 0; i < n; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (th && started &&
+		    !pthread_create(&th[i], NULL, close_one, (void *)(long)fds[i]))
+			started[i] = true;
+		else
+			close(fds[i]);
+	}
+	for (int i = 0; i < n; i++)
+		if (started && started[i])
+			pthread_join(th[i], NULL);
+	free(th);
+	free(started);
 }

@@ -188,6 +188,52 @@ PY
 	stop_mid_phase INT
 }
 
+# warm_site: the probe site of the tracer's registration warm-up (user/warm.c), in the format
+# of `spyre-bpftrace list` for probe_sites.py
+warm_site() {
+	python3 - "$TOOL" <<'PY'
+import subprocess, sys
+tool = sys.argv[1]
+run = lambda *a: subprocess.run(a, capture_output=True, text=True, check=True).stdout
+addr = next(int(l.split()[0], 16) for l in run("nm", tool).splitlines()
+            if l.endswith(" spyre_warm_target"))
+for l in run("readelf", "-lW", tool).splitlines():
+    f = l.split()
+    if f and f[0] == "LOAD" and int(f[2], 16) <= addr < int(f[2], 16) + int(f[4], 16):
+        print(f"warm spyre-bpftrace+{addr - int(f[2], 16) + int(f[1], 16):#x}")
+PY
+}
+
+# warm_count: the uprobes the warm-up registered, from the tracer's -v output
+warm_count() {
+	sed -n 's/.*(\([0-9]*\) uprobes kept the registration lock warm).*/\1/p' \
+		"$BATS_TEST_TMPDIR/tracer.err"
+}
+
+@test "registration warm-up: on with uprobe_multi links, its uprobes gone while tracing goes on" {
+	start_job
+	warm_site >"$BATS_TEST_TMPDIR/warm.txt"
+	[ -s "$BATS_TEST_TMPDIR/warm.txt" ]
+	SPYRE_NO_WARM=1 start_tracer -v -o "$BATS_TEST_TMPDIR/off.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	[ "$(warm_count)" = 0 ]
+	start_tracer -v -o "$BATS_TEST_TMPDIR/t.json"
+	if grep -q 'uprobe_multi links' "$BATS_TEST_TMPDIR/tracer.err"; then
+		[ "$(warm_count)" -ge 1 ]
+	else
+		# perf-event links: closing a perf uprobe waits under event_mutex, no warm-up
+		[ "$(warm_count)" = 0 ]
+	fi
+	# its uprobes sit in the tracer's own text and go away in the background, not at exit
+	wait_until 10 test "$(armed_sites "$TRACER_PID" "$BATS_TEST_TMPDIR/warm.txt")" -eq 0
+	kill -0 "$TRACER_PID"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
+}
+
 @test "tracer SIGKILLed: no uprobes or BPF programs left, the job's later phases are exact" {
 	"$MOCK" --phases 3 --iters 30 --counts "$BATS_TEST_TMPDIR/untraced.json" --quiet
 	start_job --phases 3 --iters 30

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <limits.h>
+#include <bpf/bpf.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "procmaps.h"
+#include "umulti.h"
+#include "util.h"
+#include "warm.h"
+
+/*
+ * Grace periods here last 8 ms and more; a writer every 2 ms keeps the lock's fast path
+ * through the longest BPF load. The cap bounds the uprobes left to unregister (and the
+ * threads that do it) when the tracer's links are late or never come.
+ */
+#define WARM_INTERVAL_NS	2000000ull
+#define WARM_MAX		64
+
+struct warmer {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	int prog_fd;
+	unsigned long offset;
+	char path[PATH_MAX];
+	int fds[WARM_MAX];
+	int n;
+};
+
+/* Where the uprobe goes: a function of this executable that nothing calls. */
+__attribute__((noinline)) void spyre_warm_target(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static int find_target(const struct map_entry *e, void *ctx)
+{
+	struct warmer *w = ctx;
+	unsigned long addr = (unsigned long)spyre_warm_target;
+
+	if (addr < e->start || addr >= e->end)
+		return 0;
+	if (e->deleted || e->path[0] != '/' || strlen(e->path) >= sizeof(w->path))
+		return -ENOENT;	/* replaced on disk (an upgrade): nothing to register on */
+	w->offset = addr - e->start + e->offset;
+	strcpy(w->path, e->path);
+	return 1;
+}
+
+/*
+ * An empty program, for a link of its own: a perf uprobe event would do the same without
+ * BPF, but closing one waits for grace periods under the kernel's event_mutex, and the driver
+ * tier's tracepoints wait there in turn (seen: ready 0.4-1.4 s late).
+ */
+static int empty_prog(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = SPYRE_TRACE_UPROBE_MULTI);
+
+	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &o);
+}
+
+/* One registration: a uprobe of this process only (the kernel filters by pid). */
+static int register_one(const struct warmer *w)
+{
+	return umulti_link(w->prog_fd, w->path, &w->offset, NULL, 1, false, getpid());
+}
+
+/* What to register, and with what: the setup, done here to keep it off the caller's path. */
+static bool warm_setup(struct warmer *w)
+{
+	FILE *f;
+	int found;
+
+	/*
+	 * uprobe_multi links only: on older kernels every link is a perf event, with the
+	 * event_mutex wait above.
+	 */
+	if (!umulti_supported())
+		return false;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return false;
+	found = procmaps_parse(f, find_target, w);
+	fclose(f);
+	return found == 1 && (w->prog_fd = empty_prog()) >= 0;
+}
+
+static void *warm_main(void *arg)
+{
+	struct warmer *w = arg;
+	struct timespec until;
+	int fd;
+
+	if (!warm_setup(w))
+		return NULL;
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop && w->n < WARM_MAX) {
+		pthread_mutex_unlock(&w->lock);
+		fd = register_one(w);	/* the first waits out the grace period */
+		pthread_mutex_lock(&w->lock);
+		if (fd < 0)
+			break;
+		w->fds[w->n++] = fd;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += WARM_INTERVAL_NS;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (!w->stop && pthread_cond_timedwait(&w->cond, &w->lock, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&w->lock);
+	close_parallel(w->fds, w->n);
+	close(w->prog_fd);
+	return NULL;
+}
+
+struct warmer *warm_start(void)
+{
+	const char *off = getenv("SPYRE_NO_WARM");
+	struct warmer *w;
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int err;
+
+	if (off && !strcmp(off, "1"))
+		return NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->prog_fd = -1;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* no signal for this thread: the tracer takes them from a signalfd */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&w->th, NULL, warm_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+int warm_end(struct warmer *w)
+{
+	int n;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	n = w->n;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
+int warm_free(struct warmer *w)
+{
+	int n = warm_end(w);
+
+	if (!w)
+		return 0;
+	pthread_join(w->th, NULL);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+	return n;
+}
