@@ -337,7 +337,7 @@ ATTACH=() DETACH=()
 # mockrun NAME PAIRS MOCK_OPTS...: warm-up phase, then PAIRS x (untraced phase, attach,
 # traced phase, detach), then one traced phase into a .json.gz
 mockrun() {
-	local name=$1 pairs=$2 job pid i k=0 u t ev sz slow=() un=() tr=() bpe=() gz out
+	local name=$1 pairs=$2 job pid i k=0 u t ev sz slow=() un=() tr=() bpe=() bpj=() gz out
 	shift 2
 	rm -f "$WORK/$name".*
 	"$MOCK" --wait-go --linger --quiet --ready-file "$WORK/$name.ready" \
@@ -361,6 +361,8 @@ mockrun() {
 		[ -n "$ev" ] || die "$name: no summary from spyre-bpftrace"
 		sz=$(stat -c %s "$out")
 		bpe+=("$(div "$sz" "$ev")")
+		# per trace event too: one ring event can become several (device span, flows)
+		bpj+=("$(div "$sz" "$(grep -c '^{"ph"' "$out")")")
 		un+=("$u"); tr+=("$t")
 		slow+=("$(calc "printf \"%.6g\", ($t / $u - 1) * 100")")
 		rm -f "$out"
@@ -380,6 +382,7 @@ mockrun() {
 	MJ[$name.traced]=$(median "${tr[@]}")
 	MJ[$name.slow]=$(median "${slow[@]}")
 	MJ[$name.bpe]=$(median "${bpe[@]}")
+	MJ[$name.bpj]=$(median "${bpj[@]}")
 	MJ[$name.rate]=$(div "$ev" "$(calc "printf \"%.6g\", ${MJ[$name.untraced]} / 1e9")")
 }
 
@@ -605,8 +608,8 @@ printf '   after %8s events: VmHWM %6s kB, VmRSS %6s kB (heap RssAnon %s kB, rin
 say ""
 
 say "== 6. bytes per event =="
-printf '   mock job, default table (args, correlation): %.1f B plain, %.1f B gzip\n' \
-	"${MJ[real.bpe]}" "${MJ[real.bpe_gz]}"
+printf '   mock job, default table (args, correlation): %.1f B plain, %.1f B gzip per ring event; %.1f B plain per JSON trace event\n' \
+	"${MJ[real.bpe]}" "${MJ[real.bpe_gz]}" "${MJ[real.bpj]}"
 printf '   callbench, --probe without args:             %.1f B plain, %.1f B gzip\n' \
 	"$(div "${EV[plain.size]}" "${EV[plain.events]}")" "$(div "${EV[gzip.size]}" "${EV[gzip.events]}")"
 rm -f "$WORK/ev.json" "$WORK/ev.json.gz" "$WORK/drop.json"
