@@ -79,75 +79,61 @@ static uint64_t cpu_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void *timed_worker(void *arg)
-{
-	struct worker *w = arg;
-	uint64_t rep_ns = w->o->rep_ms * 1000000ull, sink = 0;
-
-	pthread_barrier_wait(&start_barrier);
-	for (int r = 0; r <= w->o->reps; r++) {
-		uint64_t c0 = cpu_ns(), t0 = now_ns(), t, n = 0, batch = 1;
-
-		/*
-		 * Grow the batch until a batch is a small part of the repetition: the clock is read
-		 * rarely when a call costs 2 ns, and the repetition still ends on time at 30 µs.
-		 */
-		do {
-			for (uint64_t i = 0; i < batch; i++)
-				sink += bench_call(i, n);
-			n += batch;
-			t = now_ns();
-			if ((t - t0) * 64 < rep_ns && batch < (1u << 20))
-				batch *= 2;
-		} while (t - t0 < rep_ns);
-		w->per_call[r] = (double)(t - t0) / n;
-		w->cpu_per_call[r] = (double)(cpu_ns() - c0) / n;
-		w->done += n;
-	}
-	w->sink = sink;
-	return NULL;
-}
-
-/* One function's share of an interleaved repetition. */
+/* One function's share of a repetition. */
 struct share {
 	uint64_t (*fn)(uint64_t, uint64_t);
 	uint64_t n, wall, cpu, batch;
 };
 
 /*
- * --interleave: batches of bench_call and bench_ref alternate within every repetition, each
- * batch grown to ~1/64 of it. A tracer on one and the empty pair on the other are then
- * measured under the same load, milliseconds apart: on a shared VM the same phase run seconds
- * later can cost 25 % more, which swamps a ratio of two phases.
+ * One repetition: batches of the @nfn functions alternate until it is over, each batch grown
+ * until it is ~1/64 of the repetition (the clocks are read rarely when a call costs 2 ns, and
+ * the repetition still ends on time at 30 µs). The times are taken around each batch.
  */
-static void *interleave_worker(void *arg)
+static uint64_t run_rep(struct share *sh, int nfn, uint64_t rep_ns)
+{
+	uint64_t t0 = now_ns(), t = t0, sink = 0;
+
+	for (int k = 0; t - t0 < rep_ns; k = (k + 1) % nfn) {
+		struct share *x = &sh[k];
+		uint64_t c = cpu_ns(), b = now_ns();
+
+		for (uint64_t i = 0; i < x->batch; i++)
+			sink += x->fn(i, x->n);
+		t = now_ns();
+		x->cpu += cpu_ns() - c;
+		x->wall += t - b;
+		x->n += x->batch;
+		if ((t - b) * 64 < rep_ns && x->batch < (1u << 20))
+			x->batch *= 2;
+	}
+	return sink;
+}
+
+/*
+ * Timed repetitions of bench_call, or with --interleave of bench_call and bench_ref in
+ * alternating batches: a tracer on one and the empty pair on the other are then measured under
+ * the same load, milliseconds apart (on a shared VM the same phase run seconds later can cost
+ * 25 % more, which swamps a ratio of two phases).
+ */
+static void *timed_worker(void *arg)
 {
 	struct worker *w = arg;
 	uint64_t rep_ns = w->o->rep_ms * 1000000ull, sink = 0;
+	int nfn = w->o->interleave ? 2 : 1;
 
 	pthread_barrier_wait(&start_barrier);
 	for (int r = 0; r <= w->o->reps; r++) {
 		struct share sh[2] = { { .fn = bench_call, .batch = 1 },
 				       { .fn = bench_ref, .batch = 1 } };
-		uint64_t t0 = now_ns(), t = t0;
 
-		for (int k = 0; t - t0 < rep_ns; k ^= 1) {
-			struct share *x = &sh[k];
-			uint64_t c = cpu_ns(), b = now_ns();
-
-			for (uint64_t i = 0; i < x->batch; i++)
-				sink += x->fn(i, x->n);
-			t = now_ns();
-			x->cpu += cpu_ns() - c;
-			x->wall += t - b;
-			x->n += x->batch;
-			if ((t - b) * 64 < rep_ns && x->batch < (1u << 20))
-				x->batch *= 2;
-		}
+		sink += run_rep(sh, nfn, rep_ns);
 		w->per_call[r] = (double)sh[0].wall / sh[0].n;
 		w->cpu_per_call[r] = (double)sh[0].cpu / sh[0].n;
-		w->ref_per_call[r] = (double)sh[1].wall / sh[1].n;
-		w->ref_cpu_per_call[r] = (double)sh[1].cpu / sh[1].n;
+		if (nfn == 2) {
+			w->ref_per_call[r] = (double)sh[1].wall / sh[1].n;
+			w->ref_cpu_per_call[r] = (double)sh[1].cpu / sh[1].n;
+		}
 		w->done += sh[0].n + sh[1].n;
 	}
 	w->sink = sink;
@@ -224,8 +210,8 @@ static int run_phase(const struct opts *o, int phase, char *out, size_t outlen)
 	for (int i = 0; i < o->threads; i++) {
 		w[i].o = o;
 		w[i].calls = calls / o->threads + (i < calls % o->threads);
-		err = pthread_create(&w[i].th, NULL, o->ncounts ? count_worker :
-				     o->interleave ? interleave_worker : timed_worker, &w[i]);
+		err = pthread_create(&w[i].th, NULL, o->ncounts ? count_worker : timed_worker,
+				     &w[i]);
 		if (err) {
 			fprintf(stderr, "callbench: pthread_create: %s\n", strerror(err));
 			exit(1);	/* the others wait at the barrier forever: nothing to save */
