@@ -6,7 +6,10 @@
 VM_DIR		:= $(BUILD)/vm
 VM_TOOL		:= $(VM_DIR)/spyre-bpftrace
 
-.PHONY: vm-deps vm-build vm-test
+VM2_DIR		:= $(BUILD)/vm2
+VM2_KERNEL	:= $(VM2_DIR)/kernel
+
+.PHONY: vm-deps vm-build vm-test vm2-build vm2-test
 
 vm-deps:
 	sh tools/vm/deps.sh
@@ -22,3 +25,14 @@ vm-build: vm-deps $(VM_TOOL) mock
 
 vm-test: vm-build
 	BUILD=$(BUILD) bash tests/vm/run-vm-test.sh
+
+# A second guest kernel, Debian's bookworm-backports one (6.12): uprobe_multi links without
+# lockdown, so the unwind guard and the registration warm-up run on the links they use there.
+vm2-build: vm-deps $(VM_TOOL) mock
+	sh tools/vm/kernel-backports.sh $(VM2_KERNEL)
+	VM_KERNEL="$$(ls $(VM2_KERNEL)/boot/vmlinuz-*)" VM_MODROOT=$(VM2_KERNEL) \
+		sh tools/vm/build.sh $(VM2_DIR) $(VM_TOOL) $(MOCK_DIR)
+
+vm2-test: vm2-build
+	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind VM_EXPECT=multi \
+		bash tests/vm/run-vm-test.sh

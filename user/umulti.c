@@ -62,11 +62,19 @@ static void probe(void)
 			}
 			munmap(btf, st.st_size);
 		} else {
-			/* sysfs files may not map: read it */
+			/*
+			 * Before 6.16 the file does not map: read it, a page per read() (sysfs
+			 * hands out no more; one pread of the whole size saw only the first page)
+			 */
 			char *buf = malloc(st.st_size);
-			ssize_t n = buf ? pread(fd, buf, st.st_size, 0) : -1;
+			size_t len = 0;
+			ssize_t n = 1;
 
-			supported = n > 0 && memmem(buf, n, name, sizeof(name));
+			while (buf && len < (size_t)st.st_size &&
+			       ((n = pread(fd, buf + len, st.st_size - len, len)) > 0 ||
+				(n < 0 && errno == EINTR)))
+				len += n > 0 ? n : 0;
+			supported = buf && memmem(buf, len, name, sizeof(name));
 			free(buf);
 		}
 	}

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "env.h"
@@ -119,29 +118,38 @@ bool libbpf_is_quiet(void)
 	return quiet_libbpf;
 }
 
-static void *close_one(void *arg)
+/* Threads for close_parallel(); each closes every CLOSE_THREADS-th fd of the list. */
+#define CLOSE_THREADS	32
+
+struct close_job {
+	const int *fds;
+	int n;
+	int first;
+};
+
+static void *close_some(void *arg)
 {
-	close((int)(long)arg);
+	const struct close_job *j = arg;
+
+	for (int i = j->first; i < j->n; i += CLOSE_THREADS)
+		if (j->fds[i] >= 0)
+			close(j->fds[i]);
 	return NULL;
 }
 
 void close_parallel(const int *fds, int n)
 {
-	pthread_t *th = calloc(n > 0 ? n : 1, sizeof(*th));
-	bool *started = calloc(n > 0 ? n : 1, sizeof(*started));
+	struct close_job jobs[CLOSE_THREADS];
+	pthread_t th[CLOSE_THREADS];
+	bool started[CLOSE_THREADS] = {};
 
-	for (int i = 0; i < n; i++) {
-		if (fds[i] < 0)
-			continue;
-		if (th && started &&
-		    !pthread_create(&th[i], NULL, close_one, (void *)(long)fds[i]))
-			started[i] = true;
-		else
-			close(fds[i]);
+	for (int t = 0; t < CLOSE_THREADS && t < n; t++) {
+		jobs[t] = (struct close_job){ .fds = fds, .n = n, .first = t };
+		started[t] = !pthread_create(&th[t], NULL, close_some, &jobs[t]);
+		if (!started[t])
+			close_some(&jobs[t]);	/* no thread: the slow way */
 	}
-	for (int i = 0; i < n; i++)
-		if (started && started[i])
-			pthread_join(th[i], NULL);
-	free(th);
-	free(started);
+	for (int t = 0; t < CLOSE_THREADS && t < n; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
 }

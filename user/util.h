@@ -31,9 +31,9 @@ int write_ready_file(const char *path);
 void libbpf_quiet(bool on);
 bool libbpf_is_quiet(void);
 /*
- * Close @n fds (negative ones skipped), each from a thread of its own, and return when all
- * are closed: closing a uprobe link or event waits for grace periods in the kernel (~70 ms
- * each here), and in parallel those waits overlap. Sequential where no thread can be made.
+ * Close @n fds (negative ones skipped) from up to 32 threads and return when all are closed:
+ * closing a uprobe link waits for grace periods in the kernel (~70 ms each here), and in
+ * parallel those waits overlap. Sequential where no thread can be made.
  */
 void close_parallel(const int *fds, int n);
 

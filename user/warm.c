@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,14 @@
 #include "warm.h"
 
 /*
- * Grace periods here last 8 ms and more; a writer every 2 ms keeps the lock's fast path
- * through the longest BPF load. The cap bounds the uprobes left to unregister (and the
- * threads that do it) when the tracer's links are late or never come.
+ * A writer every quarter of a grace period keeps the lock on its fast path: the first
+ * registration waits about one, which sets the pace (8-20 ms here, 2-5 ms between writers;
+ * longer on slower machines, where the loads are slower too). The cap bounds the uprobes left
+ * to unregister when the tracer's links are late or never come.
  */
-#define WARM_INTERVAL_NS	2000000ull
-#define WARM_MAX		64
+#define WARM_INTERVAL_MIN_NS	2000000ull
+#define WARM_INTERVAL_MAX_NS	50000000ull
+#define WARM_MAX		128
 
 struct warmer {
 	pthread_t th;
@@ -100,6 +103,7 @@ static bool warm_setup(struct warmer *w)
 static void *warm_main(void *arg)
 {
 	struct warmer *w = arg;
+	uint64_t interval = WARM_INTERVAL_MIN_NS;
 	struct timespec until;
 	int fd;
 
@@ -107,14 +111,24 @@ static void *warm_main(void *arg)
 		return NULL;
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop && w->n < WARM_MAX) {
+		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
 		pthread_mutex_unlock(&w->lock);
 		fd = register_one(w);	/* the first waits out the grace period */
 		pthread_mutex_lock(&w->lock);
 		if (fd < 0)
 			break;
+		if (!w->n) {
+			interval = (now_ns(CLOCK_MONOTONIC) - t0) / 4;
+			if (interval < WARM_INTERVAL_MIN_NS)
+				interval = WARM_INTERVAL_MIN_NS;
+			if (interval > WARM_INTERVAL_MAX_NS)
+				interval = WARM_INTERVAL_MAX_NS;
+		}
 		w->fds[w->n++] = fd;
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += WARM_INTERVAL_NS;
+		until.tv_sec += interval / 1000000000;
+		until.tv_nsec += interval % 1000000000;
 		if (until.tv_nsec >= 1000000000) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;

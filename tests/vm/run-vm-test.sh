@@ -16,23 +16,27 @@
 # VM_ARGS: more kernel arguments, e.g. the guest's debugging knobs spyre.verbose=1 (tracer -v)
 # and spyre.nomulti=1 (SPYRE_NO_UPROBE_MULTI=1), spyre.noguard=1 (SPYRE_NO_UNWIND_GUARD=1),
 # spyre.iters=N (mock iterations, default 8).
+# VMDIR: the guest to boot (default $BUILD/vm; `make vm2-test` boots $BUILD/vm2, a 6.12 kernel).
+# VM_EXPECT=multi: the kernel has uprobe_multi links, so the tracer must use them (and the
+# registration warm-up) in the core and unwind steps.
 # Exit status 0 when every step passed. Results stay in $BUILD/vm/run for a look afterwards.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
-VMDIR=$BUILD/vm
+VMDIR=${VMDIR:-$BUILD/vm}
 RUN=$VMDIR/run
 VERIFY="python3 $ROOT/tests/e2e/verify_trace.py"
 
-for f in vmlinux initramfs.cpio.gz spyre-bpftrace; do
-	[ -s "$VMDIR/$f" ] || { echo "vm-test: $VMDIR/$f missing: run 'make vm-build'" >&2; exit 1; }
+VM_TOOL=$BUILD/vm/spyre-bpftrace	# the static build both guests run
+for f in "$VMDIR/vmlinux" "$VMDIR/initramfs.cpio.gz" "$VM_TOOL"; do
+	[ -s "$f" ] || { echo "vm-test: $f missing: run 'make vm-build'" >&2; exit 1; }
 done
 
 if [ -z "${VM_STEPS:-}" ]; then
 	VM_STEPS=core,unwind,vfio
 	# The driver steps need two features that land separately: say which one is missing.
-	if ! "$VMDIR/spyre-bpftrace" --help 2>&1 | grep -q -- '--driver'; then
+	if ! "$VM_TOOL" --help 2>&1 | grep -q -- '--driver'; then
 		echo "vm-test: spyre-bpftrace has no --driver option yet: driver steps not run"
 	elif ! grep -rqs FLEX_VFIO_GROUP "$BUILD"/mock/*.so "$BUILD/mock/mock-spyre-job"; then
 		echo "vm-test: the mock runtime has no VFIO mode (FLEX_VFIO_GROUP) yet:" \
@@ -75,6 +79,14 @@ check_step() {
 	if [ "$(cat "$RUN/out/$step.status" 2>/dev/null)" != ok ]; then
 		echo "vm-test: the guest reports step $step failed" >&2
 		show_step "$step" >&2
+		return 1
+	fi
+	if [ "${VM_EXPECT:-}" = multi ] && [ -s "$RUN/out/$step.tracer.err" ] &&
+		{ ! grep -q 'uprobe_multi links' "$RUN/out/$step.tracer.err" ||
+			grep -q '(0 uprobes kept the registration lock warm)' \
+				"$RUN/out/$step.tracer.err"; }; then
+		echo "$step: not on uprobe_multi links with the warm-up:" >&2
+		grep 'links;\|lock warm' "$RUN/out/$step.tracer.err" >&2
 		return 1
 	fi
 	case $step in

@@ -1,21 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# build-initramfs.sh OUT.cpio.gz TOOL MOCK_DIR KVER
+# build-initramfs.sh OUT.cpio.gz TOOL MOCK_DIR KVER [MODROOT]
 #
 # The guest's whole userspace: static busybox, the guest scripts from tests/vm/, the static
 # spyre-bpftrace, and the mock job exactly as the host runs it (dynamic, with its libflex.so
 # and libsenlib-dd2.so beside it) plus the glibc/libstdc++ shared objects and ld-linux it
 # needs, at their host paths. The mock must stay dynamic: the tracer looks for libflex.so in
-# the job's /proc/PID/maps. Also the VFIO modules of kernel KVER and their dependencies.
+# the job's /proc/PID/maps. Also the VFIO modules of kernel KVER and their dependencies, from
+# MODROOT/lib/modules (default: the host's /lib/modules).
 set -eu
 
 out=${1:?usage: build-initramfs.sh OUT TOOL MOCK_DIR KVER}
 tool=${2:?}
 mockdir=${3:?}
 kver=${4:?}
+modroot=${5:-}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 root=$out.root
-moddir=/lib/modules/$kver
+moddir=$modroot/lib/modules/$kver
 # insmod order comes from modules.dep, dependencies first
 VFIO_MODULES="vfio vfio_iommu_type1 vfio-pci"
 

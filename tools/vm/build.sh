@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # build.sh VMDIR TOOL MOCK_DIR: the guest kernel and initramfs for the QEMU test.
 #
-# Kernel: VM_KERNEL (a bzImage path) or else the newest /boot/vmlinuz-* that has its modules
-# in /lib/modules (tools/vm/deps.sh installs Debian's linux-image-amd64). Writes
+# Kernel: VM_KERNEL (a bzImage path; its modules in VM_MODROOT/lib/modules, default the host's)
+# or else the newest /boot/vmlinuz-* that has its modules in /lib/modules (tools/vm/deps.sh
+# installs Debian's linux-image-amd64). Writes
 # VMDIR/vmlinux (extracted once per kernel version), VMDIR/initramfs.cpio.gz and VMDIR/kver.
 set -eu
 
@@ -29,5 +30,6 @@ if [ ! -s "$vmdir/vmlinux" ] || [ "$(cat "$vmdir/kver" 2>/dev/null)" != "$kver" 
 	[ "$image" -nt "$vmdir/vmlinux" ]; then
 	sh "$here/extract-vmlinux.sh" "$image" "$vmdir/vmlinux"
 fi
-sh "$here/build-initramfs.sh" "$vmdir/initramfs.cpio.gz" "$tool" "$mockdir" "$kver"
+sh "$here/build-initramfs.sh" "$vmdir/initramfs.cpio.gz" "$tool" "$mockdir" "$kver" \
+	"${VM_MODROOT:-}"
 echo "$kver" >"$vmdir/kver"
