@@ -85,6 +85,25 @@ static void *driver_load(void *arg)
 	return NULL;
 }
 
+static void *vfio_detach_bg(void *arg)
+{
+	vfio_detach(arg);
+	return NULL;
+}
+
+/* Both tiers' links go side by side: each waits for grace periods in the kernel. */
+static void detach_tiers(struct tracer *tr, struct target *t, struct vfio_tracer *vfio)
+{
+	pthread_t th;
+	bool bg = vfio && !pthread_create(&th, NULL, vfio_detach_bg, vfio);
+
+	tracer_detach(tr, t);
+	if (bg)
+		pthread_join(th, NULL);
+	else
+		vfio_detach(vfio);
+}
+
 /* Run @fn in a thread, or here if no thread can be made. */
 static void bg_start(struct bg_load *l, void *(*fn)(void *))
 {
@@ -456,8 +475,7 @@ static int cmd_trace(struct probe_table *table)
 		fputc('\n', stderr);
 
 	/* detach first so the counters stop moving, then take everything left in the ring */
-	tracer_detach(&tr, &t);
-	vfio_detach(vfio);
+	detach_tiers(&tr, &t, vfio);
 	tracer_drain(&tr, &cons, true);
 	tracer_read_counters(&tr, t.cnt);
 	consumer_write_metadata(&cons);

@@ -118,38 +118,51 @@ bool libbpf_is_quiet(void)
 	return quiet_libbpf;
 }
 
-/* Threads for close_parallel(); each closes every CLOSE_THREADS-th fd of the list. */
-#define CLOSE_THREADS	32
+/* Threads for for_each_parallel(); thread t takes items t, t + PARALLEL_THREADS, ... */
+#define PARALLEL_THREADS	32
 
-struct close_job {
-	const int *fds;
+struct parallel_job {
 	int n;
 	int first;
+	void (*fn)(int i, void *ctx);
+	void *ctx;
 };
 
-static void *close_some(void *arg)
+static void *run_job(void *arg)
 {
-	const struct close_job *j = arg;
+	const struct parallel_job *j = arg;
 
-	for (int i = j->first; i < j->n; i += CLOSE_THREADS)
-		if (j->fds[i] >= 0)
-			close(j->fds[i]);
+	for (int i = j->first; i < j->n; i += PARALLEL_THREADS)
+		j->fn(i, j->ctx);
 	return NULL;
+}
+
+void for_each_parallel(int n, void (*fn)(int i, void *ctx), void *ctx)
+{
+	struct parallel_job jobs[PARALLEL_THREADS];
+	pthread_t th[PARALLEL_THREADS];
+	bool started[PARALLEL_THREADS] = {};
+
+	for (int t = 0; t < PARALLEL_THREADS && t < n; t++) {
+		jobs[t] = (struct parallel_job){ .n = n, .first = t, .fn = fn, .ctx = ctx };
+		started[t] = !pthread_create(&th[t], NULL, run_job, &jobs[t]);
+		if (!started[t])
+			run_job(&jobs[t]);	/* no thread: the slow way */
+	}
+	for (int t = 0; t < PARALLEL_THREADS && t < n; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+}
+
+static void close_at(int i, void *ctx)
+{
+	const int *fds = ctx;
+
+	if (fds[i] >= 0)
+		close(fds[i]);
 }
 
 void close_parallel(const int *fds, int n)
 {
-	struct close_job jobs[CLOSE_THREADS];
-	pthread_t th[CLOSE_THREADS];
-	bool started[CLOSE_THREADS] = {};
-
-	for (int t = 0; t < CLOSE_THREADS && t < n; t++) {
-		jobs[t] = (struct close_job){ .fds = fds, .n = n, .first = t };
-		started[t] = !pthread_create(&th[t], NULL, close_some, &jobs[t]);
-		if (!started[t])
-			close_some(&jobs[t]);	/* no thread: the slow way */
-	}
-	for (int t = 0; t < CLOSE_THREADS && t < n; t++)
-		if (started[t])
-			pthread_join(th[t], NULL);
+	for_each_parallel(n, close_at, (void *)fds);
 }

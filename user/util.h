@@ -31,10 +31,13 @@ int write_ready_file(const char *path);
 void libbpf_quiet(bool on);
 bool libbpf_is_quiet(void);
 /*
- * Close @n fds (negative ones skipped) from up to 32 threads and return when all are closed:
- * closing a uprobe link waits for grace periods in the kernel (~70 ms each here), and in
- * parallel those waits overlap. Sequential where no thread can be made.
+ * Call @fn(i, @ctx) for i in [0, @n) from up to 32 threads and return when all calls are done.
+ * For what waits in the kernel: closing a uprobe link, a kprobe or a tracepoint's perf event
+ * waits for grace periods (~70 ms each here), and side by side those waits overlap. The calls
+ * run here, one after the other, where no thread can be made.
  */
+void for_each_parallel(int n, void (*fn)(int i, void *ctx), void *ctx);
+/* close() @n fds, negative ones skipped, with for_each_parallel. */
 void close_parallel(const int *fds, int n);
 
 #endif

@@ -423,16 +423,33 @@ static int ensure_tracefs(char *why, size_t len)
 	return -ENOENT;
 }
 
+/* Destroy link @i of a pass's list (see drop_links). */
+static void destroy_at(int i, void *ctx)
+{
+	struct bpf_link **links = ctx;
+
+	bpf_link__destroy(links[i]);
+}
+
 static void drop_links(struct vfio_tracer *v)
 {
-	/* returns first: an entry without its return leaves a record the LRU map ages out */
+	struct bpf_link *pass_links[2 * SPYRE_DRV_MAX_FUNCS];
+
+	/*
+	 * Returns first: an entry without its return leaves a record the LRU map ages out. Each
+	 * pass side by side: every kprobe or tracepoint event waits for grace periods when it
+	 * goes (~70 ms each here).
+	 */
 	for (int pass = 1; pass >= 0; pass--) {
+		int n = 0;
+
 		for (int i = 0; i < v->nlinks; i++) {
-			if ((i & 1) != pass)
+			if ((i & 1) != pass || !v->links[i])
 				continue;
-			bpf_link__destroy(v->links[i]);
+			pass_links[n++] = v->links[i];
 			v->links[i] = NULL;
 		}
+		for_each_parallel(n, destroy_at, pass_links);
 	}
 	v->nlinks = 0;
 }

@@ -30,3 +30,21 @@ TEST(close_parallel_closes_every_fd_and_skips_negative_ones)
 	close(keep);
 	close_parallel(fds, 0);	/* nothing to do, no allocation to fail on */
 }
+
+static void count_call(int i, void *ctx)
+{
+	__atomic_add_fetch(&((int *)ctx)[i], 1, __ATOMIC_RELAXED);
+}
+
+TEST(for_each_parallel_calls_each_index_once_past_the_thread_count)
+{
+	int calls[100] = {};
+
+	for_each_parallel(100, count_call, calls);	/* more items than threads */
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ_INT(calls[i], 1);
+	for_each_parallel(3, count_call, calls);	/* fewer */
+	CHECK_EQ_INT(calls[0], 2);
+	CHECK_EQ_INT(calls[2], 2);
+	CHECK_EQ_INT(calls[3], 1);
+}
