@@ -212,44 +212,61 @@ percall_variant() {
 		e=$(kv "$WORK/cb-$v.res.$k" cpu_median_ns)
 		S[empty]+=" $e"
 
-		# The limit and spyre-bpftrace in one phase: the empty pair on bench_ref, with the
-		# kind of link spyre-bpftrace uses (uprobe_multi where the kernel has it), and
-		# spyre-bpftrace on bench_call, batches of the two alternating every ~0.6 ms. Phases
-		# run seconds apart differ by up to 25 % here, more than the difference measured.
+		# The limit and spyre-bpftrace in one phase: the empty pair with the kind of link
+		# spyre-bpftrace uses (uprobe_multi where the kernel has it) on one of bench_call
+		# and bench_ref, spyre-bpftrace on the other, batches of the two alternating every
+		# ~0.6 ms. Phases run seconds apart differ by up to 25 % here, more than the
+		# difference measured. Then the same with the two functions swapped: identical code
+		# at two addresses can cost the probes differently (in the cf build the empty pair
+		# costs ~4 % more on bench_call, whose entry shares a cache line with bench_leaf),
+		# and the geometric mean of the two ratios cancels that factor.
 		# The driver tier is off: it traces ioctls, not these calls (where it falls back
 		# to the syscall tracepoints, every syscall of the machine pays for that instead;
 		# see docs/performance.md).
-		rm -f "$WORK/ep.ready" "$WORK/sp.ready"
-		multi=()
-		((EP_MULTI)) && multi=(--multi)
-		if ! spawn epm-$v --mark "ready:$WORK/ep.ready" -- "$B/emptyprobe" "${multi[@]}" \
-			-p $pid -b "$lib" -o $ref_off --ready-file "$WORK/ep.ready" 2>/dev/null; then
-			wait "$SP_PID" || true
-			untrack "$SP_PID"
-			EP_MULTI=0
-			say "   (no uprobe_multi links on this kernel: the limit is the perf-link pair)"
-			spawn epm-$v --mark "ready:$WORK/ep.ready" -- "$B/emptyprobe" \
-				-p $pid -b "$lib" -o $ref_off --ready-file "$WORK/ep.ready"
-		fi
-		EPM_PID=$SP_PID
-		spawn sp-$v --mark "ready:$WORK/sp.ready" -- "$TOOL" -p $pid --no-default \
-			--probe "libbench-$v.so:bench_call" --driver off --ready-file "$WORK/sp.ready" \
-			-o "$WORK/cb-$v.json" --force
-		k=$((k + 1)); phase $pid "$WORK/cb-$v.res.$k" >/dev/null
-		stop sp-$v $SP_PID
-		stop epm-$v $EPM_PID
-		o=$(kv "$WORK/cb-$v.res.$k" cpu_median_ns)
-		r=$(kv "$WORK/cb-$v.res.$k" ref_cpu_median_ns)
-		S[ours]+=" $o"
-		S[empty_multi]+=" $r"
-		# the ratio of each repetition (its bench_call and bench_ref batches), then the
-		# median over the repetitions, then over rounds
-		# shellcheck disable=SC2046
-		S[r_oe]+=" $(median $(awk -v u="$u" -v a="$(kv "$WORK/cb-$v.res.$k" rep_cpu_ns)" \
-			-v b="$(kv "$WORK/cb-$v.res.$k" ref_rep_cpu_ns)" 'BEGIN {
-			n = split(a, x, ","); split(b, y, ",")
-			for (i = 1; i <= n; i++) if (y[i] - u > 0) printf "%.6g\n", (x[i] - u) / (y[i] - u)
-			}'))"
+		ab=()
+		for ours_on in bench_call bench_ref; do
+			if [ $ours_on = bench_call ]; then lim_off=$ref_off; else lim_off=$off; fi
+			rm -f "$WORK/ep.ready" "$WORK/sp.ready"
+			multi=()
+			((EP_MULTI)) && multi=(--multi)
+			if ! spawn epm-$v --mark "ready:$WORK/ep.ready" -- "$B/emptyprobe" "${multi[@]}" \
+				-p $pid -b "$lib" -o $lim_off --ready-file "$WORK/ep.ready" 2>/dev/null; then
+				wait "$SP_PID" || true
+				untrack "$SP_PID"
+				EP_MULTI=0
+				say "   (no uprobe_multi links on this kernel: the limit is the perf-link pair)"
+				spawn epm-$v --mark "ready:$WORK/ep.ready" -- "$B/emptyprobe" \
+					-p $pid -b "$lib" -o $lim_off --ready-file "$WORK/ep.ready"
+			fi
+			EPM_PID=$SP_PID
+			spawn sp-$v --mark "ready:$WORK/sp.ready" -- "$TOOL" -p $pid --no-default \
+				--probe "libbench-$v.so:$ours_on" --driver off \
+				--ready-file "$WORK/sp.ready" -o "$WORK/cb-$v.json" --force
+			k=$((k + 1)); phase $pid "$WORK/cb-$v.res.$k" >/dev/null
+			stop sp-$v $SP_PID
+			stop epm-$v $EPM_PID
+			# callbench reports bench_call without a prefix, bench_ref with ref_
+			if [ $ours_on = bench_call ]; then po= pl=ref_; else po=ref_ pl=; fi
+			o=$(kv "$WORK/cb-$v.res.$k" ${po}cpu_median_ns)
+			S[ours]+=" $o"
+			S[empty_multi]+=" $(kv "$WORK/cb-$v.res.$k" ${pl}cpu_median_ns)"
+			[ $ours_on = bench_call ] && o_call=$o
+			# the ratio of each repetition (its two functions' batches), then the
+			# median over the repetitions
+			# shellcheck disable=SC2046
+			ab+=("$(median $(awk -v u="$u" \
+				-v a="$(kv "$WORK/cb-$v.res.$k" ${po}rep_cpu_ns)" \
+				-v b="$(kv "$WORK/cb-$v.res.$k" ${pl}rep_cpu_ns)" 'BEGIN {
+				n = split(a, x, ","); split(b, y, ",")
+				for (i = 1; i <= n; i++)
+					if (y[i] - u > 0) printf "%.6g\n", (x[i] - u) / (y[i] - u)
+				}'))")
+		done
+		S[r_oe_call]+=" ${ab[0]}"
+		S[r_oe_ref]+=" ${ab[1]}"
+		S[r_oe]+=" $(calc "printf \"%.6g\", sqrt(${ab[0]} * ${ab[1]})")"
+		# bpftrace below traces bench_call: compared with ours on bench_call
+		o=$o_call
 
 		if ((HAVE_BT)); then
 			spawn bt-$v --mark "ready:$WORK/bt-$v.stdout:READY" -- \
@@ -297,7 +314,7 @@ if p.get("run_cnt"):
 	fi
 	kill -TERM $cb; wait $cb || true; untrack $cb
 	rm -f "$WORK/cb-$v.json"
-	for name in untraced empty empty_multi ours bpftrace empty_entry r_oe r_bo; do
+	for name in untraced empty empty_multi ours bpftrace empty_entry r_oe r_oe_call r_oe_ref r_bo; do
 		# shellcheck disable=SC2086
 		[ -n "${S[$name]:-}" ] && OV[$v.$name]=$(median ${S[$name]}) || OV[$v.$name]=nan
 	done
@@ -315,15 +332,15 @@ for v in cf nocf; do
 	printf '   %-52s %12s %14s\n' "CPU time of the calling thread" "ns/call" "added ns/call"
 	printf '   %-52s %12.1f %14s\n' "untraced" "$u" "-"
 	printf '   %-52s %12.1f %14.1f\n' "empty pair at ${INSN[$v.off]}, perf links (own phase)" "${OV[$v.empty]}" "${OV[$v.empty.add]}"
-	printf '   %-52s %12.1f %14.1f\n' "limit: empty pair, $( ((EP_MULTI)) && echo uprobe_multi || echo perf) links, on bench_ref" "${OV[$v.empty_multi]}" "${OV[$v.empty_multi.add]}"
-	printf '   %-52s %12.1f %14.1f\n' "spyre-bpftrace on bench_call, same phase as the limit" "${OV[$v.ours]}" "${OV[$v.ours.add]}"
+	printf '   %-52s %12.1f %14.1f\n' "limit: empty pair, $( ((EP_MULTI)) && echo uprobe_multi || echo perf) links (both functions)" "${OV[$v.empty_multi]}" "${OV[$v.empty_multi.add]}"
+	printf '   %-52s %12.1f %14.1f\n' "spyre-bpftrace, same phases as the limit (the other)" "${OV[$v.ours]}" "${OV[$v.ours.add]}"
 	printf '   %-52s %12s %14s\n' "bpftrace (uprobe at ${INSN[$v.sym]}, own phase)" "$(f1 "${OV[$v.bpftrace]}")" "$(f1 "${OV[$v.bpftrace.add]}")"
 	[ "${OV[$v.empty_entry]}" != nan ] &&
 		printf '   %-52s %12.1f %14.1f\n' "empty pair at ${INSN[$v.sym]} ('${INSN[$v.entry]}'), own phase" "${OV[$v.empty_entry]}" "${OV[$v.empty_entry.add]}"
 	OV[$v.r_ours_empty]=${OV[$v.r_oe]}
 	OV[$v.r_bt_ours]=${OV[$v.r_bo]}
 	[ -n "${BPFRUN[$v]:-}" ] && say "   our BPF programs' own run time per call (bpf_stats): ${BPFRUN[$v]}"
-	say "   added cost, ours/limit = $(printf '%.3f' "${OV[$v.r_ours_empty]}") (per repetition, both in one phase; median over repetitions, then rounds)"
+	say "   added cost, ours/limit = $(printf '%.3f' "${OV[$v.r_ours_empty]}") (per repetition, both in one phase; median over repetitions; geometric mean of ours on bench_call, $(printf '%.3f' "${OV[$v.r_oe_call]}"), and on bench_ref, $(printf '%.3f' "${OV[$v.r_oe_ref]}"); median over rounds)"
 	say "   added cost, bpftrace/ours = $( [ "${OV[$v.r_bt_ours]}" = nan ] && echo n/a || printf '%.2f' "${OV[$v.r_bt_ours]}") (phases apart; median of per-round ratios)"
 done
 say ""
