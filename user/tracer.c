@@ -370,33 +370,6 @@ fail:
 	return 0;
 }
 
-static void destroy_at(int i, void *ctx)
-{
-	struct bpf_link **links = ctx;
-
-	bpf_link__destroy(links[i]);	/* NULL is fine */
-	links[i] = NULL;
-}
-
-/*
- * Closing one perf-event uprobe link waits for grace periods (~0.3 s each here): one after the
- * other, 30 links took 9 s; side by side the waits overlap.
- */
-static void destroy_links(struct bpf_link **links, int n)
-{
-	int m = 0;
-
-	/* only the slots in use (none with uprobe_multi links) get a thread */
-	for (int i = 0; i < n; i++) {
-		struct bpf_link *l = links[i];
-
-		links[i] = NULL;
-		if (l)
-			links[m++] = l;
-	}
-	for_each_parallel(m, destroy_at, links);
-}
-
 /*
  * Run spyre_task_iter over every task (only while no probe is attached). Failing here loses at
  * most SPYRE_STAGE - 1 spans per thread, which the counters then show as hits without events,
@@ -456,8 +429,12 @@ void tracer_detach(struct tracer *tr, struct target *t)
 		close_parallel(fds, n);
 	}
 	tr->nmlinks = 0;
-	destroy_links(ret, SPYRE_MAX_PROBES);
-	destroy_links(entry, SPYRE_MAX_PROBES);
+	/*
+	 * Perf-event uprobe links (no uprobe_multi): closing one waits for grace periods (~0.3 s
+	 * each here); one after the other, 30 links took 9 s.
+	 */
+	destroy_links_parallel(ret, SPYRE_MAX_PROBES);
+	destroy_links_parallel(entry, SPYRE_MAX_PROBES);
 	for (int i = 0; t && i < t->cnt; i++)
 		t->probes[i].attached = false;
 	tr->attached = 0;

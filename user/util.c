@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 #include "env.h"
 #include "util.h"
 
@@ -165,4 +166,26 @@ static void close_at(int i, void *ctx)
 void close_parallel(const int *fds, int n)
 {
 	for_each_parallel(n, close_at, (void *)fds);
+}
+
+static void destroy_at(int i, void *ctx)
+{
+	bpf_link__destroy(((struct bpf_link **)ctx)[i]);
+}
+
+void destroy_links_parallel(struct bpf_link **links, int n)
+{
+	int m = 0;
+
+	/* only the slots in use get a thread */
+	for (int i = 0; i < n; i++) {
+		struct bpf_link *l = links[i];
+
+		links[i] = NULL;
+		if (l)
+			links[m++] = l;
+	}
+	for_each_parallel(m, destroy_at, links);
+	for (int i = 0; i < m; i++)
+		links[i] = NULL;
 }

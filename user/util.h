@@ -39,5 +39,8 @@ bool libbpf_is_quiet(void);
 void for_each_parallel(int n, void (*fn)(int i, void *ctx), void *ctx);
 /* close() @n fds, negative ones skipped, with for_each_parallel. */
 void close_parallel(const int *fds, int n);
+struct bpf_link;
+/* bpf_link__destroy() the non-NULL ones of @links with for_each_parallel; all NULL after. */
+void destroy_links_parallel(struct bpf_link **links, int n);
 
 #endif

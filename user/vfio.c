@@ -423,14 +423,6 @@ static int ensure_tracefs(char *why, size_t len)
 	return -ENOENT;
 }
 
-/* Destroy link @i of a pass's list (see drop_links). */
-static void destroy_at(int i, void *ctx)
-{
-	struct bpf_link **links = ctx;
-
-	bpf_link__destroy(links[i]);
-}
-
 static void drop_links(struct vfio_tracer *v)
 {
 	struct bpf_link *pass_links[2 * SPYRE_DRV_MAX_FUNCS];
@@ -449,7 +441,7 @@ static void drop_links(struct vfio_tracer *v)
 			pass_links[n++] = v->links[i];
 			v->links[i] = NULL;
 		}
-		for_each_parallel(n, destroy_at, pass_links);
+		destroy_links_parallel(pass_links, n);
 	}
 	v->nlinks = 0;
 }
