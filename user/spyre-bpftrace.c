@@ -254,8 +254,6 @@ static int cmd_trace(struct probe_table *table)
 	if ((rc = preflight_bpf()))
 		return rc;
 	rc = EXIT_ERROR;
-	/* the kernel's wait before the first uprobe link, taken while everything else runs */
-	warm = warm_start();
 
 	if (env.argv_cmd) {
 		err = launch_start(&launch, env.argv_cmd);
@@ -277,6 +275,11 @@ static int cmd_trace(struct probe_table *table)
 	 * Both BPF objects load in threads, into one ring buffer made first, while this thread
 	 * resolves the probes: on two CPUs, start to ready in about the time of the longest load.
 	 */
+	/*
+	 * The kernel's wait before the first uprobe link, taken while everything else runs;
+	 * after launch_start(), so that the child is forked from a single-threaded tracer.
+	 */
+	warm = warm_start();
 	ring_fd = tracer_ring_create(env.ringbuf_mb);
 	if (ring_fd < 0) {
 		die_msg("cannot create the ring buffer: %s", strerror(-ring_fd));
