@@ -5,8 +5,8 @@
  * for an RCU grace period, writers that come within a grace period of the last one do not.
  * That wait (8-20 ms here) fell on the first link of every attach. The warmer takes it on a
  * thread of its own while the BPF objects load: it registers a uprobe in this process's own
- * executable (never hit, and installed in this process only) at once and again every couple
- * of milliseconds, until the tracer's own links are made.
+ * executable (never hit, and installed in this process only) at once and again every quarter
+ * of that first wait, until the tracer's own links are made.
  */
 #ifndef SPYRE_WARM_H
 #define SPYRE_WARM_H
