@@ -10,7 +10,6 @@
  * link is created with the raw syscall.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,21 +19,7 @@
 #include <bpf/libbpf.h>
 #include "empty.skel.h"
 #include "umulti.h"
-
-static int write_ready(const char *path)
-{
-	char tmp[4096];
-	int fd;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	dprintf(fd, "%d\n", (int)getpid());
-	close(fd);
-	return rename(tmp, path) ? -errno : 0;
-}
+#include "util.h"
 
 static void usage(FILE *f)
 {
@@ -150,7 +135,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	if (ready && write_ready(ready)) {
+	if (ready && write_ready_file(ready)) {
 		fprintf(stderr, "emptyprobe: cannot write %s\n", ready);
 		goto out;
 	}

@@ -39,8 +39,10 @@ $(BENCH_DIR)/empty.bpf.o: bench/empty.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BENCH_
 $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
 	$(BPFTOOL) gen skeleton $< name empty_bpf > $@
 
-$(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h $(BUILD)/user/umulti.o
-	$(CC) $(BENCH_CFLAGS) -I$(BENCH_DIR) -Iuser $< $(BUILD)/user/umulti.o -lbpf -lelf -lz -o $@
+# The uprobe_multi link and the ready file of the tool's own objects.
+EP_OBJS		:= $(BUILD)/user/umulti.o $(BUILD)/user/util.o
+$(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h $(EP_OBJS)
+	$(CC) $(BENCH_CFLAGS) -I$(BENCH_DIR) -Iuser $< $(EP_OBJS) -lbpf -lelf -lz -o $@
 
 $(BENCH_DIR)/benchctl: bench/benchctl.c | $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) $< -o $@

@@ -76,13 +76,6 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
  * must both be offered to BPF_PROG_TYPE_KPROBE. Each probe loads a two-instruction program
  * (~0.2 ms); a kernel without them keeps the per-thread stacks in a hash map.
  */
-static bool env_is_1(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && !strcmp(v, "1");
-}
-
 static bool kernel_has_task_storage(void)
 {
 	if (env_is_1("SPYRE_NO_TASK_STORAGE"))

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include "umulti.h"
+#include "util.h"
 
 #define SPYRE_F_UPROBE_MULTI_RETURN	1
 
@@ -36,12 +37,11 @@ static bool supported;
 static void probe(void)
 {
 	static const char name[] = "bpf_uprobe_multi_link";
-	const char *v = getenv("SPYRE_NO_UPROBE_MULTI");
 	struct stat st;
 	void *btf;
 	int fd;
 
-	if (v && !strcmp(v, "1"))
+	if (env_is_1("SPYRE_NO_UPROBE_MULTI"))
 		return;
 	/*
 	 * The type's name in the BTF string table is enough, and a memmem over the mapped file

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -117,6 +119,13 @@ void libbpf_quiet(bool on)
 bool libbpf_is_quiet(void)
 {
 	return quiet_libbpf;
+}
+
+bool env_is_1(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "1");
 }
 
 /* Threads for for_each_parallel(); thread t takes items t, t + PARALLEL_THREADS, ... */

@@ -30,6 +30,8 @@ int write_ready_file(const char *path);
  */
 void libbpf_quiet(bool on);
 bool libbpf_is_quiet(void);
+/* Is environment variable @name set to exactly "1"? (The SPYRE_NO_* switches.) */
+bool env_is_1(const char *name);
 /*
  * Call @fn(i, @ctx) for i in [0, @n) from up to 32 threads and return when all calls are done.
  * For what waits in the kernel: closing a uprobe link, a kprobe or a tracepoint's perf event

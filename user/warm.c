@@ -144,13 +144,12 @@ static void *warm_main(void *arg)
 
 struct warmer *warm_start(void)
 {
-	const char *off = getenv("SPYRE_NO_WARM");
 	struct warmer *w;
 	pthread_condattr_t ca;
 	sigset_t all, old;
 	int err;
 
-	if (off && !strcmp(off, "1"))
+	if (env_is_1("SPYRE_NO_WARM"))
 		return NULL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
