@@ -45,7 +45,8 @@ all: $(TOOL) mock
 
 # Everything the project needs, from Debian. Idempotent; skips apt when all is present.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev bats g++ make python3 \
-	    pkg-config libclang-rt-14-dev valgrind python3-prometheus-client python3-yaml
+	    pkg-config libclang-rt-14-dev valgrind python3-prometheus-client python3-yaml \
+	    libcapstone-dev python3-torch
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

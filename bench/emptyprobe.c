@@ -36,13 +36,14 @@ int main(int argc, char **argv)
 		{ "no-ret", no_argument, NULL, 'N' },
 		{ "multi", no_argument, NULL, 'M' },
 		{ "ready-file", required_argument, NULL, 'R' },
+		{ "ret-site", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	const char *binary = NULL, *ready = NULL;
 	struct bpf_link *entry = NULL, *ret = NULL;
 	struct empty_bpf *skel = NULL;
-	unsigned long offset = 0;
+	unsigned long offset = 0, ret_off = 0;
 	bool no_ret = false, multi = false;
 	int c, pid = -1, sig, rc = 1, mfd[2] = { -1, -1 };
 	sigset_t set;
@@ -66,6 +67,9 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			ready = optarg;
+			break;
+		case 'S':
+			ret_off = strtoul(optarg, NULL, 0);
 			break;
 		case 'h':
 			usage(stdout);
@@ -110,7 +114,7 @@ int main(int argc, char **argv)
 		}
 		if (!no_ret) {
 			mfd[1] = umulti_link(bpf_program__fd(skel->progs.empty_exit), binary,
-					     &offset, NULL, 1, true, pid);
+					     ret_off ? &ret_off : &offset, NULL, 1, !ret_off, pid);
 			if (mfd[1] < 0) {
 				fprintf(stderr, "emptyprobe: uretprobe_multi %s+0x%lx: %s\n", binary,
 					offset, strerror(-mfd[1]));
@@ -126,8 +130,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		if (!no_ret) {
-			ret = bpf_program__attach_uprobe(skel->progs.empty_exit, true, pid, binary,
-							 offset);
+			ret = bpf_program__attach_uprobe(skel->progs.empty_exit, !ret_off, pid,
+							 binary, ret_off ? ret_off : offset);
 			if (!ret) {
 				fprintf(stderr, "emptyprobe: uretprobe %s+0x%lx: %s\n", binary, offset,
 					strerror(errno));
