@@ -18,7 +18,7 @@ VERSION		:= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 CFLAGS		?= -g -O2
 CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11
 CPPFLAGS	+= -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) -DSPYRE_VERSION='"$(VERSION)"'
-LDLIBS		+= -lbpf -lelf -lz -lstdc++
+LDLIBS		+= -lbpf -lelf -lz -lcapstone -lstdc++
 MOCK_CXXFLAGS	:= -O2 -g -fPIC -fcf-protection=full -Wall -Wextra -std=gnu++17 -pthread
 
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)

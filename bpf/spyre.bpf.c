@@ -27,7 +27,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /*
  * Calls are paired with their returns by the stack pointer, as the kernel pairs its return
  * instances: at a probed entry sp points at the return address; when the uretprobe runs, the
- * return has popped it on x86 (the other ABIs return through a link register).
+ * return has popped it on x86 (the other ABIs return through a link register). At a return
+ * site (the function's own return instruction, or its tail jump) sp is back where it was at
+ * entry on every ABI.
  */
 #if defined(__TARGET_ARCH_x86)
 #define SPYRE_RET_SP_ADJ 8
@@ -35,20 +37,25 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SPYRE_RET_SP_ADJ 0
 #endif
 
+#define TRACK_MASK	(SPYRE_TRACK_DEPTH - 1)
+#define RECORD_MASK	(SPYRE_MAX_DEPTH - 1)
+
+/* What a recorded call (depth < SPYRE_MAX_DEPTH) keeps until its return. */
 struct frame {
-	__u64 sp;	/* at entry: identifies the call (see SPYRE_RET_SP_ADJ) */
 	__u64 ts;
 	__u64 args[SPYRE_MAX_ARGS];
-	__u32 probe;
 	__u32 record;	/* 0: sampled out or over the rate cap; popped without an event */
+	__u32 pad;
 };
 
 struct tstack {
-	__u32 depth;	/* may exceed SPYRE_MAX_DEPTH: frames past it are counted, not stored */
+	__u32 depth;	/* may exceed SPYRE_TRACK_DEPTH: calls past it are counted, not tracked */
 	__u32 known;	/* the thread was announced (task storage starts zeroed) */
 	__u32 nstaged;	/* finished spans waiting in stage[] */
 	__u32 pad;
 	__u64 staged_since;	/* when stage[0] was filled */
+	__u64 sp[SPYRE_TRACK_DEPTH];	/* open call i: sp at its entry (identifies the call) */
+	__u32 probe[SPYRE_TRACK_DEPTH];	/* ... and its probe */
 	struct frame f[SPYRE_MAX_DEPTH];
 	struct spyre_event stage[SPYRE_STAGE];
 };
@@ -134,6 +141,14 @@ struct {
 	__type(value, __u8);
 } tgids SEC(".maps");
 
+/* Processes with traced threads: their end is reported (SPYRE_EV_EXIT). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_procs SEC(".maps");
+
 static __always_inline bool traced_tgid(__u32 tgid)
 {
 	return !filter_tgids || bpf_map_lookup_elem(&tgids, &tgid);
@@ -203,10 +218,13 @@ static __always_inline bool want_event(__u64 now, __u32 tgid, struct spyre_count
 }
 
 /* Tell userspace a thread's names once, when it is first seen (see SPYRE_EV_THREAD). */
-static __always_inline void announce_thread(void)
+static __always_inline void announce_thread(__u32 tgid)
 {
-	struct spyre_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct spyre_event *e;
+	__u8 one = 1;
 
+	bpf_map_update_elem(&traced_procs, &tgid, &one, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
 		return;	/* userspace falls back to /proc for the name */
 	fill_thread_event(e);
@@ -231,7 +249,7 @@ static __always_inline struct tstack *thread_stack(struct task_struct *task, __u
 		st = bpf_task_storage_get(&task_stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (st && !st->known) {
 			st->known = 1;
-			announce_thread();
+			announce_thread(task->tgid);
 		}
 		return st;
 	}
@@ -243,9 +261,17 @@ static __always_inline struct tstack *thread_stack(struct task_struct *task, __u
 		return NULL;
 	if (bpf_map_update_elem(&stacks, &tid, z, BPF_NOEXIST))
 		return bpf_map_lookup_elem(&stacks, &tid);	/* lost a race with ourselves? */
-	announce_thread();
+	announce_thread(task->tgid);
 	return bpf_map_lookup_elem(&stacks, &tid);
 }
+
+/*
+ * Returns are seen at the functions' own return instructions and tail jumps (userspace found
+ * them in the code), not through uretprobes: the traced thread's stack is never modified, so
+ * a C++ exception, a forced unwind or a backtrace walks it as if no tracer were there. Set by
+ * userspace before load; off with --uretprobes.
+ */
+const volatile bool ret_sites = true;
 
 /*
  * Is the return address at @sp the kernel's uretprobe trampoline? Then the open call whose
@@ -253,44 +279,74 @@ static __always_inline struct tstack *thread_stack(struct task_struct *task, __u
  * The trampoline starts the page of the process's uprobe area: a page-aligned return address
  * is taken for it. Reading the area's address from the mm instead (CO-RE through mm_struct and
  * xol_area) made loading ~5 ms slower; a real return address that is page-aligned (about one
- * call site in 4096) only keeps a dead frame until a call from further up the stack.
+ * call site in 4096) only keeps a dead frame until a call from further up the stack. With
+ * return sites there is no trampoline: a tail jump ended the earlier call at the jump.
  */
 static __always_inline bool chained_call(__u64 sp)
 {
 	__u64 ra;
 
+	if (ret_sites)
+		return false;
 	if (SPYRE_RET_SP_ADJ == 0 || bpf_probe_read_user(&ra, sizeof(ra), (void *)sp))
 		return true;	/* cannot tell: keep the frame, as before */
 	return (ra & 4095) == 0;
 }
 
+/* Calls deeper than SPYRE_TRACK_DEPTH that were dropped as unwound (their probe is unknown). */
+__u64 unwound_untracked = 0;
+
+static __always_inline void count_unwound(__u32 probe)
+{
+	struct spyre_counters *c = counters_of(probe);
+
+	if (c)
+		c->unwound++;
+}
+
+/* The sp of the innermost tracked open call; @d > 0. */
+static __always_inline __u64 top_sp(const struct tstack *st, __u32 d)
+{
+	if (d > SPYRE_TRACK_DEPTH)
+		d = SPYRE_TRACK_DEPTH;
+	return st->sp[(d - 1) & TRACK_MASK];
+}
+
 /*
- * Drop the frames of calls that can no longer return, before pushing one at @sp: a C++
- * exception or a longjmp leaves through them, and the kernel drops their return records
- * without running our return program. A frame below the new call's sp was popped off the
- * machine stack; one at the same sp is dead unless the call was chained to it (a tail call).
- * The kernel applies the same rule to its own return records. Off the fast path (the top
- * frame of a live call is above sp). Returns the new depth; 0 < @d <= SPYRE_MAX_DEPTH.
+ * Drop the open calls that can no longer return, as seen from @sp (a call being entered, or
+ * returning): a C++ exception, a longjmp or a thread cancel left through them, and neither
+ * their return instruction nor (with uretprobes) their return record will ever run. A call
+ * whose sp is below @sp was popped off the machine stack. @same: a call at @sp itself is over
+ * too (an entry there), unless it was chained to the new one through a uretprobe trampoline
+ * (a tail call). The kernel applies the same rule to its own return records. Each dropped
+ * call is counted as unwound, on its probe. Returns the new depth.
  *
  * A global function: the verifier checks it once, on its own, not once per state of its
  * caller; the probe read stays out of the loops, which it would otherwise walk path by path.
- * What these calls cost is not counted here: their hits without events say it (the summary's
- * "no return seen").
  */
-__noinline int pop_dead_frames(struct tstack *st, __u32 d, __u64 sp)
+__noinline int pop_dead_frames(struct tstack *st, __u32 d, __u64 sp, int same)
 {
 	if (!st)	/* the verifier asks: a global function's pointer may be NULL */
 		return d;
-	for (int i = 0; i < SPYRE_MAX_DEPTH; i++) {
-		if (d == 0 || st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp >= sp)
+	if (d > SPYRE_TRACK_DEPTH) {
+		/* untracked calls are all deeper than the deepest tracked one */
+		if (sp < st->sp[TRACK_MASK])
+			return d;
+		__sync_fetch_and_add(&unwound_untracked, d - SPYRE_TRACK_DEPTH);
+		d = SPYRE_TRACK_DEPTH;
+	}
+	for (int i = 0; i < SPYRE_TRACK_DEPTH; i++) {
+		if (d == 0 || st->sp[(d - 1) & TRACK_MASK] >= sp)
 			break;
+		count_unwound(st->probe[(d - 1) & TRACK_MASK]);
 		d--;
 	}
-	if (d == 0 || st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp != sp || chained_call(sp))
+	if (!same || d == 0 || st->sp[(d - 1) & TRACK_MASK] != sp || chained_call(sp))
 		return d;
-	for (int i = 0; i < SPYRE_MAX_DEPTH; i++) {
-		if (d == 0 || st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp != sp)
+	for (int i = 0; i < SPYRE_TRACK_DEPTH; i++) {
+		if (d == 0 || st->sp[(d - 1) & TRACK_MASK] != sp)
 			break;
+		count_unwound(st->probe[(d - 1) & TRACK_MASK]);
 		d--;
 	}
 	return d;
@@ -330,18 +386,21 @@ int spyre_entry(struct pt_regs *ctx)
 		return 0;
 	}
 	d = st->depth;
-	if (d && d <= SPYRE_MAX_DEPTH && st->f[(d - 1) & (SPYRE_MAX_DEPTH - 1)].sp <= sp)
-		d = pop_dead_frames(st, d, sp);
+	/* off the fast path: the innermost open call of a live caller is above sp */
+	if (d && top_sp(st, d) <= sp)
+		d = pop_dead_frames(st, d, sp, 1);
 	st->depth = d + 1;
+	if (d < SPYRE_TRACK_DEPTH) {
+		st->sp[d & TRACK_MASK] = sp;
+		st->probe[d & TRACK_MASK] = probe;
+	}
 	if (d >= SPYRE_MAX_DEPTH) {
 		if (c)
 			c->drops_depth++;
 		return 0;
 	}
-	f = &st->f[d];
-	f->sp = sp;
-	f->probe = probe;
-	/* the frame is pushed either way, so returns stay paired with their entries */
+	f = &st->f[d & RECORD_MASK];
+	/* the call is tracked either way, so returns stay paired with their entries */
 	/* without sampling or a cap (the usual case) skip the clock read want_event needs */
 	f->record = sampling_off() || want_event(bpf_ktime_get_ns(), tgid, c);
 	if (!f->record)
@@ -373,14 +432,27 @@ static __always_inline void flush_stage(struct tstack *st)
 	st->nstaged = 0;
 }
 
-SEC("uretprobe")
-int spyre_exit(struct pt_regs *ctx)
+static __always_inline void count_unmatched(struct pt_regs *ctx)
+{
+	struct spyre_counters *c;
+
+	/* while tracing_on is off, unmatched returns are the calls we chose not to see */
+	if (tracing_on && (c = counters_of(bpf_get_attach_cookie(ctx))))
+		c->unmatched++;
+}
+
+/*
+ * A traced call ends: its return (uretprobe, or a return instruction) or its tail jump
+ * (@jump), with @sp the sp its entry had. A tail jump ends the call only where sp is back at
+ * its entry's: the same instruction also serves jumps inside the function (to its cold part)
+ * made with its frame still set up, which are none of our business.
+ */
+static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct task_struct *task = bpf_get_current_task_btf();
-	/* the sp of the returning call's entry; the frame says which probe it was, so the
-	 * attach cookie (a helper call, ~1 % of a call here) is only read on the rare paths */
-	__u64 sp = PT_REGS_SP(ctx) - SPYRE_RET_SP_ADJ;
+	/* the frame says which probe it was, so the attach cookie (a helper call, ~1 % of a
+	 * call here) is only read on the rare paths */
 	__u32 tid = task->pid;
 	struct spyre_counters *c;
 	struct spyre_event *e;
@@ -390,36 +462,35 @@ int spyre_exit(struct pt_regs *ctx)
 
 	st = find_stack(task, tid);
 	if (!st || st->depth == 0) {
-		/* while tracing_on is off, unmatched returns are the calls we chose not to see */
-		if (tracing_on && (c = counters_of(bpf_get_attach_cookie(ctx))))
-			c->unmatched++;
+		if (!jump)
+			count_unmatched(ctx);
 		return 0;
 	}
-	d = st->depth - 1;
-	if (d >= SPYRE_MAX_DEPTH) {
+	d = st->depth;
+	if (d > SPYRE_TRACK_DEPTH && sp < st->sp[TRACK_MASK]) {
+		/* an untracked call returns (counted at entry); its jumps tell nothing */
+		if (!jump)
+			st->depth = d - 1;
+		return 0;
+	}
+	/* calls below ours were left by an exception or a longjmp: dropped, counted */
+	if (top_sp(st, d) < sp)
+		d = pop_dead_frames(st, d, sp, 0);
+	if (d == 0 || st->sp[(d - 1) & TRACK_MASK] != sp) {
+		/* the entry was never seen (or a jump inside the function) */
 		st->depth = d;
-		return 0;	/* counted at entry */
-	}
-	/*
-	 * Not the top frame: frames above ours whose calls were left by an exception or a
-	 * longjmp are dropped here too (the kernel dropped their return records). None at
-	 * this sp: the entry was never seen, leave the stack as it was. (The mask only tells
-	 * the verifier what the depth check above already guarantees.)
-	 */
-	f = &st->f[d & (SPYRE_MAX_DEPTH - 1)];
-	for (int i = 0; i < SPYRE_MAX_DEPTH && f->sp < sp; i++) {
-		if (d == 0)
-			break;
-		d--;
-		f = &st->f[d & (SPYRE_MAX_DEPTH - 1)];
-	}
-	if (f->sp != sp) {
-		if (tracing_on && (c = counters_of(bpf_get_attach_cookie(ctx))))
-			c->unmatched++;
+		if (!jump)
+			count_unmatched(ctx);
 		return 0;
 	}
-	probe = f->probe;
+	d--;
 	st->depth = d;
+	if (d >= SPYRE_MAX_DEPTH)
+		return 0;	/* tracked, not recorded: counted at entry */
+	f = &st->f[d & RECORD_MASK];
+	probe = st->probe[d & TRACK_MASK];
+	if (jump && (c = counters_of(probe)))
+		c->tail_exits++;
 	if (!f->record)
 		return 0;
 
@@ -442,7 +513,8 @@ int spyre_exit(struct pt_regs *ctx)
 	e->ts = f->ts;
 	e->dur = now - f->ts;
 	__builtin_memcpy(e->args, f->args, sizeof(e->args));
-	e->ret = PT_REGS_RC(ctx);
+	/* at a tail jump the return value is the callee's, not known yet */
+	e->ret = jump ? 0 : PT_REGS_RC(ctx);
 	e->tgid = task->tgid;
 	e->tid = tid;
 	e->probe = probe;
@@ -457,6 +529,73 @@ int spyre_exit(struct pt_regs *ctx)
 	/* the consumer drains on a timer: a wakeup per event would cost more than the probe */
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+/* --uretprobes: the kernel's return probe. */
+SEC("uretprobe")
+int spyre_exit(struct pt_regs *ctx)
+{
+	return finish_call(ctx, PT_REGS_SP(ctx) - SPYRE_RET_SP_ADJ, false);
+}
+
+/* A return instruction of a traced function (x86 ret, s390x br %r14, ppc64le blr). */
+SEC("uprobe")
+int spyre_ret_site(struct pt_regs *ctx)
+{
+	return finish_call(ctx, PT_REGS_SP(ctx), false);
+}
+
+#if defined(__TARGET_ARCH_x86)
+/* Is x86 condition code @cc (a jcc opcode's low nibble) true for these flags? */
+static __always_inline bool x86_cond(__u64 fl, __u32 cc)
+{
+	bool cf = fl & 0x1, pf = fl & 0x4, zf = fl & 0x40, sf = fl & 0x80, of = fl & 0x800, r;
+
+	switch (cc >> 1) {
+	case 0:
+		r = of;
+		break;
+	case 1:
+		r = cf;
+		break;
+	case 2:
+		r = zf;
+		break;
+	case 3:
+		r = cf || zf;
+		break;
+	case 4:
+		r = sf;
+		break;
+	case 5:
+		r = pf;
+		break;
+	case 6:
+		r = sf != of;
+		break;
+	default:
+		r = zf || sf != of;
+		break;
+	}
+	return cc & 1 ? !r : r;
+}
+#endif
+
+/*
+ * A jump out of a traced function: its tail call, where sp is back at the entry's. A
+ * conditional one (x86 jcc: the cookie's upper half holds its condition code + 1) is hit
+ * whether or not it is taken: only a taken one leaves.
+ */
+SEC("uprobe")
+int spyre_jump_site(struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u32 cond = bpf_get_attach_cookie(ctx) >> 32;
+
+	if (cond && !x86_cond(ctx->flags, cond - 1))
+		return 0;
+#endif
+	return finish_call(ctx, PT_REGS_SP(ctx), true);
 }
 
 SEC("uprobe")
@@ -523,7 +662,6 @@ int spyre_unwind(struct pt_regs *ctx)
 	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
 	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 	__u64 sp = PT_REGS_SP(ctx);
-	struct tstack *st;
 
 	if (c)
 		c->hits++;
@@ -538,21 +676,53 @@ int spyre_unwind(struct pt_regs *ctx)
 			bpf_probe_write_user((void *)slot, &orig, sizeof(orig));
 		ri = BPF_CORE_READ(ri, next);
 	}
-	/* none of the thread's open calls returns through the trampoline now */
-	st = find_stack(task, task->pid);
-	if (st)
-		st->depth = 0;
+	/*
+	 * None of the thread's open calls returns through the trampoline now: those the
+	 * exception leaves are dropped (and counted as unwound) once the thread is seen above
+	 * them, like calls left by a longjmp.
+	 */
 	return 0;
 }
 
-/* A thread's staged spans must not die with its task storage. Loaded only with stage_events. */
+#define SPYRE_SIGNAL_GROUP_EXIT	0x4	/* include/linux/sched/signal.h */
+
+/*
+ * A thread exits. Its staged spans must not die with its task storage. A thread that exits
+ * alone (pthread_exit, pthread_cancel: both unwind it first) left its open calls for good:
+ * counted as unwound. And when it is the last thread of a traced process, the process's exit
+ * code goes to userspace, which tells a crash (SIGABRT, SIGSEGV, ...) from an exit.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(spyre_task_exit, struct task_struct *task)
 {
-	struct tstack *st = bpf_task_storage_get(&task_stacks, task, 0, 0);
+	struct signal_struct *sig = task->signal;
+	__u32 tgid = task->tgid, tid = task->pid;
+	bool group_exit = sig->flags & SPYRE_SIGNAL_GROUP_EXIT;
+	struct tstack *st = find_stack(task, tid);
+	struct spyre_event *e;
 
-	if (st)
-		flush_stage(st);
+	if (st) {
+		if (!group_exit && st->depth)
+			pop_dead_frames(st, st->depth, ~0ull, 0);
+		st->depth = 0;
+		if (stage_events)
+			flush_stage(st);
+		if (!task_storage)
+			bpf_map_delete_elem(&stacks, &tid);
+	}
+	if (sig->live.counter || !bpf_map_lookup_elem(&traced_procs, &tgid))
+		return 0;
+	bpf_map_delete_elem(&traced_procs, &tgid);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return 0;	/* userspace still sees the process gone, without its code */
+	__builtin_memset(e, 0, sizeof(*e));
+	e->args[SPYRE_EXIT_CODE] = group_exit ? sig->group_exit_code : task->exit_code;
+	e->ts = bpf_ktime_get_ns();
+	e->tgid = tgid;
+	e->tid = tid;
+	e->type = SPYRE_EV_EXIT;
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 

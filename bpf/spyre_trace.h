@@ -9,8 +9,16 @@
 #define SPYRE_MAX_ARGS		6
 /* Probe index travels as the attach cookie; it also indexes the per-probe counters. */
 #define SPYRE_MAX_PROBES	512
-/* Nesting depth of traced calls kept per thread; deeper calls are counted as drops. */
+/* Nesting depth of traced calls recorded per thread; deeper calls are counted as drops. */
 #define SPYRE_MAX_DEPTH		16
+/*
+ * Nesting depth up to which a thread's open calls are still tracked (their stack pointer and
+ * probe, not their arguments): a call left by an exception or a longjmp is then found and
+ * counted as unwound even past SPYRE_MAX_DEPTH, and the thread's depth comes back down.
+ * Deeper than this, calls are only counted; they are all dropped together once the thread is
+ * seen above the deepest tracked one. A power of two (the BPF masks indexes with it).
+ */
+#define SPYRE_TRACK_DEPTH	64
 /*
  * Finished spans a thread collects before it hands them to the ring buffer in one record (see
  * stage_events in bpf/spyre.bpf.c): a ring record holds 1..SPYRE_STAGE spyre_events.
@@ -24,7 +32,15 @@ enum spyre_event_type {
 	SPYRE_EV_INSTANT = 2,	/* entry only (e.g. a completion callback) */
 	SPYRE_EV_THREAD = 3,	/* first traced call of a thread: args hold names, see below */
 	SPYRE_EV_IOCTL = 4,	/* one driver ioctl (bpf/vfio.bpf.c), see below */
+	SPYRE_EV_EXIT = 5,	/* a traced process ended: args[0] is its exit code, see below */
 };
+
+/*
+ * SPYRE_EV_EXIT: sent when the last thread of a process that had traced calls exits. args[0]
+ * holds the kernel's exit code as wait(2) would report it: a fatal signal in bits 0-6, 0x80
+ * when it dumped core, an exit status in bits 8-15.
+ */
+#define SPYRE_EXIT_CODE		0
 
 /*
  * SPYRE_EV_THREAD: sent once per thread, when its first traced call creates its stack, so
@@ -90,6 +106,10 @@ struct spyre_counters {
 	__u64 unmatched;	/* return without a matching entry */
 	__u64 sampled_out;	/* not recorded by --sample-every (by design, not a loss) */
 	__u64 drops_rate;	/* not recorded: the process was over its --rate-cap */
+	__u64 unwound;		/* calls left without returning: exception, longjmp, thread
+				 * cancel or exit (found when the stack is seen above them) */
+	__u64 tail_exits;	/* calls ended at a tail jump (return sites): the span stops
+				 * at the jump and the return value is not known */
 };
 
 #endif /* SPYRE_TRACE_H */

@@ -357,6 +357,34 @@ static const struct trace_fmt *probe_fmt(struct consumer *c, uint32_t probe,
 	return o->state == 1 ? &o->fmt : NULL;
 }
 
+static int on_exit_event(struct consumer *c, const struct spyre_event *e)
+{
+	if (c->nexits == c->capexits) {
+		int cap = c->capexits ? c->capexits * 2 : 4;
+		struct proc_exit *v = realloc(c->exits, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->exits = v;
+		c->capexits = cap;
+	}
+	c->exits[c->nexits++] = (struct proc_exit){ .pid = e->tgid,
+						    .code = (int)e->args[SPYRE_EXIT_CODE] };
+	return 0;
+}
+
+bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code)
+{
+	/* the newest: a pid can be reused */
+	for (int i = c->nexits - 1; i >= 0; i--) {
+		if (c->exits[i].pid == pid) {
+			*code = c->exits[i].code;
+			return true;
+		}
+	}
+	return false;
+}
+
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
 	struct trace_arg args[PROBE_MAX_ARGS + 2];
@@ -369,6 +397,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		on_thread_event(c, e);
 		return 0;
 	}
+	if (e->type == SPYRE_EV_EXIT)
+		return on_exit_event(c, e);
 	/* --- driver tier: VFIO ioctls (user/vfio.c) --- */
 	if (e->type == SPYRE_EV_IOCTL) {
 		c->events++;
@@ -477,6 +507,7 @@ void consumer_free(struct consumer *c)
 	for (uint32_t i = 0; i < c->pcap; i++)
 		free(c->pid_stats[i].st);
 	free(c->pid_stats);
+	free(c->exits);
 	device_free(&c->dev);
 	memset(c, 0, sizeof(*c));
 }

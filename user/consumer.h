@@ -60,6 +60,13 @@ struct consumer {
 	bool per_pid;			/* keep pid_stats too */
 	struct pid_probe_stats *pid_stats;
 	uint32_t pcap, pcnt;
+	struct proc_exit *exits;	/* traced processes that ended (SPYRE_EV_EXIT) */
+	int nexits, capexits;
+};
+
+struct proc_exit {
+	uint32_t pid;
+	int code;			/* as wait(2) reports it: signal | 0x80 core | status << 8 */
 };
 
 int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
@@ -70,6 +77,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e);
 /* Close the device timeline; process and thread name metadata for everything seen. */
 void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
+/* The exit code of traced process @pid, if its end was seen (true), into @code. */
+bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
 /* Process info by pid (NULL if never seen). */
 const struct process_info *consumer_process(const struct consumer *c, uint32_t pid);
 

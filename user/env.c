@@ -31,6 +31,11 @@ void env_usage(FILE *f)
 "      --driver-funcs LIST  kernel functions for fentry/kprobe (comma-separated)\n"
 "  -f, --follow             also trace the processes the target forks (like strace -f)\n"
 "      --force              replace an existing output file\n"
+"      --uretprobes         see returns with the kernel's return probes (cheaper per call)\n"
+"                           RISK: they rewrite the traced thread's stack; a C++ exception\n"
+"                           thrown through a traced call then terminates the job unless the\n"
+"                           unwind guard can run (x86-64, no lockdown). Default: uprobes on\n"
+"                           each function's return instructions, the stack untouched\n"
 "\n"
 "fleet mode (docs/fleet.md):\n"
 "  -a, --system-wide        every process that maps the runtime, including later ones\n"
@@ -48,7 +53,7 @@ void env_usage(FILE *f)
 "\n"
 "exit codes: 0 ok, 1 error, 2 usage, 3 no such process, 4 not permitted (root needed),\n"
 "            5 no Spyre runtime in target, 6 kernel without BTF, 7 output not writable,\n"
-"            8 check found problems\n");
+"            8 check found problems, 9 the traced process was killed by a signal\n");
 }
 
 enum {
@@ -68,6 +73,7 @@ enum {
 	OPT_MAX_FILES,
 	OPT_PROM,
 	OPT_FORCE,
+	OPT_URETPROBES,
 	OPT_DRIVER,
 	OPT_DRIVER_FUNCS,
 };
@@ -86,6 +92,7 @@ static const struct option long_opts[] = {
 	{ "driver", required_argument, NULL, OPT_DRIVER },
 	{ "driver-funcs", required_argument, NULL, OPT_DRIVER_FUNCS },
 	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "uretprobes", no_argument, NULL, OPT_URETPROBES },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "system-wide", no_argument, NULL, 'a' },
 	{ "sample-every", required_argument, NULL, OPT_SAMPLE },
@@ -309,6 +316,9 @@ int env_parse(struct env *env, int argc, char **argv)
 			env->driver_funcs = optarg;
 			break;
 		}
+		case OPT_URETPROBES:
+			env->uretprobes = true;
+			break;
 		case OPT_FORCE:
 			env->force = true;
 			break;

@@ -18,6 +18,7 @@ enum spyre_exit {
 	EXIT_NO_BTF = 6,	/* kernel without BTF (/sys/kernel/btf/vmlinux) */
 	EXIT_OUTPUT = 7,	/* output cannot be created or written */
 	EXIT_CHECK = 8,		/* `check` found problems in a trace */
+	EXIT_TARGET_KILLED = 9,	/* the traced process was killed by a signal while traced */
 };
 
 enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE };
@@ -33,6 +34,7 @@ struct env {
 	const char **probe_files;	/* --probes FILE */
 	int n_probe_files;
 	bool no_default;
+	bool uretprobes;	/* --uretprobes: kernel return probes instead of return sites */
 	const char *ready_file;
 	unsigned int ringbuf_mb;
 	int status;		/* -1 auto (tty), 0 off, 1 on */

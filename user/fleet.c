@@ -138,9 +138,9 @@ static int open_window_output(const struct env *env, struct rotate *rot, struct 
 
 char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
 			   const struct target *t, const struct spyre_counters *counters,
-			   bool target_exited, uint64_t window_index)
+			   const struct run_end *end, uint64_t window_index)
 {
-	char *base = summary_trace_metadata(c, t, counters, target_exited);
+	char *base = summary_trace_metadata(c, t, counters, end);
 	struct jw *w = jw_memopen();
 	const char *data;
 	char *out = NULL;
@@ -223,11 +223,12 @@ static enum wait_result wait_signal(int sfd, int timeout_ms)
 int cmd_fleet(const struct env *env, struct probe_table *table)
 {
 	struct tracer_opts topts = { .sample_every = env->sample_every,
-				     .rate_cap = env->rate_cap };
+				     .rate_cap = env->rate_cap, .uretprobes = env->uretprobes };
 	uint64_t period_ns = (uint64_t)(env->period * 1e9), window_ns = (uint64_t)(env->window * 1e9);
 	uint64_t deadline = 0, next_scan = 0, last_events = 0, last_status = 0;
 	int rc = EXIT_ERROR, err, sfd = -1, scans = 0;
 	struct prom_window pw = {};
+	struct run_end wend = {};
 	struct pidset seen = {};
 	struct rotate rot = {};
 	struct tracer tr = {};
@@ -241,6 +242,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	rc = EXIT_ERROR;
 	/* -p with --window: one process in duty cycles; -a: every process */
 	err = target_init(&t, env->system_wide ? -1 : env->pid, table, SPYRE_MAX_PROBES);
+	t.uretprobes = env->uretprobes;
 	if (err)
 		goto out;
 	t.pin_libs = true;
@@ -358,8 +360,10 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 					drops += tr.counters[i].drops_ring + tr.counters[i].drops_depth;
 				if (!last_status)
 					last_status = now;
-				summary_status_line(&cons, drops, &last_events, &last_status,
-						    tr.attached, tty);
+				summary_status_line(&cons, drops,
+						    summary_unwound(&t, tr.counters, NULL) +
+						    tr.unwound_untracked, &last_events,
+						    &last_status, tr.attached, t.entry_only, tty);
 			}
 		}
 
@@ -368,7 +372,8 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		tracer_drain(&tr, &cons, true);
 		tracer_read_counters(&tr, t.cnt);
 		consumer_write_metadata(&cons);
-		extra = fleet_trace_metadata(env, &cons, &t, tr.counters, false, win);
+		wend.unwound_untracked = tr.unwound_untracked;
+		extra = fleet_trace_metadata(env, &cons, &t, tr.counters, &wend, win);
 		err = trace_end(tw, extra);
 		free(extra);
 		if (err)
@@ -378,7 +383,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		if (env->prom_file && (err = prom_write(env->prom_file, &pw)))
 			die_msg("cannot write %s: %s", env->prom_file, strerror(-err));
 		if (!env->quiet && (stop || !env->output_dir))
-			summary_print(stdout, &cons, &t, tr.counters, t.pid);
+			summary_print(stdout, &cons, &t, tr.counters, t.pid, &wend);
 		if (env->verbose || !tty)
 			fprintf(stderr, "spyre-bpftrace: window %llu: wrote %s (%llu events)\n",
 				(unsigned long long)win, wo.path, (unsigned long long)cons.events);

@@ -17,9 +17,10 @@ int cmd_fleet(const struct env *env, struct probe_table *table);
 struct consumer;
 struct target;
 struct spyre_counters;
+struct run_end;
 char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
 			   const struct target *t, const struct spyre_counters *counters,
-			   bool target_exited, uint64_t window_index);
+			   const struct run_end *end, uint64_t window_index);
 
 /* Resolve the probe table in every process not scanned before (all of them with @all).
  * Returns new probes or -errno. Exposed for tests. */

@@ -30,8 +30,10 @@ int target_init(struct target *t, int pid, const struct probe_table *table, int 
 
 void target_free(struct target *t)
 {
-	for (int i = 0; i < t->cnt; i++)
+	for (int i = 0; i < t->cnt; i++) {
 		free(t->probes[i].qualname);
+		retsite_free(&t->probes[i].sites);
+	}
 	for (int i = 0; i < t->nlibs; i++) {
 		free(t->libs[i].path);
 		free(t->libs[i].open_path);
@@ -83,6 +85,39 @@ static int classify_insn(const char *path, unsigned long off)
 #endif
 }
 
+const char *ret_how_name(enum ret_how how)
+{
+	return how == RET_SITES ? "return sites" : how == RET_URETPROBE ? "uretprobe" :
+	       "entries only";
+}
+
+/*
+ * How @p's returns will be seen: its return instructions and tail jumps, or the kernel's
+ * uretprobe (--uretprobes), or not at all when its body cannot be read safely (then its
+ * entries are recorded as instants, see retsite.h).
+ */
+static void find_return(struct target *t, struct rprobe *p, const struct elf_func *f)
+{
+	int fd, err;
+
+	if (t->uretprobes) {
+		p->ret = RET_URETPROBE;
+		return;
+	}
+	fd = open(t->libs[p->lib].open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		p->sites.why = "the library cannot be read";
+		err = -errno;
+	} else {
+		err = retsite_find_fd(retsite_host_arch(), fd, f->file_off, f->size, f->vaddr,
+				      &p->sites);
+		close(fd);
+	}
+	p->ret = err ? RET_NONE : RET_SITES;
+	if (err)
+		t->entry_only++;
+}
+
 static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
 {
 	struct target *t = c->t;
@@ -120,6 +155,8 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
 	p->attach_off = f->file_off + (f->endbr ? 4 : 0);
 	probe_display_name(&t->table->specs[spec], f->qualname, p->name, sizeof(p->name));
 	p->insn = classify_insn(t->libs[c->lib].open_path, p->attach_off);
+	if (t->table->specs[spec].type == PROBE_SPAN)
+		find_return(t, p, f);
 	t->cnt++;
 	t->spec_hits[spec]++;
 	t->libs[c->lib].nprobes++;
@@ -330,6 +367,28 @@ int target_warn_unreadable(struct target *t)
 	return n;
 }
 
+static void report_return(const struct rprobe *p, FILE *f)
+{
+	int jumps = 0;
+
+	if (p->ret == RET_URETPROBE) {
+		fprintf(f, "        returns: uretprobe (--uretprobes)\n");
+		return;
+	}
+	if (p->ret == RET_NONE) {
+		fprintf(f, "        returns: NOT SEEN, entries only: %s\n", p->sites.why);
+		return;
+	}
+	for (int k = 0; k < p->sites.n; k++)
+		jumps += p->sites.v[k].jump;
+	fprintf(f, "        returns: %d return instruction%s, %d tail jump%s", p->sites.n - jumps,
+		p->sites.n - jumps == 1 ? "" : "s", jumps, jumps == 1 ? "" : "s");
+	if (p->sites.indirect)
+		fprintf(f, " (%d indirect jump%s not probed)", p->sites.indirect,
+			p->sites.indirect == 1 ? "" : "s");
+	fputc('\n', f);
+}
+
 void target_report(const struct target *t, FILE *f)
 {
 	for (int s = 0; s < t->table->cnt; s++) {
@@ -349,6 +408,8 @@ void target_report(const struct target *t, FILE *f)
 					p->endbr ? " (after endbr64)" : "",
 					p->insn == INSN_SINGLESTEP ?
 					" [single-stepped: slow probe, see docs/performance.md]" : "");
+				if (sp->type == PROBE_SPAN)
+					report_return(p, f);
 			}
 		} else if (!t->spec_libs[s]) {
 			fprintf(f, "NOT RESOLVED: no mapped library matches '%s'\n", sp->lib);

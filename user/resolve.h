@@ -9,6 +9,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "probes.h"
+#include "retsite.h"
+
+/* How the return of a span probe's call is seen. */
+enum ret_how {
+	RET_SITES = 0,	/* uprobes on its return instructions and tail jumps (default) */
+	RET_URETPROBE,	/* --uretprobes: the kernel's return probe */
+	RET_NONE,	/* no safe way found: entries only (instants), see rprobe.sites.why */
+};
 
 struct rprobe {
 	int spec;		/* index into the probe table */
@@ -25,6 +33,8 @@ struct rprobe {
 	 * of ~0.7 µs). `list` says which, so a costly probe can be spotted before tracing.
 	 */
 	enum { INSN_UNKNOWN = 0, INSN_EMULATED, INSN_SINGLESTEP } insn;
+	enum ret_how ret;	/* span probes */
+	struct ret_sites sites;	/* RET_SITES: offsets from sym_off; RET_NONE: why */
 };
 
 struct rlib {
@@ -51,6 +61,9 @@ struct target {
 	/* system-wide: probes are attached again in later windows, after the process whose
 	 * map_files gave us the library may be gone; hold the library open instead */
 	bool pin_libs;
+	/* span returns through the kernel's uretprobes instead of return sites */
+	bool uretprobes;
+	int entry_only;		/* span probes left with RET_NONE */
 };
 
 int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes);
@@ -71,6 +84,9 @@ int target_add_lib(struct target *t, const char *path);
 /* One warning on stderr per library that matched but could not be read (once each). Returns
  * how many libraries are unreadable. */
 int target_warn_unreadable(struct target *t);
+
+/* "return sites", "uretprobe", "entries only" */
+const char *ret_how_name(enum ret_how how);
 
 /* Human-readable resolution report: resolved probes and why the others did not resolve. */
 void target_report(const struct target *t, FILE *f);

@@ -182,6 +182,7 @@ static int cmd_list(struct probe_table *table)
 		return EXIT_PERM;
 	}
 	err = target_init(&t, env.pid, table, SPYRE_MAX_PROBES);
+	t.uretprobes = env.uretprobes;
 	if (!err)
 		err = target_scan(&t);
 	if (err < 0) {
@@ -232,7 +233,7 @@ static int build_table(struct probe_table *table)
 static int cmd_trace(struct probe_table *table)
 {
 	struct tracer_opts topts = { .sample_every = env.sample_every,
-				     .rate_cap = env.rate_cap };
+				     .rate_cap = env.rate_cap, .uretprobes = env.uretprobes };
 	struct launch launch = { .pid = -1, .go_fd = -1 };
 	struct trace_writer *tw = NULL;
 	struct tracer tr = {};
@@ -243,6 +244,7 @@ static int cmd_trace(struct probe_table *table)
 	struct output out = {};
 	struct target t = {};
 	struct trace_meta meta = {};
+	struct run_end end = {};
 	char default_out[96], hostname[64] = "";
 	int rc = EXIT_ERROR, err, sfd = -1, pidfd = -1, ring_fd = -1, nwarm;
 	uint64_t start_ns, deadline = 0, next_status, next_rescan, last_events = 0, last_ns;
@@ -264,6 +266,7 @@ static int cmd_trace(struct probe_table *table)
 		env.pid = launch.pid;
 	}
 	err = target_init(&t, env.pid, table, SPYRE_MAX_PROBES);
+	t.uretprobes = env.uretprobes;
 	if (err)
 		goto cleanup;
 
@@ -353,9 +356,10 @@ static int cmd_trace(struct probe_table *table)
 			tr.stage ? "task storage, spans staged per thread" :
 			tr.task_storage ? "task storage" : "a hash map");
 	if (env.verbose)
-		fprintf(stderr, "spyre-bpftrace: C++ exception unwind guard: %s\n",
-			tr.unwind_guard ? "on" :
-			"off (bpf_probe_write_user refused, not x86-64, or SPYRE_NO_UNWIND_GUARD=1)");
+		die_msg("returns seen by %s", env.uretprobes ? (tr.unwind_guard ?
+			"uretprobes, C++ exception unwind guard on" : "uretprobes, NO unwind guard "
+			"(bpf_probe_write_user refused, not x86-64, or SPYRE_NO_UNWIND_GUARD=1)") :
+			"uprobes on return instructions (the stack is never modified)");
 
 	/*
 	 * Attach while the driver tier may still be loading (without the warm-up, the first
@@ -373,6 +377,11 @@ static int cmd_trace(struct probe_table *table)
 			goto cleanup;
 		}
 		nwarm = warm_end(warm);
+		if (t.entry_only)
+			die_msg("warning: %d probe%s record%s entries only: %s returns cannot be seen "
+				"safely (`spyre-bpftrace list -p %d` says why)", t.entry_only,
+				t.entry_only > 1 ? "s" : "", t.entry_only > 1 ? "" : "s",
+				t.entry_only > 1 ? "their" : "its", env.pid);
 		if (env.verbose)
 			fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms (%d uprobes "
 				"kept the registration lock warm)\n", tr.attached,
@@ -470,7 +479,9 @@ static int cmd_trace(struct probe_table *table)
 			tracer_read_counters(&tr, t.cnt);
 			for (int i = 0; i < t.cnt; i++)
 				drops += tr.counters[i].drops_ring + tr.counters[i].drops_depth;
-			summary_status_line(&cons, drops, &last_events, &last_ns, tr.attached, tty);
+			summary_status_line(&cons, drops, summary_unwound(&t, tr.counters, NULL) +
+					    tr.unwound_untracked, &last_events, &last_ns,
+					    tr.attached, t.entry_only, tty);
 			next_status = now + 1000000000ull;
 		}
 	}
@@ -482,8 +493,19 @@ static int cmd_trace(struct probe_table *table)
 	tracer_drain(&tr, &cons, true);
 	tracer_read_counters(&tr, t.cnt);
 	consumer_write_metadata(&cons);
+	end.target_exited = target_gone;
+	end.unwound_untracked = tr.unwound_untracked;
+	/* the exit hook's record of the target's end (a launched child is also reaped here) */
+	end.exit_known = consumer_exit_code(&cons, env.pid, &end.exit_code);
+	if (!end.exit_known && env.argv_cmd && target_gone &&
+	    waitpid(launch.pid, &end.exit_code, WNOHANG) == launch.pid)
+		end.exit_known = true;
+	if (run_end_signal(&end))
+		die_msg("target %d was killed by SIG%s%s while traced", env.pid,
+			sigabbrev_np(run_end_signal(&end)) ?: "?",
+			end.exit_code & 0x80 ? " (core dumped)" : "");
 	{
-		char *extra = fleet_trace_metadata(&env, &cons, &t, tr.counters, target_gone, 0);
+		char *extra = fleet_trace_metadata(&env, &cons, &t, tr.counters, &end, 0);
 
 		err = trace_end(tw, extra);
 		tw = NULL;
@@ -493,15 +515,16 @@ static int cmd_trace(struct probe_table *table)
 		die_msg("writing %s failed: %s", env.output, strerror(-err));
 		rc = EXIT_OUTPUT;
 	} else {
-		rc = EXIT_OK;
+		rc = run_end_signal(&end) ? EXIT_TARGET_KILLED : EXIT_OK;
 	}
 	if (!env.quiet)
-		summary_print(stdout, &cons, &t, tr.counters, env.pid);
+		summary_print(stdout, &cons, &t, tr.counters, env.pid, &end);
 	if (!env.quiet && vfio)
 		vfio_summary(vfio, stdout);
 	fprintf(stderr, "spyre-bpftrace: wrote %s (%llu events)%s; open it in "
 		"https://ui.perfetto.dev or chrome://tracing\n", env.output,
-		(unsigned long long)cons.events, target_gone ? ", target exited" : "");
+		(unsigned long long)cons.events, !target_gone ? "" :
+		run_end_signal(&end) ? ", target killed" : ", target exited");
 
 cleanup:
 	/* an error while the loads ran: they finish, and their work is undone below */

@@ -21,22 +21,55 @@ static int by_total_desc(const void *a, const void *b)
 
 /*
  * Span calls whose return the trace has not got: entered (hits), neither delivered nor counted
- * as dropped or left out. Left by a C++ exception or a longjmp (the BPF drops their frames), or
- * still running at the stop. No BPF counter: the kernel gives no event for them.
+ * as dropped, left out or unwound. Still running at the stop, or left by an exception that
+ * the thread has not been seen above since (the BPF finds unwound calls only then).
  */
 static uint64_t no_return(const struct probe_spec *sp, const struct spyre_counters *k,
 			  uint64_t delivered)
 {
 	uint64_t accounted = delivered + k->drops_ring + k->drops_depth + k->sampled_out +
-			     k->drops_rate;
+			     k->drops_rate + k->unwound;
 
 	if (sp->type != PROBE_SPAN || k->hits <= accounted)
 		return 0;
 	return k->hits - accounted;
 }
 
+int run_end_signal(const struct run_end *e)
+{
+	int sig = e->exit_code & 0x7f;
+
+	return e->exit_known && sig && sig != 0x7f ? sig : 0;
+}
+
+uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
+			 const struct run_end *e)
+{
+	uint64_t n = e ? e->unwound_untracked : 0;
+
+	for (int i = 0; i < t->cnt; i++)
+		n += counters[i].unwound;
+	return n;
+}
+
+/* "target 123 killed by SIGABRT (core dumped)" and the like, for the summary. */
+static void print_target_end(FILE *f, int pid, const struct run_end *e)
+{
+	int sig = run_end_signal(e);
+
+	if (!e->target_exited || pid <= 0)
+		return;
+	if (sig)
+		fprintf(f, "target %d killed by SIG%s%s while traced\n", pid, sigabbrev_np(sig) ?
+			sigabbrev_np(sig) : "?", e->exit_code & 0x80 ? " (core dumped)" : "");
+	else if (e->exit_known)
+		fprintf(f, "target %d exited with status %d\n", pid, (e->exit_code >> 8) & 0xff);
+	else
+		fprintf(f, "target %d exited\n", pid);
+}
+
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
-		   const struct spyre_counters *counters, int pid)
+		   const struct spyre_counters *counters, int pid, const struct run_end *end)
 {
 	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0, noret = 0, throws = 0;
 	int *order, n = 0;
@@ -68,10 +101,11 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	else
 		fprintf(f, "\nspyre-bpftrace summary for all processes: ");
 	fprintf(f, "%llu events, %llu probe hits, "
-		"%llu dropped (ring full %llu, too deep %llu)\n",
+		"%llu dropped (ring full %llu, too deep %llu), %llu unwound\n",
 		(unsigned long long)c->events, (unsigned long long)hits,
 		(unsigned long long)(ring + depth), (unsigned long long)ring,
-		(unsigned long long)depth);
+		(unsigned long long)depth, (unsigned long long)summary_unwound(t, counters, end));
+	print_target_end(f, pid, end);
 	fprintf(f, "%-28s %10s %10s %10s %10s %10s\n", "function", "count", "total", "mean",
 		"p50", "p99");
 	for (int k = 0; k < n; k++) {
@@ -102,15 +136,28 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			"probes were being attached)\n", (unsigned long long)unmatched);
 	if (throws)
 		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)throws);
+	if (summary_unwound(t, counters, end))
+		fprintf(f, "unwound: %llu calls left without returning (a C++ exception, a "
+			"longjmp, a thread cancelled or exiting inside them)%s\n",
+			(unsigned long long)summary_unwound(t, counters, end),
+			end->unwound_untracked ? "; per probe in the trace metadata, except those "
+			"nested too deep to track" : "");
 	if (noret)
-		fprintf(f, "calls with no return seen: %llu (left by a C++ exception or "
-			"longjmp, or still running when tracing stopped)\n",
+		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped, "
+			"or left by an exception the thread was not seen above since)\n",
 			(unsigned long long)noret);
+	for (int i = 0; i < t->cnt; i++) {
+		const struct rprobe *p = &t->probes[i];
+
+		if (p->ret == RET_NONE && t->table->specs[p->spec].type == PROBE_SPAN)
+			fprintf(f, "entries only: %s (%s): its returns cannot be seen safely\n",
+				p->name, p->sites.why);
+	}
 	free(order);
 }
 
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
-			     const struct spyre_counters *counters, bool target_exited)
+			     const struct spyre_counters *counters, const struct run_end *end)
 {
 	uint64_t drops = 0, hits = 0;
 	struct jw *w = jw_memopen();
@@ -151,6 +198,22 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, counters[i].drops_rate);
 		jw_lit(w, ",\"noReturn\":");
 		jw_u64(w, no_return(&t->table->specs[p->spec], &counters[i], c->delivered[i]));
+		jw_lit(w, ",\"unwound\":");
+		jw_u64(w, counters[i].unwound);
+		if (t->table->specs[p->spec].type == PROBE_SPAN) {
+			jw_lit(w, ",\"tailExits\":");
+			jw_u64(w, counters[i].tail_exits);
+			jw_lit(w, ",\"returnProbe\":");
+			jw_str(w, p->ret == RET_SITES ? "sites" : p->ret == RET_URETPROBE ?
+				  "uretprobe" : "none");
+			if (p->ret == RET_SITES) {
+				jw_lit(w, ",\"returnSites\":");
+				jw_u64(w, p->sites.n);
+			} else if (p->ret == RET_NONE) {
+				jw_lit(w, ",\"entriesOnlyReason\":");
+				jw_str(w, p->sites.why);
+			}
+		}
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "],\n\"spyreStats\":{\"targetPid\":");
@@ -171,7 +234,20 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_u64(w, c->dev.st.overflow + c->dev.st.streams_overflow);
 	if (c->vfio)	/* driver tier: driverPath, driverSpans, ... (user/vfio.c) */
 		vfio_stats_json(c->vfio, w);
-	jw_lit(w, target_exited ? ",\"targetExited\":true}" : ",\"targetExited\":false}");
+	jw_lit(w, ",\"unwound\":");
+	jw_u64(w, summary_unwound(t, counters, end));
+	jw_lit(w, ",\"unwoundUntracked\":");
+	jw_u64(w, end->unwound_untracked);
+	jw_lit(w, ",\"entryOnlyProbes\":");
+	jw_u64(w, t->entry_only);
+	jw_lit(w, ",\"targetSignal\":");
+	jw_u64(w, run_end_signal(end));
+	jw_lit(w, ",\"targetExitCode\":");
+	if (end->exit_known && !run_end_signal(end))
+		jw_u64(w, (end->exit_code >> 8) & 0xff);
+	else
+		jw_lit(w, "-1");
+	jw_lit(w, end->target_exited ? ",\"targetExited\":true}" : ",\"targetExited\":false}");
 	data = jw_mem_data(w, &len);
 	if (data) {
 		out = malloc(len + 1);
@@ -184,18 +260,21 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	return out;
 }
 
-void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t *last_events,
-			 uint64_t *last_ns, int nprobes, bool tty)
+void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,
+			 uint64_t *last_events, uint64_t *last_ns, int nprobes, int entry_only,
+			 bool tty)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	double dt = (now - *last_ns) / 1e9;
 	double rate = dt > 0 ? (c->events - *last_events) / dt : 0;
 
 	/* on a terminal the line redraws itself; in a log it is one line per second */
-	fprintf(stderr, "%sspyre-bpftrace: %llu events, %.0f ev/s, %llu drops, %d probes, "
-		"driver %s%s", tty ? "\r" : "", (unsigned long long)c->events, rate,
-		(unsigned long long)drops, nprobes, vfio_path_name(vfio_path(c->vfio)),
-		tty ? "   " : "\n");
+	fprintf(stderr, "%sspyre-bpftrace: %llu events, %.0f ev/s, %llu drops, %llu unwound, "
+		"%d probes", tty ? "\r" : "", (unsigned long long)c->events, rate,
+		(unsigned long long)drops, (unsigned long long)unwound, nprobes);
+	if (entry_only)
+		fprintf(stderr, " (%d entries only)", entry_only);
+	fprintf(stderr, ", driver %s%s", vfio_path_name(vfio_path(c->vfio)), tty ? "   " : "\n");
 	*last_events = c->events;
 	*last_ns = now;
 }

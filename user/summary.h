@@ -7,15 +7,33 @@
 #include <stdio.h>
 #include "consumer.h"
 
+/* How a run ended, beyond the per-probe counters. */
+struct run_end {
+	uint64_t unwound_untracked;	/* unwound calls deeper than tracked (tracer.h) */
+	bool target_exited;
+	bool exit_known;		/* the target's exit code was seen */
+	int exit_code;			/* as wait(2) reports it */
+};
+
+/* The fatal signal that ended the target, or 0 (exited, still running, or not known). */
+int run_end_signal(const struct run_end *e);
+/* Unwound calls in all: per probe and untracked. */
+uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
+			 const struct run_end *e);
+
 /* Per function: count, total, mean, p50, p99; then hits/drops. */
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
-		   const struct spyre_counters *counters, int pid);
+		   const struct spyre_counters *counters, int pid, const struct run_end *end);
 /* Top-level trace members ("spyreProbes":[...],"spyreStats":{...}), malloc'd. */
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
-			     const struct spyre_counters *counters, bool target_exited);
+			     const struct spyre_counters *counters, const struct run_end *end);
 
-/* The once-a-second status line on stderr: events, events/s, drops, probes, driver path. */
-void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t *last_events,
-			 uint64_t *last_ns, int nprobes, bool tty);
+/*
+ * The once-a-second status line on stderr: events, events/s, drops, unwound calls, probes
+ * (and how many of them see entries only), driver path.
+ */
+void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,
+			 uint64_t *last_events, uint64_t *last_ns, int nprobes, int entry_only,
+			 bool tty);
 
 #endif

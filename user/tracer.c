@@ -33,7 +33,9 @@ static int on_event(void *ctx, const void *data, size_t len)
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
-	struct bpf_program *progs[4];
+	struct bpf_program *progs[] = {
+		NULL, NULL, NULL, NULL, NULL, NULL,
+	};
 	int err;
 
 	tr->skel = spyre_bpf__open();
@@ -43,9 +45,16 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	progs[1] = tr->skel->progs.spyre_exit;
 	progs[2] = tr->skel->progs.spyre_instant;
 	progs[3] = tr->skel->progs.spyre_unwind;
-	bpf_program__set_autoload(progs[3], tr->unwind_guard);
+	progs[4] = tr->skel->progs.spyre_ret_site;
+	progs[5] = tr->skel->progs.spyre_jump_site;
+	/* return sites by default; the uretprobe program (and its guard) with --uretprobes */
+	tr->skel->rodata->ret_sites = !o->uretprobes;
+	bpf_program__set_autoload(progs[1], o->uretprobes);
+	bpf_program__set_autoload(progs[3], o->uretprobes && tr->unwind_guard);
+	bpf_program__set_autoload(progs[4], !o->uretprobes);
+	bpf_program__set_autoload(progs[5], !o->uretprobes);
 	if (multi)
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 6; i++)
 			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
 	tr->skel->rodata->sample_every = o->sample_every;
 	tr->skel->rodata->filter_tgids = o->follow_pid > 0;
@@ -63,9 +72,10 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 		return err;
 	tr->skel->rodata->task_storage = tr->task_storage;
 	tr->skel->rodata->stage_events = tr->stage;
-	bpf_program__set_autoload(tr->skel->progs.spyre_task_exit, tr->stage);
+	/* the thread-exit hook flushes stages, counts cancelled calls, reports the exit code */
+	bpf_program__set_autoload(tr->skel->progs.spyre_task_exit, tr->exit_hook);
 	bpf_program__set_autoload(tr->skel->progs.spyre_task_iter, tr->task_storage);
-	/* the hash fallback is not used then: keep its kernel memory (8 MiB) free */
+	/* the hash fallback is not used then: keep its kernel memory free */
 	if (tr->task_storage)
 		bpf_map__set_max_entries(tr->skel->maps.stacks, 1);
 	return spyre_bpf__load(tr->skel);
@@ -132,6 +142,33 @@ int tracer_ring_create(unsigned int ringbuf_mb)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Load with uprobe_multi links where the kernel has them, else with perf-event links. */
+static int load_links(struct tracer *tr, const struct tracer_opts *o)
+{
+	int err = -EINVAL;
+
+	tr->multi = false;
+	if (umulti_supported()) {
+		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
+		libbpf_quiet(true);
+		err = load(tr, o, true);
+		libbpf_quiet(false);
+		tr->multi = !err;
+		if (!err)
+			return 0;
+	}
+	spyre_bpf__destroy(tr->skel);
+	tr->skel = NULL;
+	libbpf_quiet(tr->exit_hook);	/* the retry without the hook says why, once */
+	err = load(tr, o, false);
+	libbpf_quiet(false);
+	if (err) {
+		spyre_bpf__destroy(tr->skel);
+		tr->skel = NULL;
+	}
+	return err;
+}
+
 int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 {
 	int err = -EINVAL;
@@ -145,24 +182,23 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 	}
 	tr->task_storage = kernel_has_task_storage();
 	tr->stage = tr->task_storage && !env_is_1("SPYRE_NO_STAGE");
-	tr->unwind_guard = kernel_allows_unwind_guard();
-	if (umulti_supported()) {
-		/* a kernel without uprobe_multi rejects the attach type: not worth a warning */
-		libbpf_quiet(true);
-		err = load(tr, o, true);
-		libbpf_quiet(false);
-		tr->multi = !err;
-		if (err) {
-			spyre_bpf__destroy(tr->skel);
-			tr->skel = NULL;
-		}
-	}
-	if (!tr->multi) {
-		err = load(tr, o, false);
+	tr->unwind_guard = o->uretprobes && kernel_allows_unwind_guard();
+	tr->exit_hook = true;
+	err = load_links(tr, o);
+	if (err) {
+		/*
+		 * Without the thread-exit hook (a kernel that refuses tp_btf): no staging (its
+		 * stages would die with their threads), no exit codes, no cancelled-call count.
+		 */
+		tr->exit_hook = tr->stage = false;
+		err = load_links(tr, o);
 		if (err)
 			goto fail;
+		die_msg("warning: no thread-exit hook (tp_btf/sched_process_exit refused): a "
+			"traced process's crash is not told from an exit");
 	}
-	if (tr->stage && !(tr->exit_link = bpf_program__attach(tr->skel->progs.spyre_task_exit))) {
+	if (tr->exit_hook &&
+	    !(tr->exit_link = bpf_program__attach(tr->skel->progs.spyre_task_exit))) {
 		err = -errno;
 		goto fail;
 	}
@@ -182,9 +218,12 @@ fail:
 	return err;
 }
 
-/* One uprobe_multi link: @n probes of one library, all served by @prog. */
+/*
+ * One uprobe_multi link: @n offsets of one library, all served by @prog; @uret: return
+ * probes; @first: closed in detach's first pass (whatever sees returns).
+ */
 static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *path,
-		      unsigned long *offs, __u64 *cookies, int n, bool ret, int pid)
+		      unsigned long *offs, __u64 *cookies, int n, bool uret, bool first, int pid)
 {
 	int fd;
 
@@ -202,82 +241,171 @@ static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *p
 		tr->mlink_ret = nr;
 		tr->capmlinks = cap;
 	}
-	fd = umulti_link(bpf_program__fd(prog), path, offs, cookies, n, ret, pid);
+	fd = umulti_link(bpf_program__fd(prog), path, offs, cookies, n, uret, pid);
 	if (fd < 0)
 		return fd;
-	tr->mlink_ret[tr->nmlinks] = ret;
+	tr->mlink_ret[tr->nmlinks] = first;
 	tr->mlinks[tr->nmlinks++] = fd;
 	return 0;
 }
 
-/* Is a probe of @type attached with the links of @kind (see attach_multi)? */
-static bool in_kind(enum probe_type type, int kind)
+/*
+ * What the links of a probe are. The order of enum is the order of attaching: the unwind
+ * guard first, so that no uretprobe is live without it; returns before entries, so that a call
+ * entered before its entry probe is live returns unmatched (counted, dropped) instead of
+ * leaving a frame that never closes.
+ */
+enum link_kind { LK_UNWIND, LK_URET, LK_RET_SITE, LK_JUMP_SITE, LK_ENTRY, LK_INSTANT, LK_NR };
+
+static struct bpf_program *kind_prog(struct tracer *tr, enum link_kind k)
 {
-	switch (type) {
-	case PROBE_SPAN:
-		return kind == 0 || kind == 1;
-	case PROBE_INSTANT:
-		return kind == 2;
+	switch (k) {
+	case LK_UNWIND:
+		return tr->skel->progs.spyre_unwind;
+	case LK_URET:
+		return tr->skel->progs.spyre_exit;
+	case LK_RET_SITE:
+		return tr->skel->progs.spyre_ret_site;
+	case LK_JUMP_SITE:
+		return tr->skel->progs.spyre_jump_site;
+	case LK_ENTRY:
+		return tr->skel->progs.spyre_entry;
 	default:
-		return kind == 3;
+		return tr->skel->progs.spyre_instant;
 	}
 }
 
-/* Without the unwind guard (lockdown), type=unwind probes stay unattached. */
-static bool attachable(const struct tracer *tr, const struct target *t, const struct rprobe *p)
+/*
+ * The offsets (and cookies) probe @i of @t needs for links of kind @k, written to @offs and
+ * @cookies; returns how many. A jump site's cookie carries its condition (retsite.h) above the
+ * probe index. Without the unwind guard (lockdown), type=unwind probes stay unattached.
+ */
+static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
+			enum link_kind k, unsigned long *offs, __u64 *cookies)
 {
-	return tr->unwind_guard || t->table->specs[p->spec].type != PROBE_UNWIND;
+	const struct rprobe *p = &t->probes[i];
+	enum probe_type type = t->table->specs[p->spec].type;
+	int n = 0;
+
+	switch (k) {
+	case LK_UNWIND:
+		if (type != PROBE_UNWIND || !tr->unwind_guard)
+			return 0;
+		break;
+	case LK_URET:
+		if (type != PROBE_SPAN || p->ret != RET_URETPROBE)
+			return 0;
+		break;
+	case LK_RET_SITE:
+	case LK_JUMP_SITE:
+		if (type != PROBE_SPAN || p->ret != RET_SITES)
+			return 0;
+		for (int j = 0; j < p->sites.n; j++) {
+			if (p->sites.v[j].jump != (k == LK_JUMP_SITE))
+				continue;
+			offs[n] = p->sym_off + p->sites.v[j].off;
+			cookies[n++] = (__u64)p->sites.v[j].cond << 32 | i;
+		}
+		return n;
+	case LK_ENTRY:
+		if (type != PROBE_SPAN || p->ret == RET_NONE)
+			return 0;
+		break;
+	default:
+		if (type != PROBE_INSTANT && (type != PROBE_SPAN || p->ret != RET_NONE))
+			return 0;
+		break;
+	}
+	offs[0] = p->attach_off;
+	cookies[0] = i;
+	return 1;
 }
 
-/* Attach the unattached probes of each library with at most four links. */
+/* Offsets one probe can need at most (see kind_offsets). */
+static int max_offsets(const struct target *t)
+{
+	int m = 1;
+
+	for (int i = 0; i < t->cnt; i++)
+		if (t->probes[i].sites.n > m)
+			m = t->probes[i].sites.n;
+	return m;
+}
+
+/*
+ * The kernel refused a return site of probe @i (an instruction it cannot probe): its returns
+ * are not seen, it records entries only. Said once per probe.
+ */
+static void sites_refused(struct target *t, int i, int err)
+{
+	struct rprobe *p = &t->probes[i];
+
+	die_msg("warning: %s: the kernel refuses a uprobe on one of its return sites (%s): "
+		"entries only", p->qualname, strerror(-err));
+	p->ret = RET_NONE;
+	p->sites.why = "the kernel refused a uprobe on a return site";
+	t->entry_only++;
+}
+
+/* Attach the unattached probes of each library with one link per kind. */
 static int attach_multi(struct tracer *tr, struct target *t, int pid)
 {
-	/*
-	 * kinds: 0 entries of spans, 1 returns of spans, 2 instants, 3 unwinders. The unwind
-	 * guard goes in first, in every library, so that no return probe is live without it.
-	 * Returns before entries: a call that enters before its entry probe is live then
-	 * returns unmatched (counted, dropped), instead of leaving a frame that never closes.
-	 */
-	static const int order[] = { 3, 1, 0, 2 };
-	unsigned long *offs = calloc(t->cnt ? t->cnt : 1, sizeof(*offs));
-	__u64 *cookies = calloc(t->cnt ? t->cnt : 1, sizeof(*cookies));
-	int err = 0;
+	int cap = 0, err = 0;
+	unsigned long *offs;
+	__u64 *cookies;
 
+	for (int i = 0; i < t->cnt; i++)
+		cap += t->probes[i].sites.n + 1;
+	offs = calloc(cap ? cap : 1, sizeof(*offs));
+	cookies = calloc(cap ? cap : 1, sizeof(*cookies));
 	if (!offs || !cookies) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (int k = 0; k < 4 && !err; k++) {
-		int kind = order[k];
-		struct bpf_program *prog = kind == 0 ? tr->skel->progs.spyre_entry :
-					   kind == 1 ? tr->skel->progs.spyre_exit :
-					   kind == 2 ? tr->skel->progs.spyre_instant :
-						       tr->skel->progs.spyre_unwind;
+	for (int k = 0; k < LK_NR && !err; k++) {
+		struct bpf_program *prog = kind_prog(tr, k);
+		bool site = k == LK_RET_SITE || k == LK_JUMP_SITE;
 
-		if (kind == 3 && !tr->unwind_guard)
-			continue;
 		for (int lib = 0; lib < t->nlibs && !err; lib++) {
+			const char *path = t->libs[lib].open_path;
 			int n = 0;
 
-			for (int i = 0; i < t->cnt; i++) {
-				const struct rprobe *p = &t->probes[i];
+			for (int i = 0; i < t->cnt; i++)
+				if (t->probes[i].lib == lib && !t->probes[i].attached)
+					n += kind_offsets(tr, t, i, k, offs + n, cookies + n);
+			if (!n)
+				continue;
+			err = multi_link(tr, prog, path, offs, cookies, n, k == LK_URET,
+					 k == LK_URET || site, pid);
+			if (err && site) {
+				/* one link per probe, to find the one the kernel refuses */
+				err = 0;
+				for (int i = 0; i < t->cnt && !err; i++) {
+					int m, e;
 
-				if (p->lib != lib || p->attached ||
-				    !in_kind(t->table->specs[p->spec].type, kind))
-					continue;
-				offs[n] = p->attach_off;
-				cookies[n++] = i;
+					if (t->probes[i].lib != lib || t->probes[i].attached)
+						continue;
+					m = kind_offsets(tr, t, i, k, offs, cookies);
+					if (!m)
+						continue;
+					e = multi_link(tr, prog, path, offs, cookies, m, false, true,
+						       pid);
+					if (e == -ENOMEM)
+						err = e;
+					else if (e)
+						sites_refused(t, i, e);
+				}
 			}
-			if (n)
-				err = multi_link(tr, prog, t->libs[lib].open_path, offs, cookies, n,
-						 kind == 1, pid);
 			if (err)
-				fprintf(stderr, "spyre-bpftrace: cannot attach %d probes to %s: %s\n",
-					n, t->libs[lib].path, strerror(-err));
+				die_msg("cannot attach %d probes to %s: %s", n, t->libs[lib].path,
+					strerror(-err));
 		}
 	}
 	for (int i = 0; i < t->cnt && !err; i++) {
-		if (!t->probes[i].attached && attachable(tr, t, &t->probes[i])) {
+		const struct rprobe *p = &t->probes[i];
+
+		if (!p->attached && (t->table->specs[p->spec].type != PROBE_UNWIND ||
+				     tr->unwind_guard)) {
 			t->probes[i].attached = true;
 			tr->attached++;
 		}
@@ -296,71 +424,99 @@ int tracer_map_ring(struct tracer *tr)
 }
 
 /*
- * Without the guard, a C++ exception thrown through a traced call terminates the process: say
- * so once, when the target has an unwinder the guard would have been put on.
+ * With --uretprobes and without the guard, a C++ exception thrown through a traced call
+ * terminates the process: say so once, when the target has an unwinder the guard would have
+ * been put on.
  */
 static void warn_unguarded(struct tracer *tr, const struct target *t)
 {
 	for (int i = 0; i < t->cnt && !tr->unwind_warned; i++) {
 		if (t->table->specs[t->probes[i].spec].type != PROBE_UNWIND)
 			continue;
-		fprintf(stderr, "spyre-bpftrace: warning: no unwind guard (the kernel refuses "
+		die_msg("warning: --uretprobes without the unwind guard (the kernel refuses "
 			"bpf_probe_write_user, or not x86-64): a C++ exception thrown through a "
 			"traced call would terminate the process (%s is mapped; see \"C++ "
-			"exceptions\" in docs/user-guide.md)\n", t->libs[t->probes[i].lib].path);
+			"exceptions\" in docs/user-guide.md)", t->libs[t->probes[i].lib].path);
 		tr->unwind_warned = true;
 	}
+}
+
+/* A perf-event link kept in tr->site_links (return sites: any number per probe). */
+static int keep_site_link(struct tracer *tr, struct bpf_link *l)
+{
+	if (tr->nsite_links == tr->cap_site_links) {
+		int cap = tr->cap_site_links ? tr->cap_site_links * 2 : 64;
+		struct bpf_link **v = realloc(tr->site_links, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		tr->site_links = v;
+		tr->cap_site_links = cap;
+	}
+	tr->site_links[tr->nsite_links++] = l;
+	return 0;
+}
+
+/* Perf-event links (no uprobe_multi): one per offset, kinds in the same order. */
+static int attach_perf(struct tracer *tr, struct target *t, int pid)
+{
+	int cap = max_offsets(t);
+	unsigned long offs[cap];
+	__u64 cookies[cap];
+
+	for (int k = 0; k < LK_NR; k++) {
+		for (int i = 0; i < t->cnt; i++) {
+			struct rprobe *p = &t->probes[i];
+			const char *path = t->libs[p->lib].open_path;
+			int n, first = tr->nsite_links, err = 0;
+
+			if (p->attached)
+				continue;
+			n = kind_offsets(tr, t, i, k, offs, cookies);
+			for (int j = 0; j < n && !err; j++) {
+				LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies[j],
+					    .retprobe = k == LK_URET);
+				struct bpf_link *l = bpf_program__attach_uprobe_opts(
+					kind_prog(tr, k), pid, path, offs[j], &opts);
+
+				if (!l)
+					err = -errno;
+				else if (k == LK_RET_SITE || k == LK_JUMP_SITE)
+					err = keep_site_link(tr, l);
+				else
+					tr->links[2 * i + (k == LK_URET)] = l;
+			}
+			if (err && (k == LK_RET_SITE || k == LK_JUMP_SITE) && err != -ENOMEM) {
+				/* its sites so far go too: a probe has all of them or none */
+				destroy_links_parallel(tr->site_links + first,
+						       tr->nsite_links - first);
+				tr->nsite_links = first;
+				sites_refused(t, i, err);
+			} else if (err) {
+				die_msg("cannot attach to %s (%s+0x%lx): %s", p->qualname,
+					t->libs[p->lib].path, p->attach_off, strerror(-err));
+				return err;
+			}
+		}
+	}
+	for (int i = 0; i < t->cnt; i++) {
+		struct rprobe *p = &t->probes[i];
+
+		if (!p->attached && (t->table->specs[p->spec].type != PROBE_UNWIND ||
+				     tr->unwind_guard)) {
+			p->attached = true;
+			tr->attached++;
+		}
+	}
+	return 0;
 }
 
 int tracer_attach(struct tracer *tr, struct target *t, int pid)
 {
 	tr->skel->data->tracing_on = 1;
-	if (!tr->unwind_guard)
+	if (t->uretprobes && !tr->unwind_guard)
 		warn_unguarded(tr, t);
-	if (tr->multi)
-		return attach_multi(tr, t, pid);
-	/* the unwind guard first, as in attach_multi() */
-	for (int k = 0; k < 2 * t->cnt; k++) {
-		int i = k % t->cnt;
-		struct rprobe *p = &t->probes[i];
-		const struct probe_spec *s = &t->table->specs[p->spec];
-		const char *path = t->libs[p->lib].open_path;
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
-		struct bpf_link *l;
-		int err;
-
-		if (p->attached || !attachable(tr, t, p) ||
-		    (s->type == PROBE_UNWIND) != (k < t->cnt))
-			continue;
-		/* return first, for the reason given in attach_multi() */
-		if (s->type == PROBE_SPAN) {
-			opts.retprobe = true;
-			l = bpf_program__attach_uprobe_opts(tr->skel->progs.spyre_exit, pid, path,
-							    p->attach_off, &opts);
-			if (!l)
-				goto fail;
-			tr->links[2 * i + 1] = l;
-			opts.retprobe = false;
-		}
-		l = bpf_program__attach_uprobe_opts(s->type == PROBE_INSTANT ?
-						    tr->skel->progs.spyre_instant :
-						    s->type == PROBE_UNWIND ?
-						    tr->skel->progs.spyre_unwind :
-						    tr->skel->progs.spyre_entry,
-						    pid, path, p->attach_off, &opts);
-		if (!l)
-			goto fail;
-		tr->links[2 * i] = l;
-		p->attached = true;
-		tr->attached++;
-		continue;
-fail:
-		err = -errno;
-		fprintf(stderr, "spyre-bpftrace: cannot attach to %s (%s+0x%lx): %s\n",
-			p->qualname, t->libs[p->lib].path, p->attach_off, strerror(-err));
-		return err;
-	}
-	return 0;
+	return tr->multi ? attach_multi(tr, t, pid) : attach_perf(tr, t, pid);
 }
 
 /*
@@ -427,6 +583,8 @@ void tracer_detach(struct tracer *tr, struct target *t)
 	 * each here); one after the other, 30 links took 9 s.
 	 */
 	destroy_links_parallel(ret, SPYRE_MAX_PROBES);
+	destroy_links_parallel(tr->site_links, tr->nsite_links);
+	tr->nsite_links = 0;
 	destroy_links_parallel(entry, SPYRE_MAX_PROBES);
 	for (int i = 0; t && i < t->cnt; i++)
 		t->probes[i].attached = false;
@@ -456,6 +614,7 @@ void tracer_read_counters(struct tracer *tr, int n)
 	struct spyre_counters *v;
 
 	memset(tr->counters, 0, SPYRE_MAX_PROBES * sizeof(*tr->counters));
+	tr->unwound_untracked = tr->skel->bss->unwound_untracked;
 	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
 		return;
 	for (int i = 0; i < n && i < SPYRE_MAX_PROBES; i++) {
@@ -470,6 +629,8 @@ void tracer_read_counters(struct tracer *tr, int n)
 			tr->counters[i].unmatched += v[c].unmatched;
 			tr->counters[i].sampled_out += v[c].sampled_out;
 			tr->counters[i].drops_rate += v[c].drops_rate;
+			tr->counters[i].unwound += v[c].unwound;
+			tr->counters[i].tail_exits += v[c].tail_exits;
 		}
 	}
 	free(v);
@@ -487,6 +648,7 @@ void tracer_reset_counters(struct tracer *tr, int n)
 
 		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.counters), &key, v, BPF_ANY);
 	}
+	tr->skel->bss->unwound_untracked = 0;
 	free(v);
 }
 
@@ -517,6 +679,7 @@ void tracer_close(struct tracer *tr)
 	spyre_bpf__destroy(tr->skel);
 	free(tr->mlinks);
 	free(tr->mlink_ret);
+	free(tr->site_links);
 	free(tr->links);
 	free(tr->counters);
 	memset(tr, 0, sizeof(*tr));

@@ -26,6 +26,8 @@ struct tracer_opts {
 	uint64_t rate_cap;		/* events/s per process; 0 = no cap */
 	int follow_pid;			/* --follow: trace this process and its descendants */
 	int ring_fd;			/* the ring buffer, from tracer_ring_create */
+	/* returns through the kernel's uretprobes instead of return sites (--uretprobes) */
+	bool uretprobes;
 };
 
 struct tracer {
@@ -44,7 +46,12 @@ struct tracer {
 	struct bpf_link *fork_link;		/* --follow */
 	bool task_storage;			/* per-thread stacks in task storage, not a hash */
 	bool stage;				/* spans staged per thread (stage_events) */
-	struct bpf_link *exit_link;		/* flushes an exiting thread's stage */
+	/* thread exits: flushes the stage, counts cancelled calls, reports process exits */
+	bool exit_hook;
+	struct bpf_link *exit_link;
+	struct bpf_link **site_links;		/* return sites, perf-event links */
+	int nsite_links, cap_site_links;
+	uint64_t unwound_untracked;		/* unwound calls deeper than tracked */
 	bool unwind_guard;			/* type=unwind probes can be attached */
 	bool unwind_warned;			/* ... or the user was told they cannot */
 	bool multi;

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <capstone/capstone.h>
+#include "retsite.h"
+
+/* Larger symbols are not functions a runtime's entry point would be (and a misread size). */
+#define RETSITE_MAX_LEN	(1u << 20)
+
+enum retsite_arch retsite_host_arch(void)
+{
+#if defined(__x86_64__)
+	return RS_ARCH_X86_64;
+#elif defined(__s390x__)
+	return RS_ARCH_S390X;
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return RS_ARCH_PPC64LE;
+#else
+	return RS_ARCH_NONE;
+#endif
+}
+
+static int add_site(struct ret_sites *s, int *cap, uint64_t off, bool jump, uint8_t cond)
+{
+	if (s->n == *cap) {
+		int nc = *cap ? *cap * 2 : 4;
+		struct ret_site *v = realloc(s->v, nc * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		*cap = nc;
+	}
+	s->v[s->n++] = (struct ret_site){ .off = off, .jump = jump, .cond = cond };
+	return 0;
+}
+
+static bool outside(uint64_t target, uint64_t vaddr, size_t len)
+{
+	return target < vaddr || target >= vaddr + len;
+}
+
+/*
+ * One x86-64 instruction. Returns: ret. Exits: a direct jmp or jcc whose target is outside
+ * the function (a tail call; also a jump to the function's own cold part, which the BPF tells
+ * apart at run time: sp is not back at the entry's there), and jmp *GOT(%rip) (a tail call
+ * through the GOT, -fno-plt). A jcc is hit whether or not it is taken: its condition code
+ * travels with the site, the BPF evaluates it on the flags. Other indirect jumps (switch
+ * tables, virtual tail calls) cannot be told apart here and are left alone: a tail call
+ * through one is seen as an unwound call.
+ */
+static int sites_x86(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struct ret_sites *s,
+		    int *cap)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *op = &x->operands[0];
+	uint64_t off = in->address - vaddr;
+	uint8_t cc;
+
+	if (in->id == X86_INS_RET)
+		return add_site(s, cap, off, false, RS_COND_NONE);
+	if (!cs_insn_group(h, in, CS_GRP_JUMP) || x->op_count != 1)
+		return 0;
+	if (in->id == X86_INS_JMP) {
+		if (op->type == X86_OP_IMM)
+			return outside(op->imm, vaddr, len) ? add_site(s, cap, off, true, 0) : 0;
+		if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP &&
+		    op->mem.index == X86_REG_INVALID)
+			return add_site(s, cap, off, true, RS_COND_NONE);
+		s->indirect++;
+		return 0;
+	}
+	/* jcc rel8 (70-7f) or rel32 (0f 80-8f); loop/jrcxz have no flags condition: left */
+	if (op->type != X86_OP_IMM || !outside(op->imm, vaddr, len))
+		return 0;
+	if ((x->opcode[0] & 0xf0) == 0x70)
+		cc = x->opcode[0] & 0xf;
+	else if (x->opcode[0] == 0x0f && (x->opcode[1] & 0xf0) == 0x80)
+		cc = x->opcode[1] & 0xf;
+	else
+		return 0;
+	return add_site(s, cap, off, true, cc + 1);
+}
+
+/*
+ * s390x: br %r14 returns; j/jg out of the function is a tail call. A conditional return
+ * (bcr with a mask, e.g. ber %r14) would be hit taken or not, and the condition code is not
+ * evaluated here: such a function is refused.
+ */
+static int sites_s390x(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struct ret_sites *s,
+		      int *cap)
+{
+	const cs_sysz *z = &in->detail->sysz;
+	uint64_t off = in->address - vaddr;
+
+	if (!cs_insn_group(h, in, CS_GRP_JUMP) || !z->op_count)
+		return 0;
+	if (z->operands[z->op_count - 1].type == SYSZ_OP_REG &&
+	    z->operands[z->op_count - 1].reg == SYSZ_REG_14) {
+		if (in->id == SYSZ_INS_BR)
+			return add_site(s, cap, off, false, RS_COND_NONE);
+		s->why = "a conditional return (s390x: not supported)";
+		return -EINVAL;
+	}
+	if ((in->id == SYSZ_INS_J || in->id == SYSZ_INS_JG) && z->operands[0].type == SYSZ_OP_IMM)
+		return outside(z->operands[0].imm, vaddr, len) ?
+		       add_site(s, cap, off, true, RS_COND_NONE) : 0;
+	if (in->id == SYSZ_INS_BR)
+		s->indirect++;
+	return 0;
+}
+
+/* ppc64le: blr returns, b out of the function is a tail call; conditional returns refused. */
+static int sites_ppc64le(csh h, const cs_insn *in, uint64_t vaddr, size_t len,
+			struct ret_sites *s, int *cap)
+{
+	const cs_ppc *p = &in->detail->ppc;
+	uint64_t off = in->address - vaddr;
+
+	if (in->id == PPC_INS_BLR && p->bc == PPC_BC_INVALID && !p->bh)
+		return add_site(s, cap, off, false, RS_COND_NONE);
+	if (in->id == PPC_INS_BLR || in->id == PPC_INS_BCLR) {
+		s->why = "a conditional return (ppc64le: not supported)";
+		return -EINVAL;
+	}
+	if (in->id == PPC_INS_B && p->op_count == 1 && p->operands[0].type == PPC_OP_IMM)
+		return outside(p->operands[0].imm, vaddr, len) ?
+		       add_site(s, cap, off, true, RS_COND_NONE) : 0;
+	if (in->id == PPC_INS_BCTR)
+		s->indirect++;
+	return 0;
+}
+
+int retsite_find(enum retsite_arch arch, const uint8_t *code, size_t len, uint64_t vaddr,
+		 struct ret_sites *out)
+{
+	static const struct {
+		cs_arch arch;
+		cs_mode mode;
+	} cs[] = {
+		[RS_ARCH_X86_64] = { CS_ARCH_X86, CS_MODE_64 },
+		[RS_ARCH_S390X] = { CS_ARCH_SYSZ, CS_MODE_BIG_ENDIAN },
+		[RS_ARCH_PPC64LE] = { CS_ARCH_PPC, CS_MODE_64 | CS_MODE_LITTLE_ENDIAN },
+	};
+	const uint8_t *p = code;
+	uint64_t addr = vaddr;
+	size_t left = len;
+	cs_insn *in = NULL;
+	int err = 0, cap = 0;
+	csh h;
+
+	memset(out, 0, sizeof(*out));
+	if (arch >= RS_ARCH_NONE) {
+		out->why = "no disassembler for this architecture";
+		return -ENOTSUP;
+	}
+	if (!len || len > RETSITE_MAX_LEN) {
+		out->why = len ? "the symbol's size is implausible" : "the symbol has no size";
+		return -EINVAL;
+	}
+	if (cs_open(cs[arch].arch, cs[arch].mode, &h) != CS_ERR_OK) {
+		out->why = "the disassembler cannot be opened";
+		return -ENOTSUP;
+	}
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	in = cs_malloc(h);
+	if (!in) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!err && cs_disasm_iter(h, &p, &left, &addr, in)) {
+		switch (arch) {
+		case RS_ARCH_X86_64:
+			err = sites_x86(h, in, vaddr, len, out, &cap);
+			break;
+		case RS_ARCH_S390X:
+			err = sites_s390x(h, in, vaddr, len, out, &cap);
+			break;
+		default:
+			err = sites_ppc64le(h, in, vaddr, len, out, &cap);
+			break;
+		}
+	}
+	if (!err && left) {
+		/* data in the text, or a size that does not end on an instruction */
+		out->why = "its body does not decode as instructions to the symbol's end";
+		err = -EINVAL;
+	} else if (!err && !out->n) {
+		out->why = out->indirect ? "it leaves only through indirect jumps" :
+					   "no return instruction (a function that never returns?)";
+		err = -EINVAL;
+	}
+out:
+	if (in)
+		cs_free(in, 1);
+	cs_close(&h);
+	if (err) {
+		const char *why = out->why;
+
+		retsite_free(out);
+		out->why = why;
+	}
+	return err;
+}
+
+int retsite_find_fd(enum retsite_arch arch, int fd, uint64_t file_off, size_t len,
+		    uint64_t vaddr, struct ret_sites *out)
+{
+	uint8_t *buf;
+	ssize_t n;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!len || len > RETSITE_MAX_LEN)
+		return retsite_find(arch, NULL, len, vaddr, out);
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	n = pread(fd, buf, len, file_off);
+	if (n != (ssize_t)len) {
+		free(buf);
+		out->why = "its body is not in the file";
+		return n < 0 ? -errno : -EINVAL;
+	}
+	err = retsite_find(arch, buf, len, vaddr, out);
+	free(buf);
+	return err;
+}
+
+void retsite_free(struct ret_sites *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
