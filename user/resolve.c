@@ -386,6 +386,12 @@ static void report_return(const struct rprobe *p, FILE *f)
 	if (p->sites.indirect)
 		fprintf(f, " (%d indirect jump%s not probed)", p->sites.indirect,
 			p->sites.indirect == 1 ? "" : "s");
+	/* file offsets, as for the entry: what a user (or the bench) can probe by hand */
+	for (int k = 0; k < p->sites.n && k < 8; k++)
+		fprintf(f, "%s%s+0x%lx", k ? ", " : " at ", p->sites.v[k].jump ? "jump " : "",
+			p->sym_off + (unsigned long)p->sites.v[k].off);
+	if (p->sites.n > 8)
+		fprintf(f, ", ...");
 	fputc('\n', f);
 }
 

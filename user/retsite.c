@@ -89,15 +89,16 @@ static int sites_x86(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struc
  * (bcr with a mask, e.g. ber %r14) would be hit taken or not, and the condition code is not
  * evaluated here: such a function is refused.
  */
-static int sites_s390x(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struct ret_sites *s,
+static int sites_s390x(csh h __attribute__((unused)), const cs_insn *in, uint64_t vaddr, size_t len, struct ret_sites *s,
 		      int *cap)
 {
 	const cs_sysz *z = &in->detail->sysz;
 	uint64_t off = in->address - vaddr;
 
-	if (!cs_insn_group(h, in, CS_GRP_JUMP) || !z->op_count)
+	if (!z->op_count)
 		return 0;
-	if (z->operands[z->op_count - 1].type == SYSZ_OP_REG &&
+	/* Capstone 4 puts only some branches in CS_GRP_JUMP: go by mnemonic and operand */
+	if (in->mnemonic[0] == 'b' && z->operands[z->op_count - 1].type == SYSZ_OP_REG &&
 	    z->operands[z->op_count - 1].reg == SYSZ_REG_14) {
 		if (in->id == SYSZ_INS_BR)
 			return add_site(s, cap, off, false, RS_COND_NONE);
@@ -113,7 +114,7 @@ static int sites_s390x(csh h, const cs_insn *in, uint64_t vaddr, size_t len, str
 }
 
 /* ppc64le: blr returns, b out of the function is a tail call; conditional returns refused. */
-static int sites_ppc64le(csh h, const cs_insn *in, uint64_t vaddr, size_t len,
+static int sites_ppc64le(csh h __attribute__((unused)), const cs_insn *in, uint64_t vaddr, size_t len,
 			struct ret_sites *s, int *cap)
 {
 	const cs_ppc *p = &in->detail->ppc;
@@ -170,7 +171,20 @@ int retsite_find(enum retsite_arch arch, const uint8_t *code, size_t len, uint64
 		err = -ENOMEM;
 		goto out;
 	}
-	while (!err && cs_disasm_iter(h, &p, &left, &addr, in)) {
+	for (;;) {
+		if (!cs_disasm_iter(h, &p, &left, &addr, in)) {
+			/*
+			 * ppc64le instructions are 4 bytes, 4-aligned: no breakpoint can land
+			 * inside one, and the words that are no instruction are data (the
+			 * traceback table after the last blr, inside the symbol's size)
+			 */
+			if (arch != RS_ARCH_PPC64LE || left < 4)
+				break;
+			p += 4;
+			left -= 4;
+			addr += 4;
+			continue;
+		}
 		switch (arch) {
 		case RS_ARCH_X86_64:
 			err = sites_x86(h, in, vaddr, len, out, &cap);
@@ -182,6 +196,8 @@ int retsite_find(enum retsite_arch arch, const uint8_t *code, size_t len, uint64
 			err = sites_ppc64le(h, in, vaddr, len, out, &cap);
 			break;
 		}
+		if (err)
+			break;
 	}
 	if (!err && left) {
 		/* data in the text, or a size that does not end on an instruction */
