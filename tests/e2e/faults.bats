@@ -45,7 +45,7 @@ stop_mid_phase() {
 	  "$(counts_field "$BATS_FILE_TMPDIR/untraced-10000.json" checksum)" ]
 }
 
-@test "target SIGKILLed mid-phase: trace closed and valid, summary printed, exit 0" {
+@test "target SIGKILLed mid-phase: trace closed and valid, summary printed, the kill reported, exit 9" {
 	start_job --threads 2 --iters 100000 --compute-us 0
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	kill -USR1 "$JOB_PID"
@@ -54,10 +54,12 @@ stop_mid_phase() {
 	wait_gone "$TRACER_PID" 20
 	TRACER_RC=0
 	wait "$TRACER_PID" || TRACER_RC=$?
-	[ "$TRACER_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 9 ]
 	grep -q "summary for pid $JOB_PID" "$BATS_TEST_TMPDIR/tracer.out"
-	grep -q "target exited" "$BATS_TEST_TMPDIR/tracer.err"
-	grep -q '"targetExited":true' "$BATS_TEST_TMPDIR/t.json"
+	grep -q "^target $JOB_PID killed by SIGKILL while traced" "$BATS_TEST_TMPDIR/tracer.out"
+	grep -q "target $JOB_PID was killed by SIGKILL while traced" "$BATS_TEST_TMPDIR/tracer.err"
+	grep -q "target killed" "$BATS_TEST_TMPDIR/tracer.err"
+	grep -q '"targetSignal":9,"targetExitCode":-1,"targetExited":true' "$BATS_TEST_TMPDIR/t.json"
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --pid "$JOB_PID"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
@@ -351,10 +353,38 @@ PY
 	[ "$JOB_RC" -eq 0 ]
 }
 
-@test "a tail call between two traced functions: both spans, nested, ending together" {
-	# outer jumps into inner: one return address slot serves both calls
+@test "a tail call between two traced functions: outer ends at its jump, inner follows" {
+	# return sites: outer's tail jump is one of its exits; inner starts where outer ended
 	start_helper tail 30 "$BATS_TEST_TMPDIR/done.json"
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probe 'flexhelper:flexhelper_tail_outer:outer' \
+		--probe 'flexhelper:flexhelper_tail_inner:inner'
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+outer = sorted((e for e in ev if e["name"] == "outer"), key=lambda e: e["ts"])
+inner = sorted((e for e in ev if e["name"] == "inner"), key=lambda e: e["ts"])
+p = {x["name"]: x for x in d["spyreProbes"]}
+assert len(outer) == 30 and len(inner) == 30, (len(outer), len(inner), p["outer"], p["inner"])
+assert p["outer"]["returnProbe"] == "sites" and p["outer"]["tailExits"] == 30, p["outer"]
+assert p["inner"]["tailExits"] == 0 and p["inner"]["unwound"] == 0, p["inner"]
+assert p["outer"]["unmatchedReturns"] == 0 and p["inner"]["unmatchedReturns"] == 0, p
+for o, i in zip(outer, inner):
+    # outer ends at the jump, before inner's entry probe runs; nothing overlaps
+    assert o["ts"] + o["dur"] <= i["ts"] + 0.002, (o, i)
+PY
+}
+
+@test "--uretprobes: a tail call between two traced functions: both spans, nested, ending together" {
+	# outer jumps into inner: one return address slot serves both calls
+	start_helper tail 30 "$BATS_TEST_TMPDIR/done.json"
+	start_tracer --uretprobes -o "$BATS_TEST_TMPDIR/t.json" \
+		--probe 'flexhelper:flexhelper_tail_outer:outer' \
 		--probe 'flexhelper:flexhelper_tail_inner:inner'
 	kill -USR1 "$JOB_PID"
 	wait_for "$BATS_TEST_TMPDIR/done.json"
@@ -377,7 +407,7 @@ for o, i in zip(outer, inner):
 PY
 }
 
-@test "calls left by longjmp: no return seen, and they do not fill the call stack" {
+@test "calls left by longjmp: counted as unwound, and they do not fill the call stack" {
 	# 40 calls leave by longjmp (no unwinder involved, so nothing crashes without the guard):
 	# more than the 16 frames a thread can hold open
 	start_helper longjmp 40 "$BATS_TEST_TMPDIR/done.json"
@@ -386,7 +416,11 @@ PY
 	wait_for "$BATS_TEST_TMPDIR/done.json"
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
-	grep -q 'calls with no return seen: 40 ' "$BATS_TEST_TMPDIR/tracer.out"
+	# the last jump's call is found dead only once the thread is seen above it again, which
+	# it is not before the end: it counts as a call with no return seen
+	grep -q ' 39 unwound$' "$BATS_TEST_TMPDIR/tracer.out"
+	grep -q '^unwound: 39 calls left without returning' "$BATS_TEST_TMPDIR/tracer.out"
+	grep -q '^calls with no return seen: 1 ' "$BATS_TEST_TMPDIR/tracer.out"
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
 	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
 import json, sys
@@ -397,31 +431,68 @@ p = {x["name"]: x for x in d["spyreProbes"]}
 # calls after them would be dropped as too deep
 assert all(x["dropsTooDeep"] == 0 for x in p.values()), [x for x in p.values() if x["dropsTooDeep"]]
 assert p["jump"]["hits"] == 40 and p["jump"]["events"] == 0, p["jump"]
-assert p["jump"]["noReturn"] == 40, p["jump"]
+assert p["jump"]["unwound"] == 39 and p["jump"]["noReturn"] == 1, p["jump"]
+assert d["spyreStats"]["unwound"] == 39, d["spyreStats"]
 assert p["aiuGetNumDevices"]["events"] == 40 and p["aiuGetNumDevices"]["noReturn"] == 0, p
 PY
 }
 
-@test "without the unwind guard the tracer says a C++ exception would end the job" {
+@test "--uretprobes without the unwind guard: the tracer says a C++ exception would end the job" {
 	# forced off here; kernels under lockdown refuse it (this host's does)
 	start_job
-	SPYRE_NO_UNWIND_GUARD=1 start_tracer -v -o "$BATS_TEST_TMPDIR/t.json"
+	SPYRE_NO_UNWIND_GUARD=1 start_tracer --uretprobes -v -o "$BATS_TEST_TMPDIR/t.json"
 	run_phase
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
-	grep -q 'unwind guard: off' "$BATS_TEST_TMPDIR/tracer.err"
-	grep -q 'warning: .*a C++ exception thrown through a traced call would terminate the process (.*libgcc_s' \
+	grep -q 'returns seen by uretprobes, NO unwind guard' "$BATS_TEST_TMPDIR/tracer.err"
+	grep -q 'warning: --uretprobes without the unwind guard .*a C++ exception thrown through a traced call would terminate the process (.*libgcc_s' \
 		"$BATS_TEST_TMPDIR/tracer.err"
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
 }
 
 @test "C++ exceptions thrown through traced calls: the job lives on, later calls all traced" {
 	# 40 allocations throw std::bad_alloc out of the traced allocate: 40 caught in a traced
-	# caller, 40 caught untraced. More than the 16 frames a thread can hold open.
+	# caller, 40 caught untraced. More than the 16 frames a thread can hold open. No guard
+	# is needed: return sites leave the stack alone (this host is under lockdown).
 	start_helper throw 40 "$BATS_TEST_TMPDIR/done.json"
 	start_tracer -v -o "$BATS_TEST_TMPDIR/t.json" \
 		--probe 'flexhelper:flexhelper_try_alloc:tryAlloc'
-	if grep -q 'unwind guard: off' "$BATS_TEST_TMPDIR/tracer.err"; then
+	grep -q 'returns seen by uprobes on return instructions' "$BATS_TEST_TMPDIR/tracer.err"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the last exception's call is found dead only once the thread is seen above it again,
+	# which it is not before the end: it counts as a call with no return seen
+	grep -q ' 79 unwound$' "$BATS_TEST_TMPDIR/tracer.out"
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {x["name"]: x for x in d["spyreProbes"]}
+print({k: p[k] for k in ("tryAlloc", "aiuMalloc", "aiuGetNumDevices")})
+assert all(x["dropsTooDeep"] == 0 for x in p.values()), "frames leaked"
+assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == 0, p["aiuMalloc"]
+assert p["aiuMalloc"]["unwound"] == 79 and p["aiuMalloc"]["noReturn"] == 1, p["aiuMalloc"]
+# tryAlloc catches and returns normally: its return instruction is seen, its span kept
+assert p["tryAlloc"]["hits"] == 40 and p["tryAlloc"]["events"] == 40, p["tryAlloc"]
+assert p["tryAlloc"]["unwound"] == 0, p["tryAlloc"]
+assert p["aiuGetNumDevices"]["events"] == 40, p["aiuGetNumDevices"]
+assert d["spyreStats"]["unwound"] == 79 and d["spyreStats"]["targetSignal"] == 0, d["spyreStats"]
+PY
+	stop_job
+	[ "$JOB_RC" -eq 0 ]
+}
+
+@test "--uretprobes with the unwind guard: C++ exceptions through traced calls, the job lives on" {
+	# 40 allocations throw std::bad_alloc out of the traced allocate: 40 caught in a traced
+	# caller, 40 caught untraced. More than the 16 frames a thread can hold open.
+	start_helper throw 40 "$BATS_TEST_TMPDIR/done.json"
+	start_tracer --uretprobes -v -o "$BATS_TEST_TMPDIR/t.json" \
+		--probe 'flexhelper:flexhelper_try_alloc:tryAlloc'
+	if grep -q 'NO unwind guard' "$BATS_TEST_TMPDIR/tracer.err"; then
 		stop_tracer INT
 		skip "this kernel refuses bpf_probe_write_user (lockdown): the VM test's unwind step covers it"
 	fi
@@ -440,9 +511,10 @@ print({k: p[k] for k in ("tryAlloc", "aiuMalloc", "aiuGetNumDevices", "unwindRai
 assert all(x["dropsTooDeep"] == 0 for x in p.values()), "frames leaked"
 assert p["unwindRaise"]["hits"] == 80, p["unwindRaise"]
 assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == 0, p["aiuMalloc"]
-assert p["aiuMalloc"]["noReturn"] == 80, p["aiuMalloc"]
-# the exception caught inside tryAlloc also takes tryAlloc's return
-assert p["tryAlloc"]["hits"] == 40 and p["tryAlloc"]["noReturn"] == 40, p["tryAlloc"]
+assert p["aiuMalloc"]["unwound"] + p["aiuMalloc"]["noReturn"] == 80, p["aiuMalloc"]
+# the guard gives back tryAlloc's return address too: its return is not seen
+assert p["tryAlloc"]["hits"] == 40, p["tryAlloc"]
+assert p["tryAlloc"]["unwound"] + p["tryAlloc"]["noReturn"] == 40, p["tryAlloc"]
 assert p["aiuGetNumDevices"]["events"] == 40, p["aiuGetNumDevices"]
 PY
 }

@@ -102,10 +102,15 @@ step_core() {
 }
 
 # Step "unwind": the job catches std::bad_alloc thrown out of the traced allocate every other
-# iteration. Without the unwind guard the first one would terminate it (6.1 without lockdown
-# lets the guard write the return addresses back; the host, locked down, cannot).
+# iteration. The default return sites leave the stack alone: the job lives on any kernel.
 step_unwind() {
 	MOCK_EXTRA="--oom-every 2" run_traced unwind -v
+}
+
+# Step "uretunwind": the same with --uretprobes, where the unwind guard puts the return
+# addresses back (6.1 and 6.12 without lockdown let it write user memory; the host cannot).
+step_uretunwind() {
+	MOCK_EXTRA="--oom-every 2" run_traced uretunwind -v --uretprobes
 }
 
 # Step "vfio": the edu device bound to vfio-pci with a usable /dev/vfio/N (what the VFIO driver

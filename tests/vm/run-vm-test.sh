@@ -7,8 +7,10 @@
 # Steps (VM_STEPS, comma-separated, default: all that this build supports):
 #   core    default probes by PID: CO-RE against the guest kernel's BTF (6.1, not the 6.18 of
 #           the checked-in vmlinux.h), exact call counts, nesting, thread names
-#   unwind  the job throws C++ exceptions through traced calls: the unwind guard keeps it
-#           alive (the host's kernel is locked down and cannot have the guard)
+#   unwind  the job throws C++ exceptions through traced calls: return sites (the default)
+#           leave its stack alone, it lives on and the calls left are counted as unwound
+#   uretunwind  the same with --uretprobes: the unwind guard keeps it alive (the host's
+#           kernel is locked down and cannot have the guard)
 #   vfio    the guest binds QEMU's edu PCI device to vfio-pci (fitness for the next step)
 #   kprobe  --driver kprobe: VFIO ioctl spans from kprobes, on the edu device's real VFIO
 #           group, decoded and nested in the runtime spans
@@ -34,7 +36,7 @@ for f in "$VMDIR/vmlinux" "$VMDIR/initramfs.cpio.gz" "$VM_TOOL"; do
 done
 
 if [ -z "${VM_STEPS:-}" ]; then
-	VM_STEPS=core,unwind,vfio
+	VM_STEPS=core,unwind,uretunwind,vfio
 	# The driver steps need two features that land separately: say which one is missing.
 	if ! "$VM_TOOL" --help 2>&1 | grep -q -- '--driver'; then
 		echo "vm-test: spyre-bpftrace has no --driver option yet: driver steps not run"
@@ -101,19 +103,27 @@ check_step() {
 			return 1
 		}
 		;;
-	unwind)
-		grep -q 'unwind guard: on' "$RUN/out/unwind.tracer.err" || {
-			echo "unwind: the guard is not on:" >&2
-			grep 'unwind guard' "$RUN/out/unwind.tracer.err" >&2
+	unwind | uretunwind)
+		if [ $step = unwind ]; then
+			want='returns seen by uprobes on return instructions'
+		else
+			want='returns seen by uretprobes, C++ exception unwind guard on'
+		fi
+		grep -q "$want" "$RUN/out/$step.tracer.err" || {
+			echo "$step: not '$want':" >&2
+			grep 'returns seen by' "$RUN/out/$step.tracer.err" >&2
 			return 1
 		}
 		# the job survived its exceptions (run_traced checks its exit status), every
-		# call is in the trace but the ones that threw, and those are its noReturn
-		$VERIFY "$RUN/out/unwind.trace.json" --counts "$RUN/out/unwind.counts.json" \
-			--pid "$(cat "$RUN/out/unwind.pid")" || return 1
-		python3 -c 'import json, sys; n = json.load(open(sys.argv[1]))["thrown"]
-sys.exit(0 if sum(n.values()) >= 4 else "unwind: the job threw too few exceptions")' \
-			"$RUN/out/unwind.counts.json"
+		# call is in the trace but the ones that threw, and exactly those are unwound
+		$VERIFY "$RUN/out/$step.trace.json" --counts "$RUN/out/$step.counts.json" \
+			--pid "$(cat "$RUN/out/$step.pid")" || return 1
+		python3 -c 'import json, sys
+n = sum(json.load(open(sys.argv[1]))["thrown"].values())
+p = {x["symbol"]: x for x in json.load(open(sys.argv[2]))["spyreProbes"]}
+u = p["flex::FlexAllocator::allocate"]["unwound"]
+sys.exit(0 if n >= 4 and u == n else "%s: %d thrown, %d unwound" % (sys.argv[3], n, u))' \
+			"$RUN/out/$step.counts.json" "$RUN/out/$step.trace.json" $step
 		;;
 	vfio)
 		grep -q 'bound to vfio-pci' "$RUN/out/vfio.log"
