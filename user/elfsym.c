@@ -43,7 +43,23 @@ struct cand {
 	unsigned long vaddr;
 	unsigned long size;
 	unsigned long file_off;
+	unsigned char other;	/* st_other */
 };
+
+/*
+ * ppc64le (ELFv2): a function has a global entry, which sets up r2 (the TOC pointer) from
+ * r12, and a local entry that calls within the module branch to directly; st_other's top
+ * three bits give the distance. Calls from other modules come through the global entry and
+ * fall through to the local one: a probe there sees both. 0 elsewhere.
+ */
+static unsigned long local_entry_off(const GElf_Ehdr *eh, unsigned char other)
+{
+	unsigned int v = (other >> 5) & 7;
+
+	if (eh->e_machine != EM_PPC64 || (eh->e_flags & 3) != 2 || v < 2 || v > 6)
+		return 0;
+	return 1ul << v >> 2 << 2;	/* 2: 4 bytes, 3: 8, ..., 6: 64 */
+}
 
 static bool src_read(const struct elf_src *src, unsigned long off, void *out, size_t n)
 {
@@ -154,6 +170,7 @@ static long collect(Elf *elf, const GElf_Phdr *ph, size_t phnum, size_t fsize, s
 				out[n].vaddr = sym.st_value;
 				out[n].size = sym.st_size;
 				out[n].file_off = off;
+				out[n].other = sym.st_other;
 			}
 			n++;
 		}
@@ -223,6 +240,7 @@ static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *
 		f.size = c[i].size;
 		f.file_off = c[i].file_off;
 		f.clone = is_clone_name(c[i].name);
+		f.local_entry = local_entry_off(&eh, c[i].other);
 		f.endbr = x86 && src_read(src, c[i].file_off, insn, sizeof(insn)) &&
 			  !memcmp(insn, endbr64, sizeof(insn));
 		err = cb(&f, ctx);

@@ -17,6 +17,9 @@ struct elf_func {
 	unsigned long size;	/* st_size */
 	unsigned long file_off;	/* file offset of the first instruction (uprobe offset) */
 	bool endbr;		/* first instruction is endbr64 (f3 0f 1e fa) */
+	/* ppc64le: the local entry's distance from the global one (where the entry probe goes:
+	 * calls within the module branch to it); 0 elsewhere */
+	unsigned long local_entry;
 	/*
 	 * Compiler-made part or copy ("foo.cold", "_Z3fooi.constprop.0"), not the entry of the
 	 * function named in qualname; for mangled names qualname keeps " [clone .cold]".

@@ -152,7 +152,7 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
 	 * usually a push (emulated, ~0.8 µs). [rsp] still holds the return address there, so a
 	 * uretprobe at that offset is safe.
 	 */
-	p->attach_off = f->file_off + (f->endbr ? 4 : 0);
+	p->attach_off = f->file_off + (f->endbr ? 4 : 0) + f->local_entry;
 	probe_display_name(&t->table->specs[spec], f->qualname, p->name, sizeof(p->name));
 	p->insn = classify_insn(t->libs[c->lib].open_path, p->attach_off);
 	if (t->table->specs[spec].type == PROBE_SPAN)

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Return sites found by disassembly (user/retsite.c), on hand-assembled x86-64 bodies. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
+#include <unistd.h>
+#include "elfsym.h"
 #include "retsite.h"
 #include "unit.h"
 
@@ -193,4 +197,56 @@ TEST(retsite_ppc64le_returns_tail_jumps_and_traceback_tables)
 	CHECK_EQ_INT(retsite_find(RS_ARCH_PPC64LE, ppc64le_beqlr, sizeof(ppc64le_beqlr), VADDR,
 				  &s), -EINVAL);
 	CHECK(s.why && strstr(s.why, "conditional"));
+}
+
+struct ppc_fn {
+	const char *name;
+	unsigned long local_entry, file_off, vaddr, size;
+	bool seen;
+};
+
+static int ppc_cb(const struct elf_func *f, void *ctx)
+{
+	struct ppc_fn *want = ctx;
+
+	for (; want->name; want++) {
+		if (strcmp(f->name, want->name))
+			continue;
+		want->local_entry = f->local_entry;
+		want->file_off = f->file_off;
+		want->vaddr = f->vaddr;
+		want->size = f->size;
+		want->seen = true;
+	}
+	return 0;
+}
+
+/*
+ * tests/fixtures/libppc64le-fixture.so (ppc64le-fixture.c, built with Debian's cross gcc):
+ * bump() uses the TOC, so it has a global entry setting r2 and a local entry 8 bytes on, where
+ * calls inside the module land: the entry probe goes there. leaf() has one entry.
+ */
+TEST(retsite_ppc64le_local_entry_and_sites_from_a_real_library)
+{
+	struct ppc_fn fns[] = { { .name = "bump" }, { .name = "leaf" }, {} };
+	char path[PATH_MAX];
+	struct ret_sites s;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/../libppc64le-fixture.so", unit_traces_dir());
+	CHECK_EQ_INT(elfsym_foreach(path, ppc_cb, fns), 0);
+	CHECK(fns[0].seen && fns[1].seen);
+	CHECK_EQ_INT(fns[0].local_entry, 8);
+	CHECK_EQ_INT(fns[1].local_entry, 0);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(retsite_find_fd(RS_ARCH_PPC64LE, fd, fns[0].file_off, fns[0].size,
+				     fns[0].vaddr, &s), 0);
+	CHECK_EQ_INT(s.n, 1);
+	if (s.n == 1) {
+		CHECK_EQ_INT(s.v[0].off, 0x20);
+		CHECK(!s.v[0].jump);
+	}
+	retsite_free(&s);
+	close(fd);
 }
