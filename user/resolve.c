@@ -367,7 +367,7 @@ int target_warn_unreadable(struct target *t)
 	return n;
 }
 
-static void report_return(const struct rprobe *p, FILE *f)
+static void report_return(const struct target *t, const struct rprobe *p, FILE *f)
 {
 	int jumps = 0;
 
@@ -388,7 +388,8 @@ static void report_return(const struct rprobe *p, FILE *f)
 			p->sites.indirect == 1 ? "" : "s");
 	/* file offsets, as for the entry: what a user (or the bench) can probe by hand */
 	for (int k = 0; k < p->sites.n && k < 8; k++)
-		fprintf(f, "%s%s+0x%lx", k ? ", " : " at ", p->sites.v[k].jump ? "jump " : "",
+		fprintf(f, "%s%s%s+0x%lx", k ? ", " : " at ", p->sites.v[k].jump ? "jump " : "",
+			path_basename(t->libs[p->lib].path),
 			p->sym_off + (unsigned long)p->sites.v[k].off);
 	if (p->sites.n > 8)
 		fprintf(f, ", ...");
@@ -415,7 +416,7 @@ void target_report(const struct target *t, FILE *f)
 					p->insn == INSN_SINGLESTEP ?
 					" [single-stepped: slow probe, see docs/performance.md]" : "");
 				if (sp->type == PROBE_SPAN)
-					report_return(p, f);
+					report_return(t, p, f);
 			}
 		} else if (!t->spec_libs[s]) {
 			fprintf(f, "NOT RESOLVED: no mapped library matches '%s'\n", sp->lib);

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 
+RETURN_SITE = re.compile(r"(?:at |, |jump )(\S+?)\+0x([0-9a-f]+)")
 SITE = re.compile(r"\s(\S+)\+0x([0-9a-f]+)(?: \(after endbr64\))?(?: \[[^]]*\])?$")
 
 
@@ -37,8 +38,12 @@ def main():
     maps = mappings(pid)
     sites = []
     for line in sys.stdin:
-        m = SITE.search(line.rstrip("\n"))
-        if m:
+        line = line.rstrip("\n")
+        m = SITE.search(line)
+        if line.lstrip().startswith("returns: "):
+            # "returns: N return instructions, M tail jumps at LIB+0xOFF, jump LIB+0xOFF"
+            sites += [(l, int(o, 16)) for l, o in RETURN_SITE.findall(line)]
+        elif m:
             sites.append((m.group(1), int(m.group(2), 16)))
     armed = total = 0
     with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
