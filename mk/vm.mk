@@ -34,5 +34,5 @@ vm2-build: vm-deps $(VM_TOOL) mock
 		sh tools/vm/build.sh $(VM2_DIR) $(VM_TOOL) $(MOCK_DIR)
 
 vm2-test: vm2-build
-	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind VM_EXPECT=multi \
+	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind,uretunwind VM_EXPECT=multi \
 		bash tests/vm/run-vm-test.sh
