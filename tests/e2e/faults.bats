@@ -45,7 +45,7 @@ stop_mid_phase() {
 	  "$(counts_field "$BATS_FILE_TMPDIR/untraced-10000.json" checksum)" ]
 }
 
-@test "target SIGKILLed mid-phase: trace closed and valid, summary printed, exit 0" {
+@test "target SIGKILLed mid-phase: trace closed and valid, summary printed, killed reported, exit 9" {
 	start_job --threads 2 --iters 100000 --compute-us 0
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	kill -USR1 "$JOB_PID"
@@ -54,10 +54,14 @@ stop_mid_phase() {
 	wait_gone "$TRACER_PID" 20
 	TRACER_RC=0
 	wait "$TRACER_PID" || TRACER_RC=$?
-	[ "$TRACER_RC" -eq 0 ]
+	# a job that died from a signal while traced is never "exit 0": EXIT_TARGET_KILLED
+	[ "$TRACER_RC" -eq 9 ]
 	grep -q "summary for pid $JOB_PID" "$BATS_TEST_TMPDIR/tracer.out"
-	grep -q "target exited" "$BATS_TEST_TMPDIR/tracer.err"
+	cat "$BATS_TEST_TMPDIR/tracer.out" "$BATS_TEST_TMPDIR/tracer.err" |
+		grep -q "target $JOB_PID killed by SIGKILL"
 	grep -q '"targetExited":true' "$BATS_TEST_TMPDIR/t.json"
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["targetSignal"]')" -eq 9 ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["targetExitCode"]')" -eq -1 ]
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --pid "$JOB_PID"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
