@@ -35,7 +35,7 @@ MOCK_DIR	:= $(BUILD)/mock
 MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
 FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
-TEST_PROGS	:= $(BUILD)/tests/throwjob
+TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static
 
 TOOL		:= $(BUILD)/spyre-bpftrace
 
@@ -109,6 +109,10 @@ $(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
 # libstdc++ and libgcc_s: the unwinder a tracer must not break is the one real jobs use.
 $(BUILD)/tests/throwjob: tests/fixtures/throwjob.cpp | $(BUILD)/tests
 	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -o $@
+
+# The same with the C++ runtime and the unwinder linked in: no libgcc_s.so for a tracer to find.
+$(BUILD)/tests/throwjob-static: tests/fixtures/throwjob.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie -static-libstdc++ -static-libgcc $< -o $@
 
 $(BUILD)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h) | $(BUILD)/tests/unit
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -c $< -o $@

@@ -28,10 +28,11 @@ setup_file() {
 	wait $pid
 }
 
-# start_throwjob MODE: start throwjob held before its work; sets JOB_PID
+# start_throwjob MODE [PROGRAM]: start throwjob (or PROGRAM, a build of it) held before its
+# work; sets JOB_PID
 start_throwjob() {
 	rm -f "$BATS_TEST_TMPDIR/job.ready" "$BATS_TEST_TMPDIR/counts.json"
-	"$THROWJOB" "$BATS_TEST_TMPDIR/job.ready" "$BATS_TEST_TMPDIR/counts.json" "$1" \
+	"${2:-$THROWJOB}" "$BATS_TEST_TMPDIR/job.ready" "$BATS_TEST_TMPDIR/counts.json" "$1" \
 		>"$BATS_TEST_TMPDIR/job.out" 2>"$BATS_TEST_TMPDIR/job.err" &
 	JOB_PID=$!
 	wait_for "$BATS_TEST_TMPDIR/job.ready"
@@ -81,10 +82,11 @@ summary_unwound() {
 		{ echo "summary does not say $n unwound" >&2; return 1; }
 }
 
-# throwjob_traced [TOOL OPTIONS]: the throwjob test, traced by pid with its functions probed
+# throwjob_traced [TOOL OPTIONS]: the throwjob test (the build THROWJOB_PROG, default
+# throwjob), traced by pid with its functions probed
 throwjob_traced() {
-	start_throwjob normal
-	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probe 'throwjob:tj_*' "$@"
+	start_throwjob normal "${THROWJOB_PROG:-$THROWJOB}"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probe 'throwjob*:tj_*' "$@"
 	finish_job
 	# the job lived and computed what it computes untraced
 	[ "$JOB_RC" -eq 0 ]
@@ -116,6 +118,12 @@ throwjob_traced() {
 
 @test "C++ exceptions, pthread_cancel, pthread_exit through traced calls with --no-default (no unwinder probes)" {
 	throwjob_traced --no-default
+}
+
+@test "the same with the unwinder linked statically (-static-libgcc -static-libstdc++)" {
+	# C++ exceptions unwind with the program's own copy of libgcc's unwinder; glibc still
+	# loads libgcc_s.so.1 for pthread_cancel and pthread_exit
+	THROWJOB_PROG=$BUILD/tests/throwjob-static throwjob_traced
 }
 
 @test "a job that aborts inside a traced call: tracer exit 9, killed by SIGABRT, trace valid" {
