@@ -34,6 +34,8 @@ UNIT_OBJS	:= $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%.o,$(UNIT_SRCS))
 MOCK_DIR	:= $(BUILD)/mock
 MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
 FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
+# Programs the end-to-end tests trace (tests/e2e), besides the mock job.
+TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static
 
 TOOL		:= $(BUILD)/spyre-bpftrace
 
@@ -41,7 +43,7 @@ TOOL		:= $(BUILD)/spyre-bpftrace
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
-all: $(TOOL) mock
+all: $(TOOL) mock $(TEST_PROGS)
 
 # Everything the project needs, from Debian. Idempotent; skips apt when all is present.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev bats g++ make python3 \
@@ -102,6 +104,15 @@ $(BUILD)/tests/libfixture.so: tests/fixtures/fixture.cpp | $(BUILD)/tests
 
 $(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
 	strip --strip-all $< -o $@
+
+# Built like the mock runtime (-O2, endbr64 at each function's start), linked to the shared
+# libstdc++ and libgcc_s: the unwinder a tracer must not break is the one real jobs use.
+$(BUILD)/tests/throwjob: tests/fixtures/throwjob.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -o $@
+
+# The same with the C++ runtime and the unwinder linked in: no libgcc_s.so for a tracer to find.
+$(BUILD)/tests/throwjob-static: tests/fixtures/throwjob.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie -static-libstdc++ -static-libgcc $< -o $@
 
 $(BUILD)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h) | $(BUILD)/tests/unit
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -c $< -o $@

@@ -20,6 +20,30 @@ wait_for() {
 	done
 }
 
+# ended PID: PID is gone, or a zombie (a child of this shell stays one, still reached by
+# kill -0, until it is waited for)
+ended() {
+	! kill -0 "$1" 2>/dev/null || [ "$(sed 's/.*) \(.\).*/\1/' /proc/"$1"/stat 2>/dev/null)" = Z ]
+}
+
+# wait_ready FILE PID [SECONDS]: until PID has written FILE; fails at once if PID is gone (a
+# tracer that refused its options does not hold the test up for the whole deadline)
+wait_ready() {
+	local f=$1 p=$2 deadline=$((SECONDS + ${3:-30}))
+	while [ ! -e "$f" ]; do
+		if ended "$p"; then
+			[ -e "$f" ] && return 0
+			echo "pid $p ended before writing $f" >&2
+			return 1
+		fi
+		if [ $SECONDS -ge $deadline ]; then
+			echo "timed out waiting for $f" >&2
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
 # wait_gone PID [SECONDS]: until the (non-child) process PID has exited
 wait_gone() {
 	local p=$1 deadline=$((SECONDS + ${2:-30}))
@@ -52,7 +76,8 @@ start_tracer() {
 	"$TOOL" -p "$JOB_PID" --ready-file "$BATS_TEST_TMPDIR/tracer.ready" "$@" \
 		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
 	TRACER_PID=$!
-	wait_for "$BATS_TEST_TMPDIR/tracer.ready" || { cat "$BATS_TEST_TMPDIR/tracer.err"; return 1; }
+	wait_ready "$BATS_TEST_TMPDIR/tracer.ready" "$TRACER_PID" ||
+		{ cat "$BATS_TEST_TMPDIR/tracer.err"; return 1; }
 }
 
 # stop_tracer [SIGNAL]: stop it and keep its exit status in TRACER_RC
@@ -78,4 +103,17 @@ teardown() {
 	[ -n "${TRACER_PID:-}" ] && kill -KILL "$TRACER_PID" 2>/dev/null
 	[ -n "${JOB_PID:-}" ] && kill -KILL "$JOB_PID" 2>/dev/null
 	true
+}
+
+# wait_child PID [SECONDS]: wait, with a deadline, for a child of this shell to end (a tracer
+# that stops by itself when its target exits, a job that finishes its work); its exit status,
+# 128+N when signal N killed it, in CHILD_RC
+wait_child() {
+	local p=$1 deadline=$((SECONDS + ${2:-30}))
+	until ended "$p"; do
+		[ $SECONDS -ge $deadline ] && { echo "pid $p still running" >&2; return 1; }
+		sleep 0.02
+	done
+	CHILD_RC=0
+	wait "$p" || CHILD_RC=$?
 }

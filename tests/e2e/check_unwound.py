@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Compare a trace with what a job that leaves calls without returning says it did (the counts
+files of tests/fixtures/throwjob.cpp and tests/e2e/torch_job.py):
+
+    {"calls": {SYMBOL: entries}, "unwound": {SYMBOL: entries left by an exception, a forced
+     unwind or longjmp}}
+
+For each probe whose symbol (or display name) is in "calls": its spans in the trace and its
+metadata events are calls - unwound (every call that returned is a span, nested correctly:
+verify_trace.py checks the nesting), and its metadata "unwound" is the job's unwound, except for
+frames that were never recorded because they were too deep (dropsTooDeep). spyreStats
+"unwound" is the probes' sum. Exit 1 with a list of problems.
+
+    check_unwound.py TRACE COUNTS [--return-probe KIND] [--signal N] [--exit-code N]
+                     [--only SYMBOL ...]
+"""
+import argparse
+import gzip
+import json
+import sys
+from collections import Counter
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("counts")
+    ap.add_argument("--return-probe", help="each compared probe's returnProbe must be this")
+    ap.add_argument("--signal", type=int, default=0, help="expected spyreStats.targetSignal")
+    ap.add_argument("--exit-code", type=int, help="expected spyreStats.targetExitCode")
+    ap.add_argument("--only", action="append", default=[],
+                    help="compare only these symbols (repeatable); default: all in the counts")
+    a = ap.parse_args()
+    d = load(a.trace)
+    c = load(a.counts)
+    problems = []
+
+    spans = Counter(e["name"] for e in d["traceEvents"] if e.get("ph") == "X")
+    probes = d.get("spyreProbes", [])
+    want = set(a.only) or set(c["calls"])
+    seen = set()
+    for p in probes:
+        sym = p["symbol"] if p["symbol"] in want else p["name"] if p["name"] in want else None
+        if sym is None:
+            continue
+        seen.add(sym)
+        calls, unwound = c["calls"][sym], c.get("unwound", {}).get(sym, 0)
+        name = p["name"]
+        if spans[name] != calls - unwound:
+            problems.append(f"{name}: {calls} calls of which {unwound} unwound, so "
+                            f"{calls - unwound} returned, but the trace has {spans[name]} spans")
+        if p["events"] != spans[name]:
+            problems.append(f"{name}: metadata says {p['events']} events, trace has "
+                            f"{spans[name]} spans")
+        if p["hits"] != calls:
+            problems.append(f"{name}: {calls} calls, {p['hits']} probe hits")
+        if "unwound" not in p:
+            problems.append(f"{name}: no \"unwound\" in spyreProbes")
+        elif p["unwound"] + p["dropsTooDeep"] != unwound:
+            problems.append(f"{name}: job left {unwound} calls unreturned, metadata says "
+                            f"unwound {p['unwound']} + too deep {p['dropsTooDeep']}")
+        if p["dropsTooDeep"] > unwound:
+            problems.append(f"{name}: {p['dropsTooDeep']} calls too deep, more than the "
+                            f"{unwound} unwound ones (returning calls never nest past 16)")
+        if p["dropsRingFull"]:
+            problems.append(f"{name}: {p['dropsRingFull']} dropped with the ring full")
+        if a.return_probe and p.get("returnProbe") != a.return_probe:
+            problems.append(f"{name}: returnProbe {p.get('returnProbe')!r}, "
+                            f"expected {a.return_probe!r}")
+    for sym in sorted(want - seen):
+        problems.append(f"{sym}: no probe in spyreProbes")
+
+    st = d.get("spyreStats", {})
+    total = sum(p.get("unwound", 0) for p in probes)
+    if st.get("unwound") != total:
+        problems.append(f"spyreStats.unwound is {st.get('unwound')!r}, the probes sum to {total}")
+    if st.get("targetSignal") != a.signal:
+        problems.append(f"spyreStats.targetSignal is {st.get('targetSignal')!r}, "
+                        f"expected {a.signal}")
+    if a.exit_code is not None and st.get("targetExitCode") != a.exit_code:
+        problems.append(f"spyreStats.targetExitCode is {st.get('targetExitCode')!r}, "
+                        f"expected {a.exit_code}")
+
+    for pr in problems:
+        print("check_unwound:", pr)
+    print(f"check_unwound: {a.trace}: {len(seen)} probes compared, "
+          f"unwound {st.get('unwound')!r}, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
