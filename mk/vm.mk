@@ -20,7 +20,7 @@ $(VM_TOOL): $(BUILD)/user/spyre-bpftrace.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -static $^ $(LDLIBS) -lpthread -o $@
 
 # The initramfs is rebuilt every time (under a second): it depends on files in several places.
-vm-build: vm-deps $(VM_TOOL) mock
+vm-build: vm-deps $(VM_TOOL) mock $(TEST_PROGS)
 	sh tools/vm/build.sh $(VM_DIR) $(VM_TOOL) $(MOCK_DIR)
 
 vm-test: vm-build
@@ -28,11 +28,11 @@ vm-test: vm-build
 
 # A second guest kernel, Debian's bookworm-backports one (6.12): uprobe_multi links without
 # lockdown, so the unwind guard and the registration warm-up run on the links they use there.
-vm2-build: vm-deps $(VM_TOOL) mock
+vm2-build: vm-deps $(VM_TOOL) mock $(TEST_PROGS)
 	sh tools/vm/kernel-backports.sh $(VM2_KERNEL)
 	VM_KERNEL="$$(ls $(VM2_KERNEL)/boot/vmlinuz-*)" VM_MODROOT=$(VM2_KERNEL) \
 		sh tools/vm/build.sh $(VM2_DIR) $(VM_TOOL) $(MOCK_DIR)
 
 vm2-test: vm2-build
-	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind,uretunwind VM_EXPECT=multi \
+	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind,uretunwind,throwjob VM_EXPECT=multi \
 		bash tests/vm/run-vm-test.sh

@@ -13,6 +13,7 @@ load helpers
 	grep -q "^ok - vm core on " <<<"$output"
 	grep -q "^ok - vm unwind on " <<<"$output"
 	grep -q "^ok - vm uretunwind on " <<<"$output"
+	grep -q "^ok - vm throwjob on " <<<"$output"
 }
 
 @test "QEMU guest on Debian's backports kernel: uprobe_multi links, warm-up, unwind guard" {
@@ -20,11 +21,12 @@ load helpers
 	# lockdown refuses (the first run downloads the kernel package, ~100 MB)
 	run make -s -C "$ROOT" vm2-build BUILD="$BUILD"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	run env BUILD="$BUILD" VMDIR="$BUILD/vm2" VM_STEPS=core,unwind,uretunwind VM_EXPECT=multi \
+	run env BUILD="$BUILD" VMDIR="$BUILD/vm2" VM_STEPS=core,unwind,uretunwind,throwjob VM_EXPECT=multi \
 		bash "$ROOT/tests/vm/run-vm-test.sh"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	grep -q "^ok - vm core on " <<<"$output"
 	grep -q "^ok - vm unwind on " <<<"$output"
 	grep -q "^ok - vm uretunwind on " <<<"$output"
+	grep -q "^ok - vm throwjob on " <<<"$output"
 }

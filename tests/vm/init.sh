@@ -113,6 +113,63 @@ step_uretunwind() {
 	MOCK_EXTRA="--oom-every 2" run_traced uretunwind -v --uretprobes
 }
 
+# Step "throwjob": tests/fixtures/throwjob.cpp, as on the host (exceptions.bats): C++
+# exceptions through 1, 2 and 20 nested traced calls, pthread_cancel and pthread_exit inside
+# traced calls, ROUNDS times; dynamic and with the unwinder linked in. The untraced run first,
+# for the checksum. The job exits by itself, the tracer when its target is gone.
+throwjob_run() {
+	local name=$1 prog=$2 rounds=$(cmdline tjrounds 20) job tracer rc=0
+	shift 2
+	rm -f /tmp/$name.ready /tmp/$name.u.ready /tmp/$name.tracer.ready
+	$prog /tmp/$name.u.ready $OUT/$name.untraced.json normal $rounds >/dev/null 2>&1 &
+	job=$!
+	wait_for /tmp/$name.u.ready 30 $job || return 1
+	kill -USR1 $job
+	wait $job || { log "$name: untraced job exited with $?"; return 1; }
+	$prog /tmp/$name.ready $OUT/$name.counts.json normal $rounds \
+		>$OUT/$name.job.out 2>$OUT/$name.job.err &
+	job=$!
+	echo $job >$OUT/$name.pid
+	wait_for /tmp/$name.ready 30 $job || { kill_wait $job KILL; return 1; }
+	$TOOL -p $job --ready-file /tmp/$name.tracer.ready -o $OUT/$name.trace.json -v \
+		--probe 'throwjob*:tj_*' "$@" >$OUT/$name.tracer.out 2>$OUT/$name.tracer.err &
+	tracer=$!
+	if ! wait_for /tmp/$name.tracer.ready 60 $tracer; then
+		fail_traced $name $tracer $job
+		return 1
+	fi
+	kill -USR1 $job
+	wait $job || { rc=$?; log "$name: job exited with $rc"; }
+	wait $tracer || { log "$name: tracer exited with $?"; rc=1; }
+	return $rc
+}
+
+# throwjob_abort: the job aborts inside a traced call; the tracer must say so and exit 9
+throwjob_abort() {
+	local job tracer rc
+	rm -f /tmp/tja.ready /tmp/tja.tracer.ready
+	/opt/spyre/throwjob /tmp/tja.ready $OUT/tjabort.counts.json abort \
+		>$OUT/tjabort.job.out 2>$OUT/tjabort.job.err &
+	job=$!
+	wait_for /tmp/tja.ready 30 $job || { kill_wait $job KILL; return 1; }
+	$TOOL -p $job --ready-file /tmp/tja.tracer.ready -o $OUT/tjabort.trace.json \
+		--probe 'throwjob*:tj_*' >$OUT/tjabort.tracer.out 2>$OUT/tjabort.tracer.err &
+	tracer=$!
+	wait_for /tmp/tja.tracer.ready 60 $tracer || { fail_traced tjabort $tracer $job; return 1; }
+	kill -USR1 $job
+	wait $job
+	wait $tracer
+	rc=$?
+	echo $rc >$OUT/tjabort.tracer.rc
+	[ $rc -eq 9 ] || { log "tjabort: tracer exited with $rc, not 9"; return 1; }
+}
+
+step_throwjob() {
+	throwjob_run throwjob /opt/spyre/throwjob &&
+		throwjob_run throwjob-static /opt/spyre/throwjob-static --no-default &&
+		throwjob_abort
+}
+
 # Step "vfio": the edu device bound to vfio-pci with a usable /dev/vfio/N (what the VFIO driver
 # tier traces). Independent of the tracer: it shows the guest is fit for the kprobe step.
 step_vfio() {

@@ -11,6 +11,10 @@
 #           leave its stack alone, it lives on and the calls left are counted as unwound
 #   uretunwind  the same with --uretprobes: the unwind guard keeps it alive (the host's
 #           kernel is locked down and cannot have the guard)
+#   throwjob  tests/fixtures/throwjob.cpp (exceptions through 1, 2 and 20 nested traced calls,
+#           pthread_cancel, pthread_exit), dynamic and with the unwinder linked in: the job's
+#           result is the untraced one, every unwound call counted (spyre.tjrounds=N rounds);
+#           and one that aborts inside a traced call: the tracer reports SIGABRT, exit 9
 #   vfio    the guest binds QEMU's edu PCI device to vfio-pci (fitness for the next step)
 #   kprobe  --driver kprobe: VFIO ioctl spans from kprobes, on the edu device's real VFIO
 #           group, decoded and nested in the runtime spans
@@ -36,7 +40,7 @@ for f in "$VMDIR/vmlinux" "$VMDIR/initramfs.cpio.gz" "$VM_TOOL"; do
 done
 
 if [ -z "${VM_STEPS:-}" ]; then
-	VM_STEPS=core,unwind,uretunwind,vfio
+	VM_STEPS=core,unwind,uretunwind,throwjob,vfio
 	# The driver steps need two features that land separately: say which one is missing.
 	if ! "$VM_TOOL" --help 2>&1 | grep -q -- '--driver'; then
 		echo "vm-test: spyre-bpftrace has no --driver option yet: driver steps not run"
@@ -124,6 +128,26 @@ p = {x["symbol"]: x for x in json.load(open(sys.argv[2]))["spyreProbes"]}
 u = p["flex::FlexAllocator::allocate"]["unwound"]
 sys.exit(0 if n >= 4 and u == n else "%s: %d thrown, %d unwound" % (sys.argv[3], n, u))' \
 			"$RUN/out/$step.counts.json" "$RUN/out/$step.trace.json" $step
+		;;
+	throwjob)
+		for j in throwjob throwjob-static; do
+			python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+bad = [k for k in ("checksum", "caught", "cancelled", "exited", "calls", "unwound")
+       if a.get(k) != b.get(k)]
+sys.exit("%s: traced run differs from untraced in %s" % (sys.argv[3], bad) if bad else 0)' \
+				"$RUN/out/$j.counts.json" "$RUN/out/$j.untraced.json" $j || return 1
+			$VERIFY "$RUN/out/$j.trace.json" || return 1
+			python3 "$ROOT/tests/e2e/check_unwound.py" "$RUN/out/$j.trace.json" \
+				"$RUN/out/$j.counts.json" --return-probe sites --signal 0 \
+				--exit-code 0 --only tj_level --only tj_catch --only tj_leaf \
+				--only tj_cancel_wait --only tj_exit_inside || return 1
+		done
+		# the job that aborts inside a traced call: reported, exit 9 (checked in the guest)
+		grep -q 'killed by SIGABRT' "$RUN/out/tjabort.tracer.err" &&
+			python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["spyreStats"]
+sys.exit(0 if s["targetSignal"] == 6 else "tjabort: %s" % s)' "$RUN/out/tjabort.trace.json"
 		;;
 	vfio)
 		grep -q 'bound to vfio-pci' "$RUN/out/vfio.log"
