@@ -33,23 +33,21 @@ static int on_event(void *ctx, const void *data, size_t len)
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
-	struct bpf_program *progs[] = {
-		NULL, NULL, NULL, NULL, NULL, NULL,
-	};
+	struct bpf_program *progs[6];
 	int err;
 
 	tr->skel = spyre_bpf__open();
 	if (!tr->skel)
 		return -errno;
 	progs[0] = tr->skel->progs.spyre_entry;
-	progs[1] = tr->skel->progs.spyre_exit;
-	progs[2] = tr->skel->progs.spyre_instant;
+	progs[1] = tr->skel->progs.spyre_instant;
+	progs[2] = tr->skel->progs.spyre_exit;
 	progs[3] = tr->skel->progs.spyre_unwind;
 	progs[4] = tr->skel->progs.spyre_ret_site;
 	progs[5] = tr->skel->progs.spyre_jump_site;
 	/* return sites by default; the uretprobe program (and its guard) with --uretprobes */
 	tr->skel->rodata->ret_sites = !o->uretprobes;
-	bpf_program__set_autoload(progs[1], o->uretprobes);
+	bpf_program__set_autoload(progs[2], o->uretprobes);
 	bpf_program__set_autoload(progs[3], o->uretprobes && tr->unwind_guard);
 	bpf_program__set_autoload(progs[4], !o->uretprobes);
 	bpf_program__set_autoload(progs[5], !o->uretprobes);

@@ -353,17 +353,21 @@ PY
 	[ "$JOB_RC" -eq 0 ]
 }
 
-@test "a tail call between two traced functions: outer ends at its jump, inner follows" {
-	# return sites: outer's tail jump is one of its exits; inner starts where outer ended
+# tail_call_trace MODE [TOOL OPTIONS]: flexhelper_tail_outer jumps into flexhelper_tail_inner
+# 30 times, both traced (outer, inner); then checks the pair in the trace: MODE sites (outer
+# ends at its jump, inner follows) or nested (one return address slot serves both calls)
+tail_call_trace() {
+	local mode=$1
+	shift
 	start_helper tail 30 "$BATS_TEST_TMPDIR/done.json"
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probe 'flexhelper:flexhelper_tail_outer:outer' \
-		--probe 'flexhelper:flexhelper_tail_inner:inner'
+		--probe 'flexhelper:flexhelper_tail_inner:inner' "$@"
 	kill -USR1 "$JOB_PID"
 	wait_for "$BATS_TEST_TMPDIR/done.json"
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$mode" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
@@ -371,40 +375,27 @@ outer = sorted((e for e in ev if e["name"] == "outer"), key=lambda e: e["ts"])
 inner = sorted((e for e in ev if e["name"] == "inner"), key=lambda e: e["ts"])
 p = {x["name"]: x for x in d["spyreProbes"]}
 assert len(outer) == 30 and len(inner) == 30, (len(outer), len(inner), p["outer"], p["inner"])
-assert p["outer"]["returnProbe"] == "sites" and p["outer"]["tailExits"] == 30, p["outer"]
-assert p["inner"]["tailExits"] == 0 and p["inner"]["unwound"] == 0, p["inner"]
 assert p["outer"]["unmatchedReturns"] == 0 and p["inner"]["unmatchedReturns"] == 0, p
+if sys.argv[2] == "sites":
+    assert p["outer"]["returnProbe"] == "sites" and p["outer"]["tailExits"] == 30, p["outer"]
+    assert p["inner"]["tailExits"] == 0 and p["inner"]["unwound"] == 0, p["inner"]
 for o, i in zip(outer, inner):
-    # outer ends at the jump, before inner's entry probe runs; nothing overlaps
-    assert o["ts"] + o["dur"] <= i["ts"] + 0.002, (o, i)
+    if sys.argv[2] == "sites":
+        # outer ends at the jump, before inner's entry probe runs; nothing overlaps
+        assert o["ts"] + o["dur"] <= i["ts"] + 0.002, (o, i)
+    else:
+        # the inner call starts inside the outer one, and both end at the same return
+        assert o["ts"] <= i["ts"] and i["ts"] + i["dur"] <= o["ts"] + o["dur"] + 0.002, (o, i)
+        assert abs((o["ts"] + o["dur"]) - (i["ts"] + i["dur"])) < 50, (o, i)
 PY
 }
 
+@test "a tail call between two traced functions: outer ends at its jump, inner follows" {
+	tail_call_trace sites
+}
+
 @test "--uretprobes: a tail call between two traced functions: both spans, nested, ending together" {
-	# outer jumps into inner: one return address slot serves both calls
-	start_helper tail 30 "$BATS_TEST_TMPDIR/done.json"
-	start_tracer --uretprobes -o "$BATS_TEST_TMPDIR/t.json" \
-		--probe 'flexhelper:flexhelper_tail_outer:outer' \
-		--probe 'flexhelper:flexhelper_tail_inner:inner'
-	kill -USR1 "$JOB_PID"
-	wait_for "$BATS_TEST_TMPDIR/done.json"
-	stop_tracer INT
-	[ "$TRACER_RC" -eq 0 ]
-	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
-outer = sorted((e for e in ev if e["name"] == "outer"), key=lambda e: e["ts"])
-inner = sorted((e for e in ev if e["name"] == "inner"), key=lambda e: e["ts"])
-p = {x["name"]: x for x in d["spyreProbes"]}
-assert len(outer) == 30 and len(inner) == 30, (len(outer), len(inner), p["outer"], p["inner"])
-assert p["outer"]["unmatchedReturns"] == 0 and p["inner"]["unmatchedReturns"] == 0, p
-for o, i in zip(outer, inner):
-    # the inner call starts inside the outer one, and both end at the same return
-    assert o["ts"] <= i["ts"] and i["ts"] + i["dur"] <= o["ts"] + o["dur"] + 0.002, (o, i)
-    assert abs((o["ts"] + o["dur"]) - (i["ts"] + i["dur"])) < 50, (o, i)
-PY
+	tail_call_trace nested --uretprobes
 }
 
 @test "calls left by longjmp: counted as unwound, and they do not fill the call stack" {
