@@ -229,6 +229,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	int rc = EXIT_ERROR, err, sfd = -1, scans = 0;
 	struct prom_window pw = {};
 	struct run_end wend = {};
+	bool target_gone = false;
 	struct pidset seen = {};
 	struct rotate rot = {};
 	struct tracer tr = {};
@@ -341,6 +342,9 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 				hup = true;	/* close this file now, go on in a new one */
 			if ((deadline && now >= deadline))
 				stop = true;
+			/* one target (-p): its window ends with it, and so does the run */
+			if (env->pid > 0 && kill(env->pid, 0) && errno == ESRCH)
+				stop = target_gone = true;
 			if (stop || hup || (end && now >= end))
 				break;
 			if (now >= next_scan) {
@@ -373,6 +377,18 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		tracer_read_counters(&tr, t.cnt);
 		consumer_write_metadata(&cons);
 		wend.unwound_untracked = tr.unwound_untracked;
+		wend.target_exited = target_gone;
+		if (env->pid > 0)
+			wend.exit_known = consumer_exit_code(&cons, env->pid, &wend.exit_code);
+		/* a job that crashed while traced is worth a line in the operator's log */
+		for (int i = 0; i < cons.nexits; i++) {
+			const struct run_end e = { .exit_known = true, .exit_code = cons.exits[i].code };
+			char name[48];
+
+			if (run_end_signal(&e))
+				die_msg("process %u was killed by %s while traced", cons.exits[i].pid,
+					run_end_signame(&e, name, sizeof(name)));
+		}
 		extra = fleet_trace_metadata(env, &cons, &t, tr.counters, &wend, win);
 		err = trace_end(tw, extra);
 		free(extra);
@@ -413,7 +429,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
 			stop = true;
 	}
-	rc = EXIT_OK;
+	rc = run_end_signal(&wend) ? EXIT_TARGET_KILLED : EXIT_OK;
 out:
 	if (sfd >= 0)
 		close(sfd);

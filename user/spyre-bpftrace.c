@@ -245,7 +245,7 @@ static int cmd_trace(struct probe_table *table)
 	struct target t = {};
 	struct trace_meta meta = {};
 	struct run_end end = {};
-	char default_out[96], hostname[64] = "";
+	char default_out[96], hostname[64] = "", signame[48];
 	int rc = EXIT_ERROR, err, sfd = -1, pidfd = -1, ring_fd = -1, nwarm;
 	uint64_t start_ns, deadline = 0, next_status, next_rescan, last_events = 0, last_ns;
 	bool tty, target_gone = false, stop = false, backlog = false;
@@ -501,9 +501,8 @@ static int cmd_trace(struct probe_table *table)
 	    waitpid(launch.pid, &end.exit_code, WNOHANG) == launch.pid)
 		end.exit_known = true;
 	if (run_end_signal(&end))
-		die_msg("target %d was killed by SIG%s%s while traced", env.pid,
-			sigabbrev_np(run_end_signal(&end)) ?: "?",
-			end.exit_code & 0x80 ? " (core dumped)" : "");
+		die_msg("target %d was killed by %s while traced", env.pid,
+			run_end_signame(&end, signame, sizeof(signame)));
 	{
 		char *extra = fleet_trace_metadata(&env, &cons, &t, tr.counters, &end, 0);
 

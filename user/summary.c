@@ -42,6 +42,15 @@ int run_end_signal(const struct run_end *e)
 	return e->exit_known && sig && sig != 0x7f ? sig : 0;
 }
 
+const char *run_end_signame(const struct run_end *e, char *buf, size_t len)
+{
+	const char *name = sigabbrev_np(run_end_signal(e));
+
+	snprintf(buf, len, "SIG%s%s", name ? name : "?",
+		 e->exit_code & 0x80 ? " (core dumped)" : "");
+	return buf;
+}
+
 uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
 			 const struct run_end *e)
 {
@@ -55,13 +64,13 @@ uint64_t summary_unwound(const struct target *t, const struct spyre_counters *co
 /* "target 123 killed by SIGABRT (core dumped)" and the like, for the summary. */
 static void print_target_end(FILE *f, int pid, const struct run_end *e)
 {
-	int sig = run_end_signal(e);
+	char name[48];
 
 	if (!e->target_exited || pid <= 0)
 		return;
-	if (sig)
-		fprintf(f, "target %d killed by SIG%s%s while traced\n", pid, sigabbrev_np(sig) ?
-			sigabbrev_np(sig) : "?", e->exit_code & 0x80 ? " (core dumped)" : "");
+	if (run_end_signal(e))
+		fprintf(f, "target %d killed by %s while traced\n", pid,
+			run_end_signame(e, name, sizeof(name)));
 	else if (e->exit_known)
 		fprintf(f, "target %d exited with status %d\n", pid, (e->exit_code >> 8) & 0xff);
 	else
@@ -247,7 +256,24 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, (end->exit_code >> 8) & 0xff);
 	else
 		jw_lit(w, "-1");
-	jw_lit(w, end->target_exited ? ",\"targetExited\":true}" : ",\"targetExited\":false}");
+	jw_lit(w, end->target_exited ? ",\"targetExited\":true" : ",\"targetExited\":false");
+	/* every traced process whose end was seen (fleet mode: many), as wait(2) would say */
+	jw_lit(w, ",\"processExits\":[");
+	for (int i = 0; i < c->nexits; i++) {
+		const struct run_end e = { .exit_known = true, .exit_code = c->exits[i].code };
+
+		jw_lit(w, i ? ",{\"pid\":" : "{\"pid\":");
+		jw_u64(w, c->exits[i].pid);
+		jw_lit(w, ",\"signal\":");
+		jw_u64(w, run_end_signal(&e));
+		jw_lit(w, ",\"exitCode\":");
+		if (run_end_signal(&e))
+			jw_lit(w, "-1");
+		else
+			jw_u64(w, (e.exit_code >> 8) & 0xff);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "]}");
 	data = jw_mem_data(w, &len);
 	if (data) {
 		out = malloc(len + 1);

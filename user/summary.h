@@ -17,6 +17,8 @@ struct run_end {
 
 /* The fatal signal that ended the target, or 0 (exited, still running, or not known). */
 int run_end_signal(const struct run_end *e);
+/* "SIGABRT (core dumped)": that signal's name, into @buf; @buf is returned. */
+const char *run_end_signame(const struct run_end *e, char *buf, size_t len);
 /* Unwound calls in all: per probe and untracked. */
 uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
 			 const struct run_end *e);

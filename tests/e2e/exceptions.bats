@@ -147,6 +147,27 @@ throwjob_traced() {
 		--only tj_exit_inside
 }
 
+@test "fleet mode on one job (-p --window): the job aborting inside a traced call ends the run, named in the log and the trace, exit 9" {
+	start_throwjob abort
+	mkdir -p "$BATS_TEST_TMPDIR/out"
+	start_tracer --window 3s --period 4s --output-dir "$BATS_TEST_TMPDIR/out" \
+		--probe 'throwjob:tj_*'
+	finish_job
+	[ "$JOB_RC" -eq $((128 + 6)) ]
+	[ "$TRACER_RC" -eq 9 ]
+	grep -q "process $DONE_PID was killed by SIGABRT" "$BATS_TEST_TMPDIR/tracer.err"
+	grep -q "target $DONE_PID killed by SIGABRT" "$BATS_TEST_TMPDIR/tracer.out"
+	f=$(ls "$BATS_TEST_TMPDIR"/out/*.json.gz)
+	[ "$(echo "$f" | wc -l)" -eq 1 ]
+	python3 - "$f" "$DONE_PID" <<'PY'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+st = d["spyreStats"]
+assert {"pid": int(sys.argv[2]), "signal": 6, "exitCode": -1} in st["processExits"], st
+assert st["targetSignal"] == 6 and st["targetExited"], st
+PY
+}
+
 # --- real code: PyTorch ------------------------------------------------------------------------
 
 # need_torch: skip unless Debian's python3-torch is there (make deps installs it)
