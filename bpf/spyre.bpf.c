@@ -494,8 +494,9 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 			st->depth = d - 1;
 		return 0;
 	}
-	/* calls below ours were left by an exception or a longjmp: dropped, counted */
-	if (top_sp(st, d) < sp)
+	/* calls below ours were left by an exception or a longjmp: dropped, counted (and with
+	 * untracked calls open, the deepest tracked one returning means they are all over) */
+	if (d > SPYRE_TRACK_DEPTH || top_sp(st, d) < sp)
 		d = pop_dead_frames(st, d, sp, 0);
 	if (d == 0 || st->sp[(d - 1) & TRACK_MASK] != sp) {
 		/* the entry was never seen (or a jump inside the function) */

@@ -9,10 +9,11 @@ For each probe whose symbol (or display name) is in "calls": its spans in the tr
 metadata events are calls - unwound (every call that returned is a span, nested correctly:
 verify_trace.py checks the nesting), and its metadata "unwound" is exactly the job's unwound:
 calls nested too deep to be recorded (dropsTooDeep, past 16) are still tracked (to 64) and
-counted when an exception leaves them. spyreStats "unwound" is the probes' sum. Exit 1 with a list of problems.
+counted when an exception leaves them; past 64 they are counted in spyreStats.unwoundUntracked,
+which --deep adds to the one probe nested that deep. spyreStats "unwound" is the sum. Exit 1 with a list of problems.
 
     check_unwound.py TRACE COUNTS [--return-probe KIND] [--signal N] [--exit-code N]
-                     [--only SYMBOL ...]
+                     [--deep NAME] [--only SYMBOL ...]
 """
 import argparse
 import gzip
@@ -34,12 +35,18 @@ def main():
     ap.add_argument("--return-probe", help="each compared probe's returnProbe must be this")
     ap.add_argument("--signal", type=int, default=0, help="expected spyreStats.targetSignal")
     ap.add_argument("--exit-code", type=int, help="expected spyreStats.targetExitCode")
+    ap.add_argument("--deep", help="the one probe nested past the 64 tracked calls: its "
+                    "unwound plus spyreStats.unwoundUntracked is the job's count")
     ap.add_argument("--only", action="append", default=[],
                     help="compare only these symbols (repeatable); default: all in the counts")
     a = ap.parse_args()
     d = load(a.trace)
     c = load(a.counts)
     problems = []
+    # calls nested deeper than the tracer tracks (64) are counted without their probe
+    untracked = d.get("spyreStats", {}).get("unwoundUntracked", 0)
+    if untracked and not a.deep:
+        problems.append(f"{untracked} unwound calls too deep to track, and no --deep probe")
 
     spans = Counter(e["name"] for e in d["traceEvents"] if e.get("ph") == "X")
     probes = d.get("spyreProbes", [])
@@ -62,7 +69,7 @@ def main():
             problems.append(f"{name}: {calls} calls, {p['hits']} probe hits")
         if "unwound" not in p:
             problems.append(f"{name}: no \"unwound\" in spyreProbes")
-        elif p["unwound"] != unwound:
+        elif p["unwound"] + (untracked if name == a.deep else 0) != unwound:
             problems.append(f"{name}: job left {unwound} calls unreturned, metadata says "
                             f"unwound {p['unwound']} (too deep to record: {p['dropsTooDeep']})")
         if p["dropsTooDeep"] > unwound:
@@ -77,7 +84,7 @@ def main():
         problems.append(f"{sym}: no probe in spyreProbes")
 
     st = d.get("spyreStats", {})
-    total = sum(p.get("unwound", 0) for p in probes)
+    total = sum(p.get("unwound", 0) for p in probes) + untracked
     if st.get("unwound") != total:
         problems.append(f"spyreStats.unwound is {st.get('unwound')!r}, the probes sum to {total}")
     if st.get("targetSignal") != a.signal:

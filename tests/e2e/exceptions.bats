@@ -106,13 +106,13 @@ throwjob_traced() {
 	# every call that returned is a span; the others are unwound, exactly as many as the job
 	# counted (tj_level: 23000 thrown through, 2000 caught in tj_catch; 30 cancelled, 30 exited)
 	$CHECK_UNWOUND "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
-		--return-probe sites --signal 0 --exit-code 0 \
+		--return-probe sites --signal 0 --exit-code 0 --deep tj_level \
 		--only tj_level --only tj_catch --only tj_leaf --only tj_cancel_wait \
 		--only tj_exit_inside
 	summary_unwound "$BATS_TEST_TMPDIR/t.json"
 }
 
-@test "C++ exceptions through 1, 2 and 20 traced calls, pthread_cancel, pthread_exit: job lives, result exact, unwound counted" {
+@test "C++ exceptions through 1, 2, 20 and 80 traced calls, pthread_cancel, pthread_exit: job lives, result exact, unwound counted" {
 	throwjob_traced
 }
 
@@ -142,7 +142,7 @@ throwjob_traced() {
 	# everything before the abort is in the trace (the counts file was written just before);
 	# targetSignal 6, and no exit code since it did not exit
 	$CHECK_UNWOUND "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
-		--signal 6 --exit-code -1 \
+		--signal 6 --exit-code -1 --deep tj_level \
 		--only tj_level --only tj_catch --only tj_leaf --only tj_cancel_wait \
 		--only tj_exit_inside
 }

@@ -114,7 +114,7 @@ step_uretunwind() {
 }
 
 # Step "throwjob": tests/fixtures/throwjob.cpp, as on the host (exceptions.bats): C++
-# exceptions through 1, 2 and 20 nested traced calls, pthread_cancel and pthread_exit inside
+# exceptions through 1, 2, 20 and 80 nested traced calls, pthread_cancel and pthread_exit inside
 # traced calls, ROUNDS times; dynamic and with the unwinder linked in. The untraced run first,
 # for the checksum. The job exits by itself, the tracer when its target is gone.
 throwjob_run() {

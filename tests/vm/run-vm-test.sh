@@ -11,7 +11,7 @@
 #           leave its stack alone, it lives on and the calls left are counted as unwound
 #   uretunwind  the same with --uretprobes: the unwind guard keeps it alive (the host's
 #           kernel is locked down and cannot have the guard)
-#   throwjob  tests/fixtures/throwjob.cpp (exceptions through 1, 2 and 20 nested traced calls,
+#   throwjob  tests/fixtures/throwjob.cpp (exceptions through 1, 2, 20 and 80 nested traced calls,
 #           pthread_cancel, pthread_exit), dynamic and with the unwinder linked in: the job's
 #           result is the untraced one, every unwound call counted (spyre.tjrounds=N rounds);
 #           and one that aborts inside a traced call: the tracer reports SIGABRT, exit 9
@@ -140,7 +140,7 @@ sys.exit("%s: traced run differs from untraced in %s" % (sys.argv[3], bad) if ba
 			$VERIFY "$RUN/out/$j.trace.json" || return 1
 			python3 "$ROOT/tests/e2e/check_unwound.py" "$RUN/out/$j.trace.json" \
 				"$RUN/out/$j.counts.json" --return-probe sites --signal 0 \
-				--exit-code 0 --only tj_level --only tj_catch --only tj_leaf \
+				--exit-code 0 --deep tj_level --only tj_level --only tj_catch --only tj_leaf \
 				--only tj_cancel_wait --only tj_exit_inside || return 1
 		done
 		# the job that aborts inside a traced call: reported, exit 9 (checked in the guest)
