@@ -158,10 +158,11 @@ TEST(elfsym_fixture)
 			unit_fail(__FILE__, __LINE__, fixture_quals[i]);
 			continue;
 		}
-		CHECK(f->endbr);
+		CHECK_EQ_INT(f->endbr, FIXTURE_ENDBR);
 		CHECK(f->size > 0);
 		/* The uprobe offset really points at endbr64 in the file... */
-		CHECK(f->file_off + 4 <= len && !memcmp(img + f->file_off, endbr, 4));
+		CHECK(f->file_off + 4 <= len &&
+		      (memcmp(img + f->file_off, endbr, 4) == 0) == FIXTURE_ENDBR);
 		/* ...and follows the PT_LOAD rule. */
 		CHECK(raw_vaddr_to_off(img, len, f->vaddr, &off));
 		CHECK_EQ_INT(f->file_off, off);
@@ -253,7 +254,7 @@ TEST(elfsym_stripped)
 		if (a && b) {
 			CHECK_EQ_INT(a->vaddr, b->vaddr);
 			CHECK_EQ_INT(a->file_off, b->file_off);
-			CHECK(b->endbr);
+			CHECK_EQ_INT(b->endbr, FIXTURE_ENDBR);
 		}
 	}
 	CHECK_EQ_INT(count_qual(&str, "fixture::Widget::scale"), 2);
@@ -360,7 +361,7 @@ TEST(elfsym_vaddr_differs_from_offset)
 		CHECK(x->vaddr >= lo && x->vaddr < hi);
 		CHECK_EQ_INT(y->vaddr, x->vaddr + delta);
 		CHECK_EQ_INT(y->file_off, x->file_off);
-		CHECK(y->endbr);
+		CHECK_EQ_INT(y->endbr, FIXTURE_ENDBR);
 	}
 	free(img);
 }
