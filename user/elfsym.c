@@ -110,9 +110,13 @@ static bool sym_is_func(const GElf_Sym *s)
 /*
  * Walk the symbol tables; with @out NULL only count candidates, else fill @out (at most @max).
  * Returns the number of candidates or -ENOEXEC.
+ *
+ * @elfv2 (ppc64le): a function has a global entry, which computes the TOC pointer for callers
+ * from other modules, and a local entry a few instructions on (st_other), where calls from
+ * within the library land. Every call passes the local entry, so file_off points there.
  */
 static long collect(Elf *elf, const GElf_Phdr *ph, size_t phnum, size_t fsize, struct cand *out,
-		    size_t max)
+		    size_t max, bool elfv2)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -141,7 +145,8 @@ static long collect(Elf *elf, const GElf_Phdr *ph, size_t phnum, size_t fsize, s
 		for (i = 0; i < nsyms; i++) {
 			if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym))
 				continue;
-			if (!vaddr_to_off(ph, phnum, fsize, sym.st_value, &off))
+			if (!vaddr_to_off(ph, phnum, fsize, sym.st_value +
+					  (elfv2 ? PPC64_LOCAL_ENTRY_OFFSET(sym.st_other) : 0), &off))
 				continue;
 			/* elf_strptr checks the index and the terminating NUL. */
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
@@ -172,7 +177,7 @@ static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *
 	GElf_Ehdr eh;
 	size_t phnum, shstrndx, i;
 	unsigned char insn[4];
-	bool x86;
+	bool x86, elfv2;
 	long n, n2;
 	char *dm;
 	int err = 0;
@@ -183,6 +188,7 @@ static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *
 	if (elf_getphdrnum(elf, &phnum) || elf_getshdrstrndx(elf, &shstrndx))
 		return -ENOEXEC;
 	x86 = eh.e_machine == EM_X86_64;
+	elfv2 = eh.e_machine == EM_PPC64 && (eh.e_flags & EF_PPC64_ABI) == 2;
 
 	/* libelf has validated that the program headers fit in the file: phnum is bounded. */
 	ph = calloc(phnum ? phnum : 1, sizeof(*ph));
@@ -195,7 +201,7 @@ static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *
 		}
 	}
 
-	n = collect(elf, ph, phnum, src->size, NULL, 0);
+	n = collect(elf, ph, phnum, src->size, NULL, 0, elfv2);
 	if (n <= 0) {
 		err = (int)n;
 		goto out;
@@ -205,7 +211,7 @@ static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *
 		err = -ENOMEM;
 		goto out;
 	}
-	n2 = collect(elf, ph, phnum, src->size, c, (size_t)n);
+	n2 = collect(elf, ph, phnum, src->size, c, (size_t)n, elfv2);
 	if (n2 < 0) {
 		err = (int)n2;
 		goto out;

@@ -15,7 +15,11 @@ struct elf_func {
 				 * equals name for C symbols; never NULL */
 	unsigned long vaddr;	/* st_value */
 	unsigned long size;	/* st_size */
-	unsigned long file_off;	/* file offset of the first instruction (uprobe offset) */
+	/*
+	 * File offset where every call enters (the uprobe offset): the first instruction, or on
+	 * ppc64le the local entry point, past the global entry's TOC setup.
+	 */
+	unsigned long file_off;
 	bool endbr;		/* first instruction is endbr64 (f3 0f 1e fa) */
 	/*
 	 * Compiler-made part or copy ("foo.cold", "_Z3fooi.constprop.0"), not the entry of the
