@@ -7,19 +7,6 @@
 # only when something is missing.
 set -eu
 
-PKGS="gcc-s390x-linux-gnu g++-s390x-linux-gnu gcc-powerpc64le-linux-gnu
-	g++-powerpc64le-linux-gnu qemu-user-static qemu-system-misc qemu-system-ppc"
-
-missing=
-for p in $PKGS; do
-	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
-done
-if [ -z "$missing" ]; then
-	echo "cross deps: all present"
-	exit 0
-fi
-echo "cross deps: installing:$missing"
-# other users of this machine may hold the dpkg lock for a while: wait rather than fail
-apt-get -o DPkg::Lock::Timeout=900 update -qq
-DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
-	--no-install-recommends $missing
+exec sh "$(dirname "$0")/../vm/apt-install.sh" "cross deps" gcc-s390x-linux-gnu \
+	g++-s390x-linux-gnu gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu qemu-user-static \
+	qemu-system-misc qemu-system-ppc
