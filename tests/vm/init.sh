@@ -110,6 +110,16 @@ step_unwind() {
 	MOCK_EXTRA="--oom-every 2" run_traced unwind -v
 }
 
+# Step "nofentry": the VFIO modules loaded (their functions in kallsyms, no device needed), the
+# default driver tier on a kernel where fentry cannot work (Debian's s390x: no BPF JIT, the load
+# is refused; ppc64le before 6.13: no BPF trampolines, the attach is refused): fentry, tried
+# first, fails, and the tracer must fall back to kprobes and trace as in "core".
+step_nofentry() {
+	. /opt/spyre/vfio-setup.sh
+	vfio_load_modules >>$OUT/nofentry.modules.log 2>&1 || return 1
+	run_traced nofentry -v
+}
+
 # Step "untraced": the job as in run_traced, without a tracer: the host compares its checksum
 # (a function of the options only) with the traced run's, so tracing changed none of its results.
 step_untraced() {

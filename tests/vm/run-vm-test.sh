@@ -13,6 +13,9 @@
 #   kprobe  --driver kprobe: VFIO ioctl spans from kprobes, on the edu device's real VFIO
 #           group, decoded and nested in the runtime spans
 #   fentry, tracepoint  the same through the driver tier's other two paths
+#   nofentry  the VFIO modules loaded on a kernel where fentry fails (s390x: no BPF JIT;
+#           ppc64le 6.12: no BPF trampolines): the driver tier falls back to kprobes, the
+#           trace is as for core
 #   untraced  (after core) the job without a tracer: the same checksum as traced
 #   list    `spyre-bpftrace list -p`: the mock's probes resolve
 #   launch  launch mode (`spyre-bpftrace -- mock-spyre-job`): counts as for core
@@ -120,6 +123,15 @@ check_step() {
 		python3 -c 'import json, sys; n = json.load(open(sys.argv[1]))["thrown"]
 sys.exit(0 if sum(n.values()) >= 4 else "unwind: the job threw too few exceptions")' \
 			"$RUN/out/unwind.counts.json"
+		;;
+	nofentry)
+		$VERIFY "$RUN/out/nofentry.trace.json" --counts "$RUN/out/nofentry.counts.json" \
+			--pid "$(cat "$RUN/out/nofentry.pid")" || return 1
+		grep -q 'driver tier: kprobe' "$RUN/out/nofentry.tracer.err" || {
+			echo "nofentry: not the kprobe fallback:" >&2
+			grep 'driver tier' "$RUN/out/nofentry.tracer.err" >&2
+			return 1
+		}
 		;;
 	untraced)
 		# the same options traced (core) and not: the job computed the same results

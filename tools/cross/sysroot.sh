@@ -67,6 +67,8 @@ if [ -n "$want_kernel" ] && ! ls "$dir"/kernel/boot/vmlinu[xz]-* >/dev/null 2>&1
 	(cd "$apt/debs" && apt-get "$@" download "$pkg:$debarch")
 	rm -rf "$dir/kernel.tmp"
 	dpkg-deb -x "$apt"/debs/"$pkg"_*.deb "$dir/kernel.tmp"
+	# modules.dep, from which the VM's initramfs takes the VFIO modules in load order
+	depmod -b "$dir/kernel.tmp" "$(ls "$dir/kernel.tmp/lib/modules")"
 	rm -rf "$dir/kernel"
 	mv "$dir/kernel.tmp" "$dir/kernel"
 	echo "sysroot: kernel $(ls "$dir"/kernel/boot/vmlinu[xz]-*)"

@@ -24,8 +24,9 @@ modroot=${5:-}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 root=$out.root
 moddir=$modroot/lib/modules/$kver
-# insmod order comes from modules.dep, dependencies first
-VFIO_MODULES="vfio vfio_iommu_type1 vfio-pci"
+# insmod order comes from modules.dep, dependencies first; the IOMMU backend is per arch
+# (VM_VFIO_MODULES: powerpc's is vfio_iommu_spapr_tce)
+VFIO_MODULES=${VM_VFIO_MODULES:-"vfio vfio_iommu_type1 vfio-pci"}
 
 rm -rf "$root"
 mkdir -p "$root/bin" "$root/opt/spyre/mock" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" \
