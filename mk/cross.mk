@@ -73,6 +73,18 @@ QEMU_USER	:= $(QEMU_USER_$(ARCH))
 $(SYSROOT_STAMP):
 	sh tools/cross/sysroot.sh $(ARCH) $(BUILD)
 
+# Debian's bookworm-backports kernel for ARCH in $(BUILD)/kernel (VM test, vmlinux.h)
+.PHONY: cross-kernel
+cross-kernel:
+	sh tools/cross/sysroot.sh $(ARCH) $(BUILD) kernel
+
+# `make ARCH=s390x vmlinux` regenerates vmlinux/s390x/vmlinux.h from that kernel's image, never
+# from the host's BTF (BTF=FILE still chooses another)
+ifeq ($(BTF),)
+vmlinux: cross-kernel
+BTF		= "$$(ls $(BUILD)/kernel/boot/vmlinu[xz]-*)"
+endif
+
 # everything compiled for the target needs the sysroot's headers first
 $(BUILD)/bpf $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/mock: | $(SYSROOT_STAMP)
 

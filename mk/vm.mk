@@ -60,8 +60,7 @@ VM_VFIO_MODULES_powerpc	:= vfio vfio_iommu_spapr_tce vfio-pci
 .PHONY: cross-vm-build cross-vm-test
 
 # The kernel boots as Debian ships it (no extraction); the initramfs has its VFIO modules.
-cross-vm-build: cross-deps $(TOOL) mock
-	sh tools/cross/sysroot.sh $(ARCH) $(BUILD) kernel
+cross-vm-build: cross-deps cross-kernel $(TOOL) mock
 	VM_KERNEL="$$(ls $(BUILD)/kernel/boot/vmlinu[xz]-*)" VM_KERNEL_RAW=1 \
 		VM_MODROOT=$(BUILD)/kernel BUSYBOX=$(SYSROOT)/bin/busybox STRIP=$(STRIP) \
 		VM_LIBROOT=/usr/$(CROSS) VM_VFIO_MODULES="$(VM_VFIO_MODULES_$(ARCH))" \
