@@ -25,9 +25,13 @@ case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac	# apt reads relative Dir:: paths 
 # the VM's userspace
 PKGS="libbpf-dev libbpf1 libelf-dev libelf1 zlib1g-dev zlib1g libcapstone-dev libcapstone4
 	busybox-static"
-stamp=$dir/sysroot/.debs
-if [ "$(cat "$stamp" 2>/dev/null)" = "$(echo $PKGS)" ] &&
-	{ [ -z "$want_kernel" ] || ls "$dir"/kernel/boot/vmlinu[xz]-* >/dev/null 2>&1; }; then
+have_libs() {
+	[ "$(cat "$dir/sysroot/.debs" 2>/dev/null)" = "$(echo $PKGS)" ]
+}
+have_kernel() {
+	ls "$dir"/kernel/boot/vmlinu[xz]-* >/dev/null 2>&1
+}
+if have_libs && { [ -z "$want_kernel" ] || have_kernel; }; then
 	echo "sysroot: $dir/sysroot present"
 	exit 0
 fi
@@ -46,20 +50,22 @@ set -- -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev
 	-o Dir::State::status=/dev/null -o APT::Architecture="$debarch" \
 	-o APT::Architectures="$debarch" -o APT::Sandbox::User=root
 apt-get "$@" update -qq
-
-
 mkdir -p "$apt/debs"
-(cd "$apt/debs" && rm -f ./*.deb && for p in $PKGS; do apt-get "$@" download "$p:$debarch"; done)
-rm -rf "$dir/sysroot.tmp"
-for d in "$apt"/debs/*.deb; do
-	dpkg-deb -x "$d" "$dir/sysroot.tmp"
-done
-echo "$PKGS" | tr -s ' \t\n' ' ' | sed 's/ $//' >"$dir/sysroot.tmp/.debs"
-rm -rf "$dir/sysroot"
-mv "$dir/sysroot.tmp" "$dir/sysroot"
-echo "sysroot: $dir/sysroot ($(cd "$apt/debs" && ls | tr '\n' ' '))"
 
-if [ -n "$want_kernel" ] && ! ls "$dir"/kernel/boot/vmlinu[xz]-* >/dev/null 2>&1; then
+if ! have_libs; then
+	(cd "$apt/debs" && rm -f ./*.deb &&
+		for p in $PKGS; do apt-get "$@" download "$p:$debarch"; done)
+	rm -rf "$dir/sysroot.tmp"
+	for d in "$apt"/debs/*.deb; do
+		dpkg-deb -x "$d" "$dir/sysroot.tmp"
+	done
+	echo $PKGS >"$dir/sysroot.tmp/.debs"
+	rm -rf "$dir/sysroot"
+	mv "$dir/sysroot.tmp" "$dir/sysroot"
+	echo "sysroot: $dir/sysroot ($(cd "$apt/debs" && ls | tr '\n' ' '))"
+fi
+
+if [ -n "$want_kernel" ] && ! have_kernel; then
 	# the backports metapackage names the versioned image package
 	pkg=$(apt-cache "$@" show "linux-image-$flavour/bookworm-backports" |
 		sed -n 's/^Depends: \(linux-image-[0-9][^ ,]*\).*/\1/p' | head -n 1)
