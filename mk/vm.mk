@@ -53,7 +53,7 @@ ifdef CROSS
 VM_MACHINE_s390x	:= s390x
 VM_MACHINE_powerpc	:= pseries
 # nofentry: neither 6.12 kernel can run fentry (s390x: no BPF JIT; powerpc: no trampolines)
-CROSS_VM_STEPS		?= core,untraced,list,launch,nofentry
+CROSS_VM_STEPS		?= core,untraced,list,launch,fleet,nofentry
 VM_VFIO_MODULES_s390x	:= vfio vfio_iommu_type1 vfio-pci
 VM_VFIO_MODULES_powerpc	:= vfio vfio_iommu_spapr_tce vfio-pci
 

@@ -37,12 +37,13 @@ cross_vm() {
 	[ "$status" -eq 0 ]
 	grep -q "^ok - vm core on .*-$2\$" <<<"$output"
 	grep -q "^ok - vm launch on .*-$2\$" <<<"$output"
+	grep -q "^ok - vm fleet on .*-$2\$" <<<"$output"
 }
 
-@test "QEMU guest on Debian's s390x kernel: big-endian CO-RE objects, trace by PID, list, launch" {
+@test "QEMU guest on Debian's s390x kernel: big-endian CO-RE objects, by PID, launch, fleet" {
 	cross_vm vm-s390x s390x
 }
 
-@test "QEMU guest on Debian's ppc64le kernel (pseries): trace by PID, list, launch" {
+@test "QEMU guest on Debian's ppc64le kernel (pseries): by PID, list, launch, fleet" {
 	cross_vm vm-ppc64le powerpc64le
 }

@@ -120,6 +120,34 @@ step_nofentry() {
 	run_traced nofentry -v
 }
 
+# Step "fleet": system-wide mode with sampling (-a --sample-every 4) over two running jobs and
+# one started after the tracer, until the late one has run two whole phases traced; then the
+# tool's own `check` on that trace.
+step_fleet() {
+	local tracer pids= p rc i
+	for i in 1 2; do
+		rm -f /tmp/fleet$i.ready
+		$MOCK --quiet --phases 1000000 --threads 1 --iters 4 \
+			--ready-file /tmp/fleet$i.ready >/dev/null 2>&1 &
+		pids="$pids $!"
+		wait_for /tmp/fleet$i.ready 30 $! || { kill $pids; return 1; }
+	done
+	rm -f /tmp/fleet.tracer.ready
+	$TOOL -a --sample-every 4 -q -o $OUT/fleet.trace.json \
+		--ready-file /tmp/fleet.tracer.ready >$OUT/fleet.tracer.out 2>$OUT/fleet.tracer.err &
+	tracer=$!
+	wait_for /tmp/fleet.tracer.ready 60 $tracer || { kill -KILL $tracer $pids; return 1; }
+	$MOCK --quiet --phases 1000000 --threads 1 --iters 4 --counts /tmp/fleet.late.json \
+		>/dev/null 2>&1 &
+	pids="$pids $!"
+	echo $pids >$OUT/fleet.pids
+	wait_for /tmp/fleet.late.json.3 60 $tracer
+	rc=$?
+	kill_wait $tracer INT || { log "fleet: tracer exited with $?"; rc=1; }
+	for p in $pids; do kill_wait $p KILL; done
+	[ $rc -eq 0 ] && $TOOL check $OUT/fleet.trace.json >$OUT/fleet.check.out 2>&1
+}
+
 # Step "untraced": the job as in run_traced, without a tracer: the host compares its checksum
 # (a function of the options only) with the traced run's, so tracing changed none of its results.
 step_untraced() {

@@ -16,6 +16,8 @@
 #   nofentry  the VFIO modules loaded on a kernel where fentry fails (s390x: no BPF JIT;
 #           ppc64le 6.12: no BPF trampolines): the driver tier falls back to kprobes, the
 #           trace is as for core
+#   fleet   system-wide with sampling: two running jobs and a later one all traced and
+#           named; `spyre-bpftrace check` passes on the trace in the guest
 #   untraced  (after core) the job without a tracer: the same checksum as traced
 #   list    `spyre-bpftrace list -p`: the mock's probes resolve
 #   launch  launch mode (`spyre-bpftrace -- mock-spyre-job`): counts as for core
@@ -132,6 +134,20 @@ sys.exit(0 if sum(n.values()) >= 4 else "unwind: the job threw too few exception
 			grep 'driver tier' "$RUN/out/nofentry.tracer.err" >&2
 			return 1
 		}
+		;;
+	fleet)
+		# every job traced (sampled: some of its calls) and named; `check` passed in the guest
+		/usr/bin/python3 - "$RUN/out/fleet.trace.json" $(cat "$RUN/out/fleet.pids") <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); pids = [int(p) for p in sys.argv[2:]]
+n = collections.Counter(e["pid"] for e in d["traceEvents"]
+                        if e["ph"] == "X" and e.get("cat") == "privateuse1_runtime")
+names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
+         if e["ph"] == "M" and e["name"] == "process_name"}
+bad = [p for p in pids if n[p] < 10 or names.get(p) != "mock-spyre-job"]
+sys.exit("fleet: jobs not traced or not named: %s (spans %s, names %s)" % (bad, n, names)
+         if bad else 0)
+PY
 		;;
 	untraced)
 		# the same options traced (core) and not: the job computed the same results
