@@ -12,6 +12,10 @@ PREFIX		?= /usr/local
 UNAME_M		:= $(shell uname -m)
 ARCH		?= $(patsubst x86_64,x86,$(patsubst s390x,s390x,$(patsubst ppc64le,powerpc,$(UNAME_M))))
 BPF_ARCH	:= $(patsubst s390x,s390,$(ARCH))
+# ARCH other than the host's: cross build into build-$(ARCH) (mk/cross.mk)
+include mk/cross.mk
+STRIP		?= strip
+CF_PROTECTION	?= -fcf-protection=full
 
 VERSION		:= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
@@ -19,7 +23,7 @@ CFLAGS		?= -g -O2
 CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11
 CPPFLAGS	+= -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) -DSPYRE_VERSION='"$(VERSION)"'
 LDLIBS		+= -lbpf -lelf -lz -lcapstone -lstdc++
-MOCK_CXXFLAGS	:= -O2 -g -fPIC -fcf-protection=full -Wall -Wextra -std=gnu++17 -pthread
+MOCK_CXXFLAGS	:= -O2 -g -fPIC $(CF_PROTECTION) -Wall -Wextra -std=gnu++17 -pthread
 
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -56,19 +60,22 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "deps: all present"; fi
 	sh tools/vm/deps.sh
+	sh tools/cross/deps.sh
 
 $(BUILD) $(BUILD)/bpf $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/unit $(MOCK_DIR):
 	@mkdir -p $@
 
 # --- BPF ---------------------------------------------------------------------------------------
+ifndef BPF_SKEL_FROM_TWIN
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Ivmlinux/$(ARCH) -Ibpf \
+	$(CLANG) -g -O2 -target $(BPF_TARGET) -D__TARGET_ARCH_$(BPF_ARCH) -Ivmlinux/$(ARCH) -Ibpf \
 		-Wall -Wno-unused-function -c $< -o $@.tmp
 	$(BPFTOOL) gen object $@ $@.tmp
 	@rm -f $@.tmp
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
+endif
 
 # --- userspace ---------------------------------------------------------------------------------
 $(BUILD)/user/default_probes.c: user/spyre-default.probes tools/embed-text.sh | $(BUILD)/user
@@ -103,7 +110,7 @@ $(BUILD)/tests/libfixture.so: tests/fixtures/fixture.cpp | $(BUILD)/tests
 	$(CXX) $(MOCK_CXXFLAGS) -shared $< -o $@
 
 $(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
-	strip --strip-all $< -o $@
+	$(STRIP) --strip-all $< -o $@
 
 # Built like the mock runtime (-O2, endbr64 at each function's start), linked to the shared
 # libstdc++ and libgcc_s: the unwinder a tracer must not break is the one real jobs use.
@@ -135,6 +142,7 @@ test: deps
 	$(MAKE) check-sanitize
 	$(MAKE) fuzz-smoke
 	$(MAKE) check-deploy
+	$(MAKE) cross-test
 	$(MAKE) e2e
 
 # The systemd unit and the DaemonSet parse and agree with the tracer's options.

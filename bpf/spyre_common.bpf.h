@@ -8,6 +8,15 @@
 
 #include "spyre_trace.h"
 
+/*
+ * libbpf 1.1's bpf_tracing.h names powerpc's stack pointer "sp", a field struct pt_regs does
+ * not have there (later libbpf fixed it): the ABI's stack pointer is r1.
+ */
+#if defined(__TARGET_ARCH_powerpc)
+#undef __PT_SP_REG
+#define __PT_SP_REG gpr[1]
+#endif
+
 /* The number of @p in the innermost PID namespace it lives in (what the container sees). */
 static __always_inline __u32 ns_nr(struct pid *p)
 {

@@ -23,9 +23,18 @@ const volatile __u32 targ_tgid = 0;
 /* bit i: the first argument of function i is the struct file of the ioctl */
 const volatile __u32 file_funcs = 0;
 
+/*
+ * _IO(';', 100 + n). powerpc encodes "no data" as direction 1 (bit 29) where the others use 0:
+ * its MAP_DMA is 0x20003b71.
+ */
+#if defined(__TARGET_ARCH_powerpc)
+#define VFIO_IO_NONE		0x20000000
+#else
+#define VFIO_IO_NONE		0
+#endif
 #define VFIO_TYPE		0x3B	/* ';' */
-#define VFIO_IOMMU_MAP_DMA	0x3B71
-#define VFIO_IOMMU_UNMAP_DMA	0x3B72
+#define VFIO_IOMMU_MAP_DMA	(VFIO_IO_NONE | 0x3B71)
+#define VFIO_IOMMU_UNMAP_DMA	(VFIO_IO_NONE | 0x3B72)
 
 /* Replaced by the spyre object's ring buffer before load (bpf_map__reuse_fd). */
 struct {

@@ -54,11 +54,9 @@ struct cand {
  */
 static unsigned long local_entry_off(const GElf_Ehdr *eh, unsigned char other)
 {
-	unsigned int v = (other >> 5) & 7;
-
-	if (eh->e_machine != EM_PPC64 || (eh->e_flags & 3) != 2 || v < 2 || v > 6)
+	if (eh->e_machine != EM_PPC64 || (eh->e_flags & EF_PPC64_ABI) != 2)
 		return 0;
-	return 1ul << v >> 2 << 2;	/* 2: 4 bytes, 3: 8, ..., 6: 64 */
+	return PPC64_LOCAL_ENTRY_OFFSET(other);
 }
 
 static bool src_read(const struct elf_src *src, unsigned long off, void *out, size_t n)

@@ -15,7 +15,7 @@ struct elf_func {
 				 * equals name for C symbols; never NULL */
 	unsigned long vaddr;	/* st_value */
 	unsigned long size;	/* st_size */
-	unsigned long file_off;	/* file offset of the first instruction (uprobe offset) */
+	unsigned long file_off;	/* file offset of the first instruction (of the global entry) */
 	bool endbr;		/* first instruction is endbr64 (f3 0f 1e fa) */
 	/* ppc64le: the local entry's distance from the global one (where the entry probe goes:
 	 * calls within the module branch to it); 0 elsewhere */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# The tracer on other, stock kernels (Debian 6.1 and 6.12 under QEMU TCG): tests/vm/run-vm-test.sh,
-# docs/vm-test.md. Builds the guest first (incremental; installs QEMU and the kernel once).
+# The tracer on other, stock kernels (Debian 6.1 and 6.12; x86-64, s390x, ppc64le; QEMU TCG):
+# tests/vm/run-vm-test.sh, docs/vm-test.md. Builds the guest first (incremental; installs QEMU
+# and the kernel once).
 
 load helpers
 
@@ -29,4 +30,25 @@ load helpers
 	grep -q "^ok - vm unwind on " <<<"$output"
 	grep -q "^ok - vm uretunwind on " <<<"$output"
 	grep -q "^ok - vm throwjob on " <<<"$output"
+}
+
+# s390x (big-endian) and ppc64le: cross-built here (mk/cross.mk), the same steps on Debian's
+# bookworm-backports kernels of those architectures (the first run downloads them, ~50 and
+# ~80 MB, and the target's libraries). cross_vm TARGET FLAVOUR: `make TARGET` passes, with the
+# trace by PID and launch mode on a kernel named *-FLAVOUR.
+cross_vm() {
+	run make -s -C "$ROOT" "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q "^ok - vm core on .*-$2\$" <<<"$output"
+	grep -q "^ok - vm launch on .*-$2\$" <<<"$output"
+	grep -q "^ok - vm fleet on .*-$2\$" <<<"$output"
+}
+
+@test "QEMU guest on Debian's s390x kernel: big-endian CO-RE objects, by PID, launch, fleet" {
+	cross_vm vm-s390x s390x
+}
+
+@test "QEMU guest on Debian's ppc64le kernel (pseries): by PID, list, launch, fleet" {
+	cross_vm vm-ppc64le powerpc64le
 }

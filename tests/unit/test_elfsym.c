@@ -20,7 +20,7 @@
 struct fn {
 	char name[256];
 	char qualname[256];
-	unsigned long vaddr, size, file_off;
+	unsigned long vaddr, size, file_off, local_entry;
 	bool endbr;
 	bool clone;
 };
@@ -44,6 +44,7 @@ static int collect_cb(const struct elf_func *f, void *ctx)
 	d->vaddr = f->vaddr;
 	d->size = f->size;
 	d->file_off = f->file_off;
+	d->local_entry = f->local_entry;
 	d->endbr = f->endbr;
 	d->clone = f->clone;
 	if (c->stop_after && c->n == c->stop_after)
@@ -158,13 +159,21 @@ TEST(elfsym_fixture)
 			unit_fail(__FILE__, __LINE__, fixture_quals[i]);
 			continue;
 		}
-		CHECK(f->endbr);
+		CHECK_EQ_INT(f->endbr, FIXTURE_ENDBR);
 		CHECK(f->size > 0);
 		/* The uprobe offset really points at endbr64 in the file... */
-		CHECK(f->file_off + 4 <= len && !memcmp(img + f->file_off, endbr, 4));
+		CHECK(f->file_off + 4 <= len &&
+		      (memcmp(img + f->file_off, endbr, 4) == 0) == FIXTURE_ENDBR);
 		/* ...and follows the PT_LOAD rule. */
 		CHECK(raw_vaddr_to_off(img, len, f->vaddr, &off));
 		CHECK_EQ_INT(f->file_off, off);
+#if defined(__powerpc64__)
+		/* the local entry, if any, is past the global entry's TOC setup: addis r2,r12,... */
+		CHECK(f->local_entry == 0 || (f->local_entry == 8 && off + 4 <= len &&
+					      img[off + 3] == 0x3c && img[off + 2] == 0x4c));
+#else
+		CHECK_EQ_INT(f->local_entry, 0);
+#endif
 	}
 
 	/* Overloads are two functions with one qualname. */
@@ -253,7 +262,7 @@ TEST(elfsym_stripped)
 		if (a && b) {
 			CHECK_EQ_INT(a->vaddr, b->vaddr);
 			CHECK_EQ_INT(a->file_off, b->file_off);
-			CHECK(b->endbr);
+			CHECK_EQ_INT(b->endbr, FIXTURE_ENDBR);
 		}
 	}
 	CHECK_EQ_INT(count_qual(&str, "fixture::Widget::scale"), 2);
@@ -360,7 +369,7 @@ TEST(elfsym_vaddr_differs_from_offset)
 		CHECK(x->vaddr >= lo && x->vaddr < hi);
 		CHECK_EQ_INT(y->vaddr, x->vaddr + delta);
 		CHECK_EQ_INT(y->file_off, x->file_off);
-		CHECK(y->endbr);
+		CHECK_EQ_INT(y->endbr, FIXTURE_ENDBR);
 	}
 	free(img);
 }

@@ -264,7 +264,7 @@ TEST(vfio_event_decoding)
 	struct spyre_event e;
 	struct fakeproc fp;
 	const char *name;
-	char err[256];
+	char err[256], hex[32];
 	struct stat st;
 	int n;
 
@@ -328,7 +328,11 @@ TEST(vfio_event_decoding)
 	/* an fd of unknown kind learns it from a device-only command */
 	e = ioctl_event(VIO(17), 7, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, SPYRE_IOCTL_F_FD, 0);
 	vfio_event_args(v, &e, &name, a);
+#if defined(__powerpc__)
+	CHECK_STR(name, "VFIO_IOMMU_SPAPR_REGISTER_MEMORY");	/* the sPAPR IOMMU's 117 */
+#else
 	CHECK_STR(name, "VFIO_IOMMU_DIRTY_PAGES");
+#endif
 	e.args[SPYRE_IOCTL_CMD] = VIO(7);
 	vfio_event_args(v, &e, &name, a);
 	CHECK_STR(name, "VFIO_DEVICE_GET_INFO");
@@ -356,7 +360,9 @@ TEST(vfio_event_decoding)
 	/* unknown fd, unknown command */
 	e = ioctl_event(_IO(';', 99), -1, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, 0, 0);
 	n = vfio_event_args(v, &e, &name, a);
-	CHECK_STR(name, "ioctl 0x3b63");
+	/* _IO() sets a direction bit on powerpc (0x20003b63) and none elsewhere */
+	snprintf(hex, sizeof(hex), "ioctl %#x", (unsigned int)_IO(';', 99));
+	CHECK_STR(name, hex);
 	CHECK((x = find_arg(a, n, "fd")) && x->i == -1);
 	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "?"));
 	vfio_close(v);

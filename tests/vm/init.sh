@@ -7,6 +7,8 @@
 # the second serial port (/dev/ttyS1) between marker lines. The host checks the traces (python3
 # is not in the guest). Last, the step status goes to QEMU's isa-debug-exit port, so QEMU exits
 # with (status << 1) | 1. If this script dies, the kernel panics and QEMU exits with 0.
+# Guests of other architectures (s390x, pseries) have neither a second serial port nor that
+# port: there /out goes to a virtio-serial port, followed by a "==SPYRE-STATUS=N==" line.
 
 /bin/busybox --install -s /bin
 export PATH=/bin:/opt/spyre
@@ -170,6 +172,70 @@ step_throwjob() {
 		throwjob_abort
 }
 
+# Step "nofentry": the VFIO modules loaded (their functions in kallsyms, no device needed), the
+# default driver tier on a kernel where fentry cannot work (Debian's s390x: no BPF JIT, the load
+# is refused; ppc64le before 6.13: no BPF trampolines, the attach is refused): fentry, tried
+# first, fails, and the tracer must fall back to kprobes and trace as in "core".
+step_nofentry() {
+	. /opt/spyre/vfio-setup.sh
+	vfio_load_modules >>$OUT/nofentry.modules.log 2>&1 || return 1
+	run_traced nofentry -v
+}
+
+# Step "fleet": system-wide mode with sampling (-a --sample-every 4) over two running jobs and
+# one started after the tracer, until the late one has run two whole phases traced; then the
+# tool's own `check` on that trace.
+step_fleet() {
+	local tracer pids= p rc i
+	for i in 1 2; do
+		rm -f /tmp/fleet$i.ready
+		$MOCK --quiet --phases 1000000 --threads 1 --iters 4 \
+			--ready-file /tmp/fleet$i.ready >/dev/null 2>&1 &
+		pids="$pids $!"
+		wait_for /tmp/fleet$i.ready 30 $! || { kill $pids; return 1; }
+	done
+	rm -f /tmp/fleet.tracer.ready
+	$TOOL -a --sample-every 4 -q -o $OUT/fleet.trace.json \
+		--ready-file /tmp/fleet.tracer.ready >$OUT/fleet.tracer.out 2>$OUT/fleet.tracer.err &
+	tracer=$!
+	wait_for /tmp/fleet.tracer.ready 60 $tracer || { kill -KILL $tracer $pids; return 1; }
+	$MOCK --quiet --phases 1000000 --threads 1 --iters 4 --counts /tmp/fleet.late.json \
+		>/dev/null 2>&1 &
+	pids="$pids $!"
+	echo $pids >$OUT/fleet.pids
+	wait_for /tmp/fleet.late.json.3 60 $tracer
+	rc=$?
+	kill_wait $tracer INT || { log "fleet: tracer exited with $?"; rc=1; }
+	for p in $pids; do kill_wait $p KILL; done
+	[ $rc -eq 0 ] && $TOOL check $OUT/fleet.trace.json >$OUT/fleet.check.out 2>&1
+}
+
+# Step "untraced": the job as in run_traced, without a tracer: the host compares its checksum
+# (a function of the options only) with the traced run's, so tracing changed none of its results.
+step_untraced() {
+	$MOCK --quiet --threads 2 --streams 2 --iters "$(cmdline iters 8)" --compute-us 20 \
+		--counts $OUT/untraced.counts.json >$OUT/untraced.job.out 2>$OUT/untraced.job.err
+}
+
+# Step "list": which probes resolve in a running job (the job held before its phase).
+step_list() {
+	local job rc
+	rm -f /tmp/list.ready
+	$MOCK --wait-go --quiet --ready-file /tmp/list.ready >/dev/null 2>&1 &
+	job=$!
+	wait_for /tmp/list.ready 30 $job || { kill_wait $job KILL; return 1; }
+	$TOOL list -p $job >$OUT/list.out 2>$OUT/list.err
+	rc=$?
+	kill_wait $job KILL
+	return $rc
+}
+
+# Step "launch": launch mode, the job traced from its first call.
+step_launch() {
+	$TOOL -q -o $OUT/launch.trace.json -- $MOCK --quiet --threads 1 --streams 1 --iters 2 \
+		--counts $OUT/launch.counts.json >$OUT/launch.tracer.out 2>$OUT/launch.tracer.err
+}
+
 # Step "vfio": the edu device bound to vfio-pci with a usable /dev/vfio/N (what the VFIO driver
 # tier traces). Independent of the tracer: it shows the guest is fit for the kprobe step.
 step_vfio() {
@@ -216,15 +282,19 @@ step_tracepoint() {
 	step_driver tracepoint
 }
 
-# send_out: ship /out to the host on ttyS1. The tty is put in raw mode so no byte is
-# translated; closing it waits until the UART has sent everything.
+# the results channel: the first virtio-serial port if the guest has one, else ttyS1
+DATA=$(ls /dev/vport*p* 2>/dev/null | head -n 1)
+DATA=${DATA:-/dev/ttyS1}
+
+# send_out: ship /out to the host on $DATA. A tty is put in raw mode so no byte is translated;
+# closing it waits until the UART has sent everything.
 send_out() {
-	stty -F /dev/ttyS1 raw -echo 2>/dev/null
+	[ $DATA = /dev/ttyS1 ] && stty -F $DATA raw -echo 2>/dev/null
 	{
 		echo "==SPYRE-OUT-BEGIN=="
 		tar -C $OUT -czf - . | base64
 		echo "==SPYRE-OUT-END=="
-	} >/dev/ttyS1
+	} >$DATA
 }
 
 # debugging knobs (VM_ARGS="spyre.nomulti=1 spyre.verbose=1" make vm-test)
@@ -249,6 +319,10 @@ dmesg >$OUT/dmesg.txt
 send_out
 sync
 log "done, status $status"
-# isa-debug-exit at 0xf4 (244): QEMU exits at once with (status << 1) | 1
-printf "\\$(printf %03o $status)" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+if [ $DATA = /dev/ttyS1 ]; then
+	# isa-debug-exit at 0xf4 (244): QEMU exits at once with (status << 1) | 1
+	printf "\\$(printf %03o $status)" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+else
+	echo "==SPYRE-STATUS=$status==" >$DATA
+fi
 poweroff -f

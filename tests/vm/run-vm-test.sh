@@ -19,10 +19,20 @@
 #   kprobe  --driver kprobe: VFIO ioctl spans from kprobes, on the edu device's real VFIO
 #           group, decoded and nested in the runtime spans
 #   fentry, tracepoint  the same through the driver tier's other two paths
+#   nofentry  the VFIO modules loaded on a kernel where fentry fails (s390x: no BPF JIT;
+#           ppc64le 6.12: no BPF trampolines): the driver tier falls back to kprobes, the
+#           trace is as for core
+#   fleet   system-wide with sampling: two running jobs and a later one all traced and
+#           named; `spyre-bpftrace check` passes on the trace in the guest
+#   untraced  (after core) the job without a tracer: the same checksum as traced
+#   list    `spyre-bpftrace list -p`: the mock's probes resolve
+#   launch  launch mode (`spyre-bpftrace -- mock-spyre-job`): counts as for core
 # VM_ARGS: more kernel arguments, e.g. the guest's debugging knobs spyre.verbose=1 (tracer -v)
 # and spyre.nomulti=1 (SPYRE_NO_UPROBE_MULTI=1), spyre.noguard=1 (SPYRE_NO_UNWIND_GUARD=1),
 # spyre.iters=N (mock iterations, default 8).
 # VMDIR: the guest to boot (default $BUILD/vm; `make vm2-test` boots $BUILD/vm2, a 6.12 kernel).
+# VM_MACHINE, VM_TOOL: another architecture's guest and its static tool (`make vm-s390x`,
+# mk/vm.mk).
 # VM_EXPECT=multi: the kernel has uprobe_multi links, so the tracer must use them (and the
 # registration warm-up) in the core and unwind steps.
 # Exit status 0 when every step passed. Results stay in $BUILD/vm/run for a look afterwards.
@@ -34,7 +44,8 @@ VMDIR=${VMDIR:-$BUILD/vm}
 RUN=$VMDIR/run
 VERIFY="python3 $ROOT/tests/e2e/verify_trace.py"
 
-VM_TOOL=$BUILD/vm/spyre-bpftrace	# the static build both guests run
+# the static build both x86 guests run; a cross build's own tool is static already
+VM_TOOL=${VM_TOOL:-$BUILD/vm/spyre-bpftrace}
 for f in "$VMDIR/vmlinux" "$VMDIR/initramfs.cpio.gz" "$VM_TOOL"; do
 	[ -s "$f" ] || { echo "vm-test: $f missing: run 'make vm-build'" >&2; exit 1; }
 done
@@ -148,6 +159,50 @@ sys.exit("%s: traced run differs from untraced in %s" % (sys.argv[3], bad) if ba
 			python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))["spyreStats"]
 sys.exit(0 if s["targetSignal"] == 6 else "tjabort: %s" % s)' "$RUN/out/tjabort.trace.json"
+		;;
+	nofentry)
+		$VERIFY "$RUN/out/nofentry.trace.json" --counts "$RUN/out/nofentry.counts.json" \
+			--pid "$(cat "$RUN/out/nofentry.pid")" || return 1
+		grep -q 'driver tier: kprobe' "$RUN/out/nofentry.tracer.err" || {
+			echo "nofentry: not the kprobe fallback:" >&2
+			grep 'driver tier' "$RUN/out/nofentry.tracer.err" >&2
+			return 1
+		}
+		;;
+	fleet)
+		# every job traced (sampled: some of its calls) and named; `check` passed in the guest
+		/usr/bin/python3 - "$RUN/out/fleet.trace.json" $(cat "$RUN/out/fleet.pids") <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); pids = [int(p) for p in sys.argv[2:]]
+n = collections.Counter(e["pid"] for e in d["traceEvents"]
+                        if e["ph"] == "X" and e.get("cat") == "privateuse1_runtime")
+names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
+         if e["ph"] == "M" and e["name"] == "process_name"}
+bad = [p for p in pids if n[p] < 10 or names.get(p) != "mock-spyre-job"]
+sys.exit("fleet: jobs not traced or not named: %s (spans %s, names %s)" % (bad, n, names)
+         if bad else 0)
+PY
+		;;
+	untraced)
+		# the same options traced (core) and not: the job computed the same results
+		python3 -c 'import json, sys
+a, b = (json.load(open(f))["checksum"] for f in sys.argv[1:])
+sys.exit(0 if a == b else "untraced: checksum %s, traced %s" % (a, b))' \
+			"$RUN/out/untraced.counts.json" "$RUN/out/core.counts.json"
+		;;
+	list)
+		grep -q 'flex::RuntimeStream::launchOperationH2D' "$RUN/out/list.out" &&
+			! grep -q 'NOT RESOLVED.*libflex' "$RUN/out/list.out" || {
+			echo "list: libflex.so's probes not resolved:" >&2
+			cat "$RUN/out/list.out" >&2
+			return 1
+		}
+		;;
+	launch)
+		# the setup calls come before the job's counted phase: one device, traced too
+		$VERIFY "$RUN/out/launch.trace.json" --counts "$RUN/out/launch.counts.json" \
+			--extra flex::initializeRuntime=1 --extra flex::getNumDevices=1 \
+			--extra senlib::SenDevice::open=1
 		;;
 	vfio)
 		grep -q 'bound to vfio-pci' "$RUN/out/vfio.log"

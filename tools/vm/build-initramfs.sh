@@ -8,6 +8,12 @@
 # needs, at their host paths. The mock must stay dynamic: the tracer looks for libflex.so in
 # the job's /proc/PID/maps. Also the VFIO modules of kernel KVER and their dependencies, from
 # MODROOT/lib/modules (default: the host's /lib/modules).
+#
+# Another architecture's guest (tools/cross, `make vm-s390x`): BUSYBOX names its static busybox,
+# STRIP its strip, and VM_LIBROOT the directory with its glibc and libstdc++ (the cross
+# compiler's, e.g. /usr/s390x-linux-gnu): ldd cannot run a foreign binary, so the job's shared
+# objects are found from the NEEDED entries of its ELF files, and go to the guest's
+# /lib/TRIPLE, where that glibc's loader looks first.
 set -eu
 
 out=${1:?usage: build-initramfs.sh OUT TOOL MOCK_DIR KVER}
@@ -18,13 +24,14 @@ modroot=${5:-}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 root=$out.root
 moddir=$modroot/lib/modules/$kver
-# insmod order comes from modules.dep, dependencies first
-VFIO_MODULES="vfio vfio_iommu_type1 vfio-pci"
+# insmod order comes from modules.dep, dependencies first; the IOMMU backend is per arch
+# (VM_VFIO_MODULES: powerpc's is vfio_iommu_spapr_tce)
+VFIO_MODULES=${VM_VFIO_MODULES:-"vfio vfio_iommu_type1 vfio-pci"}
 
 rm -rf "$root"
 mkdir -p "$root/bin" "$root/opt/spyre/mock" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" \
 	"$root/lib/modules"
-busybox=$(command -v busybox)
+busybox=${BUSYBOX:-$(command -v busybox)}
 file -L "$busybox" | grep -q 'statically linked' || {
 	echo "build-initramfs: $busybox is not static (install busybox-static)" >&2
 	exit 1
@@ -40,7 +47,7 @@ file -L "$tool" | grep -q 'statically linked' || {
 	exit 1
 }
 # debug info is not needed in the guest and costs initramfs size (TCG unpacks it slowly)
-strip -o "$root/opt/spyre/spyre-bpftrace" "$tool"
+${STRIP:-strip} -o "$root/opt/spyre/spyre-bpftrace" "$tool"
 cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libsenlib-dd2.so" \
 	"$root/opt/spyre/mock/"
 # the exception test jobs (tests/fixtures/throwjob.cpp; built beside the mock by `make`): the
@@ -49,16 +56,50 @@ for f in throwjob throwjob-static; do
 	[ -x "$mockdir/../tests/$f" ] && cp "$mockdir/../tests/$f" "$root/opt/spyre/"
 done
 
-# Shared objects of the job and of its libraries (ldd lists them all), minus the mock's own.
-ldd "$mockdir/mock-spyre-job" | awk '
-	$2 == "=>" && $3 ~ /^\// { print $3 }
-	$1 ~ /^\// { print $1 }' | while read -r so; do
-	case $so in "$mockdir"/* | "$(cd "$mockdir" && pwd)"/*) continue ;; esac
-	mkdir -p "$root$(dirname "$so")"
-	cp -L "$so" "$root$so"
-done
-[ -e "$root/lib64/ld-linux-x86-64.so.2" ] || {
-	echo "build-initramfs: no dynamic loader found through ldd" >&2
+# needed ELF...: the sonames the files need, each once, recursively (the foreign-arch ldd)
+needed() {
+	local seen= todo="$*" f so
+	while [ -n "$todo" ]; do
+		set -- $todo
+		f=$1
+		shift
+		todo="$*"
+		for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			case " $seen " in *" $so "*) continue ;; esac
+			seen="$seen $so"
+			[ -e "$mockdir/$so" ] && continue	# the mock's own
+			[ -e "$VM_LIBROOT/lib/$so" ] || {
+				echo "build-initramfs: $so not in $VM_LIBROOT/lib" >&2
+				return 1
+			}
+			echo "$so"
+			todo="$todo $VM_LIBROOT/lib/$so"
+		done
+	done
+}
+
+interp=$(readelf -l "$mockdir/mock-spyre-job" |
+	sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+if [ -n "${VM_LIBROOT:-}" ]; then
+	triple=$(basename "$VM_LIBROOT")
+	mkdir -p "$root/lib/$triple" "$root$(dirname "$interp")"
+	for so in $(needed "$mockdir"/mock-spyre-job "$mockdir"/*.so); do
+		cp -L "$VM_LIBROOT/lib/$so" "$root/lib/$triple/"
+	done
+	cp -L "$VM_LIBROOT/lib/$(basename "$interp")" "$root$interp"
+else
+	# Shared objects of the job and of its libraries (ldd lists them all), minus the mock's
+	# own.
+	ldd "$mockdir/mock-spyre-job" | awk '
+		$2 == "=>" && $3 ~ /^\// { print $3 }
+		$1 ~ /^\// { print $1 }' | while read -r so; do
+		case $so in "$mockdir"/* | "$(cd "$mockdir" && pwd)"/*) continue ;; esac
+		mkdir -p "$root$(dirname "$so")"
+		cp -L "$so" "$root$so"
+	done
+fi
+[ -n "$interp" ] && [ -e "$root$interp" ] || {
+	echo "build-initramfs: the job's dynamic loader ($interp) is not in the initramfs" >&2
 	exit 1
 }
 

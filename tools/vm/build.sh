@@ -6,6 +6,8 @@
 # or else the newest /boot/vmlinuz-* that has its modules in /lib/modules (tools/vm/deps.sh
 # installs Debian's linux-image-amd64). Writes
 # VMDIR/vmlinux (extracted once per kernel version), VMDIR/initramfs.cpio.gz and VMDIR/kver.
+# VM_KERNEL_RAW=1: QEMU boots VM_KERNEL as it is (s390x's image, powerpc's ELF vmlinux), copied
+# to VMDIR/vmlinux without extraction.
 set -eu
 
 vmdir=${1:?usage: build.sh VMDIR TOOL MOCK_DIR}
@@ -23,12 +25,16 @@ fi
 	echo "vm build: no guest kernel in /boot (run tools/vm/deps.sh)" >&2
 	exit 1
 }
-kver=${image##*/vmlinuz-}
+kver=${image##*/vmlinu[xz]-}
 mkdir -p "$vmdir"
 
 if [ ! -s "$vmdir/vmlinux" ] || [ "$(cat "$vmdir/kver" 2>/dev/null)" != "$kver" ] ||
 	[ "$image" -nt "$vmdir/vmlinux" ]; then
-	sh "$here/extract-vmlinux.sh" "$image" "$vmdir/vmlinux"
+	if [ "${VM_KERNEL_RAW:-0}" = 1 ]; then
+		cp "$image" "$vmdir/vmlinux"
+	else
+		sh "$here/extract-vmlinux.sh" "$image" "$vmdir/vmlinux"
+	fi
 fi
 sh "$here/build-initramfs.sh" "$vmdir/initramfs.cpio.gz" "$tool" "$mockdir" "$kver" \
 	"${VM_MODROOT:-}"

@@ -9,6 +9,11 @@
 # second serial port and is unpacked into OUTDIR/out. Exit status: the guest's status (0 all
 # steps passed), 124 on timeout (VM_TIMEOUT seconds, default 600), 125 when QEMU or the
 # transfer failed.
+#
+# VM_MACHINE=s390x or pseries: another architecture's guest (tools/cross). Its console is the
+# machine's own (SCLP, the pseries vty) and /out arrives through a virtio-serial port; neither
+# machine has isa-debug-exit, so the guest's status is the "==SPYRE-STATUS=N==" line after
+# /out, and QEMU ends when the guest powers off.
 set -eu
 
 vmlinux=${1:?usage: run-qemu.sh VMLINUX INITRAMFS OUTDIR [KERNEL ARGS...]}
@@ -16,7 +21,7 @@ initrd=${2:?}
 outdir=${3:?}
 shift 3
 timeout=${VM_TIMEOUT:-600}
-qemu=${QEMU:-qemu-system-x86_64}
+machine=${VM_MACHINE:-x86}
 
 mkdir -p "$outdir"
 rm -rf "$outdir/out" "$outdir/data.txt" "$outdir/console.log"
@@ -26,14 +31,33 @@ rm -rf "$outdir/out" "$outdir/data.txt" "$outdir/console.log"
 # SIGTERM.
 # timeout puts QEMU in a process group of its own, out of reach of a terminal's ^C: forward
 # our own INT/TERM to it so an interrupted test leaves no VM behind.
+data="-chardev file,id=data,path=$outdir/data.txt -device virtserialport,chardev=data,name=out"
+case $machine in
+x86)
+	set -- ${QEMU:-qemu-system-x86_64} -cpu max -machine q35,kernel-irqchip=split \
+		-device intel-iommu,intremap=on,aw-bits=48 -device edu \
+		-append "console=ttyS0 panic=-1 quiet intel_iommu=on $*" \
+		-serial "file:$outdir/console.log" -serial "file:$outdir/data.txt" \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04
+	;;
+s390x)
+	set -- ${QEMU:-qemu-system-s390x} -cpu max -append "console=ttysclp0 panic=-1 quiet $*" \
+		-serial "file:$outdir/console.log" -device virtio-serial-ccw $data
+	;;
+pseries)
+	set -- ${QEMU:-qemu-system-ppc64} -machine pseries -cpu power9 \
+		-append "console=hvc0 panic=-1 quiet $*" \
+		-serial "file:$outdir/console.log" -device virtio-serial-pci $data
+	;;
+*)
+	echo "run-qemu: unknown VM_MACHINE $machine (x86, s390x, pseries)" >&2
+	exit 125
+	;;
+esac
+
 rc=0
-timeout -k 10 "$timeout" "$qemu" -accel tcg -cpu max -m 1G -smp 1 -nodefaults \
-	-display none -no-reboot -machine q35,kernel-irqchip=split \
-	-device intel-iommu,intremap=on,aw-bits=48 -device edu \
-	-kernel "$vmlinux" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 quiet intel_iommu=on $*" \
-	-serial "file:$outdir/console.log" -serial "file:$outdir/data.txt" \
-	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null >"$outdir/qemu.log" 2>&1 &
+timeout -k 10 "$timeout" "$@" -accel tcg -m 1G -smp 1 -nodefaults -display none -no-reboot \
+	-kernel "$vmlinux" -initrd "$initrd" </dev/null >"$outdir/qemu.log" 2>&1 &
 vm=$!
 trap 'kill -TERM $vm 2>/dev/null; wait $vm; exit 130' INT TERM
 wait $vm || rc=$?
@@ -43,6 +67,17 @@ if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	echo "run-qemu: the guest did not finish within ${timeout} s (killed); console:" >&2
 	tail -n 30 "$outdir/console.log" >&2
 	exit 124
+fi
+if [ "$machine" != x86 ]; then
+	# the guest's verdict is a line after its results; QEMU itself exits 0 at power-off
+	status=$(tr -d '\r' <"$outdir/data.txt" 2>/dev/null |
+		sed -n 's/^==SPYRE-STATUS=\([0-9]*\)==$/\1/p')
+	if [ $rc -ne 0 ] || [ -z "$status" ]; then
+		echo "run-qemu: QEMU exited with $rc without the guest's verdict; console:" >&2
+		tail -n 30 "$outdir/console.log" "$outdir/qemu.log" >&2
+		exit 125
+	fi
+	rc=$((status << 1 | 1))
 fi
 if [ $((rc & 1)) -ne 1 ]; then
 	echo "run-qemu: QEMU exited with $rc without the guest's verdict (init died?); console:" >&2
