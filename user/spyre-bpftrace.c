@@ -29,6 +29,7 @@
 #include "output.h"
 #include "probes.h"
 #include "resolve.h"
+#include "retsite.h"
 #include "summary.h"
 #include "tracer.h"
 #include "util.h"
@@ -565,6 +566,8 @@ int main(int argc, char **argv)
 	rc = env_parse(&env, argc, argv);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	/* to try s390x return sites on hardware (user guide: C++ exceptions) */
+	s390x_br_sites = env_is_1("SPYRE_S390X_BR_SITES");
 	libbpf_set_print(libbpf_print);
 
 	switch (env.cmd) {

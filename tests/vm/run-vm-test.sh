@@ -15,6 +15,9 @@
 #           pthread_cancel, pthread_exit), dynamic and with the unwinder linked in: the job's
 #           result is the untraced one, every unwound call counted (spyre.tjrounds=N rounds);
 #           and one that aborts inside a traced call: the tracer reports SIGABRT, exit 9
+#   entryonly  where return sites are refused (s390x's br %r14): the job throwing through
+#           traced calls lives, span probes record entries (spyre.uretprobes=1 runs the
+#           steps that throw nothing with --uretprobes)
 #   vfio    the guest binds QEMU's edu PCI device to vfio-pci (fitness for the next step)
 #   kprobe  --driver kprobe: VFIO ioctl spans from kprobes, on the edu device's real VFIO
 #           group, decoded and nested in the runtime spans
@@ -203,6 +206,21 @@ sys.exit(0 if a == b else "untraced: checksum %s, traced %s" % (a, b))' \
 		$VERIFY "$RUN/out/launch.trace.json" --counts "$RUN/out/launch.counts.json" \
 			--extra flex::initializeRuntime=1 --extra flex::getNumDevices=1 \
 			--extra senlib::SenDevice::open=1
+		;;
+	entryonly)
+		# the job lived through its exceptions (run_traced checks its exit status); every
+		# span probe says why it records entries only, and the allocations are all there
+		python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[2]))
+p = {x["symbol"]: x for x in d["spyreProbes"]}
+a = p["flex::FlexAllocator::allocate"]
+assert sum(c["thrown"].values()) >= 4, c["thrown"]
+assert a["returnProbe"] == "none" and "br %r14" in a["entriesOnlyReason"], a
+assert a["events"] == c["calls"]["flex::FlexAllocator::allocate"], (a, c["calls"])
+assert d["spyreStats"]["entryOnlyProbes"] >= 10, d["spyreStats"]' \
+			"$RUN/out/entryonly.counts.json" "$RUN/out/entryonly.trace.json" || return 1
+		grep -q 'record entries only' "$RUN/out/entryonly.tracer.err"
 		;;
 	vfio)
 		grep -q 'bound to vfio-pci' "$RUN/out/vfio.log"
