@@ -7,8 +7,9 @@ BENCH_DIR	:= $(BUILD)/bench
 # -fcf-protection=full puts endbr64 first, as in the Spyre runtime; the nocf variant does not.
 BENCH_LIBS	:= $(BENCH_DIR)/libbench-cf.so $(BENCH_DIR)/libbench-nocf.so
 BENCH_BINS	:= $(BENCH_DIR)/callbench-cf $(BENCH_DIR)/callbench-nocf $(BENCH_DIR)/emptyprobe \
-		   $(BENCH_DIR)/benchctl $(BENCH_DIR)/fmtbench
+		   $(BENCH_DIR)/benchctl $(BENCH_DIR)/fmtbench $(BENCH_DIR)/excbench
 BENCH_CFLAGS	:= -O2 -g -fno-ipa-icf -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE
+BENCH_CXXFLAGS	:= -O2 -g -Wall -Wextra -std=gnu++17 -fcf-protection=full
 
 .PHONY: bench bench-build
 
@@ -29,6 +30,13 @@ $(BENCH_DIR)/libbench-nocf.so: bench/benchlib.c | $(BENCH_DIR)
 $(BENCH_DIR)/callbench-%: bench/callbench.c $(BENCH_DIR)/libbench-%.so
 	$(CC) $(BENCH_CFLAGS) -fcf-protection=full $< -L$(BENCH_DIR) -lbench-$* \
 		-Wl,-rpath,'$$ORIGIN' -pthread -o $@
+
+# C++ exceptions through a traced call: libexc.so's exc_call, caught by excbench
+$(BENCH_DIR)/libexc.so: bench/exclib.cc | $(BENCH_DIR)
+	$(CXX) $(BENCH_CXXFLAGS) -fPIC -shared -Wl,-soname,libexc.so $< -o $@
+
+$(BENCH_DIR)/excbench: bench/excbench.cc $(BENCH_DIR)/libexc.so
+	$(CXX) $(BENCH_CXXFLAGS) $< -L$(BENCH_DIR) -lexc -Wl,-rpath,'$$ORIGIN' -pthread -o $@
 
 $(BENCH_DIR)/empty.bpf.o: bench/empty.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BENCH_DIR)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Ivmlinux/$(ARCH) \
