@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <vector>
+#include "benchio.h"
 
 extern "C" uint64_t exc_call(uint64_t a, uint64_t b, int bad);
 
@@ -60,27 +61,6 @@ static uint64_t batch(share &s, uint64_t &sum)
 	s.cpu += clk(CLOCK_THREAD_CPUTIME_ID) - c;
 	s.n += s.batch;
 	return clk(CLOCK_MONOTONIC) - t;
-}
-
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[4096];
-	size_t len = strlen(text);
-	int fd, err = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		err = -EIO;
-	close(fd);
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
 }
 
 static double median(std::vector<double> v)
@@ -125,6 +105,17 @@ static void run_phase(int phase, int reps, int rep_ms, char *out, size_t outlen)
 		 (unsigned long long)caught, (unsigned long long)sum);
 }
 
+struct opts {
+	int reps, rep_ms;
+};
+
+static void serve_run(int phase, char *line, size_t len, void *arg)
+{
+	const opts *o = static_cast<const opts *>(arg);
+
+	run_phase(phase, o->reps, o->rep_ms, line, len);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -136,17 +127,18 @@ int main(int argc, char **argv)
 		{}
 	};
 	const char *ready = NULL, *result = NULL;
-	int c, sig, reps = 15, rep_ms = 40, phase = 0;
-	char line[1024], path[4096], pid[32];
+	struct opts o = { 15, 40 };
+	char line[1024];
+	int c;
 	sigset_t set;
 
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			reps = atoi(optarg);
+			o.reps = atoi(optarg);
 			break;
 		case 'm':
-			rep_ms = atoi(optarg);
+			o.rep_ms = atoi(optarg);
 			break;
 		case 'R':
 			ready = optarg;
@@ -162,38 +154,15 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (optind != argc || reps < 1 || rep_ms < 1)
+	if (optind != argc || o.reps < 1 || o.rep_ms < 1)
 		return 2;
 	if (!result) {
-		run_phase(1, reps, rep_ms, line, sizeof(line));
+		run_phase(1, o.reps, o.rep_ms, line, sizeof(line));
 		fputs(line, stdout);
 		return 0;
 	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	block_phase_signals(&set);
 	/* one normal call and one throw before ready: PLT bound, unwind tables read */
 	run_phase(0, 1, 1, line, sizeof(line));
-	if (ready) {
-		snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-		if (write_atomic(ready, pid)) {
-			fprintf(stderr, "excbench: cannot write %s\n", ready);
-			return 1;
-		}
-	}
-	for (;;) {
-		if (sigwait(&set, &sig))
-			return 1;
-		if (sig != SIGUSR1)
-			return 0;
-		phase++;
-		run_phase(phase, reps, rep_ms, line, sizeof(line));
-		snprintf(path, sizeof(path), "%s.%d", result, phase);
-		if (write_atomic(path, line)) {
-			fprintf(stderr, "excbench: cannot write %s\n", path);
-			return 1;
-		}
-	}
+	return serve_phases("excbench", &set, ready, result, serve_run, &o);
 }

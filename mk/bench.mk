@@ -27,7 +27,7 @@ $(BENCH_DIR)/libbench-cf.so: bench/benchlib.c | $(BENCH_DIR)
 $(BENCH_DIR)/libbench-nocf.so: bench/benchlib.c | $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared -fcf-protection=none -Wl,-soname,libbench-nocf.so $< -o $@
 
-$(BENCH_DIR)/callbench-%: bench/callbench.c $(BENCH_DIR)/libbench-%.so
+$(BENCH_DIR)/callbench-%: bench/callbench.c bench/benchio.h $(BENCH_DIR)/libbench-%.so
 	$(CC) $(BENCH_CFLAGS) -fcf-protection=full $< -L$(BENCH_DIR) -lbench-$* \
 		-Wl,-rpath,'$$ORIGIN' -pthread -o $@
 
@@ -35,7 +35,7 @@ $(BENCH_DIR)/callbench-%: bench/callbench.c $(BENCH_DIR)/libbench-%.so
 $(BENCH_DIR)/libexc.so: bench/exclib.cc | $(BENCH_DIR)
 	$(CXX) $(BENCH_CXXFLAGS) -fPIC -shared -Wl,-soname,libexc.so $< -o $@
 
-$(BENCH_DIR)/excbench: bench/excbench.cc $(BENCH_DIR)/libexc.so
+$(BENCH_DIR)/excbench: bench/excbench.cc bench/benchio.h $(BENCH_DIR)/libexc.so
 	$(CXX) $(BENCH_CXXFLAGS) $< -L$(BENCH_DIR) -lexc -Wl,-rpath,'$$ORIGIN' -pthread -o $@
 
 $(BENCH_DIR)/empty.bpf.o: bench/empty.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BENCH_DIR)
@@ -52,7 +52,7 @@ EP_OBJS		:= $(BUILD)/user/umulti.o $(BUILD)/user/util.o
 $(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h $(EP_OBJS)
 	$(CC) $(BENCH_CFLAGS) -I$(BENCH_DIR) -Iuser $< $(EP_OBJS) -lbpf -lelf -lz -o $@
 
-$(BENCH_DIR)/benchctl: bench/benchctl.c | $(BENCH_DIR)
+$(BENCH_DIR)/benchctl: bench/benchctl.c bench/benchio.h | $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) $< -o $@
 
 # The tool's own library objects: the consumer path measured is the shipped one.
