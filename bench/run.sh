@@ -561,8 +561,8 @@ say ""
 # =============================================================================================
 declare -A TM
 torchbench() {
-	local py=/usr/bin/python3 pid job k=0 listing off sites lib kind res i
-	local -A S=()
+	local py=/usr/bin/python3 pid job k=0 listing off sites lib kind res i order
+	local -A S=() R=()
 	if ! "$py" -c 'import torch' 2>/dev/null; then
 		TM[skip]="no torch in $py (make deps installs python3-torch)"
 		return 0
@@ -579,8 +579,12 @@ torchbench() {
 		return 0
 	fi
 	TM[where]="$(basename "$lib")+$off ('$(insn_at "$lib" "$off")'), return sites $sites ('$(insns "$lib" "$sites")')"
-	for i in $(seq "$ROUNDS"); do
-		for kind in untraced default uret lim_sites lim_uret; do
+	# at least 5 rounds, the order of the phases reversed every other round: a drift of the
+	# machine over a round then weighs on both sides of each ratio
+	for i in $(seq $((ROUNDS < 5 ? 5 : ROUNDS))); do
+		order="untraced default uret lim_sites lim_uret"
+		((i % 2)) || order="lim_uret lim_sites uret default untraced"
+		for kind in $order; do
 			rm -f "$WORK/tm-tr.rf"
 			case $kind in
 			default | uret)
@@ -602,12 +606,19 @@ torchbench() {
 			tphase "$pid" "$res" || die "torchmm died (see $WORK)"
 			[ $kind = untraced ] || stop tm-tr "$SP_PID"
 			S[$kind]+=" $(kv "$res" cpu_median_ns)"
+			R[$kind]=$(kv "$res" cpu_median_ns)
 			if [ $kind = default ] || [ $kind = uret ]; then
 				# the probe fired once per torch.mm: hits ~ calls of the phase
 				TM[$kind.hits]=$(summary tm-tr | awk '{ print $2 }')/$(kv "$res" calls)
 			fi
 		done
+		# this round's ratios of added costs
+		S[r_def]+=" $(div "$(calc "printf \"%.6g\", ${R[default]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[lim_sites]} - ${R[untraced]}")")"
+		S[r_uret]+=" $(div "$(calc "printf \"%.6g\", ${R[uret]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[lim_uret]} - ${R[untraced]}")")"
+		S[r_ours]+=" $(div "$(calc "printf \"%.6g\", ${R[default]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[uret]} - ${R[untraced]}")")"
+		S[r_lim]+=" $(div "$(calc "printf \"%.6g\", ${R[lim_sites]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[lim_uret]} - ${R[untraced]}")")"
 	done
+	TM[rounds]=$i
 	kill -TERM $job; wait $job || true; untrack $job
 	rm -f "$WORK/tm.json"
 	# shellcheck disable=SC2086
@@ -619,7 +630,7 @@ torchbench() {
 	done
 }
 
-say "== 1c. real code: torch.mm on 8x8 matrices, Debian's PyTorch, 1 thread (bench/torchmm.py), probe on at::_ops::mm::call; phases apart, median of $ROUNDS rounds x 9 reps =="
+say "== 1c. real code: torch.mm on 8x8 matrices, Debian's PyTorch, 1 thread (bench/torchmm.py), probe on at::_ops::mm::call; phases apart, median of $((ROUNDS < 5 ? 5 : ROUNDS)) rounds x 9 reps =="
 torchbench
 if [ -n "${TM[skip]:-}" ]; then
 	say "   skipped: ${TM[skip]}"
@@ -636,7 +647,8 @@ else
 		esac
 		printf '   %-62s %12.1f %14.1f\n' "$l" "${TM[$kind]}" "${TM[$kind.add]}"
 	done
-	say "   added cost, ours/limit: default $(printf '%.3f' "$(div "${TM[default.add]}" "${TM[lim_sites.add]}")"), --uretprobes $(printf '%.3f' "$(div "${TM[uret.add]}" "${TM[lim_uret.add]}")"); return sites / uretprobes: spyre-bpftrace $(printf '%.3f' "$(div "${TM[default.add]}" "${TM[uret.add]}")"), empty pairs $(printf '%.3f' "$(div "${TM[lim_sites.add]}" "${TM[lim_uret.add]}")")"
+	say "   added cost, ours/limit: default $(printf '%.3f' "${TM[r_def]}"), --uretprobes $(printf '%.3f' "${TM[r_uret]}"); return sites / uretprobes: spyre-bpftrace $(printf '%.3f' "${TM[r_ours]}"), empty pairs $(printf '%.3f' "${TM[r_lim]}")"
+	say "     (ratio of each round's phases, median over rounds; the order of the phases reversed every other round)"
 	say "   slowdown of the loop: default $(printf '%.1f' "$(div "${TM[default]}" "${TM[untraced]}")")x, --uretprobes $(printf '%.1f' "$(div "${TM[uret]}" "${TM[untraced]}")")x; probe hits/calls of the last traced phases: default ${TM[default.hits]}, --uretprobes ${TM[uret.hits]}"
 fi
 say ""
@@ -650,52 +662,67 @@ ATTACH=() DETACH=()
 # mockrun NAME PAIRS MOCK_OPTS...: warm-up phase, then PAIRS x (untraced phase, attach,
 # traced phase, detach), then one traced phase into a .json.gz
 mockrun() {
-	local name=$1 pairs=$2 job pid i k=0 u t ev sz slow=() un=() tr=() bpe=() bpj=() gz out
+	local name=$1 pairs=$2 job pid i k=0 u t ev sz bpe=() bpj=() gz out var tag
+	local -A un=() tr=() slow=()
 	shift 2
 	rm -f "$WORK/$name".*
 	"$MOCK" --wait-go --linger --quiet --ready-file "$WORK/$name.ready" \
-		--counts "$WORK/$name.counts" --phases $((2 + 2 * pairs)) "$@" &
+		--counts "$WORK/$name.counts" --phases $((2 + 2 * pairs * ${#MOCK_VARIANTS[@]})) "$@" &
 	job=$!
 	track $job
 	wait_file "$WORK/$name.ready" 30 $job
 	pid=$(cat "$WORK/$name.ready")
 	k=$((k + 1)); phase $pid "$WORK/$name.counts.$k" >/dev/null	# warm-up
 	for i in $(seq "$pairs"); do
-		k=$((k + 1)); u=$(phase $pid "$WORK/$name.counts.$k")
-		rm -f "$WORK/$name.tr.ready"
-		out=$WORK/$name.$i.json
-		spawn $name-tr --mark "ready:$WORK/$name.tr.ready" -- "$TOOL" -p $pid \
-			"${MOCK_TOOL_OPTS[@]}" --ready-file "$WORK/$name.tr.ready" -o "$out" --force
-		k=$((k + 1)); t=$(phase $pid "$WORK/$name.counts.$k")
-		stop $name-tr $SP_PID
-		if [ ${#MOCK_TOOL_OPTS[@]} = 0 ]; then	# section 4's attach times: the default
-			ATTACH+=("$(kv "$WORK/$name-tr.out" ready_ns)")
-			DETACH+=("$(kv "$WORK/$name-tr.out" stop_ns)")
-		fi
-		read -r ev _ _ <<<"$(summary $name-tr)"
-		[ -n "$ev" ] || die "$name: no summary from spyre-bpftrace"
-		sz=$(stat -c %s "$out")
-		bpe+=("$(div "$sz" "$ev")")
-		# per trace event too: one ring event can become several (device span, flows)
-		bpj+=("$(div "$sz" "$(grep -c '^{"ph"' "$out")")")
-		un+=("$u"); tr+=("$t")
-		slow+=("$(calc "printf \"%.6g\", ($t / $u - 1) * 100")")
-		rm -f "$out"
+		# each variant of spyre-bpftrace's options gets its own untraced/traced pair, the
+		# variants alternating: they see the same drift of the machine
+		for var in "${MOCK_VARIANTS[@]}"; do
+			tag=${var:-default}
+			tag=${tag#--}
+			k=$((k + 1)); u=$(phase $pid "$WORK/$name.counts.$k")
+			rm -f "$WORK/$name.tr.ready"
+			out=$WORK/$name.$i.json
+			# shellcheck disable=SC2086
+			spawn $name-tr --mark "ready:$WORK/$name.tr.ready" -- "$TOOL" -p $pid $var \
+				--ready-file "$WORK/$name.tr.ready" -o "$out" --force
+			k=$((k + 1)); t=$(phase $pid "$WORK/$name.counts.$k")
+			stop $name-tr $SP_PID
+			un[$tag]+=" $u"; tr[$tag]+=" $t"
+			slow[$tag]+=" $(calc "printf \"%.6g\", ($t / $u - 1) * 100")"
+			read -r ev _ _ <<<"$(summary $name-tr)"
+			[ -n "$ev" ] || die "$name: no summary from spyre-bpftrace"
+			if [ -z "$var" ]; then	# the default: section 4's attach times, bytes/event
+				ATTACH+=("$(kv "$WORK/$name-tr.out" ready_ns)")
+				DETACH+=("$(kv "$WORK/$name-tr.out" stop_ns)")
+				sz=$(stat -c %s "$out")
+				bpe+=("$(div "$sz" "$ev")")
+				# per trace event too: one ring event can become several (device
+				# span, flows)
+				bpj+=("$(div "$sz" "$(grep -c '^{"ph"' "$out")")")
+			fi
+			rm -f "$out"
+		done
 	done
 	# the same traced phase once more, gzip
 	rm -f "$WORK/$name.tr.ready"
 	gz=$WORK/$name.json.gz
 	spawn $name-gz --mark "ready:$WORK/$name.tr.ready" -- "$TOOL" -p $pid \
-		"${MOCK_TOOL_OPTS[@]}" --ready-file "$WORK/$name.tr.ready" -o "$gz" --force
+		--ready-file "$WORK/$name.tr.ready" -o "$gz" --force
 	k=$((k + 1)); phase $pid "$WORK/$name.counts.$k" >/dev/null
 	stop $name-gz $SP_PID
 	read -r ev _ _ <<<"$(summary $name-gz)"
 	MJ[$name.bpe_gz]=$(div "$(stat -c %s "$gz")" "$ev")
 	MJ[$name.events]=$ev
 	kill -TERM $job; wait $job || true; untrack $job
-	MJ[$name.untraced]=$(median "${un[@]}")
-	MJ[$name.traced]=$(median "${tr[@]}")
-	MJ[$name.slow]=$(median "${slow[@]}")
+	for tag in "${!un[@]}"; do
+		# shellcheck disable=SC2086
+		MJ[$name.$tag.untraced]=$(median ${un[$tag]})
+		# shellcheck disable=SC2086
+		MJ[$name.$tag.traced]=$(median ${tr[$tag]})
+		# shellcheck disable=SC2086
+		MJ[$name.$tag.slow]=$(median ${slow[$tag]})
+	done
+	MJ[$name.untraced]=${MJ[$name.default.untraced]}
 	MJ[$name.bpe]=$(median "${bpe[@]}")
 	MJ[$name.bpj]=$(median "${bpj[@]}")
 	MJ[$name.rate]=$(div "$ev" "$(calc "printf \"%.6g\", ${MJ[$name.untraced]} / 1e9")")
@@ -703,22 +730,21 @@ mockrun() {
 
 REAL_OPTS=(--iters 400)
 STRESS_OPTS=(--compute-us 0 --bytes 64 --iters 4000)
-MOCK_TOOL_OPTS=()	# spyre-bpftrace's options in mockrun (none: the default)
 say "== 2. mock job wall time per phase, untraced vs traced (default probe table; median of $PAIRS pairs) =="
+# the realistic job also with --uretprobes (it throws nothing: they cannot kill it), its pairs
+# alternating with the default's
+MOCK_VARIANTS=("" --uretprobes)
 mockrun real "$PAIRS" "${REAL_OPTS[@]}"
+MOCK_VARIANTS=("")
 mockrun stress "$PAIRS" "${STRESS_OPTS[@]}"
-# the same job with the old mechanism (it throws nothing: --uretprobes cannot kill it)
-MOCK_TOOL_OPTS=(--uretprobes)
-mockrun real_uret $(( (PAIRS + 1) / 2 )) "${REAL_OPTS[@]}"
-MOCK_TOOL_OPTS=()
-for n in real real_uret stress; do
+for n in real.default real.uretprobes stress.default; do
 	case $n in
-	real) o="default options, ${REAL_OPTS[*]}" ;;
-	real_uret) o="the same, traced with --uretprobes, $(( (PAIRS + 1) / 2 )) pairs" ;;
+	real.default) o="default options, ${REAL_OPTS[*]}" ;;
+	real.uretprobes) o="the same job, its pairs alternating with the above" ;;
 	*) o="${STRESS_OPTS[*]}" ;;
 	esac
 	printf '   %-7s (%s): %s events/phase (%s calls/s untraced): untraced %.1f ms, traced %.1f ms, slowdown %.1f%%\n' \
-		"$n" "$o" "${MJ[$n.events]}" "$(f0 "${MJ[$n.rate]}")" \
+		"$(l=${n%.default}; echo "${l/./ --}")" "$o" "${MJ[${n%%.*}.events]}" "$(f0 "${MJ[${n%%.*}.rate]}")" \
 		"$(calc "printf \"%.6g\", ${MJ[$n.untraced]} / 1e6")" \
 		"$(calc "printf \"%.6g\", ${MJ[$n.traced]} / 1e6")" "${MJ[$n.slow]}"
 done
