@@ -238,7 +238,7 @@ pairphase() {
 	local a=$1 b=$2 fa fb pa pb pid_a pid_b res x y r=()
 	for fa in call ref; do
 		# callbench reports bench_call without a prefix, bench_ref with ref_
-		if [ "$fa" = call ]; then fb=ref pa= pb=ref_; else fb=call pa=ref_ pb=; fi
+		if [ "$fa" = call ]; then fb=ref pa='' pb=ref_; else fb=call pa=ref_ pb=''; fi
 		setup "$b" "$fb" "pb-$C_V"
 		pid_b=$SP_PID
 		setup "$a" "$fa" "pa-$C_V"
@@ -561,7 +561,7 @@ say ""
 # =============================================================================================
 declare -A TM
 torchbench() {
-	local py=/usr/bin/python3 pid job k=0 listing off sites lib kind res i order
+	local py=/usr/bin/python3 pid job k=0 listing off sites lib kind res i order extra
 	local -A S=() R=()
 	if ! "$py" -c 'import torch' 2>/dev/null; then
 		TM[skip]="no torch in $py (make deps installs python3-torch)"
@@ -586,19 +586,20 @@ torchbench() {
 		((i % 2)) || order="lim_uret lim_sites uret default untraced"
 		for kind in $order; do
 			rm -f "$WORK/tm-tr.rf"
+			extra=()
 			case $kind in
 			default | uret)
 				# --uretprobes: this loop throws nothing, the job cannot die of it
+				[ $kind = uret ] && extra=(--uretprobes)
 				spawn tm-tr --mark "ready:$WORK/tm-tr.rf" -- "$TOOL" -p "$pid" --no-default \
 					--probe 'libtorch_cpu.so*:at::_ops::mm::call' --driver off \
-					$( [ $kind = uret ] && echo --uretprobes) \
-					--ready-file "$WORK/tm-tr.rf" -o "$WORK/tm.json" --force
+					"${extra[@]}" --ready-file "$WORK/tm-tr.rf" -o "$WORK/tm.json" --force
 				;;
 			lim_sites | lim_uret)
-				spawn tm-tr --mark "ready:$WORK/tm-tr.rf" -- "$B/emptyprobe" \
-					$( ((EP_MULTI)) && echo --multi) -p "$pid" -b "$lib" -o "$off" \
-					$( [ $kind = lim_sites ] && echo --ret-site "$sites") \
-					--ready-file "$WORK/tm-tr.rf"
+				((EP_MULTI)) && extra=(--multi)
+				[ $kind = lim_sites ] && extra+=(--ret-site "$sites")
+				spawn tm-tr --mark "ready:$WORK/tm-tr.rf" -- "$B/emptyprobe" "${extra[@]}" \
+					-p "$pid" -b "$lib" -o "$off" --ready-file "$WORK/tm-tr.rf"
 				;;
 			esac
 			k=$((k + 1))
