@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "benchio.h"
 
 #define MAX_MARKS	8
 /* Mark polling interval: fine next to the 50 ms attach target, cheap on a 2-core VM. */
@@ -51,27 +52,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[4096];
-	size_t len = strlen(text);
-	int fd, err = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		err = -EIO;
-	close(fd);
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
 }
 
 /* TEXT is searched in the first 64 KiB only: marks are startup messages. */

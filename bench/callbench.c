@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "benchio.h"
 
 uint64_t bench_call(uint64_t a, uint64_t b);
 uint64_t bench_ref(uint64_t a, uint64_t b);
@@ -162,27 +163,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[4096];
-	size_t len = strlen(text);
-	int fd, err = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		err = -EIO;
-	close(fd);
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
-}
-
 /* " key=v1,v2,...": what fits of it in @out, its length */
 static size_t list(char *out, size_t outlen, const char *key, const double *v, int n)
 {
@@ -265,6 +245,11 @@ static int run_phase(const struct opts *o, int phase, char *out, size_t outlen)
 	return 0;
 }
 
+static void serve_run(int phase, char *line, size_t len, void *o)
+{
+	run_phase(o, phase, line, len);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -308,9 +293,9 @@ int main(int argc, char **argv)
 		{}
 	};
 	struct opts o = { .threads = 1, .reps = 15, .rep_ms = 40 };
-	char line[16384], path[4096], pid[32];
+	char line[16384];
 	sigset_t set;
-	int c, sig, phase = 0;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
@@ -357,32 +342,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	/* blocked before any thread exists: only sigwait() below takes them */
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	block_phase_signals(&set);
 	/* one call before ready: the PLT slot is bound and the library's page is in */
 	bench_call(1, 2);
-	if (o.ready_file) {
-		snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-		if (write_atomic(o.ready_file, pid)) {
-			fprintf(stderr, "callbench: cannot write %s\n", o.ready_file);
-			return 1;
-		}
-	}
-	for (;;) {
-		if (sigwait(&set, &sig))
-			return 1;
-		if (sig != SIGUSR1)
-			return 0;
-		phase++;
-		run_phase(&o, phase, line, sizeof(line));
-		snprintf(path, sizeof(path), "%s.%d", o.result, phase);
-		if (write_atomic(path, line)) {
-			fprintf(stderr, "callbench: cannot write %s\n", path);
-			return 1;
-		}
-	}
+	return serve_phases("callbench", &set, o.ready_file, o.result, serve_run, &o);
 }

@@ -8,6 +8,10 @@
  * libbpf 1.1 offers) and, with --multi, a BPF_TRACE_UPROBE_MULTI link (kernel >= 6.6), which
  * spyre-bpftrace uses when the kernel has it. libbpf 1.1 has no wrapper for the latter, so the
  * link is created with the raw syscall.
+ *
+ * With --ret-site OFF[,OFF...] the return half is a plain uprobe on each of those offsets (a
+ * function's return instructions and tail jumps, as `spyre-bpftrace list` prints them): the
+ * limit of spyre-bpftrace's default mechanism, which never touches the traced stack.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,10 +25,15 @@
 #include "umulti.h"
 #include "util.h"
 
+#define MAX_SITES	16
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: emptyprobe -p PID -b FILE -o OFFSET [--multi] [--no-ret] [--ready-file F]\n"
-		   "OFFSET is a file offset (0x... accepted), as spyre-bpftrace list prints it.\n");
+	fprintf(f, "usage: emptyprobe -p PID -b FILE -o OFFSET [--multi] [--no-ret]\n"
+		   "                  [--ret-site OFF[,OFF...]] [--ready-file F]\n"
+		   "OFFSET is a file offset (0x... accepted), as spyre-bpftrace list prints it.\n"
+		   "--ret-site: the return half as uprobes on these offsets (at most %d), not a\n"
+		   "uretprobe on OFFSET.\n", MAX_SITES);
 }
 
 int main(int argc, char **argv)
@@ -41,11 +50,12 @@ int main(int argc, char **argv)
 		{}
 	};
 	const char *binary = NULL, *ready = NULL;
-	struct bpf_link *entry = NULL, *ret = NULL;
+	struct bpf_link *entry = NULL, *ret[MAX_SITES] = {};
 	struct empty_bpf *skel = NULL;
-	unsigned long offset = 0, ret_off = 0;
+	unsigned long offset = 0, sites[MAX_SITES];
 	bool no_ret = false, multi = false;
-	int c, pid = -1, sig, rc = 1, mfd[2] = { -1, -1 };
+	int c, pid = -1, sig, rc = 1, nsites = 0, mfd[2] = { -1, -1 };
+	char *p, *end;
 	sigset_t set;
 
 	while ((c = getopt_long(argc, argv, "p:b:o:h", lopts, NULL)) != -1) {
@@ -69,7 +79,19 @@ int main(int argc, char **argv)
 			ready = optarg;
 			break;
 		case 'S':
-			ret_off = strtoul(optarg, NULL, 0);
+			for (p = optarg; *p; p = *end ? end + 1 : end) {
+				if (nsites == MAX_SITES) {
+					fprintf(stderr, "emptyprobe: more than %d return sites\n",
+						MAX_SITES);
+					return 2;
+				}
+				sites[nsites] = strtoul(p, &end, 0);
+				if (end == p || !sites[nsites] || (*end && *end != ',')) {
+					fprintf(stderr, "emptyprobe: bad --ret-site '%s'\n", optarg);
+					return 2;
+				}
+				nsites++;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -114,10 +136,12 @@ int main(int argc, char **argv)
 		}
 		if (!no_ret) {
 			mfd[1] = umulti_link(bpf_program__fd(skel->progs.empty_exit), binary,
-					     ret_off ? &ret_off : &offset, NULL, 1, !ret_off, pid);
+					     nsites ? sites : &offset, NULL, nsites ? nsites : 1,
+					     !nsites, pid);
 			if (mfd[1] < 0) {
-				fprintf(stderr, "emptyprobe: uretprobe_multi %s+0x%lx: %s\n", binary,
-					offset, strerror(-mfd[1]));
+				fprintf(stderr, "emptyprobe: %s %s+0x%lx: %s\n",
+					nsites ? "return-site uprobe_multi" : "uretprobe_multi", binary,
+					nsites ? sites[0] : offset, strerror(-mfd[1]));
 				goto out;
 			}
 		}
@@ -129,11 +153,14 @@ int main(int argc, char **argv)
 				strerror(errno));
 			goto out;
 		}
-		if (!no_ret) {
-			ret = bpf_program__attach_uprobe(skel->progs.empty_exit, !ret_off, pid,
-							 binary, ret_off ? ret_off : offset);
-			if (!ret) {
-				fprintf(stderr, "emptyprobe: uretprobe %s+0x%lx: %s\n", binary, offset,
+		for (int i = 0; !no_ret && i < (nsites ? nsites : 1); i++) {
+			unsigned long o = nsites ? sites[i] : offset;
+
+			ret[i] = bpf_program__attach_uprobe(skel->progs.empty_exit, !nsites, pid,
+							    binary, o);
+			if (!ret[i]) {
+				fprintf(stderr, "emptyprobe: %s %s+0x%lx: %s\n",
+					nsites ? "return-site uprobe" : "uretprobe", binary, o,
 					strerror(errno));
 				goto out;
 			}
@@ -149,7 +176,8 @@ out:
 	for (int i = 0; i < 2; i++)
 		if (mfd[i] >= 0)
 			close(mfd[i]);
-	bpf_link__destroy(ret);
+	for (int i = 0; i < MAX_SITES; i++)
+		bpf_link__destroy(ret[i]);
 	bpf_link__destroy(entry);
 	empty_bpf__destroy(skel);
 	return rc;

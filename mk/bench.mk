@@ -7,8 +7,9 @@ BENCH_DIR	:= $(BUILD)/bench
 # -fcf-protection=full puts endbr64 first, as in the Spyre runtime; the nocf variant does not.
 BENCH_LIBS	:= $(BENCH_DIR)/libbench-cf.so $(BENCH_DIR)/libbench-nocf.so
 BENCH_BINS	:= $(BENCH_DIR)/callbench-cf $(BENCH_DIR)/callbench-nocf $(BENCH_DIR)/emptyprobe \
-		   $(BENCH_DIR)/benchctl $(BENCH_DIR)/fmtbench
+		   $(BENCH_DIR)/benchctl $(BENCH_DIR)/fmtbench $(BENCH_DIR)/excbench
 BENCH_CFLAGS	:= -O2 -g -fno-ipa-icf -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE
+BENCH_CXXFLAGS	:= -O2 -g -Wall -Wextra -std=gnu++17 -fcf-protection=full
 
 .PHONY: bench bench-build
 
@@ -26,9 +27,16 @@ $(BENCH_DIR)/libbench-cf.so: bench/benchlib.c | $(BENCH_DIR)
 $(BENCH_DIR)/libbench-nocf.so: bench/benchlib.c | $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared -fcf-protection=none -Wl,-soname,libbench-nocf.so $< -o $@
 
-$(BENCH_DIR)/callbench-%: bench/callbench.c $(BENCH_DIR)/libbench-%.so
+$(BENCH_DIR)/callbench-%: bench/callbench.c bench/benchio.h $(BENCH_DIR)/libbench-%.so
 	$(CC) $(BENCH_CFLAGS) -fcf-protection=full $< -L$(BENCH_DIR) -lbench-$* \
 		-Wl,-rpath,'$$ORIGIN' -pthread -o $@
+
+# C++ exceptions through a traced call: libexc.so's exc_call, caught by excbench
+$(BENCH_DIR)/libexc.so: bench/exclib.cc | $(BENCH_DIR)
+	$(CXX) $(BENCH_CXXFLAGS) -fPIC -shared -Wl,-soname,libexc.so $< -o $@
+
+$(BENCH_DIR)/excbench: bench/excbench.cc bench/benchio.h $(BENCH_DIR)/libexc.so
+	$(CXX) $(BENCH_CXXFLAGS) $< -L$(BENCH_DIR) -lexc -Wl,-rpath,'$$ORIGIN' -pthread -o $@
 
 $(BENCH_DIR)/empty.bpf.o: bench/empty.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BENCH_DIR)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Ivmlinux/$(ARCH) \
@@ -44,7 +52,7 @@ EP_OBJS		:= $(BUILD)/user/umulti.o $(BUILD)/user/util.o
 $(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h $(EP_OBJS)
 	$(CC) $(BENCH_CFLAGS) -I$(BENCH_DIR) -Iuser $< $(EP_OBJS) -lbpf -lelf -lz -o $@
 
-$(BENCH_DIR)/benchctl: bench/benchctl.c | $(BENCH_DIR)
+$(BENCH_DIR)/benchctl: bench/benchctl.c bench/benchio.h | $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) $< -o $@
 
 # The tool's own library objects: the consumer path measured is the shipped one.
