@@ -27,6 +27,7 @@ struct rprobe {
 	unsigned long attach_off; /* where the uprobe goes (past endbr64) */
 	bool endbr;
 	bool attached;
+	bool failed;		/* the kernel refused its uprobe: not traced (said once) */
 	/*
 	 * What the kernel does with the instruction under the probe: x86 emulates push and
 	 * optimizes a 5-byte nop, anything else is single-stepped (~15 µs a hit on a VM instead

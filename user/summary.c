@@ -209,6 +209,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, no_return(&t->table->specs[p->spec], &counters[i], c->delivered[i]));
 		jw_lit(w, ",\"unwound\":");
 		jw_u64(w, counters[i].unwound);
+		if (p->failed)
+			jw_lit(w, ",\"attachFailed\":true");
 		if (t->table->specs[p->spec].type == PROBE_SPAN) {
 			jw_lit(w, ",\"tailExits\":");
 			jw_u64(w, counters[i].tail_exits);

@@ -285,6 +285,8 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 	enum probe_type type = t->table->specs[p->spec].type;
 	int n = 0;
 
+	if (p->failed)
+		return 0;
 	switch (k) {
 	case LK_UNWIND:
 		if (type != PROBE_UNWIND || !tr->unwind_guard)
@@ -331,18 +333,47 @@ static int max_offsets(const struct target *t)
 }
 
 /*
- * The kernel refused a return site of probe @i (an instruction it cannot probe): its returns
- * are not seen, it records entries only. Said once per probe.
+ * The kernel refused probe @i's links of kind @k (an instruction it cannot probe, e.g. one with
+ * a lock prefix): the other probes go on. A return site refused: the probe records entries
+ * only. Anything else: the probe is not traced. Said once per probe.
  */
-static void sites_refused(struct target *t, int i, int err)
+static void probe_refused(struct target *t, int i, enum link_kind k, int err)
 {
 	struct rprobe *p = &t->probes[i];
 
-	die_msg("warning: %s: the kernel refuses a uprobe on one of its return sites (%s): "
-		"entries only", p->qualname, strerror(-err));
-	p->ret = RET_NONE;
-	p->sites.why = "the kernel refused a uprobe on a return site";
-	t->entry_only++;
+	if (k == LK_RET_SITE || k == LK_JUMP_SITE) {
+		die_msg("warning: %s: the kernel refuses a uprobe on one of its return sites (%s): "
+			"entries only", p->qualname, strerror(-err));
+		p->ret = RET_NONE;
+		p->sites.why = "the kernel refused a uprobe on a return site";
+		t->entry_only++;
+		return;
+	}
+	/* 524: the kernel's ENOTSUPP, which has no name in userspace */
+	die_msg("warning: cannot attach to %s (%s+0x%lx): %s; not traced", p->qualname,
+		t->libs[p->lib].path, p->attach_off, err == -524 ?
+		"the kernel cannot put a uprobe on that instruction (ENOTSUPP)" : strerror(-err));
+	p->failed = true;
+}
+
+/* Errors that no other probe would escape: stop attaching. */
+static bool fatal_attach_error(int err)
+{
+	return err == -EPERM || err == -EACCES || err == -ENOMEM;
+}
+
+/* After attaching: every probe that has its links now (not the refused ones) is attached. */
+static void mark_attached(struct tracer *tr, struct target *t)
+{
+	for (int i = 0; i < t->cnt; i++) {
+		struct rprobe *p = &t->probes[i];
+
+		if (!p->attached && !p->failed &&
+		    (t->table->specs[p->spec].type != PROBE_UNWIND || tr->unwind_guard)) {
+			p->attached = true;
+			tr->attached++;
+		}
+	}
 }
 
 /* Attach the unattached probes of each library with one link per kind. */
@@ -375,7 +406,7 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 				continue;
 			err = multi_link(tr, prog, path, offs, cookies, n, k == LK_URET,
 					 k == LK_URET || site, pid);
-			if (err && site) {
+			if (err && !fatal_attach_error(err)) {
 				/* one link per probe, to find the one the kernel refuses */
 				err = 0;
 				for (int i = 0; i < t->cnt && !err; i++) {
@@ -386,12 +417,12 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 					m = kind_offsets(tr, t, i, k, offs, cookies);
 					if (!m)
 						continue;
-					e = multi_link(tr, prog, path, offs, cookies, m, false, true,
-						       pid);
-					if (e == -ENOMEM)
+					e = multi_link(tr, prog, path, offs, cookies, m, k == LK_URET,
+						       k == LK_URET || site, pid);
+					if (fatal_attach_error(e))
 						err = e;
 					else if (e)
-						sites_refused(t, i, e);
+						probe_refused(t, i, k, e);
 				}
 			}
 			if (err)
@@ -399,15 +430,8 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 					strerror(-err));
 		}
 	}
-	for (int i = 0; i < t->cnt && !err; i++) {
-		const struct rprobe *p = &t->probes[i];
-
-		if (!p->attached && (t->table->specs[p->spec].type != PROBE_UNWIND ||
-				     tr->unwind_guard)) {
-			t->probes[i].attached = true;
-			tr->attached++;
-		}
-	}
+	if (!err)
+		mark_attached(tr, t);
 out:
 	free(offs);
 	free(cookies);
@@ -484,28 +508,22 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 				else
 					tr->links[2 * i + (k == LK_URET)] = l;
 			}
-			if (err && (k == LK_RET_SITE || k == LK_JUMP_SITE) && err != -ENOMEM) {
-				/* its sites so far go too: a probe has all of them or none */
-				destroy_links_parallel(tr->site_links + first,
-						       tr->nsite_links - first);
-				tr->nsite_links = first;
-				sites_refused(t, i, err);
-			} else if (err) {
+			if (err && fatal_attach_error(err)) {
 				die_msg("cannot attach to %s (%s+0x%lx): %s", p->qualname,
 					t->libs[p->lib].path, p->attach_off, strerror(-err));
 				return err;
 			}
+			if (err && (k == LK_RET_SITE || k == LK_JUMP_SITE)) {
+				/* its sites so far go too: a probe has all of them or none */
+				destroy_links_parallel(tr->site_links + first,
+						       tr->nsite_links - first);
+				tr->nsite_links = first;
+			}
+			if (err)
+				probe_refused(t, i, k, err);
 		}
 	}
-	for (int i = 0; i < t->cnt; i++) {
-		struct rprobe *p = &t->probes[i];
-
-		if (!p->attached && (t->table->specs[p->spec].type != PROBE_UNWIND ||
-				     tr->unwind_guard)) {
-			p->attached = true;
-			tr->attached++;
-		}
-	}
+	mark_attached(tr, t);
 	return 0;
 }
 

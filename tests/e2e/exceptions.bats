@@ -168,6 +168,24 @@ assert st["targetSignal"] == 6 and st["targetExited"], st
 PY
 }
 
+@test "a function the kernel cannot probe (lock prefix after endbr64): named in a warning, the others traced, the job unharmed" {
+	[ "$(uname -m)" = x86_64 ] || skip "the lock-prefixed entry is an x86-64 case"
+	start_throwjob normal
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probe 'throwjob:tj_*'
+	grep -q 'warning: cannot attach to tj_locked .*cannot put a uprobe on that instruction (ENOTSUPP); not traced' \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	finish_job
+	[ "$JOB_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+p = {x["name"]: x for x in d["spyreProbes"]}
+assert p["tj_locked"].get("attachFailed") is True and p["tj_locked"]["hits"] == 0, p["tj_locked"]
+assert p["tj_leaf"]["events"] == c["calls"]["tj_leaf"], (p["tj_leaf"], c["calls"])
+PY
+}
+
 # --- real code: PyTorch ------------------------------------------------------------------------
 
 # need_torch: skip unless Debian's python3-torch is there (make deps installs it)
