@@ -37,6 +37,17 @@ vm2-test: vm2-build
 	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind,uretunwind,throwjob VM_EXPECT=multi \
 		bash tests/vm/run-vm-test.sh
 
+# Opt-in, never in `make test`: the guest's `perf` step (docs/performance.md) on this 6.12
+# kernel, x86-64 (the nocf variant: push %rbp at the entry, one ret), in $(BUILD)/vm-perf.
+.PHONY: vm-perf
+vm-perf: vm-deps $(VM_TOOL) mock $(BENCH_VM)
+	sh tools/vm/kernel-backports.sh $(VM2_KERNEL)
+	VM_KERNEL="$$(ls $(VM2_KERNEL)/boot/vmlinuz-*)" VM_MODROOT=$(VM2_KERNEL) \
+		VM_BENCH_DIR=$(BENCH_DIR) sh tools/vm/build.sh $(BUILD)/vm-perf $(VM_TOOL) $(MOCK_DIR)
+	BUILD=$(BUILD) VMDIR=$(BUILD)/vm-perf VM_STEPS=perf VM_TIMEOUT=$${VM_TIMEOUT:-900} \
+		VM_ARGS="spyre.perf=ours/lim_sites,ours_uret/lim_uret $(VM_ARGS)" \
+		bash tests/vm/run-vm-test.sh
+
 # --- other architectures' guests (mk/cross.mk, docs/vm-test.md) --------------------------------
 # `make vm-s390x`: Debian's bookworm-backports s390x kernel under qemu-system-s390x (TCG), the
 # s390x build of the tool and of the mock job, busybox and glibc from Debian's s390x packages.

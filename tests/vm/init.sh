@@ -297,11 +297,11 @@ perf_list() {
 }
 
 step_perf() {
-	local rounds=$(cmdline perfrounds 3) pairs=$(cmdline perf) r p a b fa fb pa pb rc=0
+	local rounds=$(cmdline perfrounds 5) pairs=$(cmdline perf) r p a b fa fb pa pb rc=0
 	[ -x $PB/callbench-nocf ] || { log "perf: no bench in this initramfs (make vm-perf-*)"; return 1; }
 	[ -n "$pairs" ] || { log "perf: no comparisons (spyre.perf=OURS/LIMIT,...)"; return 1; }
 	rm -f /tmp/cb.*
-	$PB/callbench-nocf --interleave --reps "$(cmdline perfreps 9)" \
+	$PB/callbench-nocf --interleave --reps "$(cmdline perfreps 15)" \
 		--rep-ms "$(cmdline perfms 100)" --ready-file /tmp/cb.ready --result /tmp/cb.res \
 		2>$OUT/perf.callbench.err &
 	PERF_JOB=$!

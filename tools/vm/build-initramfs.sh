@@ -10,7 +10,7 @@
 # MODROOT/lib/modules (default: the host's /lib/modules).
 #
 # VM_BENCH_DIR (only for the opt-in `perf` step, `make vm-perf-s390x`): the per-call bench of
-# that build (callbench-nocf with its libbench-nocf.so, the static emptyprobe), to /opt/spyre/bench.
+# that build (callbench-nocf with its libbench-nocf.so, emptyprobe), to /opt/spyre/bench.
 #
 # Another architecture's guest (tools/cross, `make vm-s390x`): BUSYBOX names its static busybox,
 # STRIP its strip, and VM_LIBROOT the directory with its glibc and libstdc++ (the cross
@@ -101,11 +101,16 @@ if [ -n "${VM_LIBROOT:-}" ]; then
 	cp -L "$VM_LIBROOT/lib/$(basename "$interp")" "$root$interp"
 else
 	# Shared objects of the job and of its libraries (ldd lists them all), minus the mock's
-	# own.
-	ldd "$mockdir/mock-spyre-job" | awk '
+	# own; with the bench, those of callbench and emptyprobe (libbpf's), minus libbench.
+	for f in "$mockdir/mock-spyre-job" ${bench:+"$bench" "$VM_BENCH_DIR/emptyprobe"}; do
+		ldd "$f"
+	done | awk '
 		$2 == "=>" && $3 ~ /^\// { print $3 }
-		$1 ~ /^\// { print $1 }' | while read -r so; do
+		$1 ~ /^\// { print $1 }' | sort -u | while read -r so; do
 		case $so in "$mockdir"/* | "$(cd "$mockdir" && pwd)"/*) continue ;; esac
+		if [ -n "$bench" ]; then
+			case $so in "$VM_BENCH_DIR"/* | "$(cd "$VM_BENCH_DIR" && pwd)"/*) continue ;; esac
+		fi
 		mkdir -p "$root$(dirname "$so")"
 		cp -L "$so" "$root$so"
 	done
