@@ -78,9 +78,11 @@ def main(out):
         per_round = [math.sqrt(r[(a, b, "call")][0] * r[(a, b, "ref")][0]) for r in rounds]
         ours = statistics.median(r[(a, b, f)][1] for r in rounds for f in ("call", "ref"))
         lim = statistics.median(r[(a, b, f)][2] for r in rounds for f in ("call", "ref"))
-        print("perf: %s / %s: added per call %.2fx (rounds %s); TCG: %.0f / %.0f ns per call"
+        place = [statistics.median(r[(a, b, f)][0] for r in rounds) for f in ("call", "ref")]
+        print("perf: %s / %s: added per call %.2fx (rounds %s; ours on bench_call %.2f, on "
+              "bench_ref %.2f); TCG: %.0f / %.0f ns per call"
               % (NAMES[a], NAMES[b], statistics.median(per_round),
-                 " ".join("%.2f" % x for x in per_round), ours, lim))
+                 " ".join("%.2f" % x for x in per_round), place[0], place[1], ours, lim))
 
 
 if __name__ == "__main__":
