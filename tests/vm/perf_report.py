@@ -69,6 +69,12 @@ def main(out):
         if (b == "lim_sites") != sites or (b == "lim_entry") != ret.startswith("NOT SEEN"):
             sys.exit("perf: %s compared with %s, but the tool's default for bench_call is "
                      "'returns: %s'" % (a, b, ret))
+    # the tracer attached and traced (its -v stderr of the last phase with each option set)
+    for kind in sorted({a for a, _ in pairs}):
+        err = open(os.path.join(out, "perf.%s.err" % kind)).read()
+        n = re.search(r"\((\d+) events\)", err)
+        if "1 probes attached" not in err or not n or int(n.group(1)) == 0:
+            sys.exit("perf: %s traced nothing:\n%s" % (kind, err))
     kernel = open(os.path.join(out, "kernel")).read().strip()
     u = statistics.median(r["u"]["call"] for r in rounds)
     print("perf: kernel %s (TCG), %d rounds; bench_call at +%s, returns: %s" % (
