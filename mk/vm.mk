@@ -37,17 +37,36 @@ vm2-test: vm2-build
 	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind,uretunwind,throwjob VM_EXPECT=multi \
 		bash tests/vm/run-vm-test.sh
 
+# Opt-in, never in `make test`: the guest's `perf` step (docs/performance.md) on this 6.12
+# kernel, x86-64 (the nocf variant: push %rbp at the entry, one ret), in $(BUILD)/vm-perf.
+.PHONY: vm-perf
+vm-perf: vm-deps $(VM_TOOL) mock $(BENCH_VM)
+	sh tools/vm/kernel-backports.sh $(VM2_KERNEL)
+	VM_KERNEL="$$(ls $(VM2_KERNEL)/boot/vmlinuz-*)" VM_MODROOT=$(VM2_KERNEL) \
+		VM_BENCH_DIR=$(BENCH_DIR) sh tools/vm/build.sh $(BUILD)/vm-perf $(VM_TOOL) $(MOCK_DIR)
+	BUILD=$(BUILD) VMDIR=$(BUILD)/vm-perf VM_STEPS=perf VM_TIMEOUT=$${VM_TIMEOUT:-900} \
+		VM_ARGS="spyre.perf=ours/lim_sites,ours_uret/lim_uret $(VM_ARGS)" \
+		bash tests/vm/run-vm-test.sh
+
 # --- other architectures' guests (mk/cross.mk, docs/vm-test.md) --------------------------------
 # `make vm-s390x`: Debian's bookworm-backports s390x kernel under qemu-system-s390x (TCG), the
 # s390x build of the tool and of the mock job, busybox and glibc from Debian's s390x packages.
 # `make vm-ppc64le`: the same for ppc64le under qemu-system-ppc64 -machine pseries.
-.PHONY: vm-s390x vm-ppc64le
+.PHONY: vm-s390x vm-ppc64le vm-perf-s390x vm-perf-ppc64le
 
 vm-s390x:
 	$(MAKE) ARCH=s390x cross-vm-test
 
 vm-ppc64le:
 	$(MAKE) ARCH=powerpc cross-vm-test
+
+# Opt-in, never in `make test` (TCG timing): the per-call cost of our traced call against the
+# empty probes of the same mechanism, as ratios, in one guest run (step `perf`, docs/performance.md)
+vm-perf-s390x:
+	$(MAKE) ARCH=s390x cross-vm-perf
+
+vm-perf-ppc64le:
+	$(MAKE) ARCH=powerpc cross-vm-perf
 
 ifdef CROSS
 VM_MACHINE_s390x	:= s390x
@@ -60,20 +79,35 @@ CROSS_VM_STEPS_s390x	:= core,untraced,list,launch,fleet,nofentry,entryonly
 CROSS_VM_ARGS_s390x	:= spyre.uretprobes=1
 CROSS_VM_STEPS_powerpc	:= core,untraced,list,launch,fleet,nofentry,unwind,throwjob
 CROSS_VM_STEPS		?= $(CROSS_VM_STEPS_$(ARCH))
+# the perf step's comparisons, OURS/LIMIT: the default mechanism first (s390x: entries only,
+# against an empty entry uprobe; ppc64le: return sites, against empty uprobes on entry and
+# return sites), then --uretprobes against an empty uprobe + uretprobe pair
+CROSS_VM_PERF_s390x	:= ours/lim_entry,ours_uret/lim_uret
+CROSS_VM_PERF_powerpc	:= ours/lim_sites,ours_uret/lim_uret
 VM_VFIO_MODULES_s390x	:= vfio vfio_iommu_type1 vfio-pci
 VM_VFIO_MODULES_powerpc	:= vfio vfio_iommu_spapr_tce vfio-pci
 
 .PHONY: cross-vm-build cross-vm-test
 
 # The kernel boots as Debian ships it (no extraction); the initramfs has its VFIO modules.
-cross-vm-build: cross-deps cross-kernel $(TOOL) mock $(TEST_PROGS)
-	VM_KERNEL="$$(ls $(BUILD)/kernel/boot/vmlinu[xz]-*)" VM_KERNEL_RAW=1 \
+CROSS_VM_BUILD	= VM_KERNEL="$$(ls $(BUILD)/kernel/boot/vmlinu[xz]-*)" VM_KERNEL_RAW=1 \
 		VM_MODROOT=$(BUILD)/kernel BUSYBOX=$(SYSROOT)/bin/busybox STRIP=$(STRIP) \
 		VM_LIBROOT=/usr/$(CROSS) VM_VFIO_MODULES="$(VM_VFIO_MODULES_$(ARCH))" \
-		sh tools/vm/build.sh $(VM_DIR) $(TOOL) $(MOCK_DIR)
+		sh tools/vm/build.sh
+cross-vm-build: cross-deps cross-kernel $(TOOL) mock $(TEST_PROGS)
+	$(CROSS_VM_BUILD) $(VM_DIR) $(TOOL) $(MOCK_DIR)
 
 cross-vm-test: cross-vm-build
 	BUILD=$(BUILD) VM_TOOL=$(TOOL) VM_MACHINE=$(VM_MACHINE_$(ARCH)) \
 		VM_STEPS=$(CROSS_VM_STEPS) VM_ARGS="$(CROSS_VM_ARGS_$(ARCH)) $(VM_ARGS)" \
 		bash tests/vm/run-vm-test.sh
+
+# A guest of its own ($(BUILD)/vm-perf: the test's results in $(BUILD)/vm/run stay), with the
+# bench programs in its initramfs.
+.PHONY: cross-vm-perf
+cross-vm-perf: cross-deps cross-kernel $(TOOL) mock $(BENCH_VM)
+	VM_BENCH_DIR=$(BENCH_DIR) $(CROSS_VM_BUILD) $(BUILD)/vm-perf $(TOOL) $(MOCK_DIR)
+	BUILD=$(BUILD) VMDIR=$(BUILD)/vm-perf VM_TOOL=$(TOOL) VM_MACHINE=$(VM_MACHINE_$(ARCH)) \
+		VM_STEPS=perf VM_TIMEOUT=$${VM_TIMEOUT:-900} \
+		VM_ARGS="spyre.perf=$(CROSS_VM_PERF_$(ARCH)) $(VM_ARGS)" bash tests/vm/run-vm-test.sh
 endif

@@ -243,6 +243,97 @@ step_entryonly() {
 	URET= MOCK_EXTRA="--oom-every 2" run_traced entryonly -v
 }
 
+# Step "perf" (opt-in: `make vm-perf-s390x`, `make vm-perf-ppc64le`; never a default step, TCG
+# timing): callbench (bench/callbench.c) with --interleave, batches of its two identical
+# functions bench_call and bench_ref alternating; per comparison OURS/LIMIT of spyre.perf= the
+# tracer on one function and the empty probes of the same mechanism on the other in one phase,
+# then the two swapped; an untraced phase first in each of spyre.perfrounds= rounds. Offsets and
+# return sites are those `spyre-bpftrace list` prints. The results are callbench's own
+# (/out/perf.N.*); the host computes the ratios (tests/vm/perf_report.py).
+PB=/opt/spyre/bench
+PERF_LIB=$PB/libbench-nocf.so
+
+# perf_start KIND FN: attach KIND to bench_FN of the job, until it is ready; PERF_PID
+perf_start() {
+	local kind=$1 off sites
+	eval "off=\$PERF_OFF_$2 sites=\$PERF_RS_$2"
+	rm -f /tmp/$kind.ready
+	case $kind in
+	ours | ours_uret)
+		set -- --no-default --probe "libbench*:bench_$2" --driver off
+		[ $kind = ours_uret ] && set -- "$@" --uretprobes
+		$TOOL -p $PERF_JOB -v "$@" --ready-file /tmp/$kind.ready -o /tmp/$kind.json \
+			>/dev/null 2>$OUT/perf.$kind.err &
+		;;
+	lim_entry | lim_sites | lim_uret)
+		set -- --multi -p $PERF_JOB -b $PERF_LIB -o $off
+		[ $kind = lim_entry ] && set -- "$@" --no-ret
+		[ $kind = lim_sites ] && set -- "$@" --ret-site $sites
+		$PB/emptyprobe "$@" --ready-file /tmp/$kind.ready 2>$OUT/perf.$kind.err &
+		;;
+	*) log "perf: unknown kind $kind"; return 1 ;;
+	esac
+	PERF_PID=$!
+	wait_for /tmp/$kind.ready 120 $PERF_PID || { kill_wait $PERF_PID KILL; return 1; }
+}
+
+# perf_phase LABEL: one callbench phase, its result to /out/perf.N.LABEL
+perf_phase() {
+	PERF_K=$((PERF_K + 1))
+	kill -USR1 $PERF_JOB
+	wait_for /tmp/cb.res.$PERF_K 300 $PERF_JOB || return 1
+	cp /tmp/cb.res.$PERF_K $OUT/perf.$PERF_K.$1
+}
+
+# perf_list FN: bench_FN's entry offset and return sites (PERF_OFF_FN, PERF_RS_FN)
+perf_list() {
+	$TOOL list -p $PERF_JOB --no-default --probe "libbench*:bench_$1" >$OUT/perf.list.$1 \
+		2>&1 || return 1
+	eval "PERF_OFF_$1=$(grep -o 'libbench-nocf.so+0x[0-9a-f]*' $OUT/perf.list.$1 |
+		head -n 1 | sed 's/.*+//')"
+	eval "PERF_RS_$1=$(sed -n 's/^ *returns: [0-9]* return instruction.* at \(.*\)$/\1/p' \
+		$OUT/perf.list.$1 | head -n 1 | sed 's/, /,/g; s/[^,]*+//g')"
+	eval "[ -n \"\$PERF_OFF_$1\" ]"
+}
+
+step_perf() {
+	local rounds=$(cmdline perfrounds 5) pairs=$(cmdline perf) r p a b fa fb pa pb rc=0
+	[ -x $PB/callbench-nocf ] || { log "perf: no bench in this initramfs (make vm-perf-*)"; return 1; }
+	[ -n "$pairs" ] || { log "perf: no comparisons (spyre.perf=OURS/LIMIT,...)"; return 1; }
+	rm -f /tmp/cb.*
+	$PB/callbench-nocf --interleave --reps "$(cmdline perfreps 15)" \
+		--rep-ms "$(cmdline perfms 100)" --ready-file /tmp/cb.ready --result /tmp/cb.res \
+		2>$OUT/perf.callbench.err &
+	PERF_JOB=$!
+	PERF_K=0
+	wait_for /tmp/cb.ready 30 $PERF_JOB || { kill_wait $PERF_JOB KILL; return 1; }
+	perf_list call && perf_list ref || { log "perf: bench_call/bench_ref not resolved"; rc=1; }
+	echo "rounds=$rounds pairs=$pairs off_call=$PERF_OFF_call rs_call=$PERF_RS_call" \
+		"off_ref=$PERF_OFF_ref rs_ref=$PERF_RS_ref" >$OUT/perf.meta
+	for r in $(seq $rounds); do
+		[ $rc -eq 0 ] || break
+		perf_phase untraced || { rc=1; break; }
+		for p in $(echo $pairs | tr , ' '); do
+			a=${p%/*} b=${p#*/}
+			for fa in call ref; do
+				if [ $fa = call ]; then fb=ref; else fb=call; fi
+				perf_start $b $fb || { rc=1; break 2; }
+				pb=$PERF_PID
+				perf_start $a $fa || { kill_wait $pb INT; rc=1; break 2; }
+				pa=$PERF_PID
+				perf_phase $a.$b.$fa || rc=1
+				kill_wait $pa INT || { log "perf: $a exited with $?"; rc=1; }
+				kill_wait $pb INT || { log "perf: $b exited with $?"; rc=1; }
+				rm -f /tmp/$a.json
+				[ $rc -eq 0 ] || break 2
+			done
+		done
+		[ $rc -eq 0 ] && log "perf: round $r done"
+	done
+	kill_wait $PERF_JOB TERM || { log "perf: callbench exited with $?"; rc=1; }
+	return $rc
+}
+
 # Step "vfio": the edu device bound to vfio-pci with a usable /dev/vfio/N (what the VFIO driver
 # tier traces). Independent of the tracer: it shows the guest is fit for the kprobe step.
 step_vfio() {

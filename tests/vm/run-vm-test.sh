@@ -30,6 +30,9 @@
 #   untraced  (after core) the job without a tracer: the same checksum as traced
 #   list    `spyre-bpftrace list -p`: the mock's probes resolve
 #   launch  launch mode (`spyre-bpftrace -- mock-spyre-job`): counts as for core
+#   perf    opt-in, never by default (`make vm-perf-s390x`, `make vm-perf-ppc64le`: a guest
+#           with the bench): per-call cost of our traced call against the empty probes of
+#           the same mechanism, as ratios (tests/vm/perf_report.py prints them)
 # VM_ARGS: more kernel arguments, e.g. the guest's debugging knobs spyre.verbose=1 (tracer -v)
 # and spyre.nomulti=1 (SPYRE_NO_UPROBE_MULTI=1), spyre.noguard=1 (SPYRE_NO_UNWIND_GUARD=1),
 # spyre.iters=N (mock iterations, default 8).
@@ -221,6 +224,9 @@ assert a["events"] == c["calls"]["flex::FlexAllocator::allocate"], (a, c["calls"
 assert d["spyreStats"]["entryOnlyProbes"] >= 10, d["spyreStats"]' \
 			"$RUN/out/entryonly.counts.json" "$RUN/out/entryonly.trace.json" || return 1
 		grep -q 'record entries only' "$RUN/out/entryonly.tracer.err"
+		;;
+	perf)
+		python3 "$ROOT/tests/vm/perf_report.py" "$RUN/out"
 		;;
 	vfio)
 		grep -q 'bound to vfio-pci' "$RUN/out/vfio.log"

@@ -9,6 +9,9 @@
 # the job's /proc/PID/maps. Also the VFIO modules of kernel KVER and their dependencies, from
 # MODROOT/lib/modules (default: the host's /lib/modules).
 #
+# VM_BENCH_DIR (only for the opt-in `perf` step, `make vm-perf-s390x`): the per-call bench of
+# that build (callbench-nocf with its libbench-nocf.so, emptyprobe), to /opt/spyre/bench.
+#
 # Another architecture's guest (tools/cross, `make vm-s390x`): BUSYBOX names its static busybox,
 # STRIP its strip, and VM_LIBROOT the directory with its glibc and libstdc++ (the cross
 # compiler's, e.g. /usr/s390x-linux-gnu): ldd cannot run a foreign binary, so the job's shared
@@ -55,6 +58,14 @@ cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libsenlib-dd2.so" \
 for f in throwjob throwjob-static; do
 	[ -x "$mockdir/../tests/$f" ] && cp "$mockdir/../tests/$f" "$root/opt/spyre/"
 done
+bench=
+if [ -n "${VM_BENCH_DIR:-}" ]; then
+	mkdir -p "$root/opt/spyre/bench"
+	# the library stays a shared library (its uprobes resolve through the job's maps)
+	cp "$VM_BENCH_DIR/callbench-nocf" "$VM_BENCH_DIR/libbench-nocf.so" "$root/opt/spyre/bench/"
+	${STRIP:-strip} -o "$root/opt/spyre/bench/emptyprobe" "$VM_BENCH_DIR/emptyprobe"
+	bench=$VM_BENCH_DIR/callbench-nocf
+fi
 
 # needed ELF...: the sonames the files need, each once, recursively (the foreign-arch ldd)
 needed() {
@@ -68,6 +79,7 @@ needed() {
 			case " $seen " in *" $so "*) continue ;; esac
 			seen="$seen $so"
 			[ -e "$mockdir/$so" ] && continue	# the mock's own
+			[ -n "$bench" ] && [ -e "$VM_BENCH_DIR/$so" ] && continue
 			[ -e "$VM_LIBROOT/lib/$so" ] || {
 				echo "build-initramfs: $so not in $VM_LIBROOT/lib" >&2
 				return 1
@@ -83,17 +95,22 @@ interp=$(readelf -l "$mockdir/mock-spyre-job" |
 if [ -n "${VM_LIBROOT:-}" ]; then
 	triple=$(basename "$VM_LIBROOT")
 	mkdir -p "$root/lib/$triple" "$root$(dirname "$interp")"
-	for so in $(needed "$mockdir"/mock-spyre-job "$mockdir"/*.so); do
+	for so in $(needed "$mockdir"/mock-spyre-job "$mockdir"/*.so $bench); do
 		cp -L "$VM_LIBROOT/lib/$so" "$root/lib/$triple/"
 	done
 	cp -L "$VM_LIBROOT/lib/$(basename "$interp")" "$root$interp"
 else
 	# Shared objects of the job and of its libraries (ldd lists them all), minus the mock's
-	# own.
-	ldd "$mockdir/mock-spyre-job" | awk '
+	# own; with the bench, those of callbench and emptyprobe (libbpf's), minus libbench.
+	for f in "$mockdir/mock-spyre-job" ${bench:+"$bench" "$VM_BENCH_DIR/emptyprobe"}; do
+		ldd "$f"
+	done | awk '
 		$2 == "=>" && $3 ~ /^\// { print $3 }
-		$1 ~ /^\// { print $1 }' | while read -r so; do
+		$1 ~ /^\// { print $1 }' | sort -u | while read -r so; do
 		case $so in "$mockdir"/* | "$(cd "$mockdir" && pwd)"/*) continue ;; esac
+		if [ -n "$bench" ]; then
+			case $so in "$VM_BENCH_DIR"/* | "$(cd "$VM_BENCH_DIR" && pwd)"/*) continue ;; esac
+		fi
 		mkdir -p "$root$(dirname "$so")"
 		cp -L "$so" "$root$so"
 	done
