@@ -360,7 +360,8 @@ static int cmd_trace(struct probe_table *table)
 		die_msg("returns seen by %s", env.uretprobes ? (tr.unwind_guard ?
 			"uretprobes, C++ exception unwind guard on" : "uretprobes, NO unwind guard "
 			"(bpf_probe_write_user refused, not x86-64, or SPYRE_NO_UNWIND_GUARD=1)") :
-			"uprobes on return instructions (the stack is never modified)");
+			"uprobes on return instructions, where they can be found safely (the stack "
+			"is never modified)");
 
 	/*
 	 * Attach while the driver tier may still be loading (without the warm-up, the first
