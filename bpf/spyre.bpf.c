@@ -20,8 +20,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SPYRE_PARM6(ctx) ((ctx)->r9)
 #elif defined(__TARGET_ARCH_powerpc)
 #define SPYRE_PARM6(ctx) ((ctx)->gpr[8])
-#else
-#define SPYRE_PARM6(ctx) 0	/* s390x passes the sixth argument on the stack */
 #endif
 
 /*
@@ -380,7 +378,14 @@ static __always_inline void read_args(struct pt_regs *ctx, __u64 *a)
 	a[2] = PT_REGS_PARM3(ctx);
 	a[3] = PT_REGS_PARM4(ctx);
 	a[4] = PT_REGS_PARM5(ctx);
+#if defined(__TARGET_ARCH_s390)
+	/* s390x passes the sixth integer argument on the stack, in the caller's parameter area
+	 * past its 160-byte register save area: 160(%r15) at entry */
+	a[5] = 0;
+	bpf_probe_read_user(&a[5], sizeof(a[5]), (void *)(PT_REGS_SP(ctx) + 160));
+#else
 	a[5] = SPYRE_PARM6(ctx);
+#endif
 }
 
 SEC("uprobe")

@@ -75,9 +75,9 @@ VM_MACHINE_powerpc	:= pseries
 # unwind, throwjob: exceptions through traced calls (return sites: no guard needed there).
 # s390x: no return sites on br %r14 (a probed one crashed the job under QEMU 7.2): the steps
 # that throw nothing run with --uretprobes, entryonly shows the default keeps a throwing job
-CROSS_VM_STEPS_s390x	:= core,untraced,list,launch,fleet,nofentry,entryonly
+CROSS_VM_STEPS_s390x	:= core,untraced,list,launch,fleet,nofentry,entryonly,args6
 CROSS_VM_ARGS_s390x	:= spyre.uretprobes=1
-CROSS_VM_STEPS_powerpc	:= core,untraced,list,launch,fleet,nofentry,unwind,throwjob
+CROSS_VM_STEPS_powerpc	:= core,untraced,list,launch,fleet,nofentry,unwind,throwjob,args6
 CROSS_VM_STEPS		?= $(CROSS_VM_STEPS_$(ARCH))
 # the perf step's comparisons, OURS/LIMIT: the default mechanism first (s390x: entries only,
 # against an empty entry uprobe; ppc64le: return sites, against empty uprobes on entry and

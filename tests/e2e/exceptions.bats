@@ -186,6 +186,20 @@ assert p["tj_leaf"]["events"] == c["calls"]["tj_leaf"], (p["tj_leaf"], c["calls"
 PY
 }
 
+@test "six integer arguments: the sixth recorded right (a register here, the stack on s390x)" {
+	echo 'throwjob* tj_args6 arg1=a:u arg6=f:x' >"$BATS_TEST_TMPDIR/args6.probes"
+	rm -f "$BATS_TEST_TMPDIR/job.ready"
+	"$THROWJOB" "$BATS_TEST_TMPDIR/job.ready" "$BATS_TEST_TMPDIR/counts.json" normal 50 \
+		>"$BATS_TEST_TMPDIR/job.out" 2>"$BATS_TEST_TMPDIR/job.err" &
+	JOB_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/job.ready"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default --probes "$BATS_TEST_TMPDIR/args6.probes"
+	finish_job
+	[ "$JOB_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	python3 "$ROOT/tests/e2e/check_args6.py" "$BATS_TEST_TMPDIR/t.json" 50
+}
+
 # --- real code: PyTorch ------------------------------------------------------------------------
 
 # need_torch: skip unless Debian's python3-torch is there (make deps installs it)

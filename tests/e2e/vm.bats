@@ -48,10 +48,12 @@ cross_vm() {
 @test "QEMU guest on Debian's s390x kernel: big-endian CO-RE objects, by PID, launch, fleet, exceptions with entries only" {
 	cross_vm vm-s390x s390x
 	grep -q "^ok - vm entryonly on .*-s390x\$" <<<"$output"
+	grep -q "^ok - vm args6 on .*-s390x\$" <<<"$output"
 }
 
 @test "QEMU guest on Debian's ppc64le kernel (pseries): by PID, list, launch, fleet, exceptions through return sites" {
 	cross_vm vm-ppc64le powerpc64le
 	grep -q "^ok - vm unwind on .*-powerpc64le\$" <<<"$output"
 	grep -q "^ok - vm throwjob on .*-powerpc64le\$" <<<"$output"
+	grep -q "^ok - vm args6 on .*-powerpc64le\$" <<<"$output"
 }

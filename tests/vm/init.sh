@@ -236,6 +236,25 @@ step_launch() {
 		--counts $OUT/launch.counts.json >$OUT/launch.tracer.out 2>$OUT/launch.tracer.err
 }
 
+# Step "args6": throwjob's tj_args6(i, 2, 3, 4, 5, 0x6000 + i), its first and sixth arguments
+# recorded (the sixth: a register on x86-64 and ppc64le, on the stack on s390x).
+step_args6() {
+	local job tracer
+	echo 'throwjob* tj_args6 arg1=a:u arg6=f:x' >/tmp/args6.probes
+	rm -f /tmp/args6.ready /tmp/args6.tracer.ready
+	/opt/spyre/throwjob /tmp/args6.ready $OUT/args6.counts.json normal 20 \
+		>$OUT/args6.job.out 2>$OUT/args6.job.err &
+	job=$!
+	wait_for /tmp/args6.ready 30 $job || { kill_wait $job KILL; return 1; }
+	$TOOL -p $job --ready-file /tmp/args6.tracer.ready -o $OUT/args6.trace.json \
+		--no-default --probes /tmp/args6.probes >$OUT/args6.tracer.out 2>$OUT/args6.tracer.err &
+	tracer=$!
+	wait_for /tmp/args6.tracer.ready 60 $tracer || { fail_traced args6 $tracer $job; return 1; }
+	kill -USR1 $job
+	wait $job || return 1
+	wait $tracer
+}
+
 # Step "entryonly": where return sites are refused (s390x), the default still never harms the
 # job: the allocations that throw through traced calls are caught, the job lives, span probes
 # record their entries (the other steps there run with spyre.uretprobes=1).

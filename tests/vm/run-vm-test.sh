@@ -15,6 +15,7 @@
 #           pthread_cancel, pthread_exit), dynamic and with the unwinder linked in: the job's
 #           result is the untraced one, every unwound call counted (spyre.tjrounds=N rounds);
 #           and one that aborts inside a traced call: the tracer reports SIGABRT, exit 9
+#   args6   a six-argument function's sixth argument recorded right (s390x: from the stack)
 #   entryonly  where return sites are refused (s390x's br %r14): the job throwing through
 #           traced calls lives, span probes record entries (spyre.uretprobes=1 runs the
 #           steps that throw nothing with --uretprobes)
@@ -209,6 +210,9 @@ sys.exit(0 if a == b else "untraced: checksum %s, traced %s" % (a, b))' \
 		$VERIFY "$RUN/out/launch.trace.json" --counts "$RUN/out/launch.counts.json" \
 			--extra flex::initializeRuntime=1 --extra flex::getNumDevices=1 \
 			--extra senlib::SenDevice::open=1
+		;;
+	args6)
+		python3 "$ROOT/tests/e2e/check_args6.py" "$RUN/out/args6.trace.json" 20
 		;;
 	entryonly)
 		# the job lived through its exceptions (run_traced checks its exit status); every
