@@ -183,10 +183,11 @@ declare -A OV	# OV[variant.kind] = median ns/call
 declare -A INSN BPFRUN
 EP_MULTI=1	# try the empty pairs as uprobe_multi links too
 
-# ret_sites LISTING: the return sites `spyre-bpftrace list` prints for the first function, OFF,...
+# ret_sites LISTING: the return sites `spyre-bpftrace list` prints for the first function
+# ("at LIB+0xOFF, jump LIB+0xOFF"), as OFF,OFF,...
 ret_sites() {
 	sed -n 's/^ *returns: [0-9]* return instruction.* at \(.*\)$/\1/p' <<<"$1" | head -1 |
-		sed 's/jump //g; s/+//g; s/, /,/g'
+		sed 's/jump //g; s/[^ ,]*+0x/0x/g; s/, /,/g'
 }
 
 # setup KIND FN NAME: attach KIND to bench_FN (FN: call or ref) of the current variant, as the
