@@ -365,9 +365,10 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 				if (!last_status)
 					last_status = now;
 				summary_status_line(&cons, drops,
-						    summary_unwound(&t, tr.counters, NULL) +
-						    tr.unwound_untracked, &last_events,
-						    &last_status, tr.attached, t.entry_only, tty);
+						    summary_unwound(&t, tr.counters,
+								    tr.unwound_untracked),
+						    &last_events, &last_status, tr.attached,
+						    t.entry_only, tty);
 			}
 		}
 

@@ -59,20 +59,19 @@ struct sym_ctx {
 	int nspecs;
 	int added;
 	int err;
+	int fd;			/* the library, open once for what its probes read of it */
 };
 
 /* x86-64 only; other architectures report INSN_UNKNOWN. */
-static int classify_insn(const char *path, unsigned long off)
+static int classify_insn(int fd, unsigned long off)
 {
 #if defined(__x86_64__)
 	unsigned char b[5] = {};
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
 		return INSN_UNKNOWN;
 	n = pread(fd, b, sizeof(b), off);
-	close(fd);
 	if (n < 2)
 		return INSN_UNKNOWN;
 	/* push %reg, push %r8-%r15, nop5 (0f 1f 44 00 00) */
@@ -85,33 +84,25 @@ static int classify_insn(const char *path, unsigned long off)
 #endif
 }
 
-const char *ret_how_name(enum ret_how how)
-{
-	return how == RET_SITES ? "return sites" : how == RET_URETPROBE ? "uretprobe" :
-	       "entries only";
-}
-
 /*
  * How @p's returns will be seen: its return instructions and tail jumps, or the kernel's
  * uretprobe (--uretprobes), or not at all when its body cannot be read safely (then its
  * entries are recorded as instants, see retsite.h).
  */
-static void find_return(struct target *t, struct rprobe *p, const struct elf_func *f)
+static void find_return(struct target *t, struct rprobe *p, const struct elf_func *f, int fd)
 {
-	int fd, err;
+	int err;
 
 	if (t->uretprobes) {
 		p->ret = RET_URETPROBE;
 		return;
 	}
-	fd = open(t->libs[p->lib].open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		p->sites.why = "the library cannot be read";
-		err = -errno;
+		err = -EBADF;
 	} else {
 		err = retsite_find_fd(retsite_host_arch(), fd, f->file_off, f->size, f->vaddr,
 				      &p->sites);
-		close(fd);
 	}
 	p->ret = err ? RET_NONE : RET_SITES;
 	if (err)
@@ -154,9 +145,9 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
 	 */
 	p->attach_off = f->file_off + (f->endbr ? 4 : 0) + f->local_entry;
 	probe_display_name(&t->table->specs[spec], f->qualname, p->name, sizeof(p->name));
-	p->insn = classify_insn(t->libs[c->lib].open_path, p->attach_off);
+	p->insn = classify_insn(c->fd, p->attach_off);
 	if (t->table->specs[spec].type == PROBE_SPAN)
-		find_return(t, p, f);
+		find_return(t, p, f, c->fd);
 	t->cnt++;
 	t->spec_hits[spec]++;
 	t->libs[c->lib].nprobes++;
@@ -259,7 +250,10 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 		t->spec_libs[specs[i]]++;
 	c.specs = specs;
 	c.nspecs = n;
+	c.fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	err = elfsym_foreach(open_path, on_sym, &c);
+	if (c.fd >= 0)
+		close(c.fd);
 	free(specs);
 	if (c.err)
 		return c.err;

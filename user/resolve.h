@@ -86,9 +86,6 @@ int target_add_lib(struct target *t, const char *path);
  * how many libraries are unreadable. */
 int target_warn_unreadable(struct target *t);
 
-/* "return sites", "uretprobe", "entries only" */
-const char *ret_how_name(enum ret_how how);
-
 /* Human-readable resolution report: resolved probes and why the others did not resolve. */
 void target_report(const struct target *t, FILE *f);
 

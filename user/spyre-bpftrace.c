@@ -481,9 +481,9 @@ static int cmd_trace(struct probe_table *table)
 			tracer_read_counters(&tr, t.cnt);
 			for (int i = 0; i < t.cnt; i++)
 				drops += tr.counters[i].drops_ring + tr.counters[i].drops_depth;
-			summary_status_line(&cons, drops, summary_unwound(&t, tr.counters, NULL) +
-					    tr.unwound_untracked, &last_events, &last_ns,
-					    tr.attached, t.entry_only, tty);
+			summary_status_line(&cons, drops,
+					    summary_unwound(&t, tr.counters, tr.unwound_untracked),
+					    &last_events, &last_ns, tr.attached, t.entry_only, tty);
 			next_status = now + 1000000000ull;
 		}
 	}

@@ -52,9 +52,9 @@ const char *run_end_signame(const struct run_end *e, char *buf, size_t len)
 }
 
 uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
-			 const struct run_end *e)
+			 uint64_t untracked)
 {
-	uint64_t n = e ? e->unwound_untracked : 0;
+	uint64_t n = untracked;
 
 	for (int i = 0; i < t->cnt; i++)
 		n += counters[i].unwound;
@@ -81,12 +81,14 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, int pid, const struct run_end *end)
 {
 	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0, noret = 0, throws = 0;
+	uint64_t unwound;
 	int *order, n = 0;
 	char b1[32], b2[32], b3[32], b4[32];
 
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
 	if (!order)
 		return;
+	unwound = summary_unwound(t, counters, end->unwound_untracked);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
 		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
 
@@ -113,7 +115,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		"%llu dropped (ring full %llu, too deep %llu), %llu unwound\n",
 		(unsigned long long)c->events, (unsigned long long)hits,
 		(unsigned long long)(ring + depth), (unsigned long long)ring,
-		(unsigned long long)depth, (unsigned long long)summary_unwound(t, counters, end));
+		(unsigned long long)depth, (unsigned long long)unwound);
 	print_target_end(f, pid, end);
 	fprintf(f, "%-28s %10s %10s %10s %10s %10s\n", "function", "count", "total", "mean",
 		"p50", "p99");
@@ -145,10 +147,10 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			"probes were being attached)\n", (unsigned long long)unmatched);
 	if (throws)
 		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)throws);
-	if (summary_unwound(t, counters, end))
+	if (unwound)
 		fprintf(f, "unwound: %llu calls left without returning (a C++ exception, a "
 			"longjmp, a thread cancelled or exiting inside them)%s\n",
-			(unsigned long long)summary_unwound(t, counters, end),
+			(unsigned long long)unwound,
 			end->unwound_untracked ? "; per probe in the trace metadata, except those "
 			"nested too deep to track" : "");
 	if (noret)
@@ -246,7 +248,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	if (c->vfio)	/* driver tier: driverPath, driverSpans, ... (user/vfio.c) */
 		vfio_stats_json(c->vfio, w);
 	jw_lit(w, ",\"unwound\":");
-	jw_u64(w, summary_unwound(t, counters, end));
+	jw_u64(w, summary_unwound(t, counters, end->unwound_untracked));
 	jw_lit(w, ",\"unwoundUntracked\":");
 	jw_u64(w, end->unwound_untracked);
 	jw_lit(w, ",\"entryOnlyProbes\":");

@@ -19,9 +19,9 @@ struct run_end {
 int run_end_signal(const struct run_end *e);
 /* "SIGABRT (core dumped)": that signal's name, into @buf; @buf is returned. */
 const char *run_end_signame(const struct run_end *e, char *buf, size_t len);
-/* Unwound calls in all: per probe and untracked. */
+/* Unwound calls in all: per probe, plus @untracked (tracer.unwound_untracked). */
 uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
-			 const struct run_end *e);
+			 uint64_t untracked);
 
 /* Per function: count, total, mean, p50, p99; then hits/drops. */
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
