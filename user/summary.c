@@ -160,7 +160,9 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	for (int i = 0; i < t->cnt; i++) {
 		const struct rprobe *p = &t->probes[i];
 
-		if (p->ret == RET_NONE && t->table->specs[p->spec].type == PROBE_SPAN)
+		if (p->failed)
+			fprintf(f, "not traced: %s (the kernel refused its uprobe)\n", p->name);
+		else if (p->ret == RET_NONE && t->table->specs[p->spec].type == PROBE_SPAN)
 			fprintf(f, "entries only: %s (%s): its returns cannot be seen safely\n",
 				p->name, p->sites.why);
 	}

@@ -177,6 +177,7 @@ PY
 	finish_job
 	[ "$JOB_RC" -eq 0 ]
 	[ "$TRACER_RC" -eq 0 ]
+	grep -q '^not traced: tj_locked (the kernel refused its uprobe)' "$BATS_TEST_TMPDIR/tracer.out"
 	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
