@@ -145,9 +145,9 @@ static const char *op_name(enum dev_op op)
 {
 	switch (op) {
 	case OP_H2D:
-		return "Memcpy HtoD (Host -> Device)";
+		return "Memcpy (HtoD)";
 	case OP_D2H:
-		return "Memcpy DtoH (Device -> Host)";
+		return "Memcpy (DtoH)";
 	default:
 		return "Spyre compute";
 	}

@@ -11,8 +11,8 @@ import sys
 from collections import Counter, defaultdict
 
 LAUNCH_KIND = {
-    "aiuDataTransferHtoD": ("gpu_memcpy", "Memcpy HtoD"),
-    "aiuDataTransferDtoH": ("gpu_memcpy", "Memcpy DtoH"),
+    "aiuDataTransferHtoD": ("gpu_memcpy", "Memcpy (HtoD)"),
+    "aiuDataTransferDtoH": ("gpu_memcpy", "Memcpy (DtoH)"),
     "aiuLaunchComputeStream": ("kernel", None),
 }
 SYNC = "aiuScheduleWait"
@@ -97,14 +97,14 @@ class Checker:
             self.check_span(l, spans[0])
 
     def check_span(self, l, s):
-        cat, prefix = LAUNCH_KIND[l["name"]]
+        cat, want = LAUNCH_KIND[l["name"]]
         corr = l["args"]["correlation"]
         what = f"{s['name']} (correlation {corr})"
         a = s.get("args", {})
         if s.get("cat") != cat:
             self.bad(f"{what}: cat {s.get('cat')!r}, launch {l['name']} wants {cat!r}")
-        if prefix and not s["name"].startswith(prefix):
-            self.bad(f"{what}: name does not start with {prefix!r} for {l['name']}")
+        if want and s["name"] != want:
+            self.bad(f"{what}: name is not {want!r} for {l['name']}")
         if s["pid"] != DEVICE_PID or a.get("device") != DEVICE_PID:
             self.bad(f"{what}: pid {s['pid']} / args.device {a.get('device')}, want "
                      f"{DEVICE_PID}")
@@ -156,7 +156,7 @@ class Checker:
             if s0["cat"] == "kernel":
                 want = f"Stream {tid}"
             else:
-                kind = "HtoD" if s0["name"].startswith("Memcpy HtoD") else "DtoH"
+                kind = "HtoD" if s0["name"] == "Memcpy (HtoD)" else "DtoH"
                 want = f"Memcpy {kind} lane {tid % 100}"
             if tname != want:
                 self.bad(f"device tid {tid}: thread_name {tname!r}, want {want!r}")
@@ -221,9 +221,9 @@ class Checker:
         got = sum(len(v) for v in self.devspans.values()) + len(self.nodev)
         if got != want:
             self.bad(f"{got} device spans, the job completed {want} launched operations")
-        by_cat = Counter(s["name"].split(" (")[0] for v in self.devspans.values() for s in v)
-        for name, sym in (("Memcpy HtoD", "launchOperationH2D"),
-                          ("Memcpy DtoH", "launchOperationD2H"),
+        by_cat = Counter(s["name"] for v in self.devspans.values() for s in v)
+        for name, sym in (("Memcpy (HtoD)", "launchOperationH2D"),
+                          ("Memcpy (DtoH)", "launchOperationD2H"),
                           ("Spyre compute", "launchOperationCompute")):
             if by_cat.get(name, 0) != calls["flex::RuntimeStream::" + sym]:
                 self.bad(f"{by_cat.get(name, 0)} {name} spans, the job made "
