@@ -17,6 +17,7 @@ void env_usage(FILE *f)
 "       spyre-bpftrace check FILE                  validate a trace (overlaps, durations, flows)\n"
 "       spyre-bpftrace recover FILE                close a trace cut short (tracer killed)\n"
 "       spyre-bpftrace merge OURS KINETO -o OUT    add a PyTorch profiler trace, clocks aligned\n"
+"             [--profiler-start NS] [--nest-tolerance US]  (docs/user-guide.md, Merging)\n"
 "\n"
 "  -p, --pid PID            process to trace (its runtime libraries must be mapped)\n"
 "  -o, --output FILE        trace file (default spyre-trace-PID.json); *.gz writes gzip\n"
@@ -76,6 +77,8 @@ enum {
 	OPT_URETPROBES,
 	OPT_DRIVER,
 	OPT_DRIVER_FUNCS,
+	OPT_PROFILER_START,
+	OPT_NEST_TOL,
 };
 
 static const struct option long_opts[] = {
@@ -91,6 +94,8 @@ static const struct option long_opts[] = {
 	{ "no-status", no_argument, NULL, OPT_NO_STATUS },
 	{ "driver", required_argument, NULL, OPT_DRIVER },
 	{ "driver-funcs", required_argument, NULL, OPT_DRIVER_FUNCS },
+	{ "profiler-start", required_argument, NULL, OPT_PROFILER_START },
+	{ "nest-tolerance", required_argument, NULL, OPT_NEST_TOL },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "uretprobes", no_argument, NULL, OPT_URETPROBES },
 	{ "follow", no_argument, NULL, 'f' },
@@ -213,6 +218,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	char *end;
 
 	memset(env, 0, sizeof(*env));
+	env->nest_tol_ns = -1;
 	env->status = -1;
 	/*
 	 * 8 MiB: ~85k records, 40 ms at 2 M events/s, for a drain every 10 ms that a busy CPU
@@ -322,6 +328,28 @@ int env_parse(struct env *env, int argc, char **argv)
 		case OPT_FORCE:
 			env->force = true;
 			break;
+		case OPT_PROFILER_START:
+			if (parse_uint(optarg, ~0ull, &env->profiler_start_ns) ||
+			    !env->profiler_start_ns) {
+				fprintf(stderr, "spyre-bpftrace: --profiler-start wants CLOCK_REALTIME "
+					"in ns (time.time_ns()), got '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_NEST_TOL: {
+			char *end;
+			double us;
+
+			errno = 0;
+			us = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(us >= 0 && us <= 1e6)) {
+				fprintf(stderr, "spyre-bpftrace: --nest-tolerance wants µs in "
+					"0..1000000, got '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			env->nest_tol_ns = (long long)(us * 1000 + 0.5);
+			break;
+		}
 		case 'f':
 			env->follow = true;
 			break;

@@ -44,6 +44,8 @@ struct env {
 	bool verbose;
 	const char *file_arg;	/* check/recover FILE; merge: our trace */
 	const char *file_arg2;	/* merge: the Kineto trace */
+	unsigned long long profiler_start_ns;	/* merge: a legacy export's start, 0 = unknown */
+	long long nest_tol_ns;	/* merge: how far our spans may move to nest; < 0 = default */
 	int driver;		/* --driver: enum vfio_mode (vfio.h), default auto */
 	const char *driver_funcs;	/* --driver-funcs LIST; NULL = built-in list */
 	/* fleet mode (docs/fleet.md) */

@@ -179,6 +179,8 @@ struct side {
 	struct iset named_pids;		/* pids with a process_name */
 	struct iset named_lanes;	/* (pid, tid) with a thread_name */
 	struct iset dev_pids;		/* pids holding device work */
+	struct iset legacy_tids;	/* tids of events whose pid is a string (legacy export) */
+	bool string_pid;		/* some event has a string pid ("CPU functions") */
 	double first_us, last_us;	/* X events, on the side's own time base */
 	bool have_x;
 	uint64_t max_id;
@@ -208,6 +210,11 @@ static int scan(struct side *s, const struct jv *events)
 			continue;
 		has_pid = int_of(jv_get(ev, "pid"), &pid);
 		has_tid = int_of(jv_get(ev, "tid"), &tid);
+		if (jv_get_str(ev, "pid")) {
+			s->string_pid = true;
+			if (has_tid)
+				err = err ?: iset_add(&s->legacy_tids, tid);
+		}
 		if (has_pid)
 			err = err ?: iset_add(&s->pids, pid);
 		if (raw_u64(jv_get(args, "correlation"), &id)) {
@@ -250,6 +257,7 @@ static int scan(struct side *s, const struct jv *events)
 	iset_seal(&s->named_pids);
 	iset_seal(&s->named_lanes);
 	iset_seal(&s->dev_pids);
+	iset_seal(&s->legacy_tids);
 	return 0;
 }
 
@@ -260,6 +268,7 @@ static void side_free(struct side *s)
 	free(s->named_pids.v);
 	free(s->named_lanes.v);
 	free(s->dev_pids.v);
+	free(s->legacy_tids.v);
 }
 
 /* --- writing ---------------------------------------------------------------------------------- */
@@ -301,12 +310,59 @@ static void put_value(struct jw *w, const struct jv *v)
 	}
 }
 
+/* An X event's times on the merged base (ns), when the nesting fit moved them */
+struct adjusted {
+	int64_t ts, end;
+	bool set;
+};
+
+/* ts and dur from the fit */
+static void put_adjusted(struct jw *w, const struct adjusted *a, const char *key)
+{
+	jw_us_signed(w, !strcmp(key, "ts") ? a->ts : a->end - a->ts);
+}
+
 struct mctx {
 	struct merge_info *mi;
+	const struct merge_opts *mo;
 	struct side k, o;
 	struct jw *w;
 	bool first_event;
+	/* X events whose times the nesting fit changed, by index in each side's traceEvents */
+	struct adjusted *adj_o, *adj_k;
+	size_t nours, nkineto;
+	/* lanes (fit_lane_key) whose events of ours go to a track of their own, and whether one
+	 * of our thread_name events named it already */
+	int64_t *moved;
+	bool *moved_named;
+	size_t nmoved;
 };
+
+/* A legacy export's thread on the merged trace: the thread of ours the clock fit paired it with,
+ * else a tid of its own past every real one. */
+static int64_t legacy_tid(const struct mctx *m, int64_t tid)
+{
+	const struct legacy_fit *f = &m->mi->lfit;
+
+	for (int i = 0; i < f->nthreads; i++)
+		if (f->tid_from[i] == tid)
+			return f->tid_to[i];
+	return MERGE_LEGACY_TID + tid;
+}
+
+static bool lane_is_moved(const struct mctx *m, int64_t pid, int64_t tid, size_t *at)
+{
+	int64_t key = fit_lane_key(pid, tid);
+
+	for (size_t i = 0; i < m->nmoved; i++) {
+		if (m->moved[i] == key) {
+			if (at)
+				*at = i;
+			return true;
+		}
+	}
+	return false;
+}
 
 static bool remap_pid(const struct mctx *m, int64_t pid, int64_t *to)
 {
@@ -338,7 +394,8 @@ static bool drop_meta(const struct mctx *m, const char *name, int64_t pid, int64
 	return false;
 }
 
-static void put_our_args(struct mctx *m, const struct jv *args, bool rename)
+/* @suffix: appended to args.name (a device process Kineto has too, a thread on its own track) */
+static void put_our_args(struct mctx *m, const struct jv *args, const char *suffix)
 {
 	const struct jv *c;
 	bool first = true;
@@ -353,11 +410,11 @@ static void put_our_args(struct mctx *m, const struct jv *args, bool rename)
 		jw_raw(m->w, ":", 1);
 		if (m->mi->corr_offset && !strcmp(c->key, "correlation") && raw_u64(c, &id)) {
 			jw_u64(m->w, id + m->mi->corr_offset);
-		} else if (rename && !strcmp(c->key, "name") && c->type == JV_STRING) {
+		} else if (suffix && !strcmp(c->key, "name") && c->type == JV_STRING) {
 			char buf[256];
 
-			/* Kineto's own device track of that index stays recognisable */
-			snprintf(buf, sizeof(buf), "%s%s", c->str.s, DEVICE_SUFFIX);
+			/* Kineto's own track of that index stays recognisable */
+			snprintf(buf, sizeof(buf), "%s%s", c->str.s, suffix);
 			jw_str(m->w, buf);
 		} else {
 			put_value(m->w, c);
@@ -366,13 +423,14 @@ static void put_our_args(struct mctx *m, const struct jv *args, bool rename)
 	jw_raw(m->w, "}", 1);
 }
 
-static void put_our_event(struct mctx *m, const struct jv *ev)
+static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 {
-	const char *ph, *name;
+	const char *ph, *name, *suffix = NULL;
 	int64_t pid = -1, tid = 0, to = 0, ts;
-	bool moved = false, has_tid, flow;
+	bool moved = false, has_tid, flow, own = false, adj;
 	const struct jv *c;
 	bool first = true;
+	size_t lane = 0;
 	uint64_t id;
 
 	if (ev->type != JV_OBJECT) {
@@ -387,10 +445,19 @@ static void put_our_event(struct mctx *m, const struct jv *ev)
 	if (int_of(jv_get(ev, "pid"), &pid))
 		moved = remap_pid(m, pid, &to);
 	has_tid = int_of(jv_get(ev, "tid"), &tid);
-	if (ph && !strcmp(ph, "M") && drop_meta(m, name, moved ? to : pid, tid, has_tid)) {
+	own = has_tid && lane_is_moved(m, moved ? to : pid, tid, &lane);
+	if (ph && !strcmp(ph, "M") && !own &&
+	    drop_meta(m, name, moved ? to : pid, tid, has_tid)) {
 		m->mi->dropped_meta++;
 		return;
 	}
+	if (moved && name && !strcmp(name, "process_name"))
+		suffix = DEVICE_SUFFIX;
+	if (own && name && !strcmp(name, "thread_name") && ph && !strcmp(ph, "M")) {
+		suffix = DEVICE_SUFFIX;
+		m->moved_named[lane] = true;
+	}
+	adj = idx < m->nours && m->adj_o[idx].set;
 	flow = ph && (!strcmp(ph, "s") || !strcmp(ph, "f"));
 	event_sep(m);
 	jw_raw(m->w, "{", 1);
@@ -400,20 +467,100 @@ static void put_our_event(struct mctx *m, const struct jv *ev)
 		first = false;
 		jw_str(m->w, c->key);
 		jw_raw(m->w, ":", 1);
-		if (!strcmp(c->key, "ts") && us_ns(c, &ts))
+		if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && adj)
+			put_adjusted(m->w, &m->adj_o[idx], c->key);
+		else if (!strcmp(c->key, "ts") && us_ns(c, &ts))
 			jw_us_signed(m->w, ts + m->mi->shift_ns);
 		else if (!strcmp(c->key, "pid") && moved)
 			jw_i64(m->w, to);
+		else if (!strcmp(c->key, "tid") && own)
+			jw_i64(m->w, tid + MERGE_OWN_TRACK_TID);
 		else if (!strcmp(c->key, "id") && flow && m->mi->corr_offset && raw_u64(c, &id))
 			jw_u64(m->w, id + m->mi->corr_offset);
 		else if (!strcmp(c->key, "args") && c->type == JV_OBJECT)
-			put_our_args(m, c, moved && name && !strcmp(name, "process_name"));
+			put_our_args(m, c, suffix);
 		else
 			put_value(m->w, c);
 	}
 	jw_raw(m->w, "}", 1);
 	jw_commit(m->w);
 	m->mi->spyre_events++;
+}
+
+/*
+ * The profiler's events are copied as they are, except the ones the nesting fit moved (legacy
+ * rounding) and a legacy export's ids: its string pid becomes the job's, its thread numbers ours.
+ */
+static void put_profiler_event(struct mctx *m, const struct jv *ev, size_t idx)
+{
+	bool adj = idx < m->nkineto && m->adj_k[idx].set;
+	const struct jv *c;
+	bool first = true;
+	int64_t tid;
+
+	event_sep(m);
+	if ((!m->mi->legacy && !adj) || ev->type != JV_OBJECT) {
+		put_value(m->w, ev);
+	} else {
+		jw_raw(m->w, "{", 1);
+		jv_foreach(c, ev) {
+			if (!first)
+				jw_raw(m->w, ",", 1);
+			first = false;
+			jw_str(m->w, c->key);
+			jw_raw(m->w, ":", 1);
+			if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && adj)
+				put_adjusted(m->w, &m->adj_k[idx], c->key);
+			else if (!strcmp(c->key, "pid") && m->mi->legacy)
+				jw_i64(m->w, m->mi->legacy_pid);
+			else if (!strcmp(c->key, "tid") && m->mi->legacy && int_of(c, &tid))
+				jw_i64(m->w, legacy_tid(m, tid));
+			else
+				put_value(m->w, c);
+		}
+		jw_raw(m->w, "}", 1);
+	}
+	jw_commit(m->w);
+	m->mi->kineto_events++;
+}
+
+static void put_thread_name(struct mctx *m, int64_t pid, int64_t tid, const char *name)
+{
+	event_sep(m);
+	jw_lit(m->w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+	jw_i64(m->w, pid);
+	jw_lit(m->w, ",\"tid\":");
+	jw_i64(m->w, tid);
+	jw_lit(m->w, ",\"ts\":0,\"args\":{\"name\":");
+	jw_str(m->w, name);
+	jw_lit(m->w, "}}");
+	jw_commit(m->w);
+}
+
+/* Names for the tracks merge made: our threads on their own tracks, unpaired legacy threads. */
+static void put_track_names(struct mctx *m)
+{
+	char buf[96];
+
+	for (size_t i = 0; i < m->nmoved; i++) {
+		int64_t pid = (int64_t)((uint64_t)m->moved[i] >> 32);
+		int64_t tid = (int64_t)(uint32_t)m->moved[i];
+
+		if (m->moved_named[i])
+			continue;
+		snprintf(buf, sizeof(buf), "thread %lld%s", (long long)tid, DEVICE_SUFFIX);
+		put_thread_name(m, pid, tid + MERGE_OWN_TRACK_TID, buf);
+	}
+	if (!m->mi->legacy)
+		return;
+	for (size_t i = 0; i < m->k.legacy_tids.n; i++) {
+		int64_t tid = m->k.legacy_tids.v[i];
+
+		if (legacy_tid(m, tid) != MERGE_LEGACY_TID + tid)
+			continue;
+		snprintf(buf, sizeof(buf), "PyTorch profiler thread %lld", (long long)tid);
+		put_thread_name(m, m->mi->legacy_pid, MERGE_LEGACY_TID + tid, buf);
+	}
 }
 
 /* Top-level members other than the ones merge writes itself. */
@@ -481,7 +628,8 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	jw_lit(w, ",\"kinetoTrace\":");
 	jw_str(w, kineto_name);
 	jw_lit(w, ",\"clock\":\"CLOCK_REALTIME\",\"kinetoTimestamps\":");
-	jw_lit(w, mi->kineto_absolute ? "\"absolute\"" : "\"relative\"");
+	jw_lit(w, mi->legacy ? "\"legacy\"" : mi->kineto_absolute ? "\"absolute\"" :
+	       "\"relative\"");
 	jw_lit(w, ",\"kinetoBaseTimeNanoseconds\":");
 	jw_u64(w, mi->kineto_base_ns);
 	jw_lit(w, ",\"spyreRealtimeBaseNs\":");
@@ -498,6 +646,44 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	}
 	jw_lit(w, "],\"correlationOffset\":");
 	jw_u64(w, mi->corr_offset);
+	jw_lit(w, ",\"nesting\":{\"toleranceNs\":");
+	jw_i64(w, mi->tol_ns);
+	jw_lit(w, ",\"adjustedSpans\":");
+	jw_u64(w, mi->fit.adjusted);
+	jw_lit(w, ",\"maxAdjustNs\":");
+	jw_i64(w, mi->fit.max_adjust_ns);
+	jw_lit(w, ",\"ownTracks\":");
+	jw_u64(w, mi->fit.lanes_moved);
+	jw_lit(w, ",\"spansOnOwnTracks\":");
+	jw_u64(w, mi->fit.spans_moved);
+	jw_lit(w, ",\"profilerSpansAdjusted\":");
+	jw_u64(w, mi->fit.profiler_adjusted);
+	jw_lit(w, ",\"profilerOverlaps\":");
+	jw_u64(w, mi->fit.profiler_overlaps);
+	jw_lit(w, "}");
+	if (mi->legacy) {
+		const struct legacy_fit *f = &mi->lfit;
+
+		jw_lit(w, ",\"legacyProfiler\":{\"profilerStartNs\":");
+		jw_u64(w, m->mo->profiler_start_ns);
+		jw_lit(w, ",\"zeroNs\":");
+		jw_u64(w, mi->kineto_base_ns);
+		jw_lit(w, ",\"fittedOps\":");
+		jw_u64(w, f->votes);
+		jw_lit(w, ",\"consideredOps\":");
+		jw_u64(w, f->considered);
+		jw_lit(w, ",\"pid\":");
+		jw_i64(w, mi->legacy_pid);
+		jw_lit(w, ",\"threads\":[");
+		for (int i = 0; i < f->nthreads; i++) {
+			jw_lit(w, i ? ",{\"from\":" : "{\"from\":");
+			jw_i64(w, f->tid_from[i]);
+			jw_lit(w, ",\"to\":");
+			jw_i64(w, f->tid_to[i]);
+			jw_lit(w, "}");
+		}
+		jw_lit(w, "]}");
+	}
 	jw_lit(w, "},\n\"traceEvents\":[");
 	jw_commit(w);
 }
@@ -573,15 +759,199 @@ static void plan_ids(struct mctx *m)
 	}
 }
 
-int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
-	       const char *ours_name, const char *kineto_name, struct merge_info *mi,
-	       char *err, size_t errlen)
+/* An X event's start and end in ns on its own time base (ts as written, dur >= 0). */
+static bool x_times(const struct jv *ev, int64_t *ts, int64_t *end)
 {
-	struct mctx m = { .mi = mi, .w = w, .first_event = true };
+	const char *ph = jv_get_str(ev, "ph");
+	int64_t dur = 0;
+
+	if (ev->type != JV_OBJECT || !ph || strcmp(ph, "X") || !us_ns(jv_get(ev, "ts"), ts))
+		return false;
+	if (!us_ns(jv_get(ev, "dur"), &dur) || dur < 0)
+		dur = 0;
+	*end = *ts + dur;
+	return true;
+}
+
+/* The legacy export's ts 0 on our clock: from the ops both traces have (see mergefit.h). */
+#define LEGACY_BEFORE_NS	(2 * 1000 * 1000ll)	/* the job's stamp may be a bit late */
+#define LEGACY_AFTER_NS		(20 * 1000 * 1000ll)	/* enabling took 0.5 ms here */
+#define LEGACY_SLACK_NS		1000			/* its ts and dur are whole µs */
+
+static int legacy_clock(struct mctx *m, int64_t guess_ns)
+{
+	struct named_span *prof, *ours;
+	size_t np = 0, no = 0;
+	const struct jv *ev;
+	int err = -ENOMEM;
+
+	prof = calloc(jv_len(m->k.events) + 1, sizeof(*prof));
+	ours = calloc(jv_len(m->o.events) + 1, sizeof(*ours));
+	if (!prof || !ours)
+		goto out;
+	jv_foreach(ev, m->k.events) {
+		struct named_span *s = &prof[np];
+
+		if (x_times(ev, &s->ts, &s->end) && int_of(jv_get(ev, "tid"), &s->tid) &&
+		    (s->name = jv_get_str(ev, "name")))
+			np++;
+	}
+	jv_foreach(ev, m->o.events) {
+		struct named_span *s = &ours[no];
+
+		if (x_times(ev, &s->ts, &s->end) && int_of(jv_get(ev, "tid"), &s->tid) &&
+		    !is_device_cat(jv_get_str(ev, "cat")) && (s->name = jv_get_str(ev, "name")))
+			no++;
+	}
+	err = fit_legacy_clock(prof, np, ours, no, guess_ns - LEGACY_BEFORE_NS,
+			       guess_ns + LEGACY_AFTER_NS, LEGACY_SLACK_NS, &m->mi->lfit);
+out:
+	free(prof);
+	free(ours);
+	return err;
+}
+
+/* The process of our thread @tid (the job's, for a legacy export's "CPU functions"). */
+static int64_t our_pid_of(const struct mctx *m, int64_t tid, bool any)
+{
+	const struct jv *ev;
+	int64_t pid, t;
+
+	jv_foreach(ev, m->o.events) {
+		const char *ph = jv_get_str(ev, "ph");
+
+		if (!ph || strcmp(ph, "X") || is_device_cat(jv_get_str(ev, "cat")) ||
+		    !int_of(jv_get(ev, "pid"), &pid) || !int_of(jv_get(ev, "tid"), &t))
+			continue;
+		if (any || t == tid)
+			return pid;
+	}
+	return -1;
+}
+
+static int legacy_anchors(struct mctx *m, const struct jv *ours, char *err, size_t errlen)
+{
+	const struct jv *tr = jv_get(ours, "spyreTracer");
+	struct merge_info *mi = m->mi;
+	int64_t guess, d;
+	int ret;
+
+	if (!m->mo->profiler_start_ns)
+		return errf(err, errlen, -EINVAL, "the profiler trace is a legacy PyTorch export "
+			    "(a bare array, ts in µs from the profiler's start, pid \"CPU "
+			    "functions\", torch's own thread numbers): its clock is unknown. Give "
+			    "--profiler-start NS, CLOCK_REALTIME ns just before the profiler was "
+			    "enabled (time.time_ns() before torch.autograd.profiler.profile())");
+	if (!base_ns(jv_get(tr, "realtimeBaseNs"), &mi->spyre_base_ns) &&
+	    !base_ns(jv_get(ours, "baseTimeNanoseconds"), &mi->spyre_base_ns))
+		return errf(err, errlen, -EINVAL, "our trace has neither spyreTracer.realtimeBaseNs "
+			    "nor baseTimeNanoseconds: its clock is unknown");
+	if (m->mo->profiler_start_ns > mi->spyre_base_ns + (uint64_t)MERGE_MAX_US * 1000 ||
+	    mi->spyre_base_ns > m->mo->profiler_start_ns + (uint64_t)MERGE_MAX_US * 1000)
+		return errf(err, errlen, -ERANGE, "--profiler-start is %.0f days from our trace's "
+			    "start: not the same job?",
+			    (double)((int64_t)(m->mo->profiler_start_ns - mi->spyre_base_ns)) /
+			    86400e9);
+	guess = (int64_t)(m->mo->profiler_start_ns - mi->spyre_base_ns);
+	mi->legacy_guess_ns = guess;
+	ret = legacy_clock(m, guess);
+	if (ret)
+		return errf(err, errlen, ret, "%s", strerror(-ret));
+	d = mi->lfit.votes ? mi->lfit.offset_ns : guess;
+	mi->kineto_base_ns = mi->spyre_base_ns + (uint64_t)d;
+	mi->shift_ns = -d;
+	mi->legacy_pid = mi->lfit.nthreads ? our_pid_of(m, mi->lfit.tid_to[0], false) :
+		our_pid_of(m, 0, true);
+	if (mi->legacy_pid < 0)
+		return errf(err, errlen, -EINVAL, "our trace has no runtime call of a process to "
+			    "put the legacy export's \"CPU functions\" on");
+	return 0;
+}
+
+/*
+ * Nest our spans with the profiler's, lane by lane (mergefit.h): the moves land in m->adj*,
+ * lanes that need their own track in m->moved.
+ */
+static int fit_tracks(struct mctx *m)
+{
+	size_t nk = jv_len(m->k.events), no = jv_len(m->o.events), n = 0, i;
+	struct fit_span *sp = calloc(nk + no + 1, sizeof(*sp));
+	const struct jv *ev;
+	int err = -ENOMEM;
+
+	m->nours = no;
+	m->nkineto = nk;
+	m->adj_o = calloc(no + 1, sizeof(*m->adj_o));
+	m->adj_k = calloc(nk + 1, sizeof(*m->adj_k));
+	m->moved = calloc(nk + no + 1, sizeof(*m->moved));
+	m->moved_named = calloc(nk + no + 1, sizeof(*m->moved_named));
+	if (!sp || !m->adj_o || !m->adj_k || !m->moved || !m->moved_named)
+		goto out;
+	i = 0;
+	jv_foreach(ev, m->k.events) {
+		struct fit_span *s = &sp[n];
+
+		if (x_times(ev, &s->ts, &s->end) && int_of(jv_get(ev, "tid"), &s->tid) &&
+		    (m->mi->legacy || int_of(jv_get(ev, "pid"), &s->pid))) {
+			if (m->mi->legacy) {
+				s->pid = m->mi->legacy_pid;
+				s->tid = legacy_tid(m, s->tid);
+			}
+			s->ts0 = s->ts;
+			s->end0 = s->end;
+			/* a legacy export rounds ts and dur to whole µs each */
+			s->tol = m->mi->legacy ? LEGACY_SLACK_NS : 0;
+			s->idx = (uint32_t)i;
+			n++;
+		}
+		i++;
+	}
+	i = 0;
+	jv_foreach(ev, m->o.events) {
+		struct fit_span *s = &sp[n];
+		int64_t to;
+
+		if (x_times(ev, &s->ts, &s->end) && int_of(jv_get(ev, "tid"), &s->tid) &&
+		    int_of(jv_get(ev, "pid"), &s->pid)) {
+			if (remap_pid(m, s->pid, &to))
+				s->pid = to;
+			s->ts += m->mi->shift_ns;
+			s->end += m->mi->shift_ns;
+			s->ts0 = s->ts;
+			s->end0 = s->end;
+			s->tol = m->mi->tol_ns;
+			s->idx = (uint32_t)i;
+			s->ours = true;
+			n++;
+		}
+		i++;
+	}
+	err = fit_nesting(sp, n, m->moved, &m->nmoved, &m->mi->fit);
+	if (err)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (sp[i].ts == sp[i].ts0 && sp[i].end == sp[i].end0)
+			continue;
+		(sp[i].ours ? m->adj_o : m->adj_k)[sp[i].idx] =
+			(struct adjusted){ sp[i].ts, sp[i].end, true };
+	}
+out:
+	free(sp);
+	return err;
+}
+
+int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
+	       const char *ours_name, const char *kineto_name, const struct merge_opts *mo,
+	       struct merge_info *mi, char *err, size_t errlen)
+{
+	static const struct merge_opts defaults = { .tol_ns = MERGE_DEFAULT_TOL_NS };
+	struct mctx m = { .mi = mi, .mo = mo ? mo : &defaults, .w = w, .first_event = true };
 	const struct jv *kev, *oev, *ev;
+	size_t idx = 0;
 	int ret;
 
 	memset(mi, 0, sizeof(*mi));
+	mi->tol_ns = m.mo->tol_ns;
 	if (!ours || ours->type != JV_OBJECT)
 		return errf(err, errlen, -EINVAL, "our trace is not a trace object");
 	oev = jv_get(ours, "traceEvents");
@@ -600,11 +970,20 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 		errf(err, errlen, ret, "%s", strerror(-ret));
 		goto out;
 	}
-	ret = anchors(&m, ours, kineto, err, errlen);
+	/* a bare array with "CPU functions" pids and ts near 0: PyTorch without Kineto */
+	mi->legacy = kineto->type == JV_ARRAY && m.k.string_pid &&
+		!(m.k.have_x && m.k.first_us > MERGE_ABSOLUTE_US);
+	ret = mi->legacy ? legacy_anchors(&m, ours, err, errlen) :
+		anchors(&m, ours, kineto, err, errlen);
 	if (ret)
 		goto out;
 	plan_pids(&m);
 	plan_ids(&m);
+	ret = fit_tracks(&m);
+	if (ret) {
+		errf(err, errlen, ret, "%s", strerror(-ret));
+		goto out;
+	}
 	if (m.k.have_x && m.o.have_x) {
 		double shift_us = mi->shift_ns / 1000.0;
 
@@ -616,14 +995,12 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 	}
 
 	put_header(&m, ours, kineto, ours_name, kineto_name);
-	jv_foreach(ev, kev) {
-		event_sep(&m);
-		put_value(w, ev);
-		jw_commit(w);
-		mi->kineto_events++;
-	}
+	jv_foreach(ev, kev)
+		put_profiler_event(&m, ev, idx++);
+	idx = 0;
 	jv_foreach(ev, oev)
-		put_our_event(&m, ev);
+		put_our_event(&m, ev, idx++);
+	put_track_names(&m);
 	jw_lit(w, "\n]}\n");
 	jw_commit(w);
 	ret = jw_error(w);
@@ -632,6 +1009,10 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 out:
 	side_free(&m.k);
 	side_free(&m.o);
+	free(m.adj_o);
+	free(m.adj_k);
+	free(m.moved);
+	free(m.moved_named);
 	return ret;
 }
 
@@ -652,7 +1033,8 @@ static struct jv *load(const char *path, char *err, size_t errlen)
 	return doc;
 }
 
-int merge_files(const char *ours, const char *kineto, const char *out, bool force, FILE *msg)
+int merge_files(const char *ours, const char *kineto, const char *out, bool force,
+		const struct merge_opts *mo, FILE *msg)
 {
 	struct jv *od = NULL, *kd = NULL;
 	struct merge_info mi;
@@ -674,7 +1056,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
-	ret = merge_docs(od, kd, o.jw, ours, kineto, &mi, err, sizeof(err));
+	ret = merge_docs(od, kd, o.jw, ours, kineto, mo, &mi, err, sizeof(err));
 	if (ret) {
 		output_close(&o);
 		unlink(out);
@@ -704,6 +1086,25 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 	if (mi.corr_offset)
 		fprintf(msg, "merge: our correlation ids clash with Kineto's: shifted by %llu\n",
 			(unsigned long long)mi.corr_offset);
+	if (mi.legacy && mi.lfit.votes)
+		fprintf(msg, "merge: legacy profiler export: its ts 0 is %+.3f ms from "
+			"--profiler-start, fitted on %zu of %zu ops inside ours (%d thread%s "
+			"paired)\n", (mi.lfit.offset_ns - mi.legacy_guess_ns) / 1e6, mi.lfit.votes,
+			mi.lfit.considered, mi.lfit.nthreads, mi.lfit.nthreads == 1 ? "" : "s");
+	else if (mi.legacy)
+		fprintf(msg, "merge: warning: legacy profiler export: none of its ops matched a "
+			"span of ours by name, so its clock is --profiler-start alone (off by the "
+			"time enabling took); trace the ops it records (e.g. at::_ops::OP::call "
+			"named aten::OP) for an exact fit\n");
+	if (mi.fit.adjusted)
+		fprintf(msg, "merge: %zu of our spans moved by at most %.3f µs to nest with the "
+			"profiler's (tolerance %.3f µs)\n", mi.fit.adjusted,
+			mi.fit.max_adjust_ns / 1e3, mi.tol_ns / 1e3);
+	if (mi.fit.lanes_moved)
+		fprintf(msg, "merge: warning: %zu of our spans on %zu thread%s overlap the "
+			"profiler's by more than the tolerance: on tracks of their own "
+			"(tid + %d, named \"...%s\")\n", mi.fit.spans_moved, mi.fit.lanes_moved,
+			mi.fit.lanes_moved == 1 ? "" : "s", MERGE_OWN_TRACK_TID, DEVICE_SUFFIX);
 	rc = EXIT_OK;
 out:
 	jv_free(od);
@@ -711,7 +1112,8 @@ out:
 	return rc;
 }
 
-int cmd_merge(const char *ours, const char *kineto, const char *out, bool force)
+int cmd_merge(const char *ours, const char *kineto, const char *out, bool force,
+	      const struct merge_opts *mo)
 {
-	return merge_files(ours, kineto, out, force, stdout);
+	return merge_files(ours, kineto, out, force, mo, stdout);
 }

@@ -578,9 +578,14 @@ int main(int argc, char **argv)
 	case CMD_RECOVER:
 		rc = cmd_recover(env.file_arg);
 		goto out;
-	case CMD_MERGE:
-		rc = cmd_merge(env.file_arg, env.file_arg2, env.output, env.force);
+	case CMD_MERGE: {
+		struct merge_opts mo = { .tol_ns = env.nest_tol_ns >= 0 ? env.nest_tol_ns :
+					 MERGE_DEFAULT_TOL_NS,
+					 .profiler_start_ns = env.profiler_start_ns };
+
+		rc = cmd_merge(env.file_arg, env.file_arg2, env.output, env.force, &mo);
 		goto out;
+	}
 	default:
 		break;
 	}

@@ -116,3 +116,104 @@ PY
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"give ours first"* ]]
 }
+
+# --- real code: Debian's PyTorch profiles itself (legacy export) while we trace it -------------
+
+TORCH_PY=/usr/bin/python3	# Debian's python with python3-torch, whatever python3 is on PATH
+# the ops the profiler records, probed where the dispatcher enters them, named like the profiler
+TORCH_OPS=(linear addmm relu mse_loss mm t sum)
+
+# profiled_torch_run: trace tests/e2e/torch_profiled.py by PID while it profiles itself; the
+# job's files land in $BATS_TEST_TMPDIR/job (profile.json, job.json), our trace in t.json
+profiled_torch_run() {
+	"$TORCH_PY" -c 'import torch' 2>/dev/null || skip "no python3-torch for $TORCH_PY"
+	local probes=() op
+	for op in "${TORCH_OPS[@]}"; do
+		probes+=(--probe "libtorch_cpu.so*:at::_ops::$op::call:aten::$op")
+	done
+	"$TORCH_PY" "$ROOT/tests/e2e/torch_profiled.py" --ready "$BATS_TEST_TMPDIR/job.ready" \
+		--go "$BATS_TEST_TMPDIR/job.go" --out "$BATS_TEST_TMPDIR/job" --iters 25 \
+		>"$BATS_TEST_TMPDIR/job.out" 2>&1 &
+	JOB_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/job.ready" 60
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default "${probes[@]}"
+	touch "$BATS_TEST_TMPDIR/job.go"
+	# the tracer ends with its target
+	wait_child "$JOB_PID" 120
+	JOB_RC=$CHILD_RC
+	wait_child "$TRACER_PID" 30
+	TRACER_RC=$CHILD_RC
+	[ "$JOB_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+}
+
+@test "merge with a legacy PyTorch profiler export: refused without its start time, saying what is missing" {
+	profiled_torch_run
+	run "$TOOL" merge "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/job/profile.json" \
+		-o "$BATS_TEST_TMPDIR/m.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"legacy PyTorch export"* ]]
+	[[ "$output" == *"--profiler-start NS"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/m.json" ]
+}
+
+@test "merge with a legacy PyTorch profiler export: clocks fitted on the shared ops, threads paired, check clean" {
+	profiled_torch_run
+	local start
+	start=$(counts_field "$BATS_TEST_TMPDIR/job/job.json" profilerStartNs)
+	# the profiler's own export does not pass check: it rounds ts and dur to whole µs apart
+	run "$TOOL" check "$BATS_TEST_TMPDIR/job/profile.json"
+	[ "$status" -eq 8 ]
+	run "$TOOL" merge "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/job/profile.json" \
+		-o "$BATS_TEST_TMPDIR/m.json" --profiler-start "$start"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"fitted on"* ]]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/m.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/m.json" "$BATS_TEST_TMPDIR/t.json" \
+		"$BATS_TEST_TMPDIR/job/job.json" "${TORCH_OPS[@]}" <<'PY'
+import collections, json, sys
+m, ours, job = (json.load(open(p)) for p in sys.argv[1:4])
+ops = {"aten::" + o for o in sys.argv[4:]}
+info = m["spyreMerged"]
+fit = info["legacyProfiler"]
+print(json.dumps(info))
+assert info["kinetoTimestamps"] == "legacy"
+# the profiler's "CPU functions" are the job, its thread 1 the job's training thread
+assert fit["pid"] == job["pid"], fit
+assert fit["threads"] == [{"from": 1, "to": job["tid"]}], fit
+# its ts 0 lies after the job's stamp and before enabling returned (~0.5 ms here)
+assert job["profilerStartNs"] <= fit["zeroNs"] <= job["profilerEnabledNs"] + 1000, fit
+ev = m["traceEvents"]
+mine = [e for e in ev if e["ph"] == "X" and e.get("cat") == "privateuse1_runtime"]
+theirs = [e for e in ev if e["ph"] == "X" and e.get("cat") != "privateuse1_runtime" and
+          e["name"] in ops]
+n_ours = sum(1 for e in ours["traceEvents"] if e["ph"] == "X")
+assert len(mine) == n_ours > 0, (len(mine), n_ours)
+# the profiler's spans of those ops voted for the fit (25 iterations stay under the 4000
+# that vote), and every op of ours holds the profiler's span of the same op (same thread)
+assert fit["consideredOps"] < 4000, fit
+assert fit["fittedOps"] >= 0.95 * n_ours, (fit, n_ours)
+by_name = collections.defaultdict(list)
+for e in theirs:
+    by_name[e["name"], e["tid"]].append((e["ts"], e["ts"] + e["dur"]))
+inside = 0
+for e in mine:
+    a, b = e["ts"], e["ts"] + e["dur"]
+    ok = any(a <= s and t <= b for s, t in by_name[e["name"], e["tid"]])
+    inside += ok
+    if not ok:
+        print("not inside:", e, min(by_name[e["name"], e["tid"]], key=lambda st: abs(st[0] - a)))
+assert inside == len(mine), (inside, len(mine))
+# per iteration as the model implies: two Linear layers -> two aten::linear and aten::addmm
+iters = job["iters"]
+count = collections.Counter(e["name"] for e in mine)
+assert count["aten::linear"] == count["aten::addmm"] == 2 * iters, count
+assert count["aten::mse_loss"] == iters, count
+# nothing of ours had to go to a track of its own
+assert info["nesting"]["ownTracks"] == 0, info
+PY
+}

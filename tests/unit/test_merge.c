@@ -49,7 +49,7 @@ static struct jv *merge_mem(const struct jv *ours, const struct jv *kineto, stru
 	const char *data;
 	size_t len;
 
-	*ret = merge_docs(ours, kineto, w, "ours.json", "kineto.json", mi, err, errlen);
+	*ret = merge_docs(ours, kineto, w, "ours.json", "kineto.json", NULL, mi, err, errlen);
 	data = jw_mem_data(w, &len);
 	if (!*ret) {
 		char perr[160];
@@ -302,10 +302,10 @@ TEST(merge_files_writes_refuses_overwrite_and_gzips)
 	if (!msg)
 		return;
 
-	CHECK_EQ_INT(merge_files(ours, kin, out, false, msg), EXIT_OK);
-	CHECK_EQ_INT(merge_files(ours, kin, out, false, msg), EXIT_OUTPUT);
-	CHECK_EQ_INT(merge_files(ours, kin, out, true, msg), EXIT_OK);
-	CHECK_EQ_INT(merge_files(ours, kin, gz, false, msg), EXIT_OK);
+	CHECK_EQ_INT(merge_files(ours, kin, out, false, NULL, msg), EXIT_OK);
+	CHECK_EQ_INT(merge_files(ours, kin, out, false, NULL, msg), EXIT_OUTPUT);
+	CHECK_EQ_INT(merge_files(ours, kin, out, true, NULL, msg), EXIT_OK);
+	CHECK_EQ_INT(merge_files(ours, kin, gz, false, NULL, msg), EXIT_OK);
 	CHECK_EQ_INT(trace_file_read(gz, &tf, err, sizeof(err)), 0);
 	CHECK(tf.gzip);
 	doc = jv_parse(tf.data, tf.len, err, sizeof(err));
@@ -315,13 +315,71 @@ TEST(merge_files_writes_refuses_overwrite_and_gzips)
 	trace_file_free(&tf);
 	/* a failed merge leaves no output behind */
 	snprintf(out, sizeof(out), "%s/bad.json", dir);
-	CHECK_EQ_INT(merge_files(kin, ours, out, false, msg), EXIT_ERROR);
+	CHECK_EQ_INT(merge_files(kin, ours, out, false, NULL, msg), EXIT_ERROR);
 	CHECK(access(out, F_OK) != 0);
-	CHECK_EQ_INT(merge_files(ours, "/nonexistent.json", out, false, msg), EXIT_ERROR);
+	CHECK_EQ_INT(merge_files(ours, "/nonexistent.json", out, false, NULL, msg), EXIT_ERROR);
 	fclose(msg);
 
 	unlink(gz);
 	snprintf(out, sizeof(out), "%s/merged.json", dir);
 	unlink(out);
 	rmdir(dir);
+}
+
+TEST(merge_nests_our_overhanging_span_in_the_profilers_and_moves_what_cannot)
+{
+	/* Kineto: aten::linear [100, 200] on thread 7, [300, 400] on thread 8; ours (base 1 µs
+	 * later): addmm overhangs linear's end by 0.6 µs on 7, by 10 µs on 8 */
+	struct jv *ours = parse_text(
+		"{\"baseTimeNanoseconds\":1001000,\"spyreTracer\":{\"realtimeBaseNs\":1001000},"
+		"\"traceEvents\":["
+		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":8,\"ts\":0,"
+		"\"args\":{\"name\":\"worker\"}},"
+		"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aten::addmm\",\"pid\":5,"
+		"\"tid\":7,\"ts\":149.000,\"dur\":50.600},"
+		"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aten::addmm\",\"pid\":5,"
+		"\"tid\":8,\"ts\":349.000,\"dur\":60.000}]}");
+	struct jv *kin = parse_text(
+		"{\"baseTimeNanoseconds\":1000000,\"traceEvents\":["
+		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":8,\"ts\":0,"
+		"\"args\":{\"name\":\"python\"}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":5,\"tid\":7,"
+		"\"ts\":100,\"dur\":100},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":5,\"tid\":8,"
+		"\"ts\":300,\"dur\":100}]}");
+	const struct jv *ev, *n;
+	struct check_result r;
+	struct merge_info mi;
+	struct jv *out;
+	char err[256];
+	int ret;
+
+	CHECK(ours && kin);
+	if (!ours || !kin)
+		goto out_free;
+	out = merge_mem(ours, kin, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	if (!out)
+		goto out_free;
+	/* thread 7: ours clamped to end with linear, at 200 */
+	ev = find(out, "X", "aten::addmm", 5, 7);
+	CHECK_STR(raw(jv_get(ev, "ts")), "150.000");
+	CHECK_STR(raw(jv_get(ev, "dur")), "50.000");
+	CHECK_EQ_INT(mi.fit.adjusted, 1);
+	CHECK_EQ_INT(mi.fit.max_adjust_ns, 600);
+	/* thread 8: 10 µs is past the 2 µs tolerance: a track of its own, times unchanged,
+	 * named after our thread with the suffix */
+	CHECK_EQ_INT(mi.fit.lanes_moved, 1);
+	ev = find(out, "X", "aten::addmm", 5, 8 + MERGE_OWN_TRACK_TID);
+	CHECK_STR(raw(jv_get(ev, "ts")), "350.000");
+	CHECK_STR(raw(jv_get(ev, "dur")), "60.000");
+	n = find(out, "M", "thread_name", 5, 8 + MERGE_OWN_TRACK_TID);
+	CHECK_STR(jv_get_str(jv_get(n, "args"), "name"), "worker (spyre-bpftrace)");
+	CHECK_STR(raw(jv_get(jv_get(jv_get(out, "spyreMerged"), "nesting"), "ownTracks")), "1");
+	/* and check finds nothing left to say */
+	CHECK_EQ_INT(check_doc(out, "merged", NULL, &r), 0);
+	jv_free(out);
+out_free:
+	jv_free(ours);
+	jv_free(kin);
 }
