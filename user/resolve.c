@@ -163,8 +163,9 @@ static int name_add(struct target *t, int i)
 /*
  * A name no other probe has, for @base: @base itself when it is free, else @base followed by
  * what sets this function apart from the one that has it (its qualified name, its library's
- * path, its whole signature: overloads), else by " #N". Functions are resolved in a fixed
- * order (maps, then symbol table order), so the same job gives the same names.
+ * path, its whole signature: overloads in one library), else by " #N" (a copy of the library
+ * under the same path: another container's). Functions are resolved in a fixed order (maps,
+ * then symbol table order), so the same job gives the same names.
  */
 static int distinct_name(const struct target *t, int lib, const struct elf_func *f,
 			 const char *base, char **out)
@@ -184,8 +185,8 @@ static int distinct_name(const struct target *t, int lib, const struct elf_func 
 		desc = f->qualname;
 	else if (strcmp(t->libs[h->lib].path, t->libs[lib].path))
 		desc = t->libs[lib].path;
-	else if ((sig = demangle_full(f->name)) && strcmp(sig, f->qualname))
-		desc = sig;
+	else if (h->lib == lib && (sig = demangle_full(f->name)) && strcmp(sig, f->qualname))
+		desc = sig;	/* another copy of the library (same path): #N, not an overload */
 	if (desc ? asprintf(&cand, "%s (%s)", base, desc) < 0 : !(cand = strdup(base)))
 		goto out;
 	for (int n = 2; !desc || name_find(t, cand) >= 0; n++) {

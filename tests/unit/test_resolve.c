@@ -110,7 +110,7 @@ TEST(resolve_names_distinct)
 {
 	struct probe_table tab = {};
 	struct target t;
-	char dir[PATH_MAX], lib[PATH_MAX + 32], err[256], buf[2 * PATH_MAX + 512];
+	char dir[PATH_MAX], lib[PATH_MAX + 32], err[256], buf[3 * PATH_MAX + 512];
 	const struct rprobe *p;
 	FILE *maps;
 	int n = 0;
@@ -122,17 +122,19 @@ TEST(resolve_names_distinct)
 		"libfixture.so fixture::*::operator* name=op_{1}\n"
 		"libfixture.so fixture_c_entry\n", "t", err, sizeof(err)), 0);
 	CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
-	/* the same library a second time, as if from another file (inode, path) */
+	/* the same library a second time, as if from another file (inode, path), and a third
+	 * time under the first one's path (another container's copy) */
 	snprintf(buf, sizeof(buf),
 		 "7f0000000000-7f0000001000 r-xp 00000000 fd:01 4242 %s\n"
-		 "7f0000100000-7f0000101000 r-xp 00000000 fd:01 4343 %s/./libfixture.so\n",
-		 lib, dir);
+		 "7f0000100000-7f0000101000 r-xp 00000000 fd:01 4343 %s/./libfixture.so\n"
+		 "7f0000200000-7f0000201000 r-xp 00000000 fd:02 4242 %s\n",
+		 lib, dir, lib);
 	maps = fmemopen(buf, strlen(buf), "r");
 	CHECK(maps);
 	/* id, scale x2, three operators, the C entry: 7 in each copy */
-	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 14);
+	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 21);
 	fclose(maps);
-	CHECK_EQ_INT(t.nlibs, 2);
+	CHECK_EQ_INT(t.nlibs, 3);
 	for (int i = 0; i < t.cnt; i++)
 		for (int j = i + 1; j < t.cnt; j++)
 			if (!strcmp(t.probes[i].name, t.probes[j].name))
@@ -162,6 +164,8 @@ TEST(resolve_names_distinct)
 			continue;
 		if (p->lib == 0) {
 			CHECK_STR(p->name, "fixture_c_entry");
+		} else if (p->lib == 2) {
+			CHECK_STR(p->name, "fixture_c_entry #2");
 		} else {
 			snprintf(buf, sizeof(buf), "fixture_c_entry (%s/./libfixture.so)", dir);
 			CHECK_STR(p->name, buf);
@@ -169,7 +173,13 @@ TEST(resolve_names_distinct)
 		}
 		n++;
 	}
-	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(n, 3);
+	/* an overload in the third copy: not told apart by its signature, it is no overload */
+	for (int i = 0; i < t.cnt; i++) {
+		p = &t.probes[i];
+		if (p->lib == 2 && !strcmp(p->qualname, "fixture::Widget::id"))
+			CHECK_STR(p->name, "w #2");
+	}
 	target_free(&t);
 	probes_free(&tab);
 }
