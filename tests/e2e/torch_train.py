@@ -30,12 +30,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-
-def write_atomic(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.rename(tmp, path)
+from torch_job import write_atomic  # noqa: E402  (its sibling, the exception tests' job)
 
 
 def main():
