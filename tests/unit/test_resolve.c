@@ -168,7 +168,7 @@ TEST(resolve_names_distinct)
 			CHECK_STR(p->name, "fixture_c_entry #2");
 		} else {
 			snprintf(buf, sizeof(buf), "fixture_c_entry (%s/./libfixture.so)", dir);
-			CHECK_STR(p->name, buf);
+			CHECK(!strcmp(p->name, buf));
 			CHECK_STR(p->shared_name, "fixture_c_entry");
 		}
 		n++;
