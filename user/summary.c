@@ -146,7 +146,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fprintf(f, "(no calls traced)\n");
 	/* a row whose name was made distinct says which function it is */
 	for (int k = 0; k < n; k++) {
-		const struct rprobe *p = &t->probes[order[k]];
+		const struct rprobe *p = &t->probes[order[k]], *h;
 
 		if (!p->shared_name)
 			continue;
@@ -154,8 +154,12 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			fprintf(f, "(more renamed functions: spyreProbes[].sharedName in the trace)\n");
 			break;
 		}
-		fprintf(f, "renamed: %s is %s in %s (another function is named %s)\n", p->name,
-			p->qualname, t->libs[p->lib].path, p->shared_name);
+		for (h = t->probes; h < t->probes + t->cnt && strcmp(h->name, p->shared_name); h++)
+			;
+		fprintf(f, "renamed: %s is %s in %s", p->name, p->qualname, t->libs[p->lib].path);
+		if (h < t->probes + t->cnt)
+			fprintf(f, " (%s is %s in %s)", h->name, h->qualname, t->libs[h->lib].path);
+		fputc('\n', f);
 	}
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
 		if (counters[i].drops_ring || counters[i].drops_depth)
