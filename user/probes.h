@@ -36,7 +36,8 @@
  *   (it records nothing), dev=launch or dev=complete
  *   without key=, op= without dev=launch, key=/stream= without dev=, bytes= without dev=launch,
  *   stream=/bytes= other than argN, control characters anywhere, '"' or '\' or invalid UTF-8 in
- *   name/cat (they end up in JSON).
+ *   name/cat (they end up in JSON), a SYMBOL_GLOB that globcap_check refuses ('[' without
+ *   ']', a trailing '\', [=a=], [.a.]), a bad name template.
  *
  * Command line: LIB:SYMBOL_GLOB[:NAME]; "::" inside the symbol is part of the C++ name. A single
  * ':' separates fields, ":::" is rejected as ambiguous, LIB cannot contain ':'. NAME is a
