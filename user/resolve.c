@@ -162,18 +162,19 @@ static int name_add(struct target *t, int i)
 
 /*
  * A name no other probe has, for @base: @base itself when it is free, else @base followed by
- * what sets this function apart from the one that has it (its qualified name, its library's
- * path, its whole signature: overloads in one library), else by " #N" (a copy of the library
- * under the same path: another container's). Functions are resolved in a fixed order (maps,
- * then symbol table order), so the same job gives the same names.
+ * what sets this function apart from the one that has it, the first of these that gives a
+ * free name: its qualified name, its whole signature (overloads), its library's path; else
+ * by " #N" (a copy of the library under the same path: another container's). Functions are
+ * resolved in a fixed order (maps, then symbol table order), so the same job gives the same
+ * names.
  */
 static int distinct_name(const struct target *t, int lib, const struct elf_func *f,
 			 const char *base, char **out)
 {
 	const struct rprobe *h;
 	char *sig = NULL, *cand = NULL, *num = NULL;
-	const char *desc = NULL;
-	int holder = name_find(t, base), err = -ENOMEM;
+	const char *desc[3] = {};
+	int holder = name_find(t, base), err = -ENOMEM, k;
 
 	*out = NULL;
 	if (holder < 0) {
@@ -182,14 +183,37 @@ static int distinct_name(const struct target *t, int lib, const struct elf_func 
 	}
 	h = &t->probes[holder];
 	if (strcmp(h->qualname, f->qualname))
-		desc = f->qualname;
-	else if (strcmp(t->libs[h->lib].path, t->libs[lib].path))
-		desc = t->libs[lib].path;
-	else if (h->lib == lib && (sig = demangle_full(f->name)) && strcmp(sig, f->qualname))
-		desc = sig;	/* another copy of the library (same path): #N, not an overload */
-	if (desc ? asprintf(&cand, "%s (%s)", base, desc) < 0 : !(cand = strdup(base)))
+		desc[0] = f->qualname;
+	/* the signature tells overloads apart, not two copies of one library */
+	if ((desc[0] || h->lib == lib) && (sig = demangle_full(f->name)) &&
+	    strcmp(sig, f->qualname))
+		desc[1] = sig;
+	if (strcmp(t->libs[h->lib].path, t->libs[lib].path))
+		desc[2] = t->libs[lib].path;
+	for (k = 0; k < 3; k++) {
+		if (!desc[k])
+			continue;
+		free(cand);
+		if (asprintf(&cand, "%s (%s)", base, desc[k]) < 0) {
+			cand = NULL;
+			goto out;
+		}
+		if (name_find(t, cand) < 0) {
+			*out = cand;
+			cand = NULL;
+			err = 0;
+			goto out;
+		}
+	}
+	/* nothing told it apart (or every such name is taken): number it after the first */
+	for (k = 0; k < 3 && !desc[k]; k++)
+		;
+	free(cand);
+	if (k < 3 ? asprintf(&cand, "%s (%s)", base, desc[k]) < 0 : !(cand = strdup(base))) {
+		cand = NULL;
 		goto out;
-	for (int n = 2; !desc || name_find(t, cand) >= 0; n++) {
+	}
+	for (int n = 2;; n++) {
 		free(num);
 		if (asprintf(&num, "%s #%d", cand, n) < 0) {
 			num = NULL;
@@ -202,9 +226,6 @@ static int distinct_name(const struct target *t, int lib, const struct elf_func 
 			goto out;
 		}
 	}
-	*out = cand;
-	cand = NULL;
-	err = 0;
 out:
 	free(num);
 	free(cand);

@@ -24,8 +24,8 @@ struct rprobe {
 	/*
 	 * Display name, never shared with another probe of the target: the spec's name (or
 	 * template) or the qualified name, and when a function resolved earlier has that name
-	 * already, " (QUALNAME)", " (LIBRARY PATH)" or " (SIGNATURE)" (overloads), whichever
-	 * tells the two apart, else " #N" (N = 2, 3, ...) after it. malloc'd.
+	 * already, " (QUALNAME)", " (SIGNATURE)" (overloads) or " (LIBRARY PATH)", the first
+	 * that tells the two apart and is free, else " #N" (N = 2, 3, ...). malloc'd.
 	 */
 	char *name;
 	char *shared_name;	/* the name before it was made distinct; NULL if it was not */

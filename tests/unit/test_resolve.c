@@ -141,7 +141,8 @@ TEST(resolve_names_distinct)
 				unit_fail(__FILE__, __LINE__, t.probes[i].name);
 	/*
 	 * A fixed name on a glob: the first function resolved keeps it, the others add their
-	 * qualified name. A template that gives several functions one name: the same.
+	 * qualified name (overloads: their signature). A template that gives several functions
+	 * one name: the same.
 	 */
 	for (int i = 0; i < t.cnt; i++) {
 		const char *base = !strcmp(t.probes[i].qualname, "fixture_c_entry") ? NULL :
@@ -150,7 +151,7 @@ TEST(resolve_names_distinct)
 		p = &t.probes[i];
 		if (!base || p->lib)
 			continue;
-		snprintf(buf, sizeof(buf), "%s (%s)", base, p->qualname);
+		snprintf(buf, sizeof(buf), "%s (%s", base, p->qualname);
 		if (strcmp(p->name, base) && strncmp(p->name, buf, strlen(buf)))
 			unit_fail(__FILE__, __LINE__, p->name);
 		n += !strcmp(p->name, base);
@@ -174,11 +175,17 @@ TEST(resolve_names_distinct)
 		n++;
 	}
 	CHECK_EQ_INT(n, 3);
-	/* an overload in the third copy: not told apart by its signature, it is no overload */
 	for (int i = 0; i < t.cnt; i++) {
 		p = &t.probes[i];
+		/* in the third copy: not told apart by its signature, it is no overload */
 		if (p->lib == 2 && !strcmp(p->qualname, "fixture::Widget::id"))
 			CHECK_STR(p->name, "w #2");
+		/* the second overload of scale under the fixed name: by its signature */
+		if (p->lib == 0 && !strcmp(p->qualname, "fixture::Widget::scale") &&
+		    strcmp(p->name, "w") && strcmp(p->name, "w (fixture::Widget::scale)") &&
+		    strcmp(p->name, "w (fixture::Widget::scale(int))") &&
+		    strcmp(p->name, "w (fixture::Widget::scale(double))"))
+			unit_fail(__FILE__, __LINE__, p->name);
 	}
 	target_free(&t);
 	probes_free(&tab);
