@@ -78,8 +78,10 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 endif
 
 # --- userspace ---------------------------------------------------------------------------------
-$(BUILD)/user/default_probes.c: user/spyre-default.probes tools/embed-text.sh | $(BUILD)/user
-	sh tools/embed-text.sh probes_default_text < $< > $@
+# the built-in tables (probes.h), all in one generated file
+$(BUILD)/user/default_probes.c: user/spyre-default.probes user/torch.probes tools/embed-text.sh | $(BUILD)/user
+	{ sh tools/embed-text.sh probes_default_text < user/spyre-default.probes && \
+	  sh tools/embed-text.sh probes_torch_text < user/torch.probes; } > $@
 
 $(BUILD)/user/%.o: $(BUILD)/user/%.c | $(BUILD)/user
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -161,6 +163,7 @@ vmlinux:
 install: $(TOOL)
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/spyre-bpftrace
 	install -D -m 0644 user/spyre-default.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/spyre-default.probes
+	install -D -m 0644 user/torch.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/torch.probes
 
 clean:
 	rm -rf $(BUILD)

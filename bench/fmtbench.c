@@ -69,7 +69,7 @@ static int fake_target(struct probe_table *table, struct target *t)
 
 		p->spec = i;
 		p->qualname = strdup(table->specs[i].sym);
-		probe_display_name(&table->specs[i], p->qualname, p->name, sizeof(p->name));
+		p->name = probe_name(&table->specs[i], p->qualname, NULL, NULL);
 	}
 	t->cnt = table->cnt;
 	t->cap = table->cnt;

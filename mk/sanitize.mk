@@ -28,7 +28,7 @@ $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz.h $(2) $(wildcard 
 endef
 $(eval $(call fuzz_rule,elfsym,user/elfsym.c))
 $(eval $(call fuzz_rule,procmaps,user/procmaps.c))
-$(eval $(call fuzz_rule,probes,user/probes.c $(BUILD)/user/default_probes.c))
+$(eval $(call fuzz_rule,probes,user/probes.c user/globcap.c $(BUILD)/user/default_probes.c))
 $(eval $(call fuzz_rule,jsonparse,user/jsonparse.c))
 
 fuzz-build: $(FUZZ_BINS)

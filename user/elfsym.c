@@ -487,7 +487,7 @@ static void reduce_name(char *s)
 	}
 }
 
-char *demangle_qualname(const char *name)
+char *demangle_full(const char *name)
 {
 	char *dm;
 	int status = 0;
@@ -501,6 +501,15 @@ char *demangle_qualname(const char *name)
 		free(dm);
 		return NULL;
 	}
+	return dm;
+}
+
+char *demangle_qualname(const char *name)
+{
+	char *dm = demangle_full(name);
+
+	if (!dm)
+		return NULL;
 	reduce_name(dm);
 	/* garbage that demangles to brackets only would match every "*" glob under no name */
 	if (!dm[0]) {

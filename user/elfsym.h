@@ -44,5 +44,7 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
  * Returns a malloc'd string, or NULL when @name is not a mangled C++ name.
  */
 char *demangle_qualname(const char *name);
+/* The whole demangled name, parameters included ("ns::f(int) const"); NULL as above. */
+char *demangle_full(const char *name);
 
 #endif

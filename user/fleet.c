@@ -177,6 +177,15 @@ char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
 	return out;
 }
 
+/*
+ * A series is per job and function name: the copies of a library in each container (one file
+ * each, so probes of their own, with names made distinct) add up under the function's name.
+ */
+static const char *prom_func(const struct rprobe *p)
+{
+	return p->shared_name ?: p->name;
+}
+
 static void window_prom(struct prom_window *pw, const struct consumer *c, const struct target *t,
 			const struct spyre_counters *counters)
 {
@@ -196,13 +205,14 @@ static void window_prom(struct prom_window *pw, const struct consumer *c, const 
 		job.comm = p && p->name[0] ? p->name : NULL;
 		job.container = p ? p->container : NULL;
 		if (t->table->specs[t->probes[probe].spec].type == PROBE_SPAN)
-			prom_window_add_span(pw, &job, t->probes[probe].name, ps->st);
+			prom_window_add_span(pw, &job, prom_func(&t->probes[probe]), ps->st);
 		else
-			prom_window_add_count(pw, &job, t->probes[probe].name, ps->delivered);
+			prom_window_add_count(pw, &job, prom_func(&t->probes[probe]),
+					      ps->delivered);
 	}
 	/* drops are counted in BPF per probe, not per process */
 	for (int i = 0; i < t->cnt; i++)
-		prom_window_add_drops(pw, NULL, t->probes[i].name, counters[i].drops_ring,
+		prom_window_add_drops(pw, NULL, prom_func(&t->probes[i]), counters[i].drops_ring,
 				      counters[i].drops_depth);
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "globcap.h"
 #include "probes.h"
 
 #define DEFAULT_CAT "privateuse1_runtime"
@@ -371,11 +372,81 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 	}
 }
 
+/*
+ * A name= template: {N} is what the N-th '*' of the symbol glob matched, {{ and }} are literal
+ * braces. Any other brace is refused, so a brace meant literally cannot silently become a
+ * reference, nor a typo in a reference a literal. Calls @put(ctx, text, len) for each piece
+ * of the name; with @caps NULL it only checks (against @stars captures).
+ */
+static int expand_name(const char *name, int stars, const char *matched,
+		       const struct globcap *caps, const char **why, int *bad,
+		       void (*put)(void *ctx, const char *p, size_t n), void *ctx)
+{
+	const char *p = name, *lit;
+	int n;
+
+	while (*p) {
+		lit = p;
+		p += strcspn(p, "{}");
+		if (p > lit && put)
+			put(ctx, lit, p - lit);
+		if (!*p)
+			break;
+		if (p[0] == p[1]) {
+			if (put)
+				put(ctx, p, 1);
+			p += 2;
+			continue;
+		}
+		if (*p == '}' || p[1] < '1' || p[1] > '9') {
+			*why = "a brace that is not part of {N} ({{ and }} are literal braces)";
+			return -EINVAL;
+		}
+		for (n = 0, p++; *p >= '0' && *p <= '9'; p++)
+			if (n <= GLOBCAP_MAX)
+				n = n * 10 + (*p - '0');
+		if (*p != '}') {
+			*why = "a brace that is not part of {N} ({{ and }} are literal braces)";
+			return -EINVAL;
+		}
+		p++;
+		if (n > stars || n > GLOBCAP_MAX) {
+			*bad = n;
+			*why = NULL;
+			return -ERANGE;
+		}
+		if (put && caps && n <= caps->n)
+			put(ctx, matched + caps->v[n - 1].off, caps->v[n - 1].len);
+	}
+	return 0;
+}
+
+/* The symbol glob and the name template agree (the line's captures exist). */
+static int check_sym_name(const struct pctx *c, const struct probe_spec *s)
+{
+	const char *why = NULL;
+	int stars, bad = 0, err;
+
+	stars = globcap_check(s->sym, &why);
+	if (stars < 0)
+		return fail(c, "SYMBOL_GLOB '%.*s': %s", QUOTE_MAX, s->sym, why);
+	err = expand_name(s->name, stars, NULL, NULL, &why, &bad, NULL, NULL);
+	if (err == -ERANGE)
+		return fail(c, "name=%s: {%d} but SYMBOL_GLOB '%.*s' has %d '*' (at most %d "
+			    "are captured)", s->name, bad, QUOTE_MAX, s->sym, stars, GLOBCAP_MAX);
+	if (err)
+		return fail(c, "name=%s: %s", s->name, why);
+	return 0;
+}
+
 /* Rules that involve several keys, checked once the whole line is known (any key order). */
 static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has_ret)
 {
-	int i, j;
+	int i, j, err;
 
+	err = check_sym_name(c, s);
+	if (err)
+		return err;
 	if (s->type == PROBE_INSTANT && has_ret)
 		return fail(c, "ret= on a type=instant probe: no return value at entry");
 	if (s->type == PROBE_INSTANT && s->key == PROBE_VAL_RET)
@@ -640,6 +711,7 @@ int probes_parse_cli(struct probe_table *t, const char *arg, char *errbuf, size_
 	err = err ?: copy_field(&c, s.sym, sizeof(s.sym), "SYMBOL_GLOB", sym);
 	err = err ?: check_text(&c, "NAME", name, true);
 	err = err ?: copy_field(&c, s.name, sizeof(s.name), "NAME", name);
+	err = err ?: check_sym_name(&c, &s);
 	if (err)
 		return err;
 	err = table_add(t, &s);
@@ -653,45 +725,82 @@ int probes_load_default(struct probe_table *t, char *err, size_t errlen)
 	return probes_parse_text(t, probes_default_text, "default", err, errlen);
 }
 
-/* Start and length of the last component of a C++ qualified name, without template args. */
-static struct tok last_component(const char *q)
-{
-	const char *p, *comp = q;
-	struct tok r;
-	int depth = 0;
+static const struct {
+	const char *name;
+	const char *text;
+} builtin[] = {
+	{ "spyre", probes_default_text },
+	{ "torch", probes_torch_text },
+};
 
-	for (p = q; *p; p++) {
-		/* operator<, operator() ... : the rest is the name, brackets and all */
-		if (depth == 0 && p == comp && !strncmp(p, "operator", 8))
-			return tok_str(comp);
-		if (*p == '<' || *p == '(')
-			depth++;
-		else if ((*p == '>' || *p == ')') && depth > 0)
-			depth--;
-		else if (depth == 0 && p[0] == ':' && p[1] == ':')
-			comp = ++p + 1;
-	}
-	r.p = comp;
-	r.n = strcspn(comp, "<(");
-	return r.n ? r : tok_str(q);
+bool probes_builtin(const char *name)
+{
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (!strcmp(builtin[i].name, name))
+			return true;
+	return false;
 }
 
-const char *probe_display_name(const struct probe_spec *s, const char *qualname, char *buf,
-			       size_t len)
+int probes_load(struct probe_table *t, const char *arg, char *err, size_t errlen)
 {
-	struct tok t;
+	struct pctx c = { "--probes", 0, err, errlen };
 
-	if (!buf || !len)
-		return "";
-	if (s && s->name[0]) {
-		snprintf(buf, len, "%s", s->name);
-		return buf;
+	if (arg && !strchr(arg, '/')) {
+		for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+			if (!strcmp(builtin[i].name, arg))
+				return probes_parse_text(t, builtin[i].text, arg, err, errlen);
+		if (access(arg, F_OK) && errno == ENOENT) {
+			fail(&c, "%s: no such file, nor a built-in table (spyre, torch)", arg);
+			return -ENOENT;
+		}
 	}
-	if (!qualname || !*qualname)
-		qualname = s ? s->sym : "";
-	t = last_component(qualname);
-	snprintf(buf, len, "%.*s", (int)t.n, t.p);
-	return buf;
+	return probes_parse_file(t, arg, err, errlen);
+}
+
+struct name_buf {
+	char *p;
+	size_t len, cap;
+	bool nomem;
+};
+
+static void name_put(void *ctx, const char *p, size_t n)
+{
+	struct name_buf *b = ctx;
+	char *np;
+
+	if (b->nomem)
+		return;
+	if (b->len + n >= b->cap) {
+		b->cap = (b->len + n) * 2 + 16;
+		np = realloc(b->p, b->cap);
+		if (!np) {
+			b->nomem = true;
+			return;
+		}
+		b->p = np;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+char *probe_name(const struct probe_spec *s, const char *qualname, const char *matched,
+		 const struct globcap *caps)
+{
+	struct name_buf b = {};
+	const char *why;
+	int bad;
+
+	if (!s->name[0])
+		return strdup(qualname && *qualname ? qualname : s->sym);
+	/* checked at parse time: only an out-of-range reference could fail, and it gives "" */
+	expand_name(s->name, GLOBCAP_MAX, matched ?: "", caps, &why, &bad, name_put, &b);
+	if (b.nomem || !b.len) {
+		/* a template of captures that all matched nothing: the function's own name */
+		free(b.p);
+		return b.nomem ? NULL : strdup(qualname && *qualname ? qualname : s->sym);
+	}
+	return b.p;
 }
 
 void probes_free(struct probe_table *t)

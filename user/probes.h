@@ -6,7 +6,11 @@
  * Spec file: one probe per line, '#' starts a comment, fields separated by blanks:
  *   LIB_GLOB SYMBOL_GLOB [key=value ...]
  * keys:
- *   name=STR      display name (default: last component of the qualified symbol name)
+ *   name=STR      display name (default: the demangled qualified name, without parameters, of
+ *                       each function matched: "at::_ops::addmm::call"); {N} in STR is what
+ *                       the N-th '*' of SYMBOL_GLOB matched ("at::_ops::*::call name=aten::{1}"
+ *                       gives "aten::addmm"), {{ and }} are literal braces, other braces and
+ *                       an N beyond the glob's '*' (or beyond 16) are errors
  *   cat=STR       trace category (default privateuse1_runtime)
  *   type=span|instant|unwind   span = uprobe+uretprobe (default); instant = entry only;
  *                       unwind = an exception unwinder's entry point: no event, it lets C++
@@ -19,8 +23,10 @@
  *   key=argN|ret        value that matches a launch with its completion
  *   stream=argN         value identifying the stream (launch and complete)
  *   bytes=argN          transfer size (copies)
- * SYMBOL_GLOB is an fnmatch(3) pattern matched against the demangled qualified name and against
- * the raw (mangled) symbol name. LIB_GLOB is matched against the basename of mapped files.
+ * SYMBOL_GLOB is a wildcard pattern (globcap.h: fnmatch(3)'s syntax, with captures) matched
+ * against the demangled qualified name and, failing that, against the raw (mangled) symbol
+ * name. LIB_GLOB is an fnmatch(3) pattern matched against the basename of mapped files.
+ * Two functions never share a display name: resolve.c makes a repeated one distinct.
  *
  * A '#' at the start of a token begins a comment ("name=a#b" keeps its '#'). Blanks are spaces,
  * tabs and '\r' (CRLF files work). The parser is strict, every one of these is an error:
@@ -30,10 +36,17 @@
  *   (it records nothing), dev=launch or dev=complete
  *   without key=, op= without dev=launch, key=/stream= without dev=, bytes= without dev=launch,
  *   stream=/bytes= other than argN, control characters anywhere, '"' or '\' or invalid UTF-8 in
- *   name/cat (they end up in JSON).
+ *   name/cat (they end up in JSON), a SYMBOL_GLOB that globcap_check refuses ('[' without
+ *   ']', a trailing '\', [=a=], [.a.]), a bad name template.
  *
  * Command line: LIB:SYMBOL_GLOB[:NAME]; "::" inside the symbol is part of the C++ name. A single
- * ':' separates fields, ":::" is rejected as ambiguous, LIB cannot contain ':'.
+ * ':' separates fields, ":::" is rejected as ambiguous, LIB cannot contain ':'. NAME is a
+ * template as name= is.
+ *
+ * Built-in tables, compiled in, are chosen by name: "spyre" (user/spyre-default.probes, loaded
+ * unless --no-default) and "torch" (user/torch.probes: PyTorch's op layer, autograd, the CPU
+ * allocator). --probes ARG takes a built-in table when ARG has no '/' and is one's name, a file
+ * otherwise ("./torch" for a file named torch).
  */
 #ifndef SPYRE_PROBES_H
 #define SPYRE_PROBES_H
@@ -98,14 +111,25 @@ int probes_parse_cli(struct probe_table *t, const char *arg, char *err, size_t e
 /* The table shipped with the tool (user/spyre-default.probes, compiled in). */
 int probes_load_default(struct probe_table *t, char *err, size_t errlen);
 extern const char probes_default_text[];
-
+extern const char probes_torch_text[];
+/* Is @name the name of a built-in table? */
+bool probes_builtin(const char *name);
 /*
- * Display name for a spec and a resolved qualified symbol name: spec->name if set, else the last
- * "::" component of @qualname without template arguments or parameters ("ns::A<x::y>::f<int>"
- * gives "f"), else @qualname, else spec->sym. Written to @buf (truncated to @len), returned.
+ * --probes ARG: the built-in table named ARG when ARG has no '/' and names one, else the file
+ * ARG (probes_parse_file). -ENOENT, with a message naming the built-in tables, when ARG has no
+ * '/' and is neither.
  */
-const char *probe_display_name(const struct probe_spec *s, const char *qualname, char *buf,
-			       size_t len);
+int probes_load(struct probe_table *t, const char *arg, char *err, size_t errlen);
+
+struct globcap;
+/*
+ * Display name of a function @s matched: s->name with each {N} replaced by what the N-th '*' of
+ * s->sym matched in @matched (the qualified or raw name the glob matched, @caps from
+ * globcap_match); without name=, @qualname; else s->sym. An expansion that comes out empty
+ * gives @qualname too. malloc'd, never truncated; NULL when out of memory.
+ */
+char *probe_name(const struct probe_spec *s, const char *qualname, const char *matched,
+		 const struct globcap *caps);
 /* Frees the specs and zeroes the table, which can then be reused. */
 void probes_free(struct probe_table *t);
 

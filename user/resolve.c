@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "elfsym.h"
+#include "globcap.h"
 #include "procmaps.h"
 #include "resolve.h"
 
@@ -31,6 +32,8 @@ int target_init(struct target *t, int pid, const struct probe_table *table, int 
 void target_free(struct target *t)
 {
 	for (int i = 0; i < t->cnt; i++) {
+		free(t->probes[i].name);
+		free(t->probes[i].shared_name);
 		free(t->probes[i].qualname);
 		retsite_free(&t->probes[i].sites);
 	}
@@ -44,6 +47,7 @@ void target_free(struct target *t)
 	free(t->libs);
 	free(t->spec_hits);
 	free(t->spec_libs);
+	free(t->names);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -109,10 +113,133 @@ static void find_return(struct target *t, struct rprobe *p, const struct elf_fun
 		t->entry_only++;
 }
 
-static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
+static unsigned int name_hash(const char *s)
+{
+	unsigned int h = 2166136261u;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The probe named @name, or -1. */
+static int name_find(const struct target *t, const char *name)
+{
+	unsigned int m = t->names_cap - 1;
+
+	if (!t->names_cap)
+		return -1;
+	for (unsigned int h = name_hash(name) & m; t->names[h]; h = (h + 1) & m)
+		if (!strcmp(t->probes[t->names[h] - 1].name, name))
+			return t->names[h] - 1;
+	return -1;
+}
+
+/* Enter probe @i's name; the table grows to keep at most half of it used. */
+static int name_add(struct target *t, int i)
+{
+	unsigned int cap = t->names_cap, m, h;
+	int *v;
+
+	if ((unsigned int)(i + 1) * 2 > cap) {
+		cap = cap ? cap * 2 : 64;
+		v = calloc(cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		free(t->names);
+		t->names = v;
+		t->names_cap = cap;
+		for (int k = 0; k < i; k++)
+			if (name_add(t, k))
+				return -ENOMEM;	/* unreachable: the table is big enough */
+	}
+	m = t->names_cap - 1;
+	for (h = name_hash(t->probes[i].name) & m; t->names[h]; h = (h + 1) & m)
+		;
+	t->names[h] = i + 1;
+	return 0;
+}
+
+/*
+ * A name no other probe has, for @base: @base itself when it is free, else @base followed by
+ * what sets this function apart from the one that has it, the first of these that gives a
+ * free name: its qualified name, its whole signature (overloads), its library's path; else
+ * by " #N" (a copy of the library under the same path: another container's). Functions are
+ * resolved in a fixed order (maps, then symbol table order), so the same job gives the same
+ * names.
+ */
+static int distinct_name(const struct target *t, int lib, const struct elf_func *f,
+			 const char *base, char **out)
+{
+	const struct rprobe *h;
+	char *sig = NULL, *cand = NULL, *num = NULL;
+	const char *desc[3] = {};
+	int holder = name_find(t, base), err = -ENOMEM, k;
+
+	*out = NULL;
+	if (holder < 0) {
+		*out = strdup(base);
+		return *out ? 0 : -ENOMEM;
+	}
+	h = &t->probes[holder];
+	if (strcmp(h->qualname, f->qualname))
+		desc[0] = f->qualname;
+	/* the signature tells overloads apart, not two copies of one library */
+	if ((desc[0] || h->lib == lib) && (sig = demangle_full(f->name)) &&
+	    strcmp(sig, f->qualname))
+		desc[1] = sig;
+	if (strcmp(t->libs[h->lib].path, t->libs[lib].path))
+		desc[2] = t->libs[lib].path;
+	for (k = 0; k < 3; k++) {
+		if (!desc[k])
+			continue;
+		free(cand);
+		if (asprintf(&cand, "%s (%s)", base, desc[k]) < 0) {
+			cand = NULL;
+			goto out;
+		}
+		if (name_find(t, cand) < 0) {
+			*out = cand;
+			cand = NULL;
+			err = 0;
+			goto out;
+		}
+	}
+	/* nothing told it apart (or every such name is taken): number it after the first */
+	for (k = 0; k < 3 && !desc[k]; k++)
+		;
+	free(cand);
+	if (k < 3 ? asprintf(&cand, "%s (%s)", base, desc[k]) < 0 : !(cand = strdup(base))) {
+		cand = NULL;
+		goto out;
+	}
+	for (int n = 2;; n++) {
+		free(num);
+		if (asprintf(&num, "%s #%d", cand, n) < 0) {
+			num = NULL;
+			goto out;
+		}
+		if (name_find(t, num) < 0) {
+			*out = num;
+			num = NULL;
+			err = 0;
+			goto out;
+		}
+	}
+out:
+	free(num);
+	free(cand);
+	free(sig);
+	return err;
+}
+
+static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, const char *matched,
+		     const struct globcap *caps)
 {
 	struct target *t = c->t;
 	struct rprobe *p;
+	char *base;
+	int err;
 
 	/* aliases (C1/C2 constructors, ICF-folded functions) share an address: one probe there */
 	for (int i = 0; i < t->cnt; i++)
@@ -131,9 +258,19 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
 	}
 	p = &t->probes[t->cnt];
 	memset(p, 0, sizeof(*p));
+	base = probe_name(&t->table->specs[spec], f->qualname, matched, caps);
+	err = base ? distinct_name(t, c->lib, f, base, &p->name) : -ENOMEM;
+	if (!err && strcmp(base, p->name))
+		p->shared_name = base;
+	else
+		free(base);
 	p->qualname = strdup(f->qualname);
-	if (!p->qualname)
-		return -ENOMEM;
+	if (err || !p->qualname || name_add(t, t->cnt)) {
+		free(p->name);
+		free(p->shared_name);
+		free(p->qualname);
+		return err ?: -ENOMEM;
+	}
 	p->spec = spec;
 	p->lib = c->lib;
 	p->sym_off = f->file_off;
@@ -144,7 +281,6 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f)
 	 * uretprobe at that offset is safe.
 	 */
 	p->attach_off = f->file_off + (f->endbr ? 4 : 0) + f->local_entry;
-	probe_display_name(&t->table->specs[spec], f->qualname, p->name, sizeof(p->name));
 	p->insn = classify_insn(c->fd, p->attach_off);
 	if (t->table->specs[spec].type == PROBE_SPAN)
 		find_return(t, p, f, c->fd);
@@ -164,10 +300,15 @@ static int on_sym(const struct elf_func *f, void *ctx)
 		return 0;
 	for (int i = 0; i < c->nspecs; i++) {
 		const struct probe_spec *s = &c->t->table->specs[c->specs[i]];
+		const char *matched = f->qualname;
+		struct globcap caps;
 
-		if (fnmatch(s->sym, f->qualname, 0) && fnmatch(s->sym, f->name, 0))
-			continue;
-		c->err = add_probe(c, c->specs[i], f);
+		if (!globcap_match(s->sym, matched, &caps)) {
+			matched = f->name;
+			if (!globcap_match(s->sym, matched, &caps))
+				continue;
+		}
+		c->err = add_probe(c, c->specs[i], f, matched, &caps);
 		if (c->err)
 			return 1;
 		break;	/* first matching spec owns the function */

@@ -21,7 +21,14 @@ enum ret_how {
 struct rprobe {
 	int spec;		/* index into the probe table */
 	int lib;		/* index into target.libs */
-	char name[96];		/* display name */
+	/*
+	 * Display name, never shared with another probe of the target: the spec's name (or
+	 * template) or the qualified name, and when a function resolved earlier has that name
+	 * already, " (QUALNAME)", " (SIGNATURE)" (overloads) or " (LIBRARY PATH)", the first
+	 * that tells the two apart and is free, else " #N" (N = 2, 3, ...). malloc'd.
+	 */
+	char *name;
+	char *shared_name;	/* the name before it was made distinct; NULL if it was not */
 	char *qualname;		/* demangled qualified name (or raw name) */
 	unsigned long sym_off;	/* file offset of the function's first instruction */
 	unsigned long attach_off; /* where the uprobe goes (past endbr64) */
@@ -58,6 +65,8 @@ struct target {
 	int nlibs;
 	int *spec_hits;		/* per spec: functions resolved */
 	int *spec_libs;		/* per spec: libraries whose name matched */
+	int *names;		/* hash of probes[].name: probe index + 1, 0 empty */
+	unsigned int names_cap;	/* power of two, at least twice cnt */
 	int max_probes;
 	/* system-wide: probes are attached again in later windows, after the process whose
 	 * map_files gave us the library may be gone; hold the library open instead */

@@ -212,7 +212,13 @@ static int build_table(struct probe_table *table)
 		return EXIT_ERROR;
 	}
 	for (int i = 0; i < env.n_probe_files; i++) {
-		e = probes_parse_file(table, env.probe_files[i], err, sizeof(err));
+		const char *arg = env.probe_files[i];
+
+		/* a built-in table's name wins: say so when a file of that name is here too */
+		if (probes_builtin(arg) && !access(arg, F_OK))
+			fprintf(stderr, "spyre-bpftrace: --probes %s is the built-in table; the file "
+				"is ./%s\n", arg, arg);
+		e = probes_load(table, arg, err, sizeof(err));
 		if (e) {
 			die_msg("%s", err);
 			return e == -EINVAL ? EXIT_USAGE : EXIT_ERROR;

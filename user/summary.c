@@ -82,7 +82,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 {
 	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0, noret = 0, throws = 0;
 	uint64_t unwound;
-	int *order, n = 0;
+	int *order, n = 0, w = 28, renamed = 0;
 	char b1[32], b2[32], b3[32], b4[32];
 
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
@@ -104,6 +104,13 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		if (c->delivered[i])
 			order[n++] = i;
 	}
+	/* names are whole (qualified C++ names can be long): the column fits them, to a point */
+	for (int k = 0; k < n; k++) {
+		int len = (int)strlen(t->probes[order[k]].name);
+
+		if (len > w)
+			w = len > 72 ? 72 : len;
+	}
 	cmp_c = c;
 	qsort(order, n, sizeof(int), by_total_desc);
 
@@ -117,7 +124,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		(unsigned long long)(ring + depth), (unsigned long long)ring,
 		(unsigned long long)depth, (unsigned long long)unwound);
 	print_target_end(f, pid, end);
-	fprintf(f, "%-28s %10s %10s %10s %10s %10s\n", "function", "count", "total", "mean",
+	fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, "function", "count", "total", "mean",
 		"p50", "p99");
 	for (int k = 0; k < n; k++) {
 		int i = order[k];
@@ -125,11 +132,11 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
 
 		if (sp->type == PROBE_INSTANT) {
-			fprintf(f, "%-28s %10llu %10s %10s %10s %10s\n", t->probes[i].name,
+			fprintf(f, "%-*s %10llu %10s %10s %10s %10s\n", w, t->probes[i].name,
 				(unsigned long long)c->delivered[i], "-", "-", "-", "-");
 			continue;
 		}
-		fprintf(f, "%-28s %10llu %10s %10s %10s %10s\n", t->probes[i].name,
+		fprintf(f, "%-*s %10llu %10s %10s %10s %10s\n", w, t->probes[i].name,
 			(unsigned long long)s->count, fmt_duration(s->total_ns, b1, sizeof(b1)),
 			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)),
 			fmt_duration(fn_stats_quantile(s, 0.5), b3, sizeof(b3)),
@@ -137,6 +144,23 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	}
 	if (!n)
 		fprintf(f, "(no calls traced)\n");
+	/* a row whose name was made distinct says which function it is */
+	for (int k = 0; k < n; k++) {
+		const struct rprobe *p = &t->probes[order[k]], *h;
+
+		if (!p->shared_name)
+			continue;
+		if (renamed++ == 20) {
+			fprintf(f, "(more renamed functions: spyreProbes[].sharedName in the trace)\n");
+			break;
+		}
+		for (h = t->probes; h < t->probes + t->cnt && strcmp(h->name, p->shared_name); h++)
+			;
+		fprintf(f, "renamed: %s is %s in %s", p->name, p->qualname, t->libs[p->lib].path);
+		if (h < t->probes + t->cnt)
+			fprintf(f, " (%s is %s in %s)", h->name, h->qualname, t->libs[h->lib].path);
+		fputc('\n', f);
+	}
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
 		if (counters[i].drops_ring || counters[i].drops_depth)
 			fprintf(f, "drops: %s: %llu ring full, %llu too deep\n", t->probes[i].name,
@@ -189,6 +213,10 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		drops += counters[i].drops_ring + counters[i].drops_depth;
 		jw_lit(w, i ? ",\n{\"name\":" : "\n{\"name\":");
 		jw_str(w, p->name);
+		if (p->shared_name) {
+			jw_lit(w, ",\"sharedName\":");
+			jw_str(w, p->shared_name);
+		}
 		jw_lit(w, ",\"symbol\":");
 		jw_str(w, p->qualname);
 		jw_lit(w, ",\"library\":");

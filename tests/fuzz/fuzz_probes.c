@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
+#include "globcap.h"
 #include "probes.h"
 
 /* Well-formed UTF-8 without overlongs, surrogates or code points beyond U+10FFFF. */
@@ -63,7 +64,8 @@ static bool label_ok(const char *s)
 
 static void check_spec(const struct probe_spec *s, const char *qualname)
 {
-	char disp[8];
+	struct globcap caps;
+	char *disp;
 	int i, j, nret = 0;
 
 	FUZZ_CHECK_FIELD(s->lib);
@@ -108,10 +110,15 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 	FUZZ_CHECK(s->bytes >= PROBE_VAL_NONE && s->bytes <= PROBE_MAX_ARGS);
 	FUZZ_CHECK(s->bytes == PROBE_VAL_NONE || s->dev == DEV_LAUNCH);
 
-	/* The display name is truncated to the buffer, never written past it. */
-	FUZZ_CHECK(probe_display_name(s, qualname, disp, sizeof(disp)) == disp);
-	FUZZ_CHECK(strlen(disp) < sizeof(disp));
-	FUZZ_CHECK(probe_display_name(s, NULL, disp, sizeof(disp)) == disp);
+	/* Any name that matches the glob gets a display name; without one, too. */
+	if (globcap_match(s->sym, qualname, &caps)) {
+		disp = probe_name(s, qualname, qualname, &caps);
+		FUZZ_CHECK(disp && disp[0]);
+		free(disp);
+	}
+	disp = probe_name(s, NULL, NULL, NULL);
+	FUZZ_CHECK(disp && disp[0]);
+	free(disp);
 }
 
 /* An error must leave the table as it was and explain itself in a bounded message. */

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "globcap.h"
 #include "probes.h"
 
 static const struct probe_spec *find_sym(const struct probe_table *t, const char *sym)
@@ -448,31 +449,130 @@ TEST(probes_long_origin)
 
 TEST(probes_display_name)
 {
-	struct probe_spec s = {};
-	char buf[64];
+	struct probe_table t = {};
+	struct globcap caps;
+	const char *q = "at::_ops::addmm::call";
+	char err[256], *n;
 
-	strcpy(s.sym, "ns::*");
-	CHECK_STR(probe_display_name(&s, "flex::RuntimeStream::synchronize", buf, sizeof(buf)),
-		  "synchronize");
-	CHECK_STR(probe_display_name(&s, "plain_c_function", buf, sizeof(buf)),
-		  "plain_c_function");
-	CHECK_STR(probe_display_name(&s, "ns::Foo<a::b>::bar<int, c::d>", buf, sizeof(buf)),
-		  "bar");
-	CHECK_STR(probe_display_name(&s, "ns::foo(int, std::string)", buf, sizeof(buf)), "foo");
-	CHECK_STR(probe_display_name(&s, "(anonymous namespace)::helper", buf, sizeof(buf)),
-		  "helper");
-	CHECK_STR(probe_display_name(&s, "ns::Foo::operator<<", buf, sizeof(buf)),
-		  "operator<<");
-	CHECK_STR(probe_display_name(&s, "ns::Foo::operator()", buf, sizeof(buf)),
-		  "operator()");
-	CHECK_STR(probe_display_name(&s, "ns::", buf, sizeof(buf)), "ns::");
-	CHECK_STR(probe_display_name(&s, "a::b<c", buf, sizeof(buf)), "b");
-	CHECK_STR(probe_display_name(&s, "", buf, sizeof(buf)), "*");
-	CHECK_STR(probe_display_name(&s, NULL, buf, sizeof(buf)), "*");
-	CHECK_STR(probe_display_name(&s, "ns::abcdefgh", buf, 5), "abcd");
-	strcpy(s.name, "mySync");
-	CHECK_STR(probe_display_name(&s, "flex::x", buf, sizeof(buf)), "mySync");
-	CHECK_STR(probe_display_name(&s, "flex::x", buf, 0), "");
+	CHECK_EQ_INT(probes_parse_text(&t,
+		"lib.so at::_ops::*::call name=aten::{1}\n"
+		"lib.so ns::*::*_impl name={2}@{1}\n"
+		"lib.so ns::* name={{{1}}}\n"
+		"lib.so ns::*\n"
+		"lib.so flex::x name=mySync\n", "t", err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK(globcap_match(t.specs[0].sym, q, &caps));
+	n = probe_name(&t.specs[0], q, q, &caps);
+	CHECK_STR(n, "aten::addmm");
+	free(n);
+	CHECK(globcap_match(t.specs[1].sym, "ns::A::run_impl", &caps));
+	n = probe_name(&t.specs[1], "ns::A::run_impl", "ns::A::run_impl", &caps);
+	CHECK_STR(n, "run@A");
+	free(n);
+	CHECK(globcap_match(t.specs[2].sym, "ns::f", &caps));
+	n = probe_name(&t.specs[2], "ns::f", "ns::f", &caps);
+	CHECK_STR(n, "{f}");
+	free(n);
+	/* a template whose captures are all empty: the function's own name */
+	CHECK(globcap_match(t.specs[1].sym, "ns::::_impl", &caps));
+	n = probe_name(&t.specs[1], "ns::::_impl", "ns::::_impl", &caps);
+	CHECK_STR(n, "@");
+	free(n);
+	/* no name=: the qualified name, whole (it used to be the last component: "call") */
+	n = probe_name(&t.specs[3], "ns::Foo<a::b>::bar<int, c::d>", NULL, NULL);
+	CHECK_STR(n, "ns::Foo<a::b>::bar<int, c::d>");
+	free(n);
+	n = probe_name(&t.specs[3], "", NULL, NULL);
+	CHECK_STR(n, "ns::*");
+	free(n);
+	n = probe_name(&t.specs[4], "flex::x", "flex::x", NULL);
+	CHECK_STR(n, "mySync");
+	free(n);
+	probes_free(&t);
+}
+
+TEST(probes_name_templates_checked)
+{
+	static const struct {
+		const char *line, *msg;
+	} bad[] = {
+		{ "l at::_ops::*::call name=aten::{2}",
+		  "t:1: name=aten::{2}: {2} but SYMBOL_GLOB 'at::_ops::*::call' has 1 '*'" },
+		{ "l flex::x name={1}", "t:1: name={1}: {1} but SYMBOL_GLOB 'flex::x' has 0 '*'" },
+		{ "l a* name={17}", "{17} but SYMBOL_GLOB 'a*' has 1 '*' (at most 16" },
+		{ "l a* name={0}", "a brace that is not part of {N}" },
+		{ "l a* name=x{1", "a brace that is not part of {N}" },
+		{ "l a* name=x}", "a brace that is not part of {N}" },
+		{ "l a* name={a}", "a brace that is not part of {N}" },
+		{ "l a[b* name=x", "t:1: SYMBOL_GLOB 'a[b*': '[' without its closing ']'" },
+		{ "l a\\ name=x", "trailing" },
+	};
+	struct probe_table t = {};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ_INT(probes_parse_text(&t, bad[i].line, "t", err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].msg))
+			unit_fail(__FILE__, __LINE__, err);
+	}
+	CHECK_EQ_INT(t.cnt, 0);
+	/* the command line takes templates too, checked the same way */
+	CHECK_EQ_INT(probes_parse_cli(&t, "libtorch_cpu.so*:at::_ops::*::call:aten::{1}", err,
+				      sizeof(err)), 0);
+	CHECK(t.cnt == 1 && !strcmp(t.specs[0].name, "aten::{1}"));
+	CHECK_EQ_INT(probes_parse_cli(&t, "lib:at::_ops::*::call:aten::{2}", err, sizeof(err)),
+		     -EINVAL);
+	CHECK(strstr(err, "--probe: name=aten::{2}: {2} but SYMBOL_GLOB"));
+	/* longer than the name field: an error, never cut */
+	CHECK_EQ_INT(probes_parse_cli(&t, "lib:a*:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", err,
+				      sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "NAME is too long"));
+	probes_free(&t);
+}
+
+TEST(probes_builtin_tables)
+{
+	struct probe_table t = {};
+	char err[256], dir[] = "/tmp/spyre-probes-XXXXXX", cwd[4096];
+	FILE *f;
+
+	CHECK(probes_builtin("torch") && probes_builtin("spyre") && !probes_builtin("nope"));
+	CHECK_EQ_INT(probes_load(&t, "torch", err, sizeof(err)), 0);
+	CHECK(t.cnt >= 4);
+	CHECK_STR(t.specs[0].sym, "at::_ops::*::call");
+	CHECK_STR(t.specs[0].name, "aten::{1}");
+	CHECK_STR(t.specs[0].cat, "cpu_op");
+	CHECK(!strncmp(t.specs[0].origin, "torch:", 6));
+	probes_free(&t);
+	CHECK_EQ_INT(probes_load(&t, "spyre", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 24);
+	probes_free(&t);
+	/* a name that is neither: says which names there are */
+	CHECK_EQ_INT(probes_load(&t, "torhc", err, sizeof(err)), -ENOENT);
+	CHECK(strstr(err, "torhc: no such file, nor a built-in table (spyre, torch)"));
+	/* the built-in name wins over a file of that name in the current directory; ./torch is
+	 * the file, and a name without '/' that is no table is a file */
+	CHECK(mkdtemp(dir) && getcwd(cwd, sizeof(cwd)) && !chdir(dir));
+	f = fopen("torch", "w");
+	CHECK(f);
+	if (f) {
+		fputs("lib.so mine\n", f);
+		fclose(f);
+	}
+	CHECK(!link("torch", "mytable"));
+	CHECK_EQ_INT(probes_load(&t, "torch", err, sizeof(err)), 0);
+	CHECK(t.cnt >= 4);
+	probes_free(&t);
+	CHECK_EQ_INT(probes_load(&t, "./torch", err, sizeof(err)), 0);
+	CHECK(t.cnt == 1 && !strcmp(t.specs[0].sym, "mine"));
+	probes_free(&t);
+	CHECK_EQ_INT(probes_load(&t, "mytable", err, sizeof(err)), 0);
+	CHECK(t.cnt == 1 && !strcmp(t.specs[0].sym, "mine"));
+	probes_free(&t);
+	unlink("torch");
+	unlink("mytable");
+	CHECK(!chdir(cwd) && !rmdir(dir));
 }
 
 /* Random lines from the grammar's alphabet: any outcome but a crash or a bad error text. */

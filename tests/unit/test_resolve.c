@@ -29,6 +29,16 @@ static FILE *fixture_maps(const char *lib)
 	return f;
 }
 
+/* The next probe after @p of @qualname (overloads share one) */
+static const struct rprobe *find_after(const struct target *t, const struct rprobe *p,
+				       const char *qualname)
+{
+	for (int i = p - t->probes + 1; i < t->cnt; i++)
+		if (!strcmp(t->probes[i].qualname, qualname))
+			return &t->probes[i];
+	return NULL;
+}
+
 static const struct rprobe *find(const struct target *t, const char *qualname)
 {
 	for (int i = 0; i < t->cnt; i++)
@@ -63,15 +73,21 @@ TEST(resolve_globs_offsets_and_reasons)
 	p = find(&t, "fixture::Widget::id");
 	CHECK(p);
 	if (p) {
-		CHECK_STR(p->name, "id");
+		/* no name=: the qualified name (the last component alone, "id", was ambiguous) */
+		CHECK_STR(p->name, "fixture::Widget::id");
 		CHECK_EQ_INT(p->endbr, FIXTURE_ENDBR);
 		/* the probe goes past endbr64, where [rsp] still holds the return address */
 		CHECK_EQ_INT(p->attach_off, p->sym_off + (FIXTURE_ENDBR ? 4 : 0));
 	}
-	/* both overloads, at different addresses, named by the spec */
+	/* both overloads, at different addresses, named by the spec; the second one resolved
+	 * is told apart by its signature */
 	CHECK_EQ_INT(t.spec_hits[0], 2);
 	p = find(&t, "fixture::Widget::scale");
-	CHECK(p && !strcmp(p->name, "scale"));
+	CHECK(p && !strcmp(p->name, "scale") && !p->shared_name);
+	p = p ? find_after(&t, p, "fixture::Widget::scale") : NULL;
+	CHECK(p && (!strcmp(p->name, "scale (fixture::Widget::scale(int))") ||
+		    !strcmp(p->name, "scale (fixture::Widget::scale(double))")));
+	CHECK(p && p->shared_name && !strcmp(p->shared_name, "scale"));
 	p = find(&t, "fixture_c_entry");
 	CHECK(p && !strcmp(p->name, "fixture_c_entry"));
 	/* a second scan of the same maps adds nothing: libraries are known by dev+inode */
@@ -85,6 +101,92 @@ TEST(resolve_globs_offsets_and_reasons)
 	CHECK(strstr(report, "NOT RESOLVED: no function matching 'fixture::nothing_here'"));
 	CHECK(strstr(report, "NOT RESOLVED: no mapped library matches 'libmissing.so'"));
 	CHECK((strstr(report, "(after endbr64)") != NULL) == FIXTURE_ENDBR);
+	target_free(&t);
+	probes_free(&tab);
+}
+
+/* Every probe's name is its own: a fixed name on a glob, templates, one library twice. */
+TEST(resolve_names_distinct)
+{
+	struct probe_table tab = {};
+	struct target t;
+	char dir[PATH_MAX], lib[PATH_MAX + 32], err[256], buf[3 * PATH_MAX + 512];
+	const struct rprobe *p;
+	FILE *maps;
+	int n = 0;
+
+	CHECK(realpath(unit_fixture_dir(), dir));
+	snprintf(lib, sizeof(lib), "%s/libfixture.so", dir);
+	CHECK_EQ_INT(probes_parse_text(&tab,
+		"libfixture.so fixture::Widget::[is]* name=w\n"
+		"libfixture.so fixture::*::operator* name=op_{1}\n"
+		"libfixture.so fixture_c_entry\n", "t", err, sizeof(err)), 0);
+	CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
+	/* the same library a second time, as if from another file (inode, path), and a third
+	 * time under the first one's path (another container's copy) */
+	snprintf(buf, sizeof(buf),
+		 "7f0000000000-7f0000001000 r-xp 00000000 fd:01 4242 %s\n"
+		 "7f0000100000-7f0000101000 r-xp 00000000 fd:01 4343 %s/./libfixture.so\n"
+		 "7f0000200000-7f0000201000 r-xp 00000000 fd:02 4242 %s\n",
+		 lib, dir, lib);
+	maps = fmemopen(buf, strlen(buf), "r");
+	CHECK(maps);
+	/* id, scale x2, three operators, the C entry: 7 in each copy */
+	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 21);
+	fclose(maps);
+	CHECK_EQ_INT(t.nlibs, 3);
+	for (int i = 0; i < t.cnt; i++)
+		for (int j = i + 1; j < t.cnt; j++)
+			if (!strcmp(t.probes[i].name, t.probes[j].name))
+				unit_fail(__FILE__, __LINE__, t.probes[i].name);
+	/*
+	 * A fixed name on a glob: the first function resolved keeps it, the others add their
+	 * qualified name (overloads: their signature). A template that gives several functions
+	 * one name: the same.
+	 */
+	for (int i = 0; i < t.cnt; i++) {
+		const char *base = !strcmp(t.probes[i].qualname, "fixture_c_entry") ? NULL :
+				   strstr(t.probes[i].qualname, "::operator") ? "op_Widget" : "w";
+
+		p = &t.probes[i];
+		if (!base || p->lib)
+			continue;
+		snprintf(buf, sizeof(buf), "%s (%s", base, p->qualname);
+		if (strcmp(p->name, base) && strncmp(p->name, buf, strlen(buf)))
+			unit_fail(__FILE__, __LINE__, p->name);
+		n += !strcmp(p->name, base);
+	}
+	CHECK_EQ_INT(n, 2);
+	n = 0;
+	/* the C function without name=: its name; in the second copy, that copy's path */
+	for (int i = 0; i < t.cnt; i++) {
+		p = &t.probes[i];
+		if (strcmp(p->qualname, "fixture_c_entry"))
+			continue;
+		if (p->lib == 0) {
+			CHECK_STR(p->name, "fixture_c_entry");
+		} else if (p->lib == 2) {
+			CHECK_STR(p->name, "fixture_c_entry #2");
+		} else {
+			snprintf(buf, sizeof(buf), "fixture_c_entry (%s/./libfixture.so)", dir);
+			CHECK(!strcmp(p->name, buf));
+			CHECK_STR(p->shared_name, "fixture_c_entry");
+		}
+		n++;
+	}
+	CHECK_EQ_INT(n, 3);
+	for (int i = 0; i < t.cnt; i++) {
+		p = &t.probes[i];
+		/* in the third copy: not told apart by its signature, it is no overload */
+		if (p->lib == 2 && !strcmp(p->qualname, "fixture::Widget::id"))
+			CHECK_STR(p->name, "w #2");
+		/* the second overload of scale under the fixed name: by its signature */
+		if (p->lib == 0 && !strcmp(p->qualname, "fixture::Widget::scale") &&
+		    strcmp(p->name, "w") && strcmp(p->name, "w (fixture::Widget::scale)") &&
+		    strcmp(p->name, "w (fixture::Widget::scale(int))") &&
+		    strcmp(p->name, "w (fixture::Widget::scale(double))"))
+			unit_fail(__FILE__, __LINE__, p->name);
+	}
 	target_free(&t);
 	probes_free(&tab);
 }
