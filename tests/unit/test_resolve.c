@@ -89,6 +89,31 @@ TEST(resolve_globs_offsets_and_reasons)
 	probes_free(&tab);
 }
 
+TEST(resolve_aliases_one_probe)
+{
+	struct probe_table tab = {};
+	struct target t;
+	char lib[PATH_MAX], err[256];
+	FILE *maps;
+
+	CHECK(realpath(unit_fixture_dir(), lib));
+	strncat(lib, "/libfixture.so", sizeof(lib) - strlen(lib) - 1);
+	/* the C1 and C2 constructors share an address: one probe, whose uprobe would fire once */
+	CHECK_EQ_INT(probes_parse_text(&tab, "libfixture.so fixture::Widget::Widget\n"
+				       "libfixture.so fixture::Widget::*\n", "t", err,
+				       sizeof(err)), 0);
+	CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
+	maps = fixture_maps(lib);
+	CHECK(target_scan_maps(&t, maps, NULL) > 1);
+	fclose(maps);
+	CHECK_EQ_INT(t.spec_hits[0], 1);
+	for (int i = 0; i < t.cnt; i++)
+		for (int j = 0; j < i; j++)
+			CHECK(t.probes[i].sym_off != t.probes[j].sym_off);
+	target_free(&t);
+	probes_free(&tab);
+}
+
 TEST(resolve_limits_and_unreadable)
 {
 	struct probe_table tab = {};
