@@ -350,6 +350,11 @@ static int cmd_trace(struct probe_table *table)
 
 	if (env.argv_cmd) {
 		err = launch_needed_libs(env.argv_cmd, add_lib_cb, &t);
+		if (err == -E2BIG) {
+			target_warn_too_many(&t, false);
+			rc = EXIT_USAGE;
+			goto cleanup;
+		}
 		if (err) {
 			die_msg("cannot list the libraries of %s: %s", env.argv_cmd[0],
 				strerror(-err));
