@@ -445,9 +445,10 @@ static int cmd_trace(struct probe_table *table)
 				t.entry_only > 1 ? "s" : "", t.entry_only > 1 ? "" : "s",
 				t.entry_only > 1 ? "their" : "its", env.pid);
 		if (env.verbose)
-			fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms (%d uprobes "
-				"kept the registration lock warm)\n", tr.attached,
-				(now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6, nwarm);
+			fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms, %d links "
+				"(%d uprobes kept the registration lock warm)\n", tr.attached,
+				(now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6,
+				tr.multi ? tr.nmlinks : tr.perf_uprobes, nwarm);
 	}
 	bg_join(&drv);
 	vfio = drv.vfio;

@@ -49,6 +49,10 @@ attached() {
 	start_tracer -v -o "$BATS_TEST_TMPDIR/t.json" "${MANY[@]}"
 	grep 'attached in' "$BATS_TEST_TMPDIR/tracer.err"
 	grep -q 'uprobe_multi links' "$BATS_TEST_TMPDIR/tracer.err"
+	# one library: a link per kind (entries, return instructions, tail jumps, entries only)
+	links=$(sed -n 's/.* probes attached in .* ms, \([0-9]*\) links .*/\1/p' \
+		"$BATS_TEST_TMPDIR/tracer.err")
+	[ "$links" -ge 1 ] && [ "$links" -le 4 ]
 	# every entry and listed return site holds a breakpoint in the job
 	read -r armed total < <($PROBE_SITES "$JOB_PID" < "$BATS_TEST_TMPDIR/list.txt")
 	echo "armed $armed of $total probe sites"
