@@ -91,18 +91,18 @@ TEST(resolve_globs_offsets_and_reasons)
 
 TEST(resolve_aliases_one_probe)
 {
+	char dir[PATH_MAX], lib[PATH_MAX + 16], err[256];
 	struct probe_table tab = {};
 	struct target t;
-	char lib[PATH_MAX], err[256];
 	FILE *maps;
 
-	CHECK(realpath(unit_fixture_dir(), lib));
-	strncat(lib, "/libfixture.so", sizeof(lib) - strlen(lib) - 1);
 	/* the C1 and C2 constructors share an address: one probe, whose uprobe would fire once */
 	CHECK_EQ_INT(probes_parse_text(&tab, "libfixture.so fixture::Widget::Widget\n"
 				       "libfixture.so fixture::Widget::*\n", "t", err,
 				       sizeof(err)), 0);
 	CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
+	CHECK(realpath(unit_fixture_dir(), dir));
+	snprintf(lib, sizeof(lib), "%s/libfixture.so", dir);
 	maps = fixture_maps(lib);
 	CHECK(target_scan_maps(&t, maps, NULL) > 1);
 	fclose(maps);
