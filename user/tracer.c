@@ -549,11 +549,15 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 			if (!t->probes[i].attached)
 				need += kind_offsets(tr, t, i, k, offs, cookies);
 	if (tr->perf_uprobes + need > SPYRE_PERF_MAX_UPROBES) {
-		die_msg("this kernel has no uprobe_multi links (Linux 6.6+): one perf event per "
-			"uprobe, at most %d in a run; %d more are needed (entries and return "
-			"sites of %d functions, %d attached): narrow the probe globs "
-			"(`spyre-bpftrace list -p PID` shows what they match)",
-			SPYRE_PERF_MAX_UPROBES, need, t->cnt, tr->perf_uprobes);
+		/* once: a rescan that finds more (dlopen) would say it again */
+		if (!tr->perf_limit_said)
+			die_msg("this kernel has no uprobe_multi links (Linux 6.6+): one perf event "
+				"per uprobe, at most %d in a run; %d more are needed (entries and "
+				"return sites of %d functions, %d attached), none of them attached: "
+				"narrow the probe globs (`spyre-bpftrace list -p PID` shows what "
+				"they match)", SPYRE_PERF_MAX_UPROBES, need, t->cnt,
+				tr->perf_uprobes);
+		tr->perf_limit_said = true;
 		return -E2BIG;
 	}
 	err = grow_links(tr, t->cnt);

@@ -38,6 +38,7 @@ struct tracer {
 	struct bpf_link **entry_links, **ret_links;
 	int nlinks;				/* probes they have room for */
 	int perf_uprobes;			/* perf-event uprobes attached */
+	bool perf_limit_said;			/* past SPYRE_PERF_MAX_UPROBES, said once */
 	int room;				/* probes the counters hold (tracer_opts) */
 	struct spyre_counters *counters;	/* [room], CPUs summed: tracer_read_counters */
 	struct consumer *cons;			/* where drained records go */
