@@ -273,7 +273,6 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		err = tracer_open(&tr, &topts);
 		close(topts.ring_fd);	/* the BPF object holds it */
 	}
-	t.max_probes = tr.room;
 	if (!err) {
 		loaded = true;
 		err = tracer_map_ring(&tr);
@@ -283,6 +282,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		rc = err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 		goto out;
 	}
+	t.max_probes = tr.room;	/* later scans get what room is left */
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
 	gethostname(hostname, sizeof(hostname) - 1);
 
