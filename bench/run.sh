@@ -9,7 +9,8 @@
 # against phase.
 #
 # Environment: BUILD (build dir, default build), BENCH_ROUNDS (rounds of the per-call bench, 3),
-# BENCH_PAIRS (untraced/traced pairs of the mock job, 5), BENCH_KEEP=1 keeps the work dir.
+# BENCH_PAIRS (untraced/traced pairs of the mock job, 5), BENCH_KEEP=1 keeps the work dir,
+# BENCH_ONLY=scale runs section 7 alone (bench/scale.sh).
 # Handshakes are files with deadlines (ready files, result files), never fixed sleeps.
 set -euo pipefail
 
@@ -170,6 +171,11 @@ BT_VERSION=$( ((HAVE_BT)) && bpftrace --version 2>/dev/null || echo "not availab
 say "spyre-bpftrace benchmark: $(uname -r), $(nproc) CPUs, $("$TOOL" --version 2>/dev/null | head -1), $BT_VERSION"
 say "work dir $WORK; rounds $ROUNDS, repetitions ${REPS}x${REP_MS} ms, mock pairs $PAIRS"
 say ""
+if [ "${BENCH_ONLY:-}" = scale ]; then
+	# shellcheck source=bench/scale.sh
+	source "$ROOT/bench/scale.sh"
+	exit 0
+fi
 
 # =============================================================================================
 # 1. Per-call overhead: untraced, the empty pairs (limits), spyre-bpftrace, bpftrace
@@ -969,6 +975,12 @@ printf '   callbench, --probe without args:             %.1f B plain, %.1f B gzi
 	"$(div "${EV[plain.size]}" "${EV[plain.events]}")" "$(div "${EV[gzip.size]}" "${EV[gzip.events]}")"
 rm -f "$WORK/ev.json" "$WORK/ev.json.gz" "$WORK/drop.json"
 say ""
+
+# =============================================================================================
+# 7. Probe count: attach, detach, RSS at ~10, ~500, ~5,000 functions of PyTorch
+# =============================================================================================
+# shellcheck source=bench/scale.sh
+source "$ROOT/bench/scale.sh"
 
 # =============================================================================================
 # Targets

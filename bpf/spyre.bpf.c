@@ -101,7 +101,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SPYRE_MAX_PROBES);
+	__uint(max_entries, SPYRE_PROBE_ROOM);	/* sized by userspace before load */
 	__type(key, __u32);
 	__type(value, struct spyre_counters);
 } counters SEC(".maps");

@@ -7,8 +7,21 @@
 #define SPYRE_TRACE_H
 
 #define SPYRE_MAX_ARGS		6
-/* Probe index travels as the attach cookie; it also indexes the per-probe counters. */
-#define SPYRE_MAX_PROBES	512
+/*
+ * Probe index travels as the attach cookie; it also indexes the per-probe counters, a per-CPU
+ * array the loader sizes before load (tracer_room in user/tracer.c): at least
+ * SPYRE_PROBE_ROOM entries; the functions of one run, at most SPYRE_MAX_PROBES unless
+ * --max-probes says otherwise.
+ */
+#define SPYRE_PROBE_ROOM	1024
+#define SPYRE_MAX_PROBES	65536
+/*
+ * Where the kernel has no uprobe_multi (before 6.6), one perf event per uprobe: each holds a
+ * file descriptor, and the kernel removes them one at a time, a grace period each (~47 ms
+ * here: 1024 take ~50 s to detach, see tracer_detach). Entries and return sites of one run,
+ * at most.
+ */
+#define SPYRE_PERF_MAX_UPROBES	1024
 /* Nesting depth of traced calls recorded per thread; deeper calls are counted as drops. */
 #define SPYRE_MAX_DEPTH		16
 /*

@@ -31,9 +31,9 @@ typedef int (*elfsym_cb)(const struct elf_func *f, void *ctx);
 
 /*
  * Call @cb for every defined STT_FUNC / STT_GNU_IFUNC symbol with a non-zero address in .dynsym
- * and .symtab; a (name, vaddr) pair seen in both tables is reported once. Return non-zero from
- * the callback to stop; that value is returned. Errors: -errno (-ENOENT missing file, -ENOEXEC
- * not a usable ELF).
+ * and .symtab, in address order; a (name, vaddr) pair seen in both tables is reported once.
+ * Return non-zero from the callback to stop; that value is returned. Errors: -errno (-ENOENT
+ * missing file, -ENOEXEC not a usable ELF).
  */
 int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx);
 int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);

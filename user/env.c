@@ -29,6 +29,9 @@ void env_usage(FILE *f)
 "                           default one); a NAME wins over a file of that name: ./NAME for\n"
 "                           the file (repeatable)\n"
 "      --no-default         do not load the built-in Spyre probe table\n"
+"      --max-probes N       trace at most N functions, room reserved at start (default:\n"
+"                           twice what resolves at start, up to %d; before Linux 6.6\n"
+"                           at most %d uprobes: entries and return sites)\n"
 "      --ready-file FILE    create FILE once all probes are attached\n"
 "      --ringbuf-mb N       ring buffer size in MiB, power of two (default 16)\n"
 "      --status, --no-status  status line on stderr (default: when stderr is a terminal)\n"
@@ -58,7 +61,8 @@ void env_usage(FILE *f)
 "\n"
 "exit codes: 0 ok, 1 error, 2 usage, 3 no such process, 4 not permitted (root needed),\n"
 "            5 no Spyre runtime in target, 6 kernel without BTF, 7 output not writable,\n"
-"            8 check found problems, 9 the traced process was killed by a signal\n");
+"            8 check found problems, 9 the traced process was killed by a signal\n",
+		SPYRE_MAX_PROBES, SPYRE_PERF_MAX_UPROBES);
 }
 
 enum {
@@ -83,6 +87,7 @@ enum {
 	OPT_DRIVER_FUNCS,
 	OPT_PROFILER_START,
 	OPT_NEST_TOL,
+	OPT_MAX_PROBES,
 };
 
 static const struct option long_opts[] = {
@@ -102,6 +107,7 @@ static const struct option long_opts[] = {
 	{ "nest-tolerance", required_argument, NULL, OPT_NEST_TOL },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "uretprobes", no_argument, NULL, OPT_URETPROBES },
+	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "system-wide", no_argument, NULL, 'a' },
 	{ "sample-every", required_argument, NULL, OPT_SAMPLE },
@@ -329,6 +335,18 @@ int env_parse(struct env *env, int argc, char **argv)
 		case OPT_URETPROBES:
 			env->uretprobes = true;
 			break;
+		case OPT_MAX_PROBES: {
+			unsigned long long v;
+
+			/* a uprobe_multi link takes at most 2^20 offsets (the kernel's limit) */
+			if (parse_uint(optarg, 1u << 20, &v) || !v) {
+				fprintf(stderr, "spyre-bpftrace: --max-probes wants 1..1048576, "
+					"not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			env->max_probes = v;
+			break;
+		}
 		case OPT_FORCE:
 			env->force = true;
 			break;

@@ -35,6 +35,7 @@ struct env {
 	int n_probe_files;
 	bool no_default;
 	bool uretprobes;	/* --uretprobes: kernel return probes instead of return sites */
+	int max_probes;		/* --max-probes: functions a run traces; 0 = sized from the table */
 	const char *ready_file;
 	unsigned int ringbuf_mb;
 	int status;		/* -1 auto (tty), 0 off, 1 on */

@@ -252,7 +252,8 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		return rc;
 	rc = EXIT_ERROR;
 	/* -p with --window: one process in duty cycles; -a: every process */
-	err = target_init(&t, env->system_wide ? -1 : env->pid, table, SPYRE_MAX_PROBES);
+	err = target_init(&t, env->system_wide ? -1 : env->pid, table,
+			  env->max_probes ? env->max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env->uretprobes;
 	if (err)
 		goto out;
@@ -268,6 +269,14 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	}
 	/* the first window's ready comes sooner (see warm.h); later attaches are not waited on */
 	warm = warm_start();
+	/* the counters get room for what resolves now (tracer_room): resolve before the load */
+	err = env->system_wide ? fleet_scan(&t, &seen, true, "/proc") : target_scan(&t);
+	if (err == -E2BIG) {
+		target_warn_too_many(&t, false);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	topts.room = tracer_room(t.cnt, env->max_probes);
 	err = tracer_ring_create(env->ringbuf_mb);
 	if (err >= 0) {
 		topts.ring_fd = err;
@@ -283,6 +292,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		rc = err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 		goto out;
 	}
+	t.max_probes = tr.room;	/* later scans get what room is left */
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
 	gethostname(hostname, sizeof(hostname) - 1);
 
@@ -327,6 +337,10 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		err = env->system_wide ?
 		      fleet_scan(&t, &seen, win == 1 || scans++ % FULL_SCAN_EVERY == 0, "/proc") :
 		      target_scan(&t);
+		if (err == -E2BIG) {	/* what fits is attached */
+			target_warn_too_many(&t, true);
+			err = 0;
+		}
 		if (err >= 0 && !consumer_resize(&cons, t.cnt))
 			err = tracer_attach(&tr, &t, t.pid);
 		warm_end(warm);
@@ -362,7 +376,9 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 					fleet_scan(&t, &seen, scans++ % FULL_SCAN_EVERY == 0,
 						   "/proc") : target_scan(&t);
 
-				if (n > 0 && !consumer_resize(&cons, t.cnt))
+				if (n == -E2BIG)
+					target_warn_too_many(&t, true);
+				if ((n > 0 || n == -E2BIG) && !consumer_resize(&cons, t.cnt))
 					tracer_attach(&tr, &t, t.pid);
 				next_scan = now + TRACER_RESCAN_MS * 1000000ull;
 			}

@@ -67,7 +67,8 @@ struct target {
 	int *spec_libs;		/* per spec: libraries whose name matched */
 	int *names;		/* hash of probes[].name: probe index + 1, 0 empty */
 	unsigned int names_cap;	/* power of two, at least twice cnt */
-	int max_probes;
+	int max_probes;		/* functions resolved at most (-E2BIG past it) */
+	bool too_many_warned;	/* target_warn_too_many said it for a later library */
 	/* system-wide: probes are attached again in later windows, after the process whose
 	 * map_files gave us the library may be gone; hold the library open instead */
 	bool pin_libs;
@@ -94,6 +95,12 @@ int target_add_lib(struct target *t, const char *path);
 /* One warning on stderr per library that matched but could not be read (once each). Returns
  * how many libraries are unreadable. */
 int target_warn_unreadable(struct target *t);
+
+/*
+ * Say that more functions match than t->max_probes, on stderr: at start (@later false), an
+ * error naming --max-probes; for a library loaded later, a warning, once.
+ */
+void target_warn_too_many(struct target *t, bool later);
 
 /* Human-readable resolution report: resolved probes and why the others did not resolve. */
 void target_report(const struct target *t, FILE *f);

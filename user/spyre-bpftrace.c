@@ -32,6 +32,7 @@
 #include "retsite.h"
 #include "summary.h"
 #include "tracer.h"
+#include "umulti.h"
 #include "util.h"
 #include "spyre.skel.h"
 #include "vfio.h"
@@ -105,6 +106,27 @@ static void detach_tiers(struct tracer *tr, struct target *t, struct vfio_tracer
 		vfio_detach(vfio);
 }
 
+/*
+ * The BPF object loaded while the table resolved, its counters sized for SPYRE_PROBE_ROOM
+ * probes: a table that resolved to more loads it again with room for them (tracer_room).
+ * Loading with room for SPYRE_MAX_PROBES from the start would cost every run the memory and
+ * the map's creation time (see tracer_room); a table this large took far longer to resolve
+ * than a load (libtorch_cpu.so, 5,498 functions: ~500 ms to resolve, 90-180 ms to load again).
+ */
+static int reload_room(struct tracer *tr, struct tracer_opts *o, int resolved)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int err;
+
+	tracer_close(tr);
+	o->room = tracer_room(resolved, env.max_probes);
+	err = tracer_open(tr, o);
+	if (!err && env.verbose)
+		die_msg("%d functions: loaded again with room for %d in %.1f ms", resolved,
+			tr->room, (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	return err;
+}
+
 /* Run @fn in a thread, or here if no thread can be made. */
 static void bg_start(struct bg_load *l, void *(*fn)(void *))
 {
@@ -170,6 +192,24 @@ static int add_lib_cb(const char *path, void *ctx)
 	return n < 0 && n != -ENOENT ? n : 0;
 }
 
+/* What bounds a run with this table (docs/user-guide.md, "Limits"), one line. */
+static void print_limits(const struct target *t)
+{
+	int uprobes = 0;
+
+	/* an entry, plus the return sites or the uretprobe of a span (see kind_offsets) */
+	for (int i = 0; i < t->cnt; i++)
+		uprobes += 1 + (t->probes[i].ret == RET_SITES ? t->probes[i].sites.n :
+				t->probes[i].ret == RET_URETPROBE);
+	printf("limits: %d functions a run (--max-probes), these %d take %d uprobes; ",
+	       t->max_probes, t->cnt, uprobes);
+	if (umulti_supported())
+		printf("uprobe_multi links\n");
+	else
+		printf("no uprobe_multi in this kernel: at most %d uprobes (perf events)\n",
+		       SPYRE_PERF_MAX_UPROBES);
+}
+
 static int cmd_list(struct probe_table *table)
 {
 	struct target t;
@@ -182,10 +222,15 @@ static int cmd_list(struct probe_table *table)
 		die_msg("reading another process's libraries needs root (or CAP_SYS_PTRACE)");
 		return EXIT_PERM;
 	}
-	err = target_init(&t, env.pid, table, SPYRE_MAX_PROBES);
+	err = target_init(&t, env.pid, table, env.max_probes ? env.max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env.uretprobes;
 	if (!err)
 		err = target_scan(&t);
+	if (err == -E2BIG) {
+		target_warn_too_many(&t, false);
+		target_free(&t);
+		return EXIT_USAGE;
+	}
 	if (err < 0) {
 		die_msg("cannot resolve probes in %d: %s", env.pid, strerror(-err));
 		target_free(&t);
@@ -197,6 +242,7 @@ static int cmd_list(struct probe_table *table)
 	printf("process %d: %d of %d probe specs resolved to %d functions\n", env.pid, rc,
 	       table->cnt, t.cnt);
 	target_report(&t, stdout);
+	print_limits(&t);
 	rc = t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;
 	target_free(&t);
 	return rc;
@@ -272,7 +318,7 @@ static int cmd_trace(struct probe_table *table)
 		}
 		env.pid = launch.pid;
 	}
-	err = target_init(&t, env.pid, table, SPYRE_MAX_PROBES);
+	err = target_init(&t, env.pid, table, env.max_probes ? env.max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env.uretprobes;
 	if (err)
 		goto cleanup;
@@ -298,6 +344,8 @@ static int cmd_trace(struct probe_table *table)
 	}
 	topts.follow_pid = env.follow ? env.pid : 0;
 	topts.ring_fd = ring_fd;
+	/* the table is not resolved yet: its room is looked at again once it is (below) */
+	topts.room = tracer_room(0, env.max_probes);
 	upl.tr = &tr;
 	upl.topts = &topts;
 	bg_start(&upl, uprobe_load);
@@ -308,6 +356,11 @@ static int cmd_trace(struct probe_table *table)
 
 	if (env.argv_cmd) {
 		err = launch_needed_libs(env.argv_cmd, add_lib_cb, &t);
+		if (err == -E2BIG) {
+			target_warn_too_many(&t, false);
+			rc = EXIT_USAGE;
+			goto cleanup;
+		}
 		if (err) {
 			die_msg("cannot list the libraries of %s: %s", env.argv_cmd[0],
 				strerror(-err));
@@ -315,12 +368,14 @@ static int cmd_trace(struct probe_table *table)
 		}
 	} else {
 		err = target_scan(&t);
+		if (err == -E2BIG) {
+			target_warn_too_many(&t, false);
+			rc = EXIT_USAGE;
+			goto cleanup;
+		}
 		if (err < 0) {
 			die_msg("cannot read the mappings of %d: %s", env.pid, strerror(-err));
 			rc = err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
-			if (err == -E2BIG)
-				die_msg("more than %d functions match the probe table",
-					SPYRE_MAX_PROBES);
 			goto cleanup;
 		}
 		/* a runtime we cannot read is not the same as no runtime: say which */
@@ -349,6 +404,8 @@ static int cmd_trace(struct probe_table *table)
 	}
 
 	bg_join(&upl);
+	if (!upl.err && t.cnt > tr.room)
+		upl.err = reload_room(&tr, &topts, t.cnt);
 	err = upl.err;
 	if (err) {
 		/* EACCES is the verifier's verdict, EPERM a missing privilege or lockdown */
@@ -357,6 +414,8 @@ static int cmd_trace(struct probe_table *table)
 		rc = err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 		goto cleanup;
 	}
+	/* later libraries (dlopen) get what room is left */
+	t.max_probes = tr.room;
 	if (env.verbose)
 		fprintf(stderr, "spyre-bpftrace: %s links; per-thread call stacks in %s\n",
 			tr.multi ? "uprobe_multi" : "perf-event uprobe",
@@ -381,7 +440,8 @@ static int cmd_trace(struct probe_table *table)
 		/* following forks: probes on every process, the BPF keeps to the target's tree */
 		err = tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
 		if (err) {
-			rc = err == -EPERM || err == -EACCES ? EXIT_PERM : EXIT_ERROR;
+			rc = err == -EPERM || err == -EACCES ? EXIT_PERM :
+			     err == -E2BIG ? EXIT_USAGE : EXIT_ERROR;
 			goto cleanup;
 		}
 		nwarm = warm_end(warm);
@@ -391,9 +451,10 @@ static int cmd_trace(struct probe_table *table)
 				t.entry_only > 1 ? "s" : "", t.entry_only > 1 ? "" : "s",
 				t.entry_only > 1 ? "their" : "its", env.pid);
 		if (env.verbose)
-			fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms (%d uprobes "
-				"kept the registration lock warm)\n", tr.attached,
-				(now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6, nwarm);
+			fprintf(stderr, "spyre-bpftrace: %d probes attached in %.1f ms, %d links "
+				"(%d uprobes kept the registration lock warm)\n", tr.attached,
+				(now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6,
+				tr.multi ? tr.nmlinks : tr.perf_uprobes, nwarm);
 	}
 	bg_join(&drv);
 	vfio = drv.vfio;
@@ -470,7 +531,9 @@ static int cmd_trace(struct probe_table *table)
 		if (!stop && now >= next_rescan) {
 			int n = target_scan(&t);
 
-			if (n > 0 && !consumer_resize(&cons, t.cnt))
+			if (n == -E2BIG)	/* what fits is attached */
+				target_warn_too_many(&t, true);
+			if ((n > 0 || n == -E2BIG) && !consumer_resize(&cons, t.cnt))
 				tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
 			target_warn_unreadable(&t);
 			next_rescan = now + TRACER_RESCAN_MS * 1000000ull;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,9 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	/* the hash fallback is not used then: keep its kernel memory free */
 	if (tr->task_storage)
 		bpf_map__set_max_entries(tr->skel->maps.stacks, 1);
+	err = bpf_map__set_max_entries(tr->skel->maps.counters, tr->room);
+	if (err)
+		return err;
 	return spyre_bpf__load(tr->skel);
 }
 
@@ -167,14 +171,29 @@ static int load_links(struct tracer *tr, const struct tracer_opts *o)
 	return err;
 }
 
+/*
+ * The counters are per CPU, 64 bytes a probe on every CPU, made when the object loads: 65536
+ * of them took 81 ms (and 8 MiB) on this 2-CPU machine, 1024 took 2 ms; a 192-CPU server would
+ * pay 96 times the memory. So a run gets room for what its table resolved, twice over for the
+ * libraries it loads later (dlopen), not a ceiling's worth.
+ */
+int tracer_room(int resolved, int max_probes)
+{
+	if (max_probes > 0)
+		return max_probes;
+	if (resolved > SPYRE_MAX_PROBES / 2)
+		return SPYRE_MAX_PROBES;
+	return 2 * resolved > SPYRE_PROBE_ROOM ? 2 * resolved : SPYRE_PROBE_ROOM;
+}
+
 int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 {
 	int err = -EINVAL;
 
 	memset(tr, 0, sizeof(*tr));
-	tr->links = calloc(2 * SPYRE_MAX_PROBES, sizeof(*tr->links));
-	tr->counters = calloc(SPYRE_MAX_PROBES, sizeof(*tr->counters));
-	if (!tr->links || !tr->counters) {
+	tr->room = o->room > 0 ? o->room : SPYRE_PROBE_ROOM;
+	tr->counters = calloc(tr->room, sizeof(*tr->counters));
+	if (!tr->counters) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -479,13 +498,72 @@ static int keep_site_link(struct tracer *tr, struct bpf_link *l)
 	return 0;
 }
 
+/* Room in tr->entry_links and tr->ret_links for the @n probes of the target. */
+static int grow_links(struct tracer *tr, int n)
+{
+	struct bpf_link **e, **r;
+	int cap = tr->nlinks ? tr->nlinks : 64;
+
+	while (cap < n)
+		cap *= 2;
+	if (cap == tr->nlinks)
+		return 0;
+	e = realloc(tr->entry_links, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	tr->entry_links = e;
+	r = realloc(tr->ret_links, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	tr->ret_links = r;
+	memset(e + tr->nlinks, 0, (cap - tr->nlinks) * sizeof(*e));
+	memset(r + tr->nlinks, 0, (cap - tr->nlinks) * sizeof(*r));
+	tr->nlinks = cap;
+	return 0;
+}
+
+/*
+ * Each perf-event uprobe holds a file descriptor: up to SPYRE_PERF_MAX_UPROBES of them, more
+ * than the soft limit many services start with (1024), so it goes up to the hard limit.
+ */
+static void want_fds(int n)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur == RLIM_INFINITY ||
+	    r.rlim_cur >= (rlim_t)n + 256 || r.rlim_cur >= r.rlim_max)
+		return;
+	r.rlim_cur = r.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &r);
+}
+
 /* Perf-event links (no uprobe_multi): one per offset, kinds in the same order. */
 static int attach_perf(struct tracer *tr, struct target *t, int pid)
 {
-	int cap = max_offsets(t);
+	int cap = max_offsets(t), need = 0, err;
 	unsigned long offs[cap];
 	__u64 cookies[cap];
 
+	for (int k = 0; k < LK_NR; k++)
+		for (int i = 0; i < t->cnt; i++)
+			if (!t->probes[i].attached)
+				need += kind_offsets(tr, t, i, k, offs, cookies);
+	if (tr->perf_uprobes + need > SPYRE_PERF_MAX_UPROBES) {
+		/* once: a rescan that finds more (dlopen) would say it again */
+		if (!tr->perf_limit_said)
+			die_msg("this kernel has no uprobe_multi links (Linux 6.6+): one perf event "
+				"per uprobe, at most %d in a run; %d more are needed (entries and "
+				"return sites of %d functions, %d attached), none of them attached: "
+				"narrow the probe globs (`spyre-bpftrace list -p PID` shows what "
+				"they match)", SPYRE_PERF_MAX_UPROBES, need, t->cnt,
+				tr->perf_uprobes);
+		tr->perf_limit_said = true;
+		return -E2BIG;
+	}
+	err = grow_links(tr, t->cnt);
+	if (err)
+		return err;
+	want_fds(tr->perf_uprobes + need);
 	for (int k = 0; k < LK_NR; k++) {
 		for (int i = 0; i < t->cnt; i++) {
 			struct rprobe *p = &t->probes[i];
@@ -506,7 +584,8 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 				else if (k == LK_RET_SITE || k == LK_JUMP_SITE)
 					err = keep_site_link(tr, l);
 				else
-					tr->links[2 * i + (k == LK_URET)] = l;
+					(k == LK_URET ? tr->ret_links : tr->entry_links)[i] = l;
+				tr->perf_uprobes += !!l;
 			}
 			if (err && fatal_attach_error(err)) {
 				die_msg("cannot attach to %s (%s+0x%lx): %s", p->qualname,
@@ -517,6 +596,7 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 				/* its sites so far go too: a probe has all of them or none */
 				destroy_links_parallel(tr->site_links + first,
 						       tr->nsite_links - first);
+				tr->perf_uprobes -= tr->nsite_links - first;
 				tr->nsite_links = first;
 			}
 			if (err)
@@ -529,6 +609,8 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 
 int tracer_attach(struct tracer *tr, struct target *t, int pid)
 {
+	if (t->cnt > tr->room)	/* callers keep t->max_probes at tr->room */
+		return -E2BIG;
 	tr->skel->data->tracing_on = 1;
 	if (t->uretprobes && !tr->unwind_guard)
 		warn_unguarded(tr, t);
@@ -565,8 +647,6 @@ static void run_task_iter(struct tracer *tr, bool forget)
 
 void tracer_detach(struct tracer *tr, struct target *t)
 {
-	struct bpf_link *ret[SPYRE_MAX_PROBES], *entry[SPYRE_MAX_PROBES];
-
 	/* stop recording new calls now; unlinking takes a while (see tracing_on in the BPF) */
 	if (tr->skel)
 		tr->skel->data->tracing_on = 0;
@@ -576,11 +656,6 @@ void tracer_detach(struct tracer *tr, struct target *t)
 	 * that is simply never closed, while the reverse order would report returns without
 	 * entries.
 	 */
-	for (int i = 0; i < SPYRE_MAX_PROBES; i++) {
-		entry[i] = tr->links[2 * i];
-		ret[i] = tr->links[2 * i + 1];
-		tr->links[2 * i] = tr->links[2 * i + 1] = NULL;
-	}
 	/* multi links in the same order: returns first, each pass's waits side by side */
 	for (int pass = 0; pass < 2; pass++) {
 		int fds[tr->nmlinks > 0 ? tr->nmlinks : 1], n = 0;
@@ -596,12 +671,15 @@ void tracer_detach(struct tracer *tr, struct target *t)
 	tr->nmlinks = 0;
 	/*
 	 * Perf-event uprobe links (no uprobe_multi): closing one waits for grace periods (~0.3 s
-	 * each here); one after the other, 30 links took 9 s.
+	 * each here); one after the other, 30 links took 9 s. Side by side the kernel still
+	 * removes them one at a time, ~47 ms each on 6.18 here (952 took 45 s): hence
+	 * SPYRE_PERF_MAX_UPROBES.
 	 */
-	destroy_links_parallel(ret, SPYRE_MAX_PROBES);
+	destroy_links_parallel(tr->ret_links, tr->nlinks);
 	destroy_links_parallel(tr->site_links, tr->nsite_links);
 	tr->nsite_links = 0;
-	destroy_links_parallel(entry, SPYRE_MAX_PROBES);
+	destroy_links_parallel(tr->entry_links, tr->nlinks);
+	tr->perf_uprobes = 0;
 	for (int i = 0; t && i < t->cnt; i++)
 		t->probes[i].attached = false;
 	tr->attached = 0;
@@ -629,11 +707,11 @@ void tracer_read_counters(struct tracer *tr, int n)
 	int ncpu = libbpf_num_possible_cpus();
 	struct spyre_counters *v;
 
-	memset(tr->counters, 0, SPYRE_MAX_PROBES * sizeof(*tr->counters));
+	memset(tr->counters, 0, tr->room * sizeof(*tr->counters));
 	tr->unwound_untracked = tr->skel->bss->unwound_untracked;
 	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
 		return;
-	for (int i = 0; i < n && i < SPYRE_MAX_PROBES; i++) {
+	for (int i = 0; i < n && i < tr->room; i++) {
 		__u32 key = i;
 
 		if (bpf_map_lookup_elem(bpf_map__fd(tr->skel->maps.counters), &key, v))
@@ -659,7 +737,7 @@ void tracer_reset_counters(struct tracer *tr, int n)
 
 	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
 		return;
-	for (int i = 0; i < n && i < SPYRE_MAX_PROBES; i++) {
+	for (int i = 0; i < n && i < tr->room; i++) {
 		__u32 key = i;
 
 		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.counters), &key, v, BPF_ANY);
@@ -687,7 +765,7 @@ void tracer_clear_stacks(struct tracer *tr)
 
 void tracer_close(struct tracer *tr)
 {
-	if (tr->links)
+	if (tr->counters)	/* opened */
 		tracer_detach(tr, NULL);
 	bpf_link__destroy(tr->fork_link);
 	bpf_link__destroy(tr->exit_link);
@@ -696,7 +774,8 @@ void tracer_close(struct tracer *tr)
 	free(tr->mlinks);
 	free(tr->mlink_ret);
 	free(tr->site_links);
-	free(tr->links);
+	free(tr->entry_links);
+	free(tr->ret_links);
 	free(tr->counters);
 	memset(tr, 0, sizeof(*tr));
 }

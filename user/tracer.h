@@ -28,13 +28,19 @@ struct tracer_opts {
 	int ring_fd;			/* the ring buffer, from tracer_ring_create */
 	/* returns through the kernel's uretprobes instead of return sites (--uretprobes) */
 	bool uretprobes;
+	int room;			/* probes the counters hold: tracer_room() */
 };
 
 struct tracer {
 	struct spyre_bpf *skel;
 	struct rb_reader *rb;			/* user/ringbuf.h */
-	struct bpf_link **links;		/* [2 * i] entry, [2 * i + 1] return of probe i */
-	struct spyre_counters *counters;	/* summed over CPUs by tracer_read_counters */
+	/* perf-event links of probe i (no uprobe_multi): its entry, its uretprobe */
+	struct bpf_link **entry_links, **ret_links;
+	int nlinks;				/* probes they have room for */
+	int perf_uprobes;			/* perf-event uprobes attached */
+	bool perf_limit_said;			/* past SPYRE_PERF_MAX_UPROBES, said once */
+	int room;				/* probes the counters hold (tracer_opts) */
+	struct spyre_counters *counters;	/* [room], CPUs summed: tracer_read_counters */
 	struct consumer *cons;			/* where drained records go */
 	long batch;
 	int attached;				/* probes with live links */
@@ -60,6 +66,12 @@ struct tracer {
 	int nmlinks, capmlinks;
 };
 
+/*
+ * The probes the counters get room for: @max_probes when the user gave it (--max-probes, 0
+ * when not); else twice the @resolved functions, at least SPYRE_PROBE_ROOM, at most
+ * SPYRE_MAX_PROBES.
+ */
+int tracer_room(int resolved, int max_probes);
 /* -errno; -EPERM when the kernel refuses BPF (privileges, lockdown). Uses uprobe_multi links
  * and task storage where the kernel has them (SPYRE_NO_UPROBE_MULTI=1 forces per-probe perf
  * events, SPYRE_NO_TASK_STORAGE=1 per-thread stacks in a hash map, SPYRE_NO_STAGE=1 one ring
@@ -78,7 +90,11 @@ int tracer_ring_create(unsigned int ringbuf_mb);
  * vmlinux BTF (once per object). Records wait in the ring until then.
  */
 int tracer_map_ring(struct tracer *tr);
-/* Attach every resolved, not yet attached probe of @t to @pid (-1: every process). */
+/*
+ * Attach every resolved, not yet attached probe of @t to @pid (-1: every process). -E2BIG
+ * (said on stderr) when perf-event links would exceed SPYRE_PERF_MAX_UPROBES: nothing new is
+ * attached then.
+ */
 int tracer_attach(struct tracer *tr, struct target *t, int pid);
 /* Remove all probes (return probes first); probes can be attached again later. */
 void tracer_detach(struct tracer *tr, struct target *t);

@@ -9,11 +9,9 @@
 # exceptions thrown through at::_ops::mm::call. Each reports what it did (calls and unwound
 # calls per function, a checksum); tests/e2e/check_unwound.py compares a trace with that.
 
-load helpers
+load torch-helpers
 
 THROWJOB=$BUILD/tests/throwjob
-TORCH_PY=/usr/bin/python3	# Debian's python with python3-torch, whatever python3 is on PATH
-TORCH_JOB=$ROOT/tests/e2e/torch_job.py
 CHECK_UNWOUND="python3 $ROOT/tests/e2e/check_unwound.py"
 # the dispatcher's entry of torch.mm and the CPU kernel it reaches once the shapes are checked
 TORCH_PROBES=(--probe 'libtorch_cpu.so*:at::_ops::mm::call:mmCall'
@@ -62,16 +60,6 @@ finish_job() {
 trace_get() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
 		"$BATS_TEST_TMPDIR/t.json" "$1"
-}
-
-# same_as_untraced COUNTS UNTRACED KEY...: the job's results equal the untraced run's
-same_as_untraced() {
-	local k counts=$1 untraced=$2
-	shift 2
-	for k in "$@"; do
-		[ "$(counts_field "$counts" "$k")" = "$(counts_field "$untraced" "$k")" ] ||
-			{ echo "$k differs from the untraced run" >&2; return 1; }
-	done
 }
 
 # summary_unwound TRACE: the summary line (", N unwound") gives the trace's total of unwound calls
@@ -202,31 +190,6 @@ PY
 }
 
 # --- real code: PyTorch ------------------------------------------------------------------------
-
-# need_torch: skip unless Debian's python3-torch is there (make deps installs it)
-need_torch() {
-	"$TORCH_PY" -c 'import torch' 2>/dev/null || skip "no python3-torch for $TORCH_PY"
-}
-
-# torch_untraced: the untraced run's results, once per file, in $BATS_FILE_TMPDIR/torch-untraced.json
-torch_untraced() {
-	local f=$BATS_FILE_TMPDIR/torch-untraced.json
-	[ -e "$f" ] && return 0
-	touch "$BATS_FILE_TMPDIR/torch-go"
-	"$TORCH_PY" "$TORCH_JOB" --ready "$BATS_FILE_TMPDIR/torch-u.ready" \
-		--go "$BATS_FILE_TMPDIR/torch-go" --out "$f"
-}
-
-# start_torch_job: start the training job, held before its first iteration; sets JOB_PID
-start_torch_job() {
-	JOB_GO=$BATS_TEST_TMPDIR/job.go
-	rm -f "$BATS_TEST_TMPDIR/job.ready" "$JOB_GO" "$BATS_TEST_TMPDIR/counts.json"
-	"$TORCH_PY" "$TORCH_JOB" --ready "$BATS_TEST_TMPDIR/job.ready" \
-		--go "$JOB_GO" --out "$BATS_TEST_TMPDIR/counts.json" \
-		>"$BATS_TEST_TMPDIR/job.out" 2>"$BATS_TEST_TMPDIR/job.err" &
-	JOB_PID=$!
-	wait_for "$BATS_TEST_TMPDIR/job.ready" 60	# importing torch takes seconds
-}
 
 # torch_traced [TOOL OPTIONS]: trace the training job on torch.mm's two functions
 torch_traced() {

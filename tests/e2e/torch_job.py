@@ -8,10 +8,11 @@ that the job could not count), and once makes a torch.mm with mismatched shapes:
 check throws c10::Error inside at::_ops::mm::call, the Python binding turns it into a
 RuntimeError, caught here. A tracer with a return probe on that path kills the job there.
 
-    torch_job.py --ready F --go F --out F [--iters N] [--no-errors]
+    torch_job.py --ready F --go F --out F [--iters N] [--no-errors] [--linger F]
 
 F(ready) gets the pid once torch is imported and the model built; the job then waits (at most
---go-timeout seconds) for F(go) to exist, trains, writes F(out) and exits 0:
+--go-timeout seconds) for F(go) to exist, trains, writes F(out) (with --linger: waits as long
+again for F(linger), so that a tracer can leave a live job) and exits 0:
     {"pid", "checksum": sha256 of the final parameters' bytes, "caught": shape errors caught,
      "mmOk": torch.mm calls that returned, "mmFailed": those that raised,
      "calls": {symbol: entries}, "unwound": {symbol: entries left by the exception}}
@@ -44,6 +45,16 @@ def write_atomic(path, text):
     os.rename(tmp, path)
 
 
+def wait_file(path, timeout):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            print(f"torch_job: no {path}", file=sys.stderr)
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ready", required=True)
@@ -52,6 +63,7 @@ def main():
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--go-timeout", type=float, default=120)
     ap.add_argument("--no-errors", action="store_true", help="skip the failing torch.mm")
+    ap.add_argument("--linger", help="after writing --out, wait for this file to exist")
     a = ap.parse_args()
 
     torch.manual_seed(1234)
@@ -71,12 +83,8 @@ def main():
         return r
 
     write_atomic(a.ready, f"{os.getpid()}\n")
-    deadline = time.monotonic() + a.go_timeout
-    while not os.path.exists(a.go):
-        if time.monotonic() > deadline:
-            print("torch_job: no go file", file=sys.stderr)
-            return 3
-        time.sleep(0.01)
+    if not wait_file(a.go, a.go_timeout):
+        return 3
 
     with torch.no_grad():
         for _ in range(a.iters):
@@ -113,6 +121,8 @@ def main():
         "unwound": {MM_CALL: mm_failed, MM_CPU: 0},
     }
     write_atomic(a.out, json.dumps(out) + "\n")
+    if a.linger and not wait_file(a.linger, a.go_timeout):
+        return 3
     return 0
 
 

@@ -191,6 +191,31 @@ TEST(resolve_names_distinct)
 	probes_free(&tab);
 }
 
+TEST(resolve_aliases_one_probe)
+{
+	char dir[PATH_MAX], lib[PATH_MAX + 16], err[256];
+	struct probe_table tab = {};
+	struct target t;
+	FILE *maps;
+
+	/* the C1 and C2 constructors share an address: one probe, whose uprobe would fire once */
+	CHECK_EQ_INT(probes_parse_text(&tab, "libfixture.so fixture::Widget::Widget\n"
+				       "libfixture.so fixture::Widget::*\n", "t", err,
+				       sizeof(err)), 0);
+	CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
+	CHECK(realpath(unit_fixture_dir(), dir));
+	snprintf(lib, sizeof(lib), "%s/libfixture.so", dir);
+	maps = fixture_maps(lib);
+	CHECK(target_scan_maps(&t, maps, NULL) > 1);
+	fclose(maps);
+	CHECK_EQ_INT(t.spec_hits[0], 1);
+	for (int i = 0; i < t.cnt; i++)
+		for (int j = 0; j < i; j++)
+			CHECK(t.probes[i].sym_off != t.probes[j].sym_off);
+	target_free(&t);
+	probes_free(&tab);
+}
+
 TEST(resolve_limits_and_unreadable)
 {
 	struct probe_table tab = {};

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "spyre_trace_user.h"
+#include "tracer.h"
+#include "unit.h"
+
+TEST(tracer_room_from_the_table)
+{
+	/* nothing resolved yet, or a small table: the least room */
+	CHECK_EQ_INT(tracer_room(0, 0), SPYRE_PROBE_ROOM);
+	CHECK_EQ_INT(tracer_room(SPYRE_PROBE_ROOM / 2, 0), SPYRE_PROBE_ROOM);
+	/* past it: twice the table, for the libraries loaded later */
+	CHECK_EQ_INT(tracer_room(5498, 0), 10996);
+	CHECK(tracer_room(SPYRE_PROBE_ROOM + 1, 0) > SPYRE_PROBE_ROOM + 1);
+	/* never past the default limit, which the resolution enforces */
+	CHECK_EQ_INT(tracer_room(SPYRE_MAX_PROBES / 2 + 1, 0), SPYRE_MAX_PROBES);
+	CHECK_EQ_INT(tracer_room(SPYRE_MAX_PROBES, 0), SPYRE_MAX_PROBES);
+	/* --max-probes N: N, reserved whatever resolved */
+	CHECK_EQ_INT(tracer_room(0, 100000), 100000);
+	CHECK_EQ_INT(tracer_room(50, 100), 100);
+}
