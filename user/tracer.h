@@ -28,6 +28,8 @@ struct tracer_opts {
 	int ring_fd;			/* the ring buffer, from tracer_ring_create */
 	/* returns through the kernel's uretprobes instead of return sites (--uretprobes) */
 	bool uretprobes;
+	/* links of their own per probe, so that one can be detached (--max-overhead) */
+	bool per_probe_links;
 };
 
 struct tracer {
@@ -55,8 +57,11 @@ struct tracer {
 	bool unwind_guard;			/* type=unwind probes can be attached */
 	bool unwind_warned;			/* ... or the user was told they cannot */
 	bool multi;
+	bool per_probe;				/* tracer_opts.per_probe_links */
 	int *mlinks;				/* uprobe_multi link fds */
 	bool *mlink_ret;			/* ... of return probes (closed first) */
+	int *mlink_probe;			/* ... of this probe only (per_probe), or -1 */
+	int *site_owner;			/* the probe of each of site_links */
 	int nmlinks, capmlinks;
 };
 
@@ -80,6 +85,12 @@ int tracer_ring_create(unsigned int ringbuf_mb);
 int tracer_map_ring(struct tracer *tr);
 /* Attach every resolved, not yet attached probe of @t to @pid (-1: every process). */
 int tracer_attach(struct tracer *tr, struct target *t, int pid);
+/*
+ * --max-overhead: detach probe @i alone (its links are its own: per_probe_links). First its
+ * entry (and instant, unwind) links, with @returns false: the probe is then dropped for good;
+ * its return links later, with @returns true, once the calls it entered have returned. -errno.
+ */
+int tracer_detach_probe(struct tracer *tr, struct target *t, int i, bool returns);
 /* Remove all probes (return probes first); probes can be attached again later. */
 void tracer_detach(struct tracer *tr, struct target *t);
 /* Hand ring buffer records to @c; @all: until empty, else one bounded batch. True when the
