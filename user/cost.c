@@ -101,7 +101,7 @@ void cost_meter_init(struct cost_meter *m, const struct hit_costs *c, int pid)
 	m->pid = pid;
 	m->pct = -1;
 	m->start_ns = m->last_ns = now_ns(CLOCK_MONOTONIC);
-	m->last_cpu = cost_process_cpu_ns(pid);
+	m->last_cpu = m->cpu_seen = cost_process_cpu_ns(pid);
 }
 
 /* Room for @n probes (the rescan adds some); new ones priced at once. */
@@ -135,6 +135,14 @@ static int meter_grow(struct cost_meter *m, const struct target *t, int n)
 	return 0;
 }
 
+void cost_meter_sample(struct cost_meter *m)
+{
+	uint64_t cpu = cost_process_cpu_ns(m->pid);
+
+	if (cpu)
+		m->cpu_seen = cpu;
+}
+
 int cost_meter_update(struct cost_meter *m, const struct target *t,
 		      const struct spyre_counters *k)
 {
@@ -154,7 +162,9 @@ int cost_meter_update(struct cost_meter *m, const struct target *t,
 		m->last_hits[i] = k[i].hits;
 		sum += m->iv_ns[i];
 	}
-	/* the job gone (its clock unreadable): hits without the CPU time they went with */
+	/* the job gone: its CPU time when last seen, at most a drain interval old */
+	if (!cpu)
+		cpu = m->cpu_seen;
 	if (cpu && m->last_cpu && cpu >= m->last_cpu) {
 		m->pct = cost_overhead_pct(sum, cpu - m->last_cpu);
 		m->probe_ns += sum;

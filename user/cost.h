@@ -87,6 +87,7 @@ struct cost_meter {
 	double *rate;		/* hits/s over the last interval */
 	double *iv_ns;		/* estimated probe time in the last interval */
 	uint64_t start_ns, last_ns, last_cpu;
+	uint64_t cpu_seen;	/* the job's CPU time when last read (cost_meter_sample) */
 	double pct;		/* the last interval's overhead, %; < 0 before the first */
 	double probe_ns, cpu_ns;	/* sums over the intervals with a CPU reading */
 	struct cost_action actions[COST_MAX_ACTIONS];
@@ -98,6 +99,11 @@ void cost_meter_init(struct cost_meter *m, const struct hit_costs *c, int pid);
 /* Hits @k of @t's probes (summed over CPUs) at this moment: rates and overhead. -ENOMEM. */
 int cost_meter_update(struct cost_meter *m, const struct target *t,
 		      const struct spyre_counters *k);
+/*
+ * Read the job's CPU clock (every drain, ~10 ms): when the job exits, its clock goes with it,
+ * and the last interval is weighed against this reading instead.
+ */
+void cost_meter_sample(struct cost_meter *m);
 /* The whole run's estimated overhead, %; < 0 when the job's CPU time was never read. */
 double cost_meter_total_pct(const struct cost_meter *m);
 /*

@@ -428,7 +428,15 @@ static void report_return(const struct target *t, const struct rprobe *p, FILE *
 
 bool target_spec_missing(const struct target *t, int s)
 {
-	return s >= t->user_from && !t->spec_hits[s] && !t->spec_shadowed[s];
+	bool readable = !t->spec_libs[s];
+
+	if (s < t->user_from || t->spec_hits[s] || t->spec_shadowed[s])
+		return false;
+	/* libraries that matched but cannot be read: said as such (target_warn_unreadable) */
+	for (int l = 0; l < t->nlibs && !readable; l++)
+		readable = !t->libs[l].err &&
+			   lib_matches(&t->table->specs[s], path_basename(t->libs[l].path));
+	return readable;
 }
 
 struct miss_ctx {

@@ -496,6 +496,9 @@ static int cmd_trace(struct probe_table *table)
 		bg_join(&drv);
 	if (!drv.err) {
 		start_ns = now_ns(CLOCK_MONOTONIC);
+		/* the job's CPU clock from here on goes with the hits (per-hit costs come later) */
+		cost_defaults(&costs);
+		cost_meter_init(&meter, &costs, env.pid);
 		/* following forks: probes on every process, the BPF keeps to the target's tree */
 		err = tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
 		if (err) {
@@ -558,8 +561,6 @@ static int cmd_trace(struct probe_table *table)
 	 * What the probes cost per call, measured now that the job runs (about 20-50 ms of this
 	 * thread's wait; the ring holds what comes meanwhile), said before it hurts
 	 */
-	cost_defaults(&costs);
-	cost_meter_init(&meter, &costs, env.pid);
 	cal = cost_calibrate_start();
 	cost_calibrate_result(cal, &costs);
 	meter.costs = costs;
@@ -584,6 +585,7 @@ static int cmd_trace(struct probe_table *table)
 
 		poll(pfd, pidfd >= 0 ? 2 : 1, backlog ? 0 : TRACER_DRAIN_MS);
 		backlog = tracer_drain(&tr, &cons, false);
+		cost_meter_sample(&meter);
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 

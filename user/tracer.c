@@ -558,6 +558,8 @@ int tracer_detach_probe(struct tracer *tr, struct target *t, int i, bool returns
 	if (!tr->per_probe)
 		return -EOPNOTSUPP;
 	if (!returns) {
+		if (i < SPYRE_MAX_PROBES)
+			tr->skel->bss->probe_gone[i] = 1;
 		if (p->attached)
 			tr->attached--;
 		p->attached = false;
