@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -401,9 +400,6 @@ struct calibration *cost_calibrate_start(void)
 {
 #if defined(__x86_64__)
 	struct calibration *cal;
-	pthread_condattr_t ca;
-	sigset_t all, old;
-	int err;
 
 	if (env_is_1("SPYRE_NO_CALIBRATE"))
 		return NULL;
@@ -411,16 +407,9 @@ struct calibration *cost_calibrate_start(void)
 	if (!cal)
 		return NULL;
 	pthread_mutex_init(&cal->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&cal->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init_monotonic(&cal->cond);
 	/* no signal for this thread: the tracer takes them from a signalfd */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(&cal->th, NULL, calib_main, cal);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
+	if (thread_start_nosig(&cal->th, calib_main, cal)) {
 		pthread_cond_destroy(&cal->cond);
 		pthread_mutex_destroy(&cal->lock);
 		free(cal);

@@ -157,9 +157,6 @@ static void *warm_main(void *arg)
 struct warmer *warm_start(void)
 {
 	struct warmer *w;
-	pthread_condattr_t ca;
-	sigset_t all, old;
-	int err;
 
 	if (env_is_1("SPYRE_NO_WARM"))
 		return NULL;
@@ -168,16 +165,9 @@ struct warmer *warm_start(void)
 		return NULL;
 	w->prog_fd = -1;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init_monotonic(&w->cond);
 	/* no signal for this thread: the tracer takes them from a signalfd */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(&w->th, NULL, warm_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
+	if (thread_start_nosig(&w->th, warm_main, w)) {
 		pthread_cond_destroy(&w->cond);
 		pthread_mutex_destroy(&w->lock);
 		free(w);

@@ -122,11 +122,11 @@ PY
 }
 
 @test "--max-overhead detaches the hottest probes, lowers the job's slowdown and says so" {
-	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 2500
+	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 4000
 	echo "$output"
 	[ "$status" -eq 0 ]
 	full=$output
-	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 2500 --max-overhead 20
+	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 4000 --max-overhead 20
 	echo "$output"
 	[ "$status" -eq 0 ]
 	cat "$BATS_TEST_TMPDIR/tracer.err"
@@ -135,7 +135,7 @@ PY
 	python3 - "$full" "$output" "$BATS_TEST_TMPDIR/t.json" <<'PY'
 import json, sys
 full, capped = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-assert capped["measuredPct"] < full["measuredPct"] / 2, (full["measuredPct"], capped["measuredPct"])
+assert capped["measuredPct"] < 0.6 * full["measuredPct"], (full["measuredPct"], capped["measuredPct"])
 acts = capped["stats"]["overheadActions"]
 assert acts and all(a["action"] == "detached" and a["estPctBefore"] > 20 for a in acts), acts
 assert capped["stats"]["maxOverheadPct"] == 20
