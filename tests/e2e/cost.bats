@@ -9,7 +9,8 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 
 @test "a --probe that resolves nowhere is an error naming what was searched and its near misses" {
 	start_job
-	run "$TOOL" -p "$JOB_PID" -o "$BATS_TEST_TMPDIR/t.json" \
+	# -d: without the check the tracer would trace nothing until stopped
+	run "$TOOL" -p "$JOB_PID" -d 5 -o "$BATS_TEST_TMPDIR/t.json" \
 		--probe 'libflex.so:flex::RuntimeStream::synchronise'
 	echo "$output"
 	[ "$status" -eq 10 ]
@@ -17,12 +18,13 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 	[ ! -e "$BATS_TEST_TMPDIR/t.json" ]
 	# the library glob: which files are mapped, and the closest of them
 	printf 'libflexx.so* flex::getNumDevices\n' >"$BATS_TEST_TMPDIR/site.probes"
-	run "$TOOL" -p "$JOB_PID" -o "$BATS_TEST_TMPDIR/t.json" --probes "$BATS_TEST_TMPDIR/site.probes"
+	run "$TOOL" -p "$JOB_PID" -d 5 -o "$BATS_TEST_TMPDIR/t.json" \
+		--probes "$BATS_TEST_TMPDIR/site.probes"
 	echo "$output"
 	[ "$status" -eq 10 ]
 	[[ "$output" == *"site.probes:1: libflexx.so* flex::getNumDevices resolves nowhere: no mapped library matches 'libflexx.so*' (mapped: "*"libsenlib-dd2.so"*"); near misses: libflex.so"* ]]
 	# a missing '*': the functions it would have matched
-	run "$TOOL" -p "$JOB_PID" -o "$BATS_TEST_TMPDIR/t.json" \
+	run "$TOOL" -p "$JOB_PID" -d 5 -o "$BATS_TEST_TMPDIR/t.json" --force \
 		--probe 'libflex.so:flex::RuntimeStream::launch'
 	[ "$status" -eq 10 ]
 	[[ "$output" == *"near misses: flex::RuntimeStream::launchOperation"* ]]
@@ -30,7 +32,7 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 
 @test "--no-default with a mistyped probe is the typo error, not 'no Spyre runtime'" {
 	start_job
-	run "$TOOL" -p "$JOB_PID" -o "$BATS_TEST_TMPDIR/t.json" --no-default \
+	run "$TOOL" -p "$JOB_PID" -d 5 -o "$BATS_TEST_TMPDIR/t.json" --no-default \
 		--probe 'libflex.so:flex::RuntimeStream::synchronise'
 	echo "$output"
 	[ "$status" -eq 10 ]
