@@ -46,7 +46,8 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
 	} else {
 		/* not classified (not x86-64): priced as the dearer kind */
 		entry = c->stepped_ns;
-		pc.entry = p->insn == INSN_SINGLESTEP ? "single-stepped" : "unknown, priced single-stepped";
+		pc.entry = p->insn == INSN_SINGLESTEP ? "single-stepped" :
+			   "unknown, priced single-stepped";
 	}
 	if (type == PROBE_SPAN && p->ret == RET_URETPROBE) {
 		ret = c->uret_ns;

@@ -72,8 +72,8 @@ static int glob_distance(const char *pat, const char *name, size_t n, int limit)
 		} else {
 			cur[0] = prev[0] + 1;
 			for (size_t j = 1; j <= n; j++) {
-				int sub = prev[j - 1] +
-					  (c != '?' && (c & 0xff) != tolower((unsigned char)name[j - 1]));
+				int ch = tolower((unsigned char)name[j - 1]);
+				int sub = prev[j - 1] + (c != '?' && (c & 0xff) != ch);
 				int v = prev[j] + 1;
 
 				if (cur[j - 1] + 1 < v)

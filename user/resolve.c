@@ -484,15 +484,15 @@ const char *target_why_missing(const struct target *t, int s, char *buf, size_t 
 		PUT("no function matching '%s' in", sp->sym);
 		for (int l = 0; l < t->nlibs; l++) {
 			const struct rlib *lib = &t->libs[l];
+			const char *base = path_basename(lib->path);
 
-			if (!lib_matches(sp, path_basename(lib->path)))
+			if (!lib_matches(sp, base))
 				continue;
 			if (lib->err)
-				PUT("%s %s (unreadable: %s)", n++ ? "," : "", path_basename(lib->path),
+				PUT("%s %s (unreadable: %s)", n++ ? "," : "", base,
 				    strerror(-lib->err));
 			else
-				PUT("%s %s (%d functions)", n++ ? "," : "", path_basename(lib->path),
-				    lib->nfuncs);
+				PUT("%s %s (%d functions)", n++ ? "," : "", base, lib->nfuncs);
 			if (!lib->err)
 				elfsym_foreach(lib->open_path, offer_sym, &c);
 		}
@@ -583,7 +583,8 @@ void target_report(const struct target *t, FILE *f)
 				t->spec_shadowed[s] > 1 ? "" : "s");
 		} else if (s >= t->user_from) {
 			/* the user's line: what was searched, and what they may have meant */
-			fprintf(f, "0, NOT RESOLVED: %s\n", target_why_missing(t, s, why, sizeof(why)));
+			fprintf(f, "0, NOT RESOLVED: %s\n",
+				target_why_missing(t, s, why, sizeof(why)));
 		} else if (!t->spec_libs[s]) {
 			fprintf(f, "0, NOT RESOLVED: no mapped library matches '%s'\n", sp->lib);
 		} else {

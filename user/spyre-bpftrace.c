@@ -434,9 +434,10 @@ static int cmd_trace(struct probe_table *table)
 		/* the user's own lines first: a typo there is the likelier story */
 		if (target_say_missing(&t, env.allow_missing ? "warning: " : "", false, said) &&
 		    !env.allow_missing) {
-			die_msg("not tracing process %d: a --probe/--probes line resolves nowhere "
-				"(--allow-missing traces the others, e.g. for a library loaded later; "
-				"`spyre-bpftrace list -p %d` shows what resolves)", env.pid, env.pid);
+			die_msg("not tracing process %d: a --probe/--probes line resolves "
+				"nowhere (--allow-missing traces the others, e.g. for a library "
+				"loaded later; `spyre-bpftrace list -p %d` shows what resolves)",
+				env.pid, env.pid);
 			rc = EXIT_NO_MATCH;
 			goto cleanup;
 		}
@@ -627,12 +628,12 @@ static int cmd_trace(struct probe_table *table)
 				nshed = shed_probes(&tr, &t, &meter, shed, nshed);
 			for (int i = 0; i < t.cnt; i++)
 				drops += tr.counters[i].drops_ring + tr.counters[i].drops_depth;
-			if (env.status)
+			if (env.status) {
+				cost_meter_status(&meter, &t, cost, sizeof(cost));
 				summary_status_line(&cons, drops, summary_unwound(&t, tr.counters,
 						    tr.unwound_untracked), &last_events, &last_ns,
-						    tr.attached, t.entry_only,
-						    cost_meter_status(&meter, &t, cost, sizeof(cost)),
-						    tty);
+						    tr.attached, t.entry_only, cost, tty);
+			}
 			next_status = now + 1000000000ull;
 		}
 	}

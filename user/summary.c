@@ -93,7 +93,8 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 	if (pct >= 0)
 		fprintf(f, "estimated probe overhead: ~%.0f%% of the job's CPU time (%.2f s of "
 			"probes in %.2f s of job CPU; per-hit costs %s)\n", pct, m->probe_ns / 1e9,
-			m->cpu_ns / 1e9, m->costs.calibrated ? "measured here" : "of the reference VM");
+			m->cpu_ns / 1e9,
+			m->costs.calibrated ? "measured here" : "of the reference VM");
 	for (int i = 0; i < m->n && i < t->cnt; i++)
 		if (counters[i].hits)
 			order[n++] = i;
@@ -112,7 +113,8 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 		fprintf(f, "  %-26s %10.0f calls/s  ~%.1f us/call", t->probes[i].name,
 			secs > 0 ? counters[i].hits / secs : 0, m->ns[i] / 1000);
 		if (m->cpu_ns > 0)
-			fprintf(f, "  %.1f%% of job CPU", 100 * counters[i].hits * m->ns[i] / m->cpu_ns);
+			fprintf(f, "  %.1f%% of job CPU",
+				100 * counters[i].hits * m->ns[i] / m->cpu_ns);
 		fputc('\n', f);
 	}
 	for (int k = 0; k < m->nactions; k++) {
