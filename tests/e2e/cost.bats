@@ -76,6 +76,15 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 	[[ "$output" == *"warning: --probe: libnever.so foo resolves nowhere: no mapped library matches 'libnever.so'"* ]]
 }
 
+@test "fleet mode: a probe that resolves nowhere is a warning, once, and the run goes on" {
+	start_job
+	run "$TOOL" -p "$JOB_PID" --window 1s --period 1s --output-dir "$BATS_TEST_TMPDIR/out" \
+		-d 2.5 -q --probe 'libflex.so:flex::RuntimeStream::synchronise'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "warning: --probe: libflex.so flex::RuntimeStream::synchronise resolves nowhere.*near misses: flex::RuntimeStream::synchronize" <<<"$output")" -eq 1 ]
+}
+
 @test "a probe line whose functions an earlier line owns is not an error" {
 	start_job
 	run "$TOOL" -p "$JOB_PID" -o "$BATS_TEST_TMPDIR/t.json" -d 0.3 -q \
