@@ -311,6 +311,7 @@ struct calibration {
 	struct hit_costs c;
 };
 
+#if defined(__x86_64__)
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -318,7 +319,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-#if defined(__x86_64__)
 /* Thread CPU time of @n calls of @fn, per call: what the kernel charges the caller. */
 static double per_call_ns(void (*fn)(void), int n)
 {
