@@ -634,7 +634,8 @@ static int cmd_trace(struct probe_table *table)
 						    tr.unwound_untracked), &last_events, &last_ns,
 						    tr.attached, t.entry_only, cost, tty);
 			}
-			next_status = now + 1000000000ull;
+			/* from now: detaching can take a while (grace periods) */
+			next_status = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
 		}
 	}
 	if (env.status && tty)

@@ -573,17 +573,28 @@ int tracer_detach_probe(struct tracer *tr, struct target *t, int i, bool returns
 	}
 	if (n)
 		close_parallel(fds, n);
-	/* perf-event links: the entry (or instant) in links[2 * i], returns after it */
+	/*
+	 * perf-event links: the entry (or instant) in links[2 * i], the uretprobe after it and
+	 * the return sites in site_links; each waits for grace periods when closed: side by side
+	 */
 	if (returns) {
-		for (int k = 0; k < tr->nsite_links; k++)
+		struct bpf_link *l[tr->nsite_links + 1];
+
+		n = 0;
+		for (int k = 0; k < tr->nsite_links; k++) {
 			if (tr->site_owner[k] == i && tr->site_links[k]) {
-				bpf_link__destroy(tr->site_links[k]);
+				l[n++] = tr->site_links[k];
 				tr->site_links[k] = NULL;
 			}
-	}
-	if (i < SPYRE_MAX_PROBES) {
-		bpf_link__destroy(tr->links[2 * i + returns]);
-		tr->links[2 * i + returns] = NULL;
+		}
+		if (i < SPYRE_MAX_PROBES) {
+			l[n++] = tr->links[2 * i + 1];
+			tr->links[2 * i + 1] = NULL;
+		}
+		destroy_links_parallel(l, n);
+	} else if (i < SPYRE_MAX_PROBES) {
+		bpf_link__destroy(tr->links[2 * i]);
+		tr->links[2 * i] = NULL;
 	}
 	return 0;
 }
