@@ -458,12 +458,21 @@ static __always_inline void flush_stage(struct tstack *st)
 	st->nstaged = 0;
 }
 
+/*
+ * --max-overhead: probes whose entry links userspace has removed; their return sites stay a
+ * second longer, for the calls already entered, and the returns of calls never entered are
+ * not unmatched.
+ */
+__u8 probe_gone[SPYRE_MAX_PROBES] = {};
+
 static __always_inline void count_unmatched(struct pt_regs *ctx)
 {
+	__u32 probe = bpf_get_attach_cookie(ctx);
 	struct spyre_counters *c;
 
 	/* while tracing_on is off, unmatched returns are the calls we chose not to see */
-	if (tracing_on && (c = counters_of(bpf_get_attach_cookie(ctx))))
+	if (tracing_on && probe < SPYRE_MAX_PROBES && !probe_gone[probe] &&
+	    (c = counters_of(probe)))
 		c->unmatched++;
 }
 

@@ -32,6 +32,12 @@ void env_usage(FILE *f)
 "      --max-probes N       trace at most N functions, room reserved at start (default:\n"
 "                           twice what resolves at start, up to %d; before Linux 6.6\n"
 "                           at most %d uprobes: entries and return sites)\n"
+"      --allow-missing      a --probe/--probes line that resolves nowhere is a warning, not\n"
+"                           an error (exit 10): for libraries the job loads later\n"
+"      --max-overhead PCT   when the probes' estimated overhead (their time over the job's\n"
+"                           own CPU time) exceeds PCT %%, detach the hottest probes (said on\n"
+"                           stderr, in the summary and the trace metadata); the estimate is\n"
+"                           on the status line\n"
 "      --ready-file FILE    create FILE once all probes are attached\n"
 "      --ringbuf-mb N       ring buffer size in MiB, power of two (default 16)\n"
 "      --status, --no-status  status line on stderr (default: when stderr is a terminal)\n"
@@ -61,7 +67,8 @@ void env_usage(FILE *f)
 "\n"
 "exit codes: 0 ok, 1 error, 2 usage, 3 no such process, 4 not permitted (root needed),\n"
 "            5 no Spyre runtime in target, 6 kernel without BTF, 7 output not writable,\n"
-"            8 check found problems, 9 the traced process was killed by a signal\n",
+"            8 check found problems, 9 the traced process was killed by a signal,\n"
+"            10 a --probe/--probes line resolves nowhere in the target (a typo?)\n",
 		SPYRE_MAX_PROBES, SPYRE_PERF_MAX_UPROBES);
 }
 
@@ -88,6 +95,8 @@ enum {
 	OPT_PROFILER_START,
 	OPT_NEST_TOL,
 	OPT_MAX_PROBES,
+	OPT_ALLOW_MISSING,
+	OPT_MAX_OVERHEAD,
 };
 
 static const struct option long_opts[] = {
@@ -97,6 +106,8 @@ static const struct option long_opts[] = {
 	{ "probe", required_argument, NULL, OPT_PROBE },
 	{ "probes", required_argument, NULL, OPT_PROBES },
 	{ "no-default", no_argument, NULL, OPT_NO_DEFAULT },
+	{ "allow-missing", no_argument, NULL, OPT_ALLOW_MISSING },
+	{ "max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD },
 	{ "ready-file", required_argument, NULL, OPT_READY },
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 	{ "status", no_argument, NULL, OPT_STATUS },
@@ -291,6 +302,19 @@ int env_parse(struct env *env, int argc, char **argv)
 		case OPT_NO_DEFAULT:
 			env->no_default = true;
 			break;
+		case OPT_ALLOW_MISSING:
+			env->allow_missing = true;
+			break;
+		case OPT_MAX_OVERHEAD:
+			errno = 0;
+			env->max_overhead = strtod(optarg, &end);
+			if (errno || end == optarg || (*end && strcmp(end, "%")) ||
+			    !(env->max_overhead > 0) || env->max_overhead > 10000) {
+				fprintf(stderr, "spyre-bpftrace: --max-overhead wants a percentage "
+					"> 0, e.g. 10\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_READY:
 			env->ready_file = optarg;
 			break;
@@ -465,6 +489,11 @@ int env_parse(struct env *env, int argc, char **argv)
 		if (env->window && !env->output_dir) {
 			fprintf(stderr, "spyre-bpftrace: --window writes one file per window: "
 				"give --output-dir\n");
+			return EXIT_USAGE;
+		}
+		if (env->max_overhead && (env->system_wide || env->window)) {
+			fprintf(stderr, "spyre-bpftrace: --max-overhead needs -p PID or -- CMD (one "
+				"job's CPU time to weigh the probes against)\n");
 			return EXIT_USAGE;
 		}
 		if ((env->max_disk || env->max_files) && !env->output_dir) {

@@ -19,6 +19,7 @@ enum spyre_exit {
 	EXIT_OUTPUT = 7,	/* output cannot be created or written */
 	EXIT_CHECK = 8,		/* `check` found problems in a trace */
 	EXIT_TARGET_KILLED = 9,	/* the traced process was killed by a signal while traced */
+	EXIT_NO_MATCH = 10,	/* a probe of --probe/--probes resolves nowhere (--allow-missing) */
 };
 
 enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE };
@@ -34,6 +35,9 @@ struct env {
 	const char **probe_files;	/* --probes FILE */
 	int n_probe_files;
 	bool no_default;
+	bool allow_missing;	/* --allow-missing: a user probe resolving nowhere only warns */
+	double max_overhead;	/* --max-overhead PCT: detach the hottest probes above it; 0 off */
+	int user_specs_from;	/* set by build_table: table specs from here on are the user's */
 	bool uretprobes;	/* --uretprobes: kernel return probes instead of return sites */
 	int max_probes;		/* --max-probes: functions a run traces; 0 = sized from the table */
 	const char *ready_file;

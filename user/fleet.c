@@ -247,6 +247,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	struct target t = {};
 	bool stop = false, loaded = false, ready = false, tty;
 	char hostname[64] = "";
+	bool *said = NULL;	/* user specs said to resolve nowhere */
 
 	if ((rc = preflight_bpf()))
 		return rc;
@@ -255,8 +256,10 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	err = target_init(&t, env->system_wide ? -1 : env->pid, table,
 			  env->max_probes ? env->max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env->uretprobes;
+	t.user_from = env->user_specs_from;
 	if (err)
 		goto out;
+	said = calloc(table->cnt, sizeof(*said));
 	t.pin_libs = true;
 	if (env->output_dir) {
 		err = rotate_init(&rot, env->output_dir, env->max_disk, env->max_files, "spyre",
@@ -346,6 +349,12 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		warm_end(warm);
 		if (err < 0)
 			die_msg("resolving probes: %s", strerror(-err));
+		/*
+		 * Processes come and go: a user probe that resolves nowhere yet is no error here,
+		 * but a typo should not go unsaid (once, after the first scan)
+		 */
+		if (win == 1 && said)
+			target_say_missing(&t, "warning: ", false, said);
 		next_scan = now_ns(CLOCK_MONOTONIC) + TRACER_RESCAN_MS * 1000000ull;
 		if (!ready && env->ready_file) {
 			ready = true;
@@ -394,7 +403,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 						    summary_unwound(&t, tr.counters,
 								    tr.unwound_untracked),
 						    &last_events, &last_status, tr.attached,
-						    t.entry_only, tty);
+						    t.entry_only, NULL, tty);
 			}
 		}
 
@@ -468,5 +477,6 @@ out:
 	prom_window_free(&pw);
 	pidset_free(&seen);
 	target_free(&t);
+	free(said);
 	return rc;
 }

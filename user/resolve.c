@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "cost.h"
 #include "elfsym.h"
 #include "globcap.h"
+#include "nearmiss.h"
 #include "procmaps.h"
 #include "resolve.h"
 
@@ -22,7 +24,8 @@ int target_init(struct target *t, int pid, const struct probe_table *table, int 
 	t->max_probes = max_probes;
 	t->spec_hits = calloc(table->cnt ? table->cnt : 1, sizeof(int));
 	t->spec_libs = calloc(table->cnt ? table->cnt : 1, sizeof(int));
-	if (!t->spec_hits || !t->spec_libs) {
+	t->spec_shadowed = calloc(table->cnt ? table->cnt : 1, sizeof(int));
+	if (!t->spec_hits || !t->spec_libs || !t->spec_shadowed) {
 		target_free(t);
 		return -ENOMEM;
 	}
@@ -48,6 +51,10 @@ void target_free(struct target *t)
 	free(t->spec_hits);
 	free(t->spec_libs);
 	free(t->names);
+	free(t->spec_shadowed);
+	for (int i = 0; i < t->nmapped; i++)
+		free(t->mapped[i]);
+	free(t->mapped);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -297,10 +304,12 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, cons
 static int on_sym(const struct elf_func *f, void *ctx)
 {
 	struct sym_ctx *c = ctx;
+	bool owned = false;
 
 	/* .cold/.part clones are pieces of a function, not entries: a probe there is wrong */
 	if (f->clone)
 		return 0;
+	c->t->libs[c->lib].nfuncs++;
 	for (int i = 0; i < c->nspecs; i++) {
 		const struct probe_spec *s = &c->t->table->specs[c->specs[i]];
 		const char *matched = f->qualname;
@@ -311,10 +320,15 @@ static int on_sym(const struct elf_func *f, void *ctx)
 			if (!globcap_match(s->sym, matched, &caps))
 				continue;
 		}
+		/* first matching spec owns the function; a later one that matches is no typo */
+		if (owned) {
+			c->t->spec_shadowed[c->specs[i]]++;
+			continue;
+		}
 		c->err = add_probe(c, c->specs[i], f, matched, &caps);
 		if (c->err)
 			return 1;
-		break;	/* first matching spec owns the function */
+		owned = true;
 	}
 	return 0;
 }
@@ -409,6 +423,25 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	return c.added;
 }
 
+/* Remember a mapped file's basename (once) for the near misses of a library glob. */
+static void note_mapped(struct target *t, const char *base)
+{
+	char **v;
+
+	/* a system-wide scan sees thousands of files: enough to suggest from */
+	if (t->nmapped >= 4096)
+		return;
+	for (int i = 0; i < t->nmapped; i++)
+		if (!strcmp(t->mapped[i], base))
+			return;
+	v = realloc(t->mapped, (t->nmapped + 1) * sizeof(*v));
+	if (!v)
+		return;
+	t->mapped = v;
+	if ((v[t->nmapped] = strdup(base)))
+		t->nmapped++;
+}
+
 struct maps_ctx {
 	struct target *t;
 	const char *map_files;
@@ -427,6 +460,7 @@ static int on_map(const struct map_entry *e, void *ctx)
 	if (e->path[0] != '/' || !e->inode)
 		return 0;
 	base = path_basename(e->path);
+	note_mapped(c->t, base);
 	for (int i = 0; i < c->t->table->cnt && !any; i++)
 		any = lib_matches(&c->t->table->specs[i], base);
 	if (!any)
@@ -483,6 +517,7 @@ int target_add_lib(struct target *t, const char *path)
 
 	if (stat(path, &st))
 		return -errno;
+	note_mapped(t, path_basename(path));
 	return resolve_lib(t, path, path, major(st.st_dev), minor(st.st_dev), st.st_ino);
 }
 
@@ -551,15 +586,143 @@ static void report_return(const struct target *t, const struct rprobe *p, FILE *
 	fputc('\n', f);
 }
 
+bool target_spec_missing(const struct target *t, int s)
+{
+	bool readable = !t->spec_libs[s];
+
+	if (s < t->user_from || t->spec_hits[s] || t->spec_shadowed[s])
+		return false;
+	/* libraries that matched but cannot be read: said as such (target_warn_unreadable) */
+	for (int l = 0; l < t->nlibs && !readable; l++)
+		readable = !t->libs[l].err &&
+			   lib_matches(&t->table->specs[s], path_basename(t->libs[l].path));
+	return readable;
+}
+
+struct miss_ctx {
+	const struct probe_spec *sp;
+	struct nearmiss *m;
+};
+
+static int offer_sym(const struct elf_func *f, void *ctx)
+{
+	struct miss_ctx *c = ctx;
+
+	if (f->clone)
+		return 0;
+	return nearmiss_offer(c->m, c->sp->sym, f->qualname) ? 1 : 0;
+}
+
+const char *target_why_missing(const struct target *t, int s, char *buf, size_t len)
+{
+	const struct probe_spec *sp = &t->table->specs[s];
+	struct nearmiss m = {};
+	struct miss_ctx c = { sp, &m };
+	char near[1024];
+	size_t off = 0;
+	int n = 0;
+
+#define PUT(...)							\
+	do {								\
+		if (off < len)						\
+			off += snprintf(buf + off, len - off, __VA_ARGS__); \
+	} while (0)
+	if (len)
+		buf[0] = 0;
+	if (!t->spec_libs[s]) {
+		PUT("no mapped library matches '%s'", sp->lib);
+		for (int i = 0; i < t->nmapped; i++)
+			nearmiss_offer(&m, sp->lib, t->mapped[i]);
+		/* what the user can pick from: the first few, the count */
+		for (int i = 0; i < t->nmapped && i < 6; i++)
+			PUT("%s%s", i ? ", " : " (mapped: ", t->mapped[i]);
+		if (t->nmapped > 6)
+			PUT(", ... %d files in all", t->nmapped);
+		if (t->nmapped)
+			PUT(")");
+	} else {
+		PUT("no function matching '%s' in", sp->sym);
+		for (int l = 0; l < t->nlibs; l++) {
+			const struct rlib *lib = &t->libs[l];
+			const char *base = path_basename(lib->path);
+
+			if (!lib_matches(sp, base))
+				continue;
+			if (lib->err)
+				PUT("%s %s (unreadable: %s)", n++ ? "," : "", base,
+				    strerror(-lib->err));
+			else
+				PUT("%s %s (%d functions)", n++ ? "," : "", base, lib->nfuncs);
+			if (!lib->err)
+				elfsym_foreach(lib->open_path, offer_sym, &c);
+		}
+	}
+	if (m.n)
+		PUT("; near misses: %s", nearmiss_format(&m, near, sizeof(near)));
+	else
+		PUT("; no near misses");
+#undef PUT
+	nearmiss_free(&m);
+	return buf;
+}
+
+int target_say_missing(const struct target *t, const char *prefix, bool mapped_only, bool *said)
+{
+	char why[2048];
+	int n = 0;
+
+	for (int s = t->user_from; s < t->table->cnt; s++) {
+		const struct probe_spec *sp = &t->table->specs[s];
+
+		if (said[s] || !target_spec_missing(t, s) || (mapped_only && !t->spec_libs[s]))
+			continue;
+		said[s] = true;
+		n++;
+		fprintf(stderr, "spyre-bpftrace: %s%s: %s %s resolves nowhere: %s\n", prefix,
+			sp->origin, sp->lib, sp->sym, target_why_missing(t, s, why, sizeof(why)));
+	}
+	return n;
+}
+
+/* "N functions in LIB, LIB" of spec @s: where it resolved. */
+static void report_where(const struct target *t, int s, FILE *f)
+{
+	int n = 0;
+
+	fprintf(f, "%d function%s in", t->spec_hits[s], t->spec_hits[s] > 1 ? "s" : "");
+	for (int l = 0; l < t->nlibs; l++) {
+		bool here = false;
+
+		for (int i = 0; i < t->cnt && !here; i++)
+			here = t->probes[i].spec == s && t->probes[i].lib == l;
+		if (here)
+			fprintf(f, "%s %s", n++ ? "," : "", path_basename(t->libs[l].path));
+	}
+}
+
+static void report_cost(const struct target *t, const struct rprobe *p, FILE *f)
+{
+	struct probe_cost pc;
+
+	if (!t->costs)
+		return;
+	cost_probe(t->costs, t, p, &pc);
+	fprintf(f, "        cost: ~%.1f us per call (entry %s; return: %s)\n", pc.ns / 1000,
+		pc.entry, pc.ret);
+}
+
 void target_report(const struct target *t, FILE *f)
 {
+	char why[2048];
+
 	for (int s = 0; s < t->table->cnt; s++) {
 		const struct probe_spec *sp = &t->table->specs[s];
 
-		fprintf(f, "%-14s %-44s ", sp->lib, sp->sym);
+		fprintf(f, "%s: %-14s %-44s -> ", sp->origin, sp->lib, sp->sym);
 		if (t->spec_hits[s]) {
-			fprintf(f, "resolved (%d function%s)\n", t->spec_hits[s],
-				t->spec_hits[s] > 1 ? "s" : "");
+			fprintf(f, "resolved: ");
+			report_where(t, s, f);
+			fputc('\n', f);
 			for (int i = 0; i < t->cnt; i++) {
 				const struct rprobe *p = &t->probes[i];
 
@@ -572,22 +735,31 @@ void target_report(const struct target *t, FILE *f)
 					" [single-stepped: slow probe, see docs/performance.md]" : "");
 				if (sp->type == PROBE_SPAN)
 					report_return(t, p, f);
+				report_cost(t, p, f);
 			}
+		} else if (t->spec_shadowed[s]) {
+			fprintf(f, "0 of its own: its %d matching function%s belong%s to earlier "
+				"lines\n", t->spec_shadowed[s], t->spec_shadowed[s] > 1 ? "s" : "",
+				t->spec_shadowed[s] > 1 ? "" : "s");
+		} else if (s >= t->user_from) {
+			/* the user's line: what was searched, and what they may have meant */
+			fprintf(f, "0, NOT RESOLVED: %s\n",
+				target_why_missing(t, s, why, sizeof(why)));
 		} else if (!t->spec_libs[s]) {
-			fprintf(f, "NOT RESOLVED: no mapped library matches '%s'\n", sp->lib);
+			fprintf(f, "0, NOT RESOLVED: no mapped library matches '%s'\n", sp->lib);
 		} else {
 			bool unreadable = false;
 
 			for (int l = 0; l < t->nlibs; l++) {
 				if (!fnmatch(sp->lib, path_basename(t->libs[l].path), 0) &&
 				    t->libs[l].err) {
-					fprintf(f, "NOT RESOLVED: cannot read %s: %s\n",
+					fprintf(f, "0, NOT RESOLVED: cannot read %s: %s\n",
 						t->libs[l].path, strerror(-t->libs[l].err));
 					unreadable = true;
 				}
 			}
 			if (!unreadable)
-				fprintf(f, "NOT RESOLVED: no function matching '%s' in %d matching "
+				fprintf(f, "0, NOT RESOLVED: no function matching '%s' in %d matching "
 					"librar%s\n", sp->sym, t->spec_libs[s],
 					t->spec_libs[s] > 1 ? "ies" : "y");
 		}

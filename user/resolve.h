@@ -11,6 +11,8 @@
 #include "probes.h"
 #include "retsite.h"
 
+struct hit_costs;
+
 /* How the return of a span probe's call is seen. */
 enum ret_how {
 	RET_SITES = 0,	/* uprobes on its return instructions and tail jumps (default) */
@@ -35,6 +37,7 @@ struct rprobe {
 	bool endbr;
 	bool attached;
 	bool failed;		/* the kernel refused its uprobe: not traced (said once) */
+	bool dropped;		/* detached by --max-overhead: never attached again */
 	/*
 	 * What the kernel does with the instruction under the probe: x86 emulates push and
 	 * optimizes a 5-byte nop, anything else is single-stepped (~15 µs a hit on a VM instead
@@ -51,6 +54,7 @@ struct rlib {
 	unsigned long ino;
 	unsigned int dev_major, dev_minor;
 	int nprobes;		/* functions resolved in it */
+	int nfuncs;		/* functions it has (the probe globs were matched against) */
 	int err;		/* -errno when its ELF could not be read */
 	int fd;			/* with pin_libs: held open, open_path = /proc/self/fd/N */
 	bool warned;		/* err already reported */
@@ -69,6 +73,16 @@ struct target {
 	unsigned int names_cap;	/* power of two, at least twice cnt */
 	int max_probes;		/* functions resolved at most (-E2BIG past it) */
 	bool too_many_warned;	/* target_warn_too_many said it for a later library */
+	int *spec_shadowed;	/* per spec: matching functions an earlier line owns */
+	/*
+	 * Specs from here on are the user's (--probe, --probes): one that resolves nowhere is a
+	 * typo until shown otherwise. The built-in table's lines come first and may match
+	 * nothing (a job without the Spyre runtime).
+	 */
+	int user_from;
+	const struct hit_costs *costs;	/* set: target_report prints each probe's cost */
+	char **mapped;		/* basenames of the mapped files seen, each once (near misses) */
+	int nmapped;
 	/* system-wide: probes are attached again in later windows, after the process whose
 	 * map_files gave us the library may be gone; hold the library open instead */
 	bool pin_libs;
@@ -104,5 +118,22 @@ void target_warn_too_many(struct target *t, bool later);
 
 /* Human-readable resolution report: resolved probes and why the others did not resolve. */
 void target_report(const struct target *t, FILE *f);
+
+/* Does user spec @s resolve nowhere (no function of its own, none owned by an earlier line)? */
+bool target_spec_missing(const struct target *t, int s);
+/*
+ * Why spec @s resolves nowhere, into @buf: what was searched (the libraries its LIB_GLOB
+ * matched and their function counts, or a few mapped basenames) and the near misses (closest
+ * symbols of those libraries, or closest basenames). Reads the matched libraries' symbols
+ * again: for error paths and `list` only. Returns @buf.
+ */
+const char *target_why_missing(const struct target *t, int s, char *buf, size_t len);
+/*
+ * On stderr, "spyre-bpftrace: PREFIXORIGIN: LIB SYMBOL resolves nowhere: why" for each user
+ * spec that resolves nowhere and is not yet in @said (per spec, set here); with @mapped_only
+ * only those whose LIB_GLOB matched a library (launch mode: the others may be dlopen'ed
+ * later). Returns how many were printed.
+ */
+int target_say_missing(const struct target *t, const char *prefix, bool mapped_only, bool *said);
 
 #endif

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "consumer.h"
 #include "check.h"
+#include "cost.h"
 #include "env.h"
 #include "fleet.h"
 #include "launch.h"
@@ -210,10 +211,23 @@ static void print_limits(const struct target *t)
 		       SPYRE_PERF_MAX_UPROBES);
 }
 
+/* How much a call of a probe costs here, said before tracing; see cost.h. */
+static void print_costs(FILE *f, const struct hit_costs *c)
+{
+	fprintf(f, "cost per probe hit %s: %.1f us on an emulated instruction (push), %.1f us "
+		"single-stepped (endbr64, mov, ret at a return site), %.1f us for a uretprobe's "
+		"return; a call pays its entry and one return (docs/performance.md)\n",
+		c->calibrated ? "measured on this machine" :
+		"of the reference VM (not measured here)", c->emulated_ns / 1000,
+		c->stepped_ns / 1000, c->uret_ns / 1000);
+}
+
 static int cmd_list(struct probe_table *table)
 {
+	struct calibration *cal;
+	struct hit_costs costs;
 	struct target t;
-	int err, rc;
+	int err, rc, missing = 0;
 
 	rc = check_pid(env.pid);
 	if (rc)
@@ -222,29 +236,40 @@ static int cmd_list(struct probe_table *table)
 		die_msg("reading another process's libraries needs root (or CAP_SYS_PTRACE)");
 		return EXIT_PERM;
 	}
+	cal = cost_calibrate_start();
 	err = target_init(&t, env.pid, table, env.max_probes ? env.max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env.uretprobes;
+	t.user_from = env.user_specs_from;
+	t.costs = &costs;
 	if (!err)
 		err = target_scan(&t);
+	cost_calibrate_result(cal, &costs);
 	if (err == -E2BIG) {
 		target_warn_too_many(&t, false);
 		target_free(&t);
+		cost_calibrate_free(cal);
 		return EXIT_USAGE;
 	}
 	if (err < 0) {
 		die_msg("cannot resolve probes in %d: %s", env.pid, strerror(-err));
 		target_free(&t);
+		cost_calibrate_free(cal);
 		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
 	}
 	rc = 0;
-	for (int i = 0; i < table->cnt; i++)
+	for (int i = 0; i < table->cnt; i++) {
 		rc += t.spec_hits[i] > 0;
+		missing += target_spec_missing(&t, i);
+	}
 	printf("process %d: %d of %d probe specs resolved to %d functions\n", env.pid, rc,
 	       table->cnt, t.cnt);
+	print_costs(stdout, &costs);
 	target_report(&t, stdout);
 	print_limits(&t);
-	rc = t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;
+	/* a line of the user's that resolves nowhere is what they will want to hear about */
+	rc = missing && !env.allow_missing ? EXIT_NO_MATCH : t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;
 	target_free(&t);
+	cost_calibrate_free(cal);
 	return rc;
 }
 
@@ -257,17 +282,28 @@ static int build_table(struct probe_table *table)
 		die_msg("built-in probe table: %s", err);
 		return EXIT_ERROR;
 	}
-	for (int i = 0; i < env.n_probe_files; i++) {
-		const char *arg = env.probe_files[i];
+	/*
+	 * Built-in tables first: like the default one, each covers a whole stack (PyTorch's ops,
+	 * autograd, allocator) of which a given version or build may lack a function, so their
+	 * lines are not the user's typos; files and --probe lines after them are.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			env.user_specs_from = table->cnt;
+		for (int i = 0; i < env.n_probe_files; i++) {
+			const char *arg = env.probe_files[i];
 
-		/* a built-in table's name wins: say so when a file of that name is here too */
-		if (probes_builtin(arg) && !access(arg, F_OK))
-			fprintf(stderr, "spyre-bpftrace: --probes %s is the built-in table; the file "
-				"is ./%s\n", arg, arg);
-		e = probes_load(table, arg, err, sizeof(err));
-		if (e) {
-			die_msg("%s", err);
-			return e == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
+			if (!probes_builtin(arg) != pass)
+				continue;
+			/* a built-in table's name wins: say so when a file of that name is here */
+			if (!pass && !access(arg, F_OK))
+				fprintf(stderr, "spyre-bpftrace: --probes %s is the built-in table; the "
+					"file is ./%s\n", arg, arg);
+			e = probes_load(table, arg, err, sizeof(err));
+			if (e) {
+				die_msg("%s", err);
+				return e == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
+			}
 		}
 	}
 	for (int i = 0; i < env.n_probe_args; i++) {
@@ -283,10 +319,77 @@ static int build_table(struct probe_table *table)
 	return 0;
 }
 
+/* The start-up line: each probe's estimated cost per call, dearest first. */
+static void print_startup_costs(const struct target *t, const struct hit_costs *c)
+{
+	int order[t->cnt > 0 ? t->cnt : 1], n = 0;
+	double ns[t->cnt > 0 ? t->cnt : 1];
+
+	for (int i = 0; i < t->cnt; i++) {
+		ns[i] = cost_probe(c, t, &t->probes[i], NULL);
+		if (t->probes[i].attached)
+			order[n++] = i;
+	}
+	/* insertion sort: tens of probes */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && ns[order[j]] > ns[order[j - 1]]; j--) {
+			int x = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = x;
+		}
+	fprintf(stderr, "spyre-bpftrace: estimated cost per call (%s: %.1f us emulated, %.1f us "
+		"single-stepped, %.1f us uretprobe return):", c->calibrated ? "measured here" :
+		"reference VM", c->emulated_ns / 1000, c->stepped_ns / 1000, c->uret_ns / 1000);
+	for (int k = 0; k < n && k < 8; k++)
+		fprintf(stderr, "%s %s %.1f us", k ? "," : "", t->probes[order[k]].name,
+			ns[order[k]] / 1000);
+	if (n > 8)
+		fprintf(stderr, ", ... (%d more)", n - 8);
+	fprintf(stderr, "%s\n", n ? "" : " no probe attached");
+}
+
+/*
+ * --max-overhead, once per interval: the returns of the probes whose entries went last time
+ * (their calls have returned by now), then the entries of the hottest probes while the
+ * estimate is over the budget. An entry goes first so that no call is entered whose return
+ * would go unseen. Returns the new count of @shed.
+ */
+static int shed_probes(struct tracer *tr, struct target *t, struct cost_meter *m, int *shed,
+		       int nshed)
+{
+	int first = m->nactions, n;
+
+	for (int k = 0; k < nshed; k++)
+		tracer_detach_probe(tr, t, shed[k], true);
+	n = cost_meter_over_budget(m, t, env.max_overhead, shed, SPYRE_MAX_PROBES);
+	for (int k = 0; k < n; k++) {
+		const struct cost_action *a = first + k < COST_MAX_ACTIONS ?
+					      &m->actions[first + k] : NULL;
+
+		tracer_detach_probe(tr, t, shed[k], false);
+		if (a)
+			die_msg("--max-overhead %g%%: estimated %.0f%% over the last second; detached "
+				"%s (%.0f calls/s at ~%.1f us each), estimate now %.0f%%",
+				env.max_overhead, a->pct_before, t->probes[shed[k]].name, a->rate,
+				m->ns[shed[k]] / 1000, a->pct_after);
+		else
+			die_msg("--max-overhead %g%%: detached %s", env.max_overhead,
+				t->probes[shed[k]].name);
+	}
+	return n;
+}
+
 static int cmd_trace(struct probe_table *table)
 {
 	struct tracer_opts topts = { .sample_every = env.sample_every,
-				     .rate_cap = env.rate_cap, .uretprobes = env.uretprobes };
+				     .rate_cap = env.rate_cap, .uretprobes = env.uretprobes,
+				     .per_probe_links = env.max_overhead > 0 };
+	struct calibration *cal = NULL;
+	struct cost_meter meter = {};
+	struct hit_costs costs;
+	int *shed = NULL, nshed = 0;	/* --max-overhead: entries detached, returns to go */
+	bool *said = NULL;		/* user specs said to resolve nowhere */
 	struct launch launch = { .pid = -1, .go_fd = -1 };
 	struct trace_writer *tw = NULL;
 	struct tracer tr = {};
@@ -320,6 +423,11 @@ static int cmd_trace(struct probe_table *table)
 	}
 	err = target_init(&t, env.pid, table, env.max_probes ? env.max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env.uretprobes;
+	t.user_from = env.user_specs_from;
+	said = calloc(table->cnt, sizeof(*said));
+	shed = calloc(SPYRE_MAX_PROBES, sizeof(*shed));
+	if (!err && (!said || !shed))
+		err = -ENOMEM;
 	if (err)
 		goto cleanup;
 
@@ -366,6 +474,18 @@ static int cmd_trace(struct probe_table *table)
 				strerror(-err));
 			goto cleanup;
 		}
+		/*
+		 * A library the job will load that lacks the symbol is a typo; one not among
+		 * those it links may come with a dlopen: said at the end if it never came
+		 */
+		if (target_say_missing(&t, env.allow_missing ? "warning: " : "", true, said) &&
+		    !env.allow_missing) {
+			die_msg("not starting %s: a --probe/--probes line resolves nowhere in the "
+				"libraries it loads (--allow-missing traces the others)",
+				env.argv_cmd[0]);
+			rc = EXIT_NO_MATCH;
+			goto cleanup;
+		}
 	} else {
 		err = target_scan(&t);
 		if (err == -E2BIG) {
@@ -380,6 +500,22 @@ static int cmd_trace(struct probe_table *table)
 		}
 		/* a runtime we cannot read is not the same as no runtime: say which */
 		if (target_warn_unreadable(&t) && !t.cnt) {
+			rc = EXIT_NO_RUNTIME;
+			goto cleanup;
+		}
+		/* the user's own lines first: a typo there is the likelier story */
+		if (target_say_missing(&t, env.allow_missing ? "warning: " : "", false, said) &&
+		    !env.allow_missing) {
+			die_msg("not tracing process %d: a --probe/--probes line resolves "
+				"nowhere (--allow-missing traces the others, e.g. for a library "
+				"loaded later; `spyre-bpftrace list -p %d` shows what resolves)",
+				env.pid, env.pid);
+			rc = EXIT_NO_MATCH;
+			goto cleanup;
+		}
+		if (!t.cnt && t.user_from < table->cnt) {
+			die_msg("nothing to trace in process %d: none of the probe table's lines "
+				"resolves (see `spyre-bpftrace list -p %d`)", env.pid, env.pid);
 			rc = EXIT_NO_RUNTIME;
 			goto cleanup;
 		}
@@ -437,6 +573,9 @@ static int cmd_trace(struct probe_table *table)
 		bg_join(&drv);
 	if (!drv.err) {
 		start_ns = now_ns(CLOCK_MONOTONIC);
+		/* the job's CPU clock from here on goes with the hits (per-hit costs come later) */
+		cost_defaults(&costs);
+		cost_meter_init(&meter, &costs, env.pid);
 		/* following forks: probes on every process, the BPF keeps to the target's tree */
 		err = tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
 		if (err) {
@@ -497,6 +636,16 @@ static int cmd_trace(struct probe_table *table)
 	if (env.argv_cmd)
 		launch_release(&launch);
 
+	/*
+	 * What the probes cost per call, measured now that the job runs (about 20-50 ms of this
+	 * thread's wait; the ring holds what comes meanwhile), said before it hurts
+	 */
+	cal = cost_calibrate_start();
+	cost_calibrate_result(cal, &costs);
+	meter.costs = costs;
+	if (!env.quiet)
+		print_startup_costs(&t, &costs);
+
 	tty = isatty(STDERR_FILENO);
 	if (env.status < 0)
 		env.status = tty;
@@ -515,6 +664,7 @@ static int cmd_trace(struct probe_table *table)
 
 		poll(pfd, pidfd >= 0 ? 2 : 1, backlog ? 0 : TRACER_DRAIN_MS);
 		backlog = tracer_drain(&tr, &cons, false);
+		cost_meter_sample(&meter);
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -535,6 +685,9 @@ static int cmd_trace(struct probe_table *table)
 				target_warn_too_many(&t, true);
 			if ((n > 0 || n == -E2BIG) && !consumer_resize(&cons, t.cnt))
 				tracer_attach(&tr, &t, env.follow ? -1 : env.pid);
+			/* a library loaded now that lacks a user's symbol: too late to refuse */
+			if (n >= 0)
+				target_say_missing(&t, "warning: ", true, said);
 			target_warn_unreadable(&t);
 			next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
 			/* a full disk will not empty itself: stop instead of tracing into nothing */
@@ -544,21 +697,33 @@ static int cmd_trace(struct probe_table *table)
 				stop = true;
 			}
 		}
-		if (env.status && now >= next_status) {
+		/* the probes' cost is weighed every second, shown or not (--max-overhead) */
+		if (now >= next_status) {
 			uint64_t drops = 0;
+			char cost[512];
 
 			tracer_read_counters(&tr, t.cnt);
+			cost_meter_update(&meter, &t, tr.counters);
+			if (env.max_overhead)
+				nshed = shed_probes(&tr, &t, &meter, shed, nshed);
 			for (int i = 0; i < t.cnt; i++)
 				drops += tr.counters[i].drops_ring + tr.counters[i].drops_depth;
-			summary_status_line(&cons, drops,
-					    summary_unwound(&t, tr.counters, tr.unwound_untracked),
-					    &last_events, &last_ns, tr.attached, t.entry_only, tty);
-			next_status = now + 1000000000ull;
+			if (env.status) {
+				cost_meter_status(&meter, &t, cost, sizeof(cost));
+				summary_status_line(&cons, drops, summary_unwound(&t, tr.counters,
+						    tr.unwound_untracked), &last_events, &last_ns,
+						    tr.attached, t.entry_only, cost, tty);
+			}
+			/* from now: detaching can take a while (grace periods) */
+			next_status = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
 		}
 	}
 	if (env.status && tty)
 		fputc('\n', stderr);
 
+	/* the last stretch of the cost estimate, while the job's CPU clock can still be read */
+	tracer_read_counters(&tr, t.cnt);
+	cost_meter_update(&meter, &t, tr.counters);
 	/* detach first so the counters stop moving, then take everything left in the ring */
 	detach_tiers(&tr, &t, vfio);
 	tracer_drain(&tr, &cons, true);
@@ -566,6 +731,10 @@ static int cmd_trace(struct probe_table *table)
 	consumer_write_metadata(&cons);
 	end.target_exited = target_gone;
 	end.unwound_untracked = tr.unwound_untracked;
+	end.cost = &meter;
+	end.max_overhead = env.max_overhead;
+	/* launch mode: a user's library the job never loaded */
+	target_say_missing(&t, "warning: ", false, said);
 	/* the exit hook's record of the target's end (a launched child is also reaped here) */
 	end.exit_known = consumer_exit_code(&cons, env.pid, &end.exit_code);
 	if (!end.exit_known && env.argv_cmd && target_gone &&
@@ -621,6 +790,10 @@ cleanup:
 	if (upl.tr && !upl.err)	/* loaded */
 		tracer_close(&tr);
 	target_free(&t);
+	cost_calibrate_free(cal);
+	cost_meter_free(&meter);
+	free(said);
+	free(shed);
 	if (sfd >= 0)
 		close(sfd);
 	if (pidfd >= 0)

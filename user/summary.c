@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdlib.h>
 #include <string.h>
+#include "cost.h"
 #include "jsonw.h"
 #include "procmaps.h"
 #include "summary.h"
@@ -75,6 +76,54 @@ static void print_target_end(FILE *f, int pid, const struct run_end *e)
 		fprintf(f, "target %d exited with status %d\n", pid, (e->exit_code >> 8) & 0xff);
 	else
 		fprintf(f, "target %d exited\n", pid);
+}
+
+/*
+ * What the probes cost the job: the estimate over the whole run, the probes that cost the most
+ * (calls/s over the run, per-call estimate, share of the job's CPU time) and what
+ * --max-overhead did.
+ */
+static void print_cost(FILE *f, const struct target *t, const struct spyre_counters *counters,
+		       const struct run_end *end)
+{
+	const struct cost_meter *m = end->cost;
+	double secs = (m->last_ns - m->start_ns) / 1e9, pct = cost_meter_total_pct(m);
+	int order[m->n > 0 ? m->n : 1], n = 0;
+
+	if (pct >= 0)
+		fprintf(f, "estimated probe overhead: ~%.0f%% of the job's CPU time (%.2f s of "
+			"probes in %.2f s of job CPU; per-hit costs %s)\n", pct, m->probe_ns / 1e9,
+			m->cpu_ns / 1e9,
+			m->costs.calibrated ? "measured here" : "of the reference VM");
+	for (int i = 0; i < m->n && i < t->cnt; i++)
+		if (counters[i].hits)
+			order[n++] = i;
+	/* by estimated total cost: hits x cost per call */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && counters[order[j]].hits * m->ns[order[j]] >
+				   counters[order[j - 1]].hits * m->ns[order[j - 1]]; j--) {
+			int x = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = x;
+		}
+	for (int k = 0; k < n && k < 5; k++) {
+		int i = order[k];
+
+		fprintf(f, "  %-26s %10.0f calls/s  ~%.1f us/call", t->probes[i].name,
+			secs > 0 ? counters[i].hits / secs : 0, m->ns[i] / 1000);
+		if (m->cpu_ns > 0)
+			fprintf(f, "  %.1f%% of job CPU",
+				100 * counters[i].hits * m->ns[i] / m->cpu_ns);
+		fputc('\n', f);
+	}
+	for (int k = 0; k < m->nactions; k++) {
+		const struct cost_action *a = &m->actions[k];
+
+		fprintf(f, "--max-overhead %g%%: detached %s at %.1f s (%.0f calls/s; estimate "
+			"%.0f%% -> %.0f%%)\n", end->max_overhead, t->probes[a->probe].name, a->at_s,
+			a->rate, a->pct_before, a->pct_after);
+	}
 }
 
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
@@ -181,6 +230,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped, "
 			"or left by an exception the thread was not seen above since)\n",
 			(unsigned long long)noret);
+	if (end->cost)
+		print_cost(f, t, counters, end);
 	for (int i = 0; i < t->cnt; i++) {
 		const struct rprobe *p = &t->probes[i];
 
@@ -191,6 +242,63 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 				p->name, p->sites.why);
 	}
 	free(order);
+}
+
+/* Number with three decimals, as JSON. */
+static void jw_fixed(struct jw *w, double v)
+{
+	char b[48];
+
+	snprintf(b, sizeof(b), "%.3f", v);
+	jw_lit(w, b);
+}
+
+/* spyreStats' cost members: the per-hit costs, the estimate, --max-overhead's actions. */
+static void cost_json(struct jw *w, const struct target *t, const struct run_end *end)
+{
+	const struct cost_meter *m = end->cost;
+	double pct = cost_meter_total_pct(m);
+
+	jw_lit(w, ",\"hitCostNs\":{\"emulated\":");
+	jw_u64(w, (uint64_t)m->costs.emulated_ns);
+	jw_lit(w, ",\"singleStepped\":");
+	jw_u64(w, (uint64_t)m->costs.stepped_ns);
+	jw_lit(w, ",\"uretprobeReturn\":");
+	jw_u64(w, (uint64_t)m->costs.uret_ns);
+	jw_lit(w, m->costs.calibrated ? ",\"calibrated\":true}" : ",\"calibrated\":false}");
+	jw_lit(w, ",\"estProbeNs\":");
+	jw_u64(w, (uint64_t)m->probe_ns);
+	jw_lit(w, ",\"jobCpuNs\":");
+	jw_u64(w, (uint64_t)m->cpu_ns);
+	jw_lit(w, ",\"estOverheadPct\":");
+	if (pct >= 0)
+		jw_fixed(w, pct);
+	else
+		jw_lit(w, "null");
+	if (!end->max_overhead)
+		return;
+	jw_lit(w, ",\"maxOverheadPct\":");
+	jw_fixed(w, end->max_overhead);
+	jw_lit(w, ",\"overheadActions\":[");
+	for (int k = 0; k < m->nactions; k++) {
+		const struct cost_action *a = &m->actions[k];
+
+		jw_lit(w, k ? ",{\"action\":\"detached\",\"probe\":" :
+			  "{\"action\":\"detached\",\"probe\":");
+		jw_str(w, t->probes[a->probe].name);
+		jw_lit(w, ",\"probeIndex\":");
+		jw_u64(w, a->probe);
+		jw_lit(w, ",\"atSec\":");
+		jw_fixed(w, a->at_s);
+		jw_lit(w, ",\"callsPerSec\":");
+		jw_fixed(w, a->rate);
+		jw_lit(w, ",\"estPctBefore\":");
+		jw_fixed(w, a->pct_before);
+		jw_lit(w, ",\"estPctAfter\":");
+		jw_fixed(w, a->pct_after);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "]");
 }
 
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
@@ -243,6 +351,12 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, counters[i].unwound);
 		if (p->failed)
 			jw_lit(w, ",\"attachFailed\":true");
+		if (end->cost && i < end->cost->n) {
+			jw_lit(w, ",\"estCostNs\":");
+			jw_u64(w, (uint64_t)end->cost->ns[i]);
+		}
+		if (p->dropped)
+			jw_lit(w, ",\"detachedOverBudget\":true");
 		if (t->table->specs[p->spec].type == PROBE_SPAN) {
 			jw_lit(w, ",\"tailExits\":");
 			jw_u64(w, counters[i].tail_exits);
@@ -283,6 +397,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_u64(w, end->unwound_untracked);
 	jw_lit(w, ",\"entryOnlyProbes\":");
 	jw_u64(w, t->entry_only);
+	if (end->cost)
+		cost_json(w, t, end);
 	jw_lit(w, ",\"targetSignal\":");
 	jw_u64(w, run_end_signal(end));
 	jw_lit(w, ",\"targetExitCode\":");
@@ -322,7 +438,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 
 void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,
 			 uint64_t *last_events, uint64_t *last_ns, int nprobes, int entry_only,
-			 bool tty)
+			 const char *cost, bool tty)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	double dt = (now - *last_ns) / 1e9;
@@ -334,6 +450,8 @@ void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwo
 		(unsigned long long)drops, (unsigned long long)unwound, nprobes);
 	if (entry_only)
 		fprintf(stderr, " (%d entries only)", entry_only);
+	if (cost)
+		fputs(cost, stderr);
 	fprintf(stderr, ", driver %s%s", vfio_path_name(vfio_path(c->vfio)), tty ? "   " : "\n");
 	*last_events = c->events;
 	*last_ns = now;

@@ -7,12 +7,16 @@
 #include <stdio.h>
 #include "consumer.h"
 
+struct cost_meter;
+
 /* How a run ended, beyond the per-probe counters. */
 struct run_end {
 	uint64_t unwound_untracked;	/* unwound calls deeper than tracked (tracer.h) */
 	bool target_exited;
 	bool exit_known;		/* the target's exit code was seen */
 	int exit_code;			/* as wait(2) reports it */
+	const struct cost_meter *cost;	/* the probes' estimated cost (cost.h), or NULL */
+	double max_overhead;		/* --max-overhead, 0 when not given */
 };
 
 /* The fatal signal that ended the target, or 0 (exited, still running, or not known). */
@@ -32,10 +36,10 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 
 /*
  * The once-a-second status line on stderr: events, events/s, drops, unwound calls, probes
- * (and how many of them see entries only), driver path.
+ * (and how many of them see entries only), @cost (cost_meter_status, may be NULL), driver path.
  */
 void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,
 			 uint64_t *last_events, uint64_t *last_ns, int nprobes, int entry_only,
-			 bool tty);
+			 const char *cost, bool tty);
 
 #endif

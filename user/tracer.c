@@ -200,6 +200,7 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 	tr->task_storage = kernel_has_task_storage();
 	tr->stage = tr->task_storage && !env_is_1("SPYRE_NO_STAGE");
 	tr->unwind_guard = o->uretprobes && kernel_allows_unwind_guard();
+	tr->per_probe = o->per_probe_links;
 	tr->exit_hook = true;
 	err = load_links(tr, o);
 	if (err) {
@@ -240,13 +241,14 @@ fail:
  * probes; @first: closed in detach's first pass (whatever sees returns).
  */
 static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *path,
-		      unsigned long *offs, __u64 *cookies, int n, bool uret, bool first, int pid)
+		      unsigned long *offs, __u64 *cookies, int n, bool uret, bool first, int pid,
+		      int owner)
 {
 	int fd;
 
 	if (tr->nmlinks == tr->capmlinks) {
 		int cap = tr->capmlinks ? tr->capmlinks * 2 : 16;
-		int *nl = realloc(tr->mlinks, cap * sizeof(*nl));
+		int *nl = realloc(tr->mlinks, cap * sizeof(*nl)), *np;
 		bool *nr;
 
 		if (!nl)
@@ -256,12 +258,17 @@ static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *p
 		if (!nr)
 			return -ENOMEM;
 		tr->mlink_ret = nr;
+		np = realloc(tr->mlink_probe, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		tr->mlink_probe = np;
 		tr->capmlinks = cap;
 	}
 	fd = umulti_link(bpf_program__fd(prog), path, offs, cookies, n, uret, pid);
 	if (fd < 0)
 		return fd;
 	tr->mlink_ret[tr->nmlinks] = first;
+	tr->mlink_probe[tr->nmlinks] = owner;
 	tr->mlinks[tr->nmlinks++] = fd;
 	return 0;
 }
@@ -304,7 +311,7 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 	enum probe_type type = t->table->specs[p->spec].type;
 	int n = 0;
 
-	if (p->failed)
+	if (p->failed || p->dropped)
 		return 0;
 	switch (k) {
 	case LK_UNWIND:
@@ -387,7 +394,7 @@ static void mark_attached(struct tracer *tr, struct target *t)
 	for (int i = 0; i < t->cnt; i++) {
 		struct rprobe *p = &t->probes[i];
 
-		if (!p->attached && !p->failed &&
+		if (!p->attached && !p->failed && !p->dropped &&
 		    (t->table->specs[p->spec].type != PROBE_UNWIND || tr->unwind_guard)) {
 			p->attached = true;
 			tr->attached++;
@@ -423,8 +430,10 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 					n += kind_offsets(tr, t, i, k, offs + n, cookies + n);
 			if (!n)
 				continue;
-			err = multi_link(tr, prog, path, offs, cookies, n, k == LK_URET,
-					 k == LK_URET || site, pid);
+			/* per probe: the loop below makes one link per probe */
+			err = tr->per_probe ? -EAGAIN :
+			      multi_link(tr, prog, path, offs, cookies, n, k == LK_URET,
+					 k == LK_URET || site, pid, -1);
 			if (err && !fatal_attach_error(err)) {
 				/* one link per probe, to find the one the kernel refuses */
 				err = 0;
@@ -437,7 +446,7 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 					if (!m)
 						continue;
 					e = multi_link(tr, prog, path, offs, cookies, m, k == LK_URET,
-						       k == LK_URET || site, pid);
+						       k == LK_URET || site, pid, i);
 					if (fatal_attach_error(e))
 						err = e;
 					else if (e)
@@ -483,17 +492,23 @@ static void warn_unguarded(struct tracer *tr, const struct target *t)
 }
 
 /* A perf-event link kept in tr->site_links (return sites: any number per probe). */
-static int keep_site_link(struct tracer *tr, struct bpf_link *l)
+static int keep_site_link(struct tracer *tr, struct bpf_link *l, int owner)
 {
 	if (tr->nsite_links == tr->cap_site_links) {
 		int cap = tr->cap_site_links ? tr->cap_site_links * 2 : 64;
 		struct bpf_link **v = realloc(tr->site_links, cap * sizeof(*v));
+		int *o;
 
 		if (!v)
 			return -ENOMEM;
 		tr->site_links = v;
+		o = realloc(tr->site_owner, cap * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		tr->site_owner = o;
 		tr->cap_site_links = cap;
 	}
+	tr->site_owner[tr->nsite_links] = owner;
 	tr->site_links[tr->nsite_links++] = l;
 	return 0;
 }
@@ -582,7 +597,7 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 				if (!l)
 					err = -errno;
 				else if (k == LK_RET_SITE || k == LK_JUMP_SITE)
-					err = keep_site_link(tr, l);
+					err = keep_site_link(tr, l, i);
 				else
 					(k == LK_URET ? tr->ret_links : tr->entry_links)[i] = l;
 				tr->perf_uprobes += !!l;
@@ -615,6 +630,55 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid)
 	if (t->uretprobes && !tr->unwind_guard)
 		warn_unguarded(tr, t);
 	return tr->multi ? attach_multi(tr, t, pid) : attach_perf(tr, t, pid);
+}
+
+int tracer_detach_probe(struct tracer *tr, struct target *t, int i, bool returns)
+{
+	struct rprobe *p = &t->probes[i];
+	int fds[tr->nmlinks > 0 ? tr->nmlinks : 1], n = 0;
+
+	if (!tr->per_probe)
+		return -EOPNOTSUPP;
+	if (!returns) {
+		if (i < SPYRE_MAX_PROBES)
+			tr->skel->bss->probe_gone[i] = 1;
+		if (p->attached)
+			tr->attached--;
+		p->attached = false;
+		p->dropped = true;
+	}
+	for (int k = 0; k < tr->nmlinks; k++) {
+		if (tr->mlinks[k] >= 0 && tr->mlink_probe[k] == i && tr->mlink_ret[k] == returns) {
+			fds[n++] = tr->mlinks[k];
+			tr->mlinks[k] = -1;
+		}
+	}
+	if (n)
+		close_parallel(fds, n);
+	/*
+	 * perf-event links: the entry (or instant) in entry_links[i], the uretprobe in ret_links[i],
+	 * the return sites in site_links; each waits for grace periods when closed: side by side
+	 */
+	if (returns) {
+		struct bpf_link *l[tr->nsite_links + 1];
+
+		n = 0;
+		for (int k = 0; k < tr->nsite_links; k++) {
+			if (tr->site_owner[k] == i && tr->site_links[k]) {
+				l[n++] = tr->site_links[k];
+				tr->site_links[k] = NULL;
+			}
+		}
+		if (i < tr->nlinks) {
+			l[n++] = tr->ret_links[i];
+			tr->ret_links[i] = NULL;
+		}
+		destroy_links_parallel(l, n);
+	} else if (i < tr->nlinks) {
+		bpf_link__destroy(tr->entry_links[i]);
+		tr->entry_links[i] = NULL;
+	}
+	return 0;
 }
 
 /*
@@ -773,9 +837,11 @@ void tracer_close(struct tracer *tr)
 	spyre_bpf__destroy(tr->skel);
 	free(tr->mlinks);
 	free(tr->mlink_ret);
+	free(tr->mlink_probe);
 	free(tr->site_links);
 	free(tr->entry_links);
 	free(tr->ret_links);
+	free(tr->site_owner);
 	free(tr->counters);
 	memset(tr, 0, sizeof(*tr));
 }

@@ -3,6 +3,7 @@
 #ifndef SPYRE_UTIL_H
 #define SPYRE_UTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,12 @@ bool env_is_1(const char *name);
  * run here, one after the other, where no thread can be made.
  */
 void for_each_parallel(int n, void (*fn)(int i, void *ctx), void *ctx);
+/*
+ * A helper thread: pthread_create with every signal blocked in it (the tracer takes them from
+ * a signalfd), and a condition variable timed on CLOCK_MONOTONIC. 0 or an errno value.
+ */
+int thread_start_nosig(pthread_t *th, void *(*fn)(void *), void *arg);
+void cond_init_monotonic(pthread_cond_t *c);
 /* close() @n fds, negative ones skipped, with for_each_parallel. */
 void close_parallel(const int *fds, int n);
 struct bpf_link;

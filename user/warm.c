@@ -44,18 +44,37 @@ __attribute__((noinline)) void spyre_warm_target(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+struct self_site {
+	unsigned long addr;
+	char *path;
+	size_t len;
+	unsigned long *offset;
+};
+
 static int find_target(const struct map_entry *e, void *ctx)
 {
-	struct warmer *w = ctx;
-	unsigned long addr = (unsigned long)spyre_warm_target;
+	struct self_site *s = ctx;
 
-	if (addr < e->start || addr >= e->end)
+	if (s->addr < e->start || s->addr >= e->end)
 		return 0;
-	if (e->deleted || e->path[0] != '/' || strlen(e->path) >= sizeof(w->path))
+	if (e->deleted || e->path[0] != '/' || strlen(e->path) >= s->len)
 		return -ENOENT;	/* replaced on disk (an upgrade): nothing to register on */
-	w->offset = addr - e->start + e->offset;
-	strcpy(w->path, e->path);
+	*s->offset = s->addr - e->start + e->offset;
+	strcpy(s->path, e->path);
 	return 1;
+}
+
+int warm_self_site(const void *fn, char *path, size_t len, unsigned long *offset)
+{
+	struct self_site s = { (unsigned long)fn, path, len, offset };
+	FILE *f = fopen("/proc/self/maps", "re");
+	int found;
+
+	if (!f)
+		return -errno;
+	found = procmaps_parse(f, find_target, &s);
+	fclose(f);
+	return found == 1 ? 0 : -ENOENT;
 }
 
 /*
@@ -63,7 +82,7 @@ static int find_target(const struct map_entry *e, void *ctx)
  * BPF, but closing one waits for grace periods under the kernel's event_mutex, and the driver
  * tier's tracepoints wait there in turn (seen: ready 0.4-1.4 s late).
  */
-static int empty_prog(void)
+int warm_empty_prog(void)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
@@ -83,21 +102,14 @@ static int register_one(const struct warmer *w)
 /* What to register, and with what: the setup, done here to keep it off the caller's path. */
 static bool warm_setup(struct warmer *w)
 {
-	FILE *f;
-	int found;
-
 	/*
 	 * uprobe_multi links only: on older kernels every link is a perf event, with the
 	 * event_mutex wait above.
 	 */
 	if (!umulti_supported())
 		return false;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return false;
-	found = procmaps_parse(f, find_target, w);
-	fclose(f);
-	return found == 1 && (w->prog_fd = empty_prog()) >= 0;
+	return !warm_self_site(spyre_warm_target, w->path, sizeof(w->path), &w->offset) &&
+	       (w->prog_fd = warm_empty_prog()) >= 0;
 }
 
 static void *warm_main(void *arg)
@@ -145,9 +157,6 @@ static void *warm_main(void *arg)
 struct warmer *warm_start(void)
 {
 	struct warmer *w;
-	pthread_condattr_t ca;
-	sigset_t all, old;
-	int err;
 
 	if (env_is_1("SPYRE_NO_WARM"))
 		return NULL;
@@ -156,16 +165,9 @@ struct warmer *warm_start(void)
 		return NULL;
 	w->prog_fd = -1;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init_monotonic(&w->cond);
 	/* no signal for this thread: the tracer takes them from a signalfd */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(&w->th, NULL, warm_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
+	if (thread_start_nosig(&w->th, warm_main, w)) {
 		pthread_cond_destroy(&w->cond);
 		pthread_mutex_destroy(&w->lock);
 		free(w);

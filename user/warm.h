@@ -11,6 +11,8 @@
 #ifndef SPYRE_WARM_H
 #define SPYRE_WARM_H
 
+#include <stddef.h>
+
 struct warmer;
 
 /* Start warming; NULL when it cannot (no uprobe PMU, no thread): nothing is lost but time. */
@@ -22,5 +24,10 @@ struct warmer *warm_start(void);
 int warm_end(struct warmer *w);
 /* warm_end, then wait until the warmer's uprobes are gone. */
 int warm_free(struct warmer *w);
+
+/* Where function @fn of this process lives in its file: @path (of @len) and @offset; -errno. */
+int warm_self_site(const void *fn, char *path, size_t len, unsigned long *offset);
+/* An empty BPF program for uprobe_multi links of this process's own (fd, or -errno). */
+int warm_empty_prog(void);
 
 #endif

@@ -127,7 +127,7 @@ PY
 	! echo "$output" | grep "flex::FlexAllocator::allocate" | grep -q "single-stepped"
 	[[ "$output" == *"NOT RESOLVED: no mapped library matches '_C*.so'"* ]]
 	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'libflex.so:flex::nothing*'
-	[ "$status" -eq 5 ]
+	[ "$status" -eq 10 ]
 	[[ "$output" == *"NOT RESOLVED: no function matching 'flex::nothing*'"* ]]
 }
 

@@ -51,7 +51,7 @@ TEST(resolve_globs_offsets_and_reasons)
 {
 	struct probe_table tab = {};
 	struct target t;
-	char lib[PATH_MAX], err[256], report[8192] = "";
+	char lib[PATH_MAX], err[256], report[8192] = "", why[1024];
 	const struct rprobe *p;
 	FILE *maps, *rep;
 
@@ -100,6 +100,18 @@ TEST(resolve_globs_offsets_and_reasons)
 	fclose(rep);
 	CHECK(strstr(report, "NOT RESOLVED: no function matching 'fixture::nothing_here'"));
 	CHECK(strstr(report, "NOT RESOLVED: no mapped library matches 'libmissing.so'"));
+	/* user lines (all of them here): what was searched, and what was probably meant */
+	CHECK(!target_spec_missing(&t, 0));
+	CHECK(target_spec_missing(&t, 3));
+	CHECK(target_spec_missing(&t, 4));
+	target_why_missing(&t, 3, why, sizeof(why));
+	CHECK(strstr(why, "no function matching 'fixture::nothing_here' in libfixture.so ("));
+	target_why_missing(&t, 4, why, sizeof(why));
+	CHECK(strstr(why, "no mapped library matches 'libmissing.so' (mapped: job, "
+		     "libfixture.so, libc.so.6)"));
+	/* the built-in table's lines (before user_from) may match nothing */
+	t.user_from = 4;
+	CHECK(!target_spec_missing(&t, 3));
 	CHECK((strstr(report, "(after endbr64)") != NULL) == FIXTURE_ENDBR);
 	target_free(&t);
 	probes_free(&tab);

@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# The user's own probes: a line that resolves nowhere is an error that says what was searched and
+# what was probably meant; what each probe costs the job per call is said before tracing, while
+# tracing and after; --max-overhead keeps the estimate under a budget.
+
+load helpers
+
+MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
+
+@test "a --probe that resolves nowhere is an error naming what was searched and its near misses" {
+	start_job
+	# -d: without the check the tracer would trace nothing until stopped
+	run "$TOOL" -p "$JOB_PID" -d 5 -o "$BATS_TEST_TMPDIR/t.json" \
+		--probe 'libflex.so:flex::RuntimeStream::synchronise'
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"--probe: libflex.so flex::RuntimeStream::synchronise resolves nowhere: no function matching 'flex::RuntimeStream::synchronise' in libflex.so ("*" functions); near misses: flex::RuntimeStream::synchronize"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/t.json" ]
+	# the library glob: which files are mapped, and the closest of them
+	printf 'libflexx.so* flex::getNumDevices\n' >"$BATS_TEST_TMPDIR/site.probes"
+	run "$TOOL" -p "$JOB_PID" -d 5 -o "$BATS_TEST_TMPDIR/t.json" \
+		--probes "$BATS_TEST_TMPDIR/site.probes"
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"site.probes:1: libflexx.so* flex::getNumDevices resolves nowhere: no mapped library matches 'libflexx.so*' (mapped: "*"libsenlib-dd2.so"*"); near misses: libflex.so"* ]]
+	# a missing '*': the functions it would have matched
+	run "$TOOL" -p "$JOB_PID" -d 5 -o "$BATS_TEST_TMPDIR/t.json" --force \
+		--probe 'libflex.so:flex::RuntimeStream::launch'
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"near misses: flex::RuntimeStream::launchOperation"* ]]
+}
+
+@test "--no-default with a mistyped probe is the typo error, not 'no Spyre runtime'" {
+	start_job
+	run "$TOOL" -p "$JOB_PID" -d 5 -o "$BATS_TEST_TMPDIR/t.json" --no-default \
+		--probe 'libflex.so:flex::RuntimeStream::synchronise'
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"near misses: flex::RuntimeStream::synchronize"* ]]
+	[[ "$output" != *"Spyre runtime"* ]]
+	# a job without the runtime, traced with the user's own probe that is fine: traced
+	sleep 30 &
+	local sp=$!
+	run "$TOOL" -p "$sp" -o "$BATS_TEST_TMPDIR/s.json" -d 0.3 -q --probe 'libc.so.6:nanosleep'
+	echo "$output"
+	kill $sp
+	[ "$status" -eq 0 ]
+}
+
+@test "--allow-missing traces the other probes and warns about the missing one" {
+	start_job --iters 10
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --allow-missing --no-default \
+		--probe 'libflex.so:flex::RuntimeStream::synchronise' \
+		--probe 'libflex.so:flex::RuntimeStream::synchronize:mySync'
+	run_phase
+	stop_tracer INT
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q "warning: --probe: libflex.so flex::RuntimeStream::synchronise resolves nowhere" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	grep -q '"name":"mySync"' "$BATS_TEST_TMPDIR/t.json"
+}
+
+@test "launch mode: a symbol missing from a library the job links is an error, a library it never loads a warning" {
+	run "$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q \
+		--probe 'libflex.so:flex::RuntimeStream::synchronise' -- "$MOCK" --iters 5 --quiet
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"near misses: flex::RuntimeStream::synchronize"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/t.json" ]
+	# a library it may dlopen later is not a typo: traced, and said at the end if it never came
+	run "$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q --probe 'libnever.so:foo' -- "$MOCK" --iters 5 \
+		--quiet
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warning: --probe: libnever.so foo resolves nowhere: no mapped library matches 'libnever.so'"* ]]
+}
+
+@test "fleet mode: a probe that resolves nowhere is a warning, once, and the run goes on" {
+	start_job
+	run "$TOOL" -p "$JOB_PID" --window 1s --period 1s --output-dir "$BATS_TEST_TMPDIR/out" \
+		-d 2.5 -q --probe 'libflex.so:flex::RuntimeStream::synchronise'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "warning: --probe: libflex.so flex::RuntimeStream::synchronise resolves nowhere.*near misses: flex::RuntimeStream::synchronize" <<<"$output")" -eq 1 ]
+}
+
+@test "a probe line whose functions an earlier line owns is not an error" {
+	start_job
+	run "$TOOL" -p "$JOB_PID" -o "$BATS_TEST_TMPDIR/t.json" -d 0.3 -q \
+		--probe 'libflex.so:flex::RuntimeStream::synchronize'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$TOOL" list -p "$JOB_PID" --probe 'libflex.so:flex::RuntimeStream::synchronize'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--probe: libflex.so"*"-> 0 of its own: its 1 matching function belongs to earlier lines"* ]]
+}
+
+@test "list prints each line's match count and each probe's cost, single-stepped and emulated told apart" {
+	start_job
+	run "$TOOL" list -p "$JOB_PID" --probe 'libflex.so:flex::RuntimeStream::synchronise'
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"cost per probe hit measured on this machine: "* ]]
+	[[ "$output" == *"default:"*"libflex.so*"*"flex::FlexAllocator::allocate"*"-> resolved: 1 function in libflex.so"* ]]
+	[[ "$output" == *"--probe: libflex.so"*"-> 0, NOT RESOLVED: no function matching"*"near misses: flex::RuntimeStream::synchronize"* ]]
+	# operationComplete begins "endbr64; mov; jmp": its entry is single-stepped; allocate's
+	# is a push, emulated; both see their returns at a single-stepped ret or not at all
+	echo "$output" | grep -A3 "flex::detail::operationComplete  " |
+		grep -q "cost: ~[0-9.]* us per call (entry single-stepped; return: none)"
+	echo "$output" | grep -A3 "flex::FlexAllocator::allocate  " |
+		grep -q "cost: ~[0-9.]* us per call (entry emulated; return: single-stepped ret)"
+	# the same figures on the start-up line, dearest first
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	stop_tracer INT
+	grep -q "estimated cost per call (measured here: .* us emulated, .* us single-stepped" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+}
+
+@test "the estimated overhead is within a factor of 2 of the job's measured CPU slowdown" {
+	# the mock's default workload (~90 k calls/s untraced), every probe of the default table
+	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 1500
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$output" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+m, e = r["measuredPct"], r["estimatedPct"]
+assert m > 20, r                      # the probes cost something measurable here
+assert 0.5 <= e / m <= 2, (m, e)
+assert r["stats"]["hitCostNs"]["calibrated"], r["stats"]
+PY
+}
+
+@test "--max-overhead detaches the hottest probes, lowers the job's slowdown and says so" {
+	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 4000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	full=$output
+	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 4000 --max-overhead 20
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	grep -q -- "--max-overhead 20%: estimated .* over the last second; detached " \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	python3 - "$full" "$output" "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+full, capped = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert capped["measuredPct"] < 0.6 * full["measuredPct"], (full["measuredPct"], capped["measuredPct"])
+acts = capped["stats"]["overheadActions"]
+assert acts and all(a["action"] == "detached" and a["estPctBefore"] > 20 for a in acts), acts
+assert capped["stats"]["maxOverheadPct"] == 20
+d = json.load(open(sys.argv[3]))
+gone = {p["name"] for p in d["spyreProbes"] if p.get("detachedOverBudget")}
+assert gone == {a["probe"] for a in acts}, (gone, acts)
+# no return of a detached probe is taken for a call entered before tracing
+assert sum(p["unmatchedReturns"] for p in d["spyreProbes"]) < 100, d["spyreProbes"]
+PY
+}

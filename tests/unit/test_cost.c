@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The per-call cost of a probe from what the kernel does with its instructions, the overhead
+ * estimate, and which probes --max-overhead detaches first. */
+#include <stdlib.h>
+#include <string.h>
+#include "cost.h"
+#include "probes.h"
+#include "resolve.h"
+#include "spyre_trace_user.h"
+#include "unit.h"
+
+static const struct hit_costs costs = { .emulated_ns = 1000, .stepped_ns = 10000,
+					.uret_ns = 500, .calibrated = true };
+
+TEST(cost_per_call_by_instruction)
+{
+	struct probe_table tab = {};
+	struct target t = { .table = &tab };
+	struct ret_site ret = { .off = 8 }, jmp = { .off = 12, .jump = true };
+	struct rprobe p[4] = {};
+	struct probe_cost pc;
+	char err[128];
+
+	CHECK_EQ_INT(probes_parse_text(&tab, "lib f\nlib g type=instant\n", "t", err,
+				       sizeof(err)), 0);
+	t.probes = p;
+	t.cnt = 4;
+	/* push; ... ret: emulated entry, single-stepped return */
+	p[0].insn = INSN_EMULATED;
+	p[0].ret = RET_SITES;
+	p[0].sites.v = &ret;
+	p[0].sites.n = 1;
+	CHECK_EQ_INT((long)cost_probe(&costs, &t, &p[0], &pc), 11880);
+	CHECK_STR(pc.entry, "emulated");
+	CHECK_STR(pc.ret, "single-stepped ret");
+	/* only a tail jump: emulated too */
+	p[1] = p[0];
+	p[1].insn = INSN_SINGLESTEP;
+	p[1].sites.v = &jmp;
+	CHECK_EQ_INT((long)cost_probe(&costs, &t, &p[1], &pc), 11880);
+	CHECK_STR(pc.entry, "single-stepped");
+	CHECK_STR(pc.ret, "emulated tail jump");
+	/* --uretprobes */
+	p[2].insn = INSN_EMULATED;
+	p[2].ret = RET_URETPROBE;
+	CHECK_EQ_INT((long)cost_probe(&costs, &t, &p[2], &pc), 1620);
+	/* an instant: its entry only */
+	p[3].spec = 1;
+	p[3].insn = INSN_SINGLESTEP;
+	CHECK_EQ_INT((long)cost_probe(&costs, &t, &p[3], &pc), 10800);
+	probes_free(&tab);
+}
+
+TEST(cost_overhead_and_budget)
+{
+	struct probe_table tab = {};
+	struct target t = { .table = &tab };
+	struct rprobe p[3] = {};
+	struct spyre_counters k[3] = {};
+	struct cost_meter m;
+	int out[3], n;
+	char err[128], names[3][8];
+
+	/* probe time over what the job would have used without it */
+	CHECK_EQ_INT((long)cost_overhead_pct(1e9, 2e9), 100);
+	CHECK_EQ_INT((long)cost_overhead_pct(0, 2e9), 0);
+	CHECK_EQ_INT((long)cost_overhead_pct(1e9, 0), 0);
+	CHECK_EQ_INT((long)cost_overhead_pct(3e9, 2e9), 10000);
+
+	CHECK_EQ_INT(probes_parse_text(&tab, "lib f type=instant\n", "t", err, sizeof(err)), 0);
+	t.probes = p;
+	t.cnt = 3;
+	for (int i = 0; i < 3; i++) {
+		p[i].insn = INSN_EMULATED;	/* 1,080 ns per call */
+		p[i].attached = true;
+		snprintf(names[i], sizeof(names[i]), "p%d", i);
+		p[i].name = names[i];
+	}
+	cost_meter_init(&m, &costs, -1);
+	/* no CPU clock: rates, no overhead */
+	k[0].hits = 100000;
+	k[1].hits = 400000;
+	k[2].hits = 10000;
+	m.last_ns -= 1000000000;	/* a second ago */
+	CHECK_EQ_INT(cost_meter_update(&m, &t, k), 0);
+	CHECK(m.pct < 0);
+	CHECK(m.rate[1] > 390000 && m.rate[1] < 410000);
+	/* as if the job had used 1 s of CPU time besides the probes' 0.55 s: 55 % */
+	m.pct = 55.08;
+	n = cost_meter_over_budget(&m, &t, 20, out, 3);
+	/* the dearest goes first (0.43 s), which leaves 11 %: enough */
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(out[0], 1);
+	CHECK_EQ_INT(m.nactions, 1);
+	CHECK((long)m.actions[0].pct_after == 11);
+	/* under budget: nothing */
+	m.pct = 10;
+	CHECK_EQ_INT(cost_meter_over_budget(&m, &t, 20, out, 3), 0);
+	cost_meter_free(&m);
+	probes_free(&tab);
+}

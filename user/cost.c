@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cost.h"
+#include "spyre_trace_user.h"
+#include "resolve.h"
+#include "umulti.h"
+#include "util.h"
+#include "warm.h"
+
+/*
+ * Our programs on top of the kernel's empty probes: 1.04-1.05x with return sites, 1.11-1.13x
+ * with uretprobes (docs/performance.md, section 1): one factor for both.
+ */
+#define OUR_PROGRAMS	1.08
+
+void cost_defaults(struct hit_costs *c)
+{
+	/*
+	 * docs/performance.md, the VM of 2026-12-04: an empty uprobe on push ~5 µs (by hand with
+	 * emptyprobe); on endbr64 (+ uretprobe) 20-25 µs; entry + return-site pair 28.9 µs, so
+	 * ~24 µs for the single-stepped ret; uretprobe pair 7.3 µs, so ~2.3 µs for its return.
+	 */
+	c->emulated_ns = 5000;
+	c->stepped_ns = 22000;
+	c->uret_ns = 2300;
+	c->calibrated = false;
+}
+
+double cost_probe(const struct hit_costs *c, const struct target *t, const struct rprobe *p,
+		  struct probe_cost *out)
+{
+	enum probe_type type = t->table->specs[p->spec].type;
+	struct probe_cost pc = { .ret = "none" };
+	double ret = 0, entry;
+	bool ret_insn = false;
+
+	if (p->insn == INSN_EMULATED) {
+		entry = c->emulated_ns;
+		pc.entry = "emulated";
+	} else {
+		/* not classified (not x86-64): priced as the dearer kind */
+		entry = c->stepped_ns;
+		pc.entry = p->insn == INSN_SINGLESTEP ? "single-stepped" :
+			   "unknown, priced single-stepped";
+	}
+	if (type == PROBE_SPAN && p->ret == RET_URETPROBE) {
+		ret = c->uret_ns;
+		pc.ret = "uretprobe";
+	} else if (type == PROBE_SPAN && p->ret == RET_SITES) {
+		for (int k = 0; k < p->sites.n; k++)
+			ret_insn |= !p->sites.v[k].jump;
+		/*
+		 * A call leaves through one site: a return instruction, single-stepped on x86
+		 * (elsewhere not known: priced so too), else a tail jump, emulated
+		 */
+		ret = ret_insn ? c->stepped_ns : c->emulated_ns;
+		pc.ret = ret_insn ? "single-stepped ret" : "emulated tail jump";
+	} else if (type == PROBE_SPAN) {
+		pc.ret = "none (entries only)";
+	}
+	pc.ns = (entry + ret) * OUR_PROGRAMS;
+	if (out)
+		*out = pc;
+	return pc.ns;
+}
+
+double cost_overhead_pct(double probe_ns, double cpu_ns)
+{
+	double rest;
+
+	if (cpu_ns <= 0 || probe_ns <= 0)
+		return 0;
+	/* an estimate above the CPU time measured: the job spent (nearly) all of it in probes */
+	rest = cpu_ns - probe_ns;
+	if (rest < cpu_ns / 100)
+		return 10000;
+	return 100 * probe_ns / rest;
+}
+
+uint64_t cost_process_cpu_ns(int pid)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	/* the scheduler's own count, in ns: /proc/PID/stat has 10 ms ticks */
+	if (pid <= 0 || clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void cost_meter_init(struct cost_meter *m, const struct hit_costs *c, int pid)
+{
+	memset(m, 0, sizeof(*m));
+	m->costs = *c;
+	m->pid = pid;
+	m->pct = -1;
+	m->start_ns = m->last_ns = now_ns(CLOCK_MONOTONIC);
+	m->last_cpu = m->cpu_seen = cost_process_cpu_ns(pid);
+}
+
+/* Room for @n probes (the rescan adds some); new ones priced at once. */
+static int meter_grow(struct cost_meter *m, const struct target *t, int n)
+{
+	double *ns, *rate, *iv;
+	uint64_t *last;
+
+	if (n <= m->n)
+		return 0;
+	ns = realloc(m->ns, n * sizeof(*ns));
+	if (ns)
+		m->ns = ns;
+	rate = realloc(m->rate, n * sizeof(*rate));
+	if (rate)
+		m->rate = rate;
+	iv = realloc(m->iv_ns, n * sizeof(*iv));
+	if (iv)
+		m->iv_ns = iv;
+	last = realloc(m->last_hits, n * sizeof(*last));
+	if (last)
+		m->last_hits = last;
+	if (!ns || !rate || !iv || !last)
+		return -ENOMEM;
+	for (int i = m->n; i < n; i++) {
+		m->ns[i] = cost_probe(&m->costs, t, &t->probes[i], NULL);
+		m->rate[i] = m->iv_ns[i] = 0;
+		m->last_hits[i] = 0;
+	}
+	m->n = n;
+	return 0;
+}
+
+void cost_meter_sample(struct cost_meter *m)
+{
+	uint64_t cpu = cost_process_cpu_ns(m->pid);
+
+	if (cpu)
+		m->cpu_seen = cpu;
+}
+
+int cost_meter_update(struct cost_meter *m, const struct target *t,
+		      const struct spyre_counters *k)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu = cost_process_cpu_ns(m->pid);
+	double dt = (now - m->last_ns) / 1e9, sum = 0;
+	int err = meter_grow(m, t, t->cnt);
+
+	if (err)
+		return err;
+	if (dt <= 0)
+		return 0;
+	for (int i = 0; i < m->n; i++) {
+		uint64_t d = k[i].hits >= m->last_hits[i] ? k[i].hits - m->last_hits[i] : 0;
+
+		m->rate[i] = d / dt;
+		m->iv_ns[i] = d * m->ns[i];
+		m->last_hits[i] = k[i].hits;
+		sum += m->iv_ns[i];
+	}
+	/* the job gone: its CPU time when last seen, at most a drain interval old */
+	if (!cpu)
+		cpu = m->cpu_seen;
+	if (cpu && m->last_cpu && cpu >= m->last_cpu) {
+		m->pct = cost_overhead_pct(sum, cpu - m->last_cpu);
+		m->probe_ns += sum;
+		m->cpu_ns += cpu - m->last_cpu;
+	} else {
+		m->pct = -1;
+	}
+	m->last_cpu = cpu;
+	m->last_ns = now;
+	return 0;
+}
+
+double cost_meter_total_pct(const struct cost_meter *m)
+{
+	return m->cpu_ns > 0 ? cost_overhead_pct(m->probe_ns, m->cpu_ns) : -1;
+}
+
+static const struct cost_meter *cmp_m;
+
+static int by_iv_desc(const void *a, const void *b)
+{
+	double x = cmp_m->iv_ns[*(const int *)a], y = cmp_m->iv_ns[*(const int *)b];
+
+	if (x != y)
+		return x < y ? 1 : -1;
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Indexes of the probes that cost something in the last interval, dearest first. */
+static int hottest(const struct cost_meter *m, int *order)
+{
+	int n = 0;
+
+	for (int i = 0; i < m->n; i++)
+		if (m->iv_ns[i] > 0)
+			order[n++] = i;
+	cmp_m = m;
+	qsort(order, n, sizeof(int), by_iv_desc);
+	return n;
+}
+
+int cost_meter_over_budget(struct cost_meter *m, const struct target *t, double max, int *out,
+			   int cap)
+{
+	double sum = 0, job, pct;
+	int *order, n, k = 0;
+
+	if (m->pct < 0 || m->pct <= max || !m->n || !(order = malloc(m->n * sizeof(int))))
+		return 0;
+	for (int i = 0; i < m->n; i++)
+		sum += m->iv_ns[i];
+	/* the job's own CPU time in the interval, which detaching does not change */
+	job = m->pct > 0 ? sum * 100 / m->pct : 0;
+	n = hottest(m, order);
+	pct = m->pct;
+	for (int j = 0; j < n && k < cap && pct > max && job > 0; j++) {
+		int i = order[j];
+		struct cost_action *a;
+
+		if (!t->probes[i].attached || t->probes[i].dropped)
+			continue;
+		sum -= m->iv_ns[i];
+		out[k++] = i;
+		if (m->nactions < COST_MAX_ACTIONS) {
+			a = &m->actions[m->nactions++];
+			a->at_s = (m->last_ns - m->start_ns) / 1e9;
+			a->probe = i;
+			a->rate = m->rate[i];
+			a->pct_before = m->pct;
+			a->pct_after = 100 * sum / job;
+		}
+		pct = 100 * sum / job;
+	}
+	free(order);
+	return k;
+}
+
+const char *cost_meter_status(const struct cost_meter *m, const struct target *t, char *buf,
+			      size_t len)
+{
+	int *order = m->n ? malloc(m->n * sizeof(int)) : NULL, n = 0;
+	size_t off = 0;
+
+	if (len)
+		buf[0] = 0;
+	if (m->pct >= 0)
+		off += snprintf(buf, len, ", ~%.0f%% overhead", m->pct);
+	if (order)
+		n = hottest(m, order);
+	/* the three that cost the most: what --max-overhead would detach first */
+	for (int j = 0; j < n && j < 3 && off < len; j++)
+		off += snprintf(buf + off, len - off, "%s%s %.0f/s", j ? ", " : " (top: ",
+				t->probes[order[j]].name, m->rate[order[j]]);
+	if (n && off < len)
+		snprintf(buf + off, len - off, ")");
+	free(order);
+	return buf;
+}
+
+void cost_meter_free(struct cost_meter *m)
+{
+	free(m->ns);
+	free(m->rate);
+	free(m->iv_ns);
+	free(m->last_hits);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- calibration ---------------------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+/*
+ * Four copies of one function, each on a cache line of its own; what differs is the probe on
+ * it: none (the baseline), an entry uprobe on push (emulated), a uprobe on ret (single-stepped,
+ * as at a return site), and an entry + uretprobe pair. Written in assembly so that the
+ * instructions under the probes are exactly these.
+ */
+__asm__(".pushsection .text\n"
+	".p2align 6\n"
+	"spyre_calib_base:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
+	".p2align 6\n"
+	"spyre_calib_emul:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
+	".p2align 6\n"
+	"spyre_calib_step:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
+	".p2align 6\n"
+	"spyre_calib_uret:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
+	".popsection\n");
+void spyre_calib_base(void);
+void spyre_calib_emul(void);
+void spyre_calib_step(void);
+void spyre_calib_uret(void);
+#define CALIB_RET_OFF	2	/* push %rbp (1 byte), pop %rbp (1 byte), ret */
+#endif
+
+/* Rounds of the four functions in turn; calls per function and round. */
+#define CALIB_ROUNDS	9
+#define CALIB_CALLS	40
+
+struct calibration {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+	struct hit_costs c;
+};
+
+#if defined(__x86_64__)
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Thread CPU time of @n calls of @fn, per call: what the kernel charges the caller. */
+static double per_call_ns(void (*fn)(void), int n)
+{
+	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	for (int i = 0; i < n; i++)
+		fn();
+	return (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / n;
+}
+
+/*
+ * Medians over rounds of each probed function's time minus the baseline's in the same round:
+ * this VM's other guests and builds move absolute times by 10-30 % from one moment to the next.
+ */
+static void measure(struct hit_costs *c)
+{
+	void (*fns[4])(void) = { spyre_calib_base, spyre_calib_emul, spyre_calib_step,
+				 spyre_calib_uret };
+	double d[3][CALIB_ROUNDS];
+
+	per_call_ns(spyre_calib_step, 2);	/* the first hit maps the out-of-line slot page */
+	for (int r = 0; r < CALIB_ROUNDS; r++) {
+		double t[4];
+
+		for (int k = 0; k < 4; k++)
+			t[k] = per_call_ns(fns[k], CALIB_CALLS);
+		for (int k = 0; k < 3; k++)
+			d[k][r] = t[k + 1] - t[0];
+	}
+	for (int k = 0; k < 3; k++)
+		qsort(d[k], CALIB_ROUNDS, sizeof(double), cmp_double);
+	c->emulated_ns = d[0][CALIB_ROUNDS / 2];
+	c->stepped_ns = d[1][CALIB_ROUNDS / 2];
+	c->uret_ns = d[2][CALIB_ROUNDS / 2] - c->emulated_ns;
+	/* below what a trap can cost: noise, not a figure */
+	if (c->emulated_ns < 50)
+		c->emulated_ns = 50;
+	if (c->stepped_ns < c->emulated_ns)
+		c->stepped_ns = c->emulated_ns;
+	if (c->uret_ns < 50)
+		c->uret_ns = 50;
+	c->calibrated = true;
+}
+
+static void *calib_main(void *arg)
+{
+	struct calibration *cal = arg;
+	struct hit_costs c;
+	unsigned long offs[3];
+	char path[PATH_MAX];
+	int prog = -1, links[2] = { -1, -1 };
+
+	cost_defaults(&c);
+	if (!umulti_supported() ||
+	    warm_self_site(spyre_calib_emul, path, sizeof(path), &offs[0]) ||
+	    warm_self_site(spyre_calib_step, path, sizeof(path), &offs[1]) ||
+	    warm_self_site(spyre_calib_uret, path, sizeof(path), &offs[2]) ||
+	    (prog = warm_empty_prog()) < 0)
+		goto out;
+	offs[1] += CALIB_RET_OFF;
+	links[0] = umulti_link(prog, path, offs, NULL, 2, false, getpid());
+	links[1] = umulti_link(prog, path, &offs[2], NULL, 1, true, getpid());
+	if (links[0] >= 0 && links[1] >= 0)
+		measure(&c);
+out:
+	pthread_mutex_lock(&cal->lock);
+	cal->c = c;
+	cal->done = true;
+	pthread_cond_broadcast(&cal->cond);
+	pthread_mutex_unlock(&cal->lock);
+	/* removing uprobes waits for grace periods: after the result, off anyone's path */
+	close_parallel(links, 2);
+	if (prog >= 0)
+		close(prog);
+	return NULL;
+}
+#endif
+
+struct calibration *cost_calibrate_start(void)
+{
+#if defined(__x86_64__)
+	struct calibration *cal;
+
+	if (env_is_1("SPYRE_NO_CALIBRATE"))
+		return NULL;
+	cal = calloc(1, sizeof(*cal));
+	if (!cal)
+		return NULL;
+	pthread_mutex_init(&cal->lock, NULL);
+	cond_init_monotonic(&cal->cond);
+	/* no signal for this thread: the tracer takes them from a signalfd */
+	if (thread_start_nosig(&cal->th, calib_main, cal)) {
+		pthread_cond_destroy(&cal->cond);
+		pthread_mutex_destroy(&cal->lock);
+		free(cal);
+		return NULL;
+	}
+	return cal;
+#else
+	return NULL;
+#endif
+}
+
+void cost_calibrate_result(struct calibration *cal, struct hit_costs *c)
+{
+	struct timespec until;
+
+	cost_defaults(c);
+	if (!cal)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&cal->lock);
+	while (!cal->done && pthread_cond_timedwait(&cal->cond, &cal->lock, &until) != ETIMEDOUT)
+		;
+	if (cal->done)
+		*c = cal->c;
+	pthread_mutex_unlock(&cal->lock);
+}
+
+void cost_calibrate_free(struct calibration *cal)
+{
+	if (!cal)
+		return;
+	pthread_join(cal->th, NULL);
+	pthread_cond_destroy(&cal->cond);
+	pthread_mutex_destroy(&cal->lock);
+	free(cal);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What a probe costs the traced job per call, before and while it is traced. The kernel's part
+ * dominates: a breakpoint trap at each probed instruction, then either the instruction emulated
+ * (push, nop, jmp, jcc on x86) or copied out and single-stepped (endbr64, mov, ret, ...: two
+ * more traps), and for a uretprobe its trampoline's system call. Those per-hit costs differ 10x
+ * from one machine to the next (docs/performance.md), so they are measured at start-up on this
+ * machine, on functions of the tracer's own, with empty programs.
+ */
+#ifndef SPYRE_COST_H
+#define SPYRE_COST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct target;
+struct rprobe;
+
+/* Nanoseconds of the traced thread's CPU time per probe hit, by what the kernel does there. */
+struct hit_costs {
+	double emulated_ns;	/* uprobe on an instruction the kernel emulates (push) */
+	double stepped_ns;	/* ... one it single-steps (endbr64, mov; ret at a return site) */
+	double uret_ns;		/* a uretprobe's return through its trampoline */
+	bool calibrated;	/* measured here (else the figures of docs/performance.md) */
+};
+
+/* One probe's estimated cost per call and how it is made up. */
+struct probe_cost {
+	double ns;		/* all of it, our programs included */
+	const char *entry;	/* "emulated", "single-stepped", "unknown, ..." */
+	const char *ret;	/* "single-stepped ret", "uretprobe", "none", ... */
+};
+
+/* The figures measured on the development VM (docs/performance.md, 2026-12-04). */
+void cost_defaults(struct hit_costs *c);
+/*
+ * Measure @c on this machine: start in the background (~20-50 ms of one thread's CPU, links in
+ * this process only), then wait for the result. Without uprobe_multi links, on other
+ * architectures than x86-64, or with SPYRE_NO_CALIBRATE=1 the defaults stay.
+ */
+struct calibration;
+struct calibration *cost_calibrate_start(void);
+/* Wait (at most ~2 s) for the figures, into @c (defaults if none came); the links are closed
+ * in the background. */
+void cost_calibrate_result(struct calibration *cal, struct hit_costs *c);
+/* Wait for the background work to end and free. */
+void cost_calibrate_free(struct calibration *cal);
+
+/* Probe @p of @t: estimated ns per call (one entry, one return), with the parts named. */
+double cost_probe(const struct hit_costs *c, const struct target *t, const struct rprobe *p,
+		  struct probe_cost *out);
+
+/*
+ * The job's slowdown from @probe_ns of estimated probe time in @cpu_ns of its CPU time (which
+ * includes the probes: the kernel charges them to the traced thread), in percent: probe time
+ * over the CPU time the job would have used without them. A thread that waits (device, I/O)
+ * is slowed less in wall time than this says. 0 without CPU time; capped at 10000 %.
+ */
+double cost_overhead_pct(double probe_ns, double cpu_ns);
+/* The CPU time (user + system, ns) process @pid has used, or 0 when it cannot be read. */
+uint64_t cost_process_cpu_ns(int pid);
+
+struct spyre_counters;
+
+/* --max-overhead acting on a probe: when, which, the estimate that made it act. */
+struct cost_action {
+	double at_s;		/* seconds since the meter started (attach) */
+	int probe;
+	double rate;		/* its hits/s in that interval */
+	double pct_before;	/* the interval's estimated overhead, % */
+	double pct_after;	/* ... without the probes detached so far in that interval */
+};
+#define COST_MAX_ACTIONS	64
+
+/*
+ * The probes' cost while tracing, updated once per status interval from the hit counters and
+ * the job's CPU clock: hits/s per probe and the estimated overhead (cost_overhead_pct of the
+ * probe time over the job's CPU time) of the last interval and of the whole run.
+ */
+struct cost_meter {
+	struct hit_costs costs;
+	int pid;
+	int n;			/* probes known so far */
+	double *ns;		/* per probe: estimated ns per call (cost_probe) */
+	uint64_t *last_hits;	/* hits at the last update */
+	double *rate;		/* hits/s over the last interval */
+	double *iv_ns;		/* estimated probe time in the last interval */
+	uint64_t start_ns, last_ns, last_cpu;
+	uint64_t cpu_seen;	/* the job's CPU time when last read (cost_meter_sample) */
+	double pct;		/* the last interval's overhead, %; < 0 before the first */
+	double probe_ns, cpu_ns;	/* sums over the intervals with a CPU reading */
+	struct cost_action actions[COST_MAX_ACTIONS];
+	int nactions;
+};
+
+/* Start measuring process @pid (-1: no CPU clock, no overhead) now, with per-hit costs @c. */
+void cost_meter_init(struct cost_meter *m, const struct hit_costs *c, int pid);
+/* Hits @k of @t's probes (summed over CPUs) at this moment: rates and overhead. -ENOMEM. */
+int cost_meter_update(struct cost_meter *m, const struct target *t,
+		      const struct spyre_counters *k);
+/*
+ * Read the job's CPU clock (every drain, ~10 ms): when the job exits, its clock goes with it,
+ * and the last interval is weighed against this reading instead.
+ */
+void cost_meter_sample(struct cost_meter *m);
+/* The whole run's estimated overhead, %; < 0 when the job's CPU time was never read. */
+double cost_meter_total_pct(const struct cost_meter *m);
+/*
+ * --max-overhead @max: the attached probes to detach, hottest (most estimated time in the last
+ * interval) first, until the interval's estimate falls to @max; their indexes into @out (at
+ * most @cap), each recorded as an action. Returns how many.
+ */
+int cost_meter_over_budget(struct cost_meter *m, const struct target *t, double max, int *out,
+			   int cap);
+/* ", ~12% overhead (top: a 12.1k/s, b 310/s)" for the status line, into @buf. */
+const char *cost_meter_status(const struct cost_meter *m, const struct target *t, char *buf,
+			      size_t len);
+void cost_meter_free(struct cost_meter *m);
+
+#endif
