@@ -117,7 +117,7 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 		"$BATS_TEST_TMPDIR/tracer.err"
 }
 
-@test "the estimated overhead is within a factor of 2 of the job's measured CPU slowdown" {
+@test "the estimated probe time is within a factor of 2 of the CPU time tracing added to the job" {
 	# the mock's default workload (~90 k calls/s untraced), every probe of the default table
 	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 1500
 	echo "$output"
@@ -127,7 +127,12 @@ import json, sys
 r = json.loads(sys.argv[1])
 m, e = r["measuredPct"], r["estimatedPct"]
 assert m > 20, r                      # the probes cost something measurable here
-assert 0.5 <= e / m <= 2, (m, e)
+# the probe time itself, against the job's CPU time traced minus untraced: the percentage
+# divides by what is left of the job and swings with load (here +248 % measured for +640 %
+# estimated once, at load 10, with the probe time 21 % high)
+added = r["traced"] - sum(r["untraced"]) / len(r["untraced"])
+probe = r["stats"]["estProbeNs"] / 1e9
+assert 0.5 <= probe / added <= 2, (probe, added, m, e)
 assert r["stats"]["hitCostNs"]["calibrated"], r["stats"]
 PY
 }
