@@ -444,6 +444,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	if (s->dev == DEV_LAUNCH)
 		device_launch(&c->dev, e->tgid, e->tid, value_of(e, s->key),
 			      value_of(e, s->stream), s->op, value_of(e, s->bytes), e->ts);
+	else if (s->dev == DEV_DESTROY)	/* no launch on it from its destructor's entry on */
+		device_stream_destroy(&c->dev, value_of(e, s->stream), e->ts);
 	return 0;
 }
 

@@ -153,8 +153,10 @@ class Checker:
         for tid, spans in sorted(lanes.items()):
             tname = self.tnames.get((DEVICE_PID, tid))
             s0 = spans[0]
+            # streams from 100 on sit past the copy lanes' tids 100-107 and 200-207
+            stream = tid if tid < 100 else tid - 200
             if s0["cat"] == "kernel":
-                want = f"Stream {tid}"
+                want = f"Stream {stream}"
             else:
                 kind = "HtoD" if s0["name"].startswith("Memcpy HtoD") else "DtoH"
                 want = f"Memcpy {kind} lane {tid % 100}"
@@ -164,7 +166,7 @@ class Checker:
                 if s["cat"] != s0["cat"] or s["name"] != s0["name"]:
                     self.bad(f"device tid {tid} mixes {s0['name']} and {s['name']}")
                     break
-                if s["cat"] == "kernel" and s["args"].get("stream") != tid:
+                if s["cat"] == "kernel" and s["args"].get("stream") != stream:
                     self.bad(f"kernel on tid {tid} says args.stream {s['args'].get('stream')}")
                     break
             iv = sorted((ns(s["ts"]), ns(s["ts"]) + ns(s["dur"])) for s in spans)

@@ -22,7 +22,7 @@ TEST(probes_default_table)
 
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
 	CHECK_STR(err, "");
-	CHECK_EQ_INT(t.cnt, 24);
+	CHECK_EQ_INT(t.cnt, 25);
 	CHECK(t.cap >= t.cnt);
 
 	s = find_sym(&t, "flex::RuntimeStream::launchOperationH2D");
@@ -68,6 +68,13 @@ TEST(probes_default_table)
 		CHECK_EQ_INT(s->bytes, PROBE_VAL_NONE);
 	}
 
+	s = find_sym(&t, "flex::RuntimeStream::~RuntimeStream");
+	CHECK(s);
+	if (s) {
+		CHECK_EQ_INT(s->dev, DEV_DESTROY);
+		CHECK_EQ_INT(s->stream, 1);
+	}
+
 	s = find_sym(&t, "_Unwind_RaiseException");
 	CHECK(s);
 	if (s) {
@@ -87,7 +94,7 @@ TEST(probes_default_table)
 
 	/* loading twice appends */
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
-	CHECK_EQ_INT(t.cnt, 48);
+	CHECK_EQ_INT(t.cnt, 50);
 	probes_free(&t);
 	CHECK(t.specs == NULL);
 	CHECK_EQ_INT(t.cnt, 0);
@@ -230,7 +237,9 @@ TEST(probes_errors)
 		{ "l s dev=complete stream=arg1", "dev=complete needs key=" },
 		{ "l s op=h2d key=arg1", "op= needs dev=launch" },
 		{ "l s dev=complete key=arg1 op=d2h", "op= needs dev=launch" },
-		{ "l s dev=start key=arg1", "expected launch or complete" },
+		{ "l s dev=start key=arg1", "expected launch, complete or destroy" },
+		{ "l s dev=destroy", "dev=destroy needs stream=" },
+		{ "l s dev=destroy stream=arg1 key=arg2", "key= needs dev=launch or dev=complete" },
 		{ "l s dev=launch key=arg1 op=copy", "expected compute, h2d or d2h" },
 		{ "l s dev=launch key=arg9", "argument index must be 1..6" },
 		{ "l s dev=launch key=foo", "expected argN or ret" },
