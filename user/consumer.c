@@ -385,6 +385,21 @@ bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code)
 	return false;
 }
 
+/*
+ * When the device can have a launch's work: the return of the last dev=submit call made inside
+ * it (the doorbell write), else the launch's own return. A submission from before the launch
+ * (another launch's, or one with its launch unseen) does not count.
+ */
+static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
+{
+	struct thread_info *ti = thread_slot(c, e->tid);
+	uint64_t end = e->ts + e->dur, sub = ti->tid ? ti->submit : 0;
+
+	if (ti->tid)
+		ti->submit = 0;
+	return sub >= e->ts && sub <= end ? sub : end;
+}
+
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
 	struct trace_arg args[PROBE_MAX_ARGS + 2];
@@ -425,6 +440,9 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		device_complete(&c->dev, e->tgid, value_of(e, s->key), value_of(e, s->stream), e->ts);
 		return 0;
 	}
+	/* a call inside a launch returns (and is handed over) before the launch does */
+	if (s->dev == DEV_SUBMIT && thread_slot(c, e->tid)->tid)
+		thread_slot(c, e->tid)->submit = e->ts + e->dur;
 	if (c->tw) {
 		n = build_args(s, e, args);
 		f = probe_fmt(c, e->probe, p, s, e);
@@ -443,7 +461,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	 */
 	if (s->dev == DEV_LAUNCH)
 		device_launch(&c->dev, e->tgid, e->tid, value_of(e, s->key),
-			      value_of(e, s->stream), s->op, value_of(e, s->bytes), e->ts);
+			      value_of(e, s->stream), s->op, value_of(e, s->bytes), e->ts,
+			      launch_submit(c, e));
 	else if (s->dev == DEV_DESTROY)	/* no launch on it from its destructor's entry on */
 		device_stream_destroy(&c->dev, value_of(e, s->stream), e->ts);
 	return 0;

@@ -17,6 +17,7 @@ struct thread_info {
 	uint32_t tid;		/* 0 = empty slot */
 	uint32_t pid;
 	char name[16];
+	uint64_t submit;	/* end of its last dev=submit call, for the launch around it */
 };
 
 struct process_info {

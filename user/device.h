@@ -4,9 +4,11 @@
  * on its worker thread) and writes the device-side span, Kineto style: pid = device,
  * tid = stream for compute, separate copy lanes, an ac2g flow from launch to device span.
  *
- * The device start is not observable from the host: it is taken as the later of the launch
- * and the previous completion on the same stream (a stream executes in order), so spans on a
- * stream never overlap.
+ * The device start is not observable from the host: it is taken as the later of the launch's
+ * submission (the return of the last dev=submit call inside it, e.g. the doorbell write, else
+ * the launch's own return: the device cannot have the work before the host gave it) and the
+ * previous completion on the same stream (a stream executes in order), so spans on a stream
+ * never overlap.
  */
 #ifndef SPYRE_DEVICE_H
 #define SPYRE_DEVICE_H
@@ -30,6 +32,7 @@
 struct pending_op {
 	uint64_t key;		/* 0 = empty slot */
 	uint64_t ts;		/* launch entry, or completion time for a completion-first entry */
+	uint64_t submit;	/* when the device can have it: the launch's submission (below) */
 	uint64_t stream;	/* raw stream value (e.g. the RuntimeStream pointer) */
 	uint64_t bytes;
 	uint32_t pid, tid;	/* launching thread */
@@ -74,8 +77,9 @@ struct device_tl {
 };
 
 int device_init(struct device_tl *d, struct trace_writer *tw);
+/* @ts: the launch's entry (the arrow leaves from there); @submit: its submission (above) */
 void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,
-		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts);
+		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts, uint64_t submit);
 void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t stream,
 		     uint64_t ts);
 /*

@@ -122,3 +122,22 @@ print(len({e["tid"] for e in d["traceEvents"] if e["ph"] == "M" and e["pid"] == 
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
 }
+
+@test "device spans start at the submission: the doorbell write, else the launch's return" {
+	# verify_device.py checks each span against its launch's last senWriteDoorbell return, or
+	# without one against the launch's return: first with the default table, then with
+	# libflex's lines only (no dev=submit probe)
+	trace_phase --threads 2 --streams 2 --iters 10 --compute-us 50
+	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
+	grep -q '"name":"senWriteDoorbell"' "$BATS_TEST_TMPDIR/t.json"
+	grep '^libflex' "$ROOT/user/spyre-default.probes" >"$BATS_TEST_TMPDIR/flex.probes"
+	rm -f "$BATS_TEST_TMPDIR/counts.json"
+	start_job --threads 2 --streams 2 --iters 10 --compute-us 50
+	start_tracer -o "$BATS_TEST_TMPDIR/t2.json" --no-default --probes "$BATS_TEST_TMPDIR/flex.probes"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	stop_job
+	! grep -q '"name":"senWriteDoorbell"' "$BATS_TEST_TMPDIR/t2.json"
+	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t2.json" --counts "$BATS_TEST_TMPDIR/counts.json"
+}

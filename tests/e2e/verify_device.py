@@ -16,6 +16,8 @@ LAUNCH_KIND = {
     "aiuLaunchComputeStream": ("kernel", None),
 }
 SYNC = "aiuScheduleWait"
+# The submission the host sees inside a launch: the doorbell write (dev=submit in the table).
+SUBMIT = "senWriteDoorbell"
 DEVICE_PID = 0
 # The mock's simulated link (tools/mock-spyre/flex.cpp): 8 bytes per ns = 8 GB/s.
 LINK_BYTES_PER_NS = 8
@@ -50,6 +52,7 @@ class Checker:
         self.devspans = defaultdict(list)  # correlation -> device spans
         self.nodev = []             # device spans without correlation
         self.syncs = defaultdict(list)  # (pid, tid, stream) -> [(ts, end)]
+        self.submits = defaultdict(list)  # (pid, tid) -> [(ts, end)] of doorbell writes
         self.flows = defaultdict(lambda: {"s": [], "f": []})
         self.pnames, self.tnames = {}, {}
         for i, e in enumerate(self.ev):
@@ -77,6 +80,8 @@ class Checker:
                     self.bad(f"correlation {corr} used by two launches")
                 else:
                     self.launches[corr] = e
+            elif name == SUBMIT:
+                self.submits[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
             elif name == SYNC:
                 key = (e["pid"], e["tid"], e.get("args", {}).get("stream"))
                 self.syncs[key].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
@@ -110,8 +115,15 @@ class Checker:
                      f"{DEVICE_PID}")
         start, dur = ns(s["ts"]), ns(s["dur"])
         lstart, lend = ns(l["ts"]), ns(l["ts"]) + ns(l["dur"])
-        if start < lstart:
-            self.bad(f"{what}: starts at {start} ns, before its launch at {lstart} ns")
+        # the device cannot start before the host submitted the work: the last doorbell write
+        # inside the launch returned, or without one the launch returned
+        rings = [e for b, e in self.submits.get((l["pid"], l["tid"]), []) if lstart <= b <= lend]
+        submit = max(rings) if rings else lend
+        if start + dur < submit:
+            submit = lstart     # done before the host saw it submitted: ran inside the launch
+        if start < submit:
+            self.bad(f"{what}: starts at {start} ns, before its submission at {submit} ns "
+                     f"(launch at {lstart} ns)")
         if dur <= 0:
             self.bad(f"{what}: duration {dur} ns (analyzers drop empty spans)")
         if cat == "gpu_memcpy":

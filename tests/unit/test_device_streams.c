@@ -66,11 +66,11 @@ TEST(device_more_than_64_live_streams_all_get_tracks)
 	CHECK_EQ_INT(device_init(&d, tw), 0);
 	/* 150 streams alive at once, each with a compute, plus copies on lanes 100.. and 200.. */
 	for (uint64_t s = 1; s <= 150; s++) {
-		device_launch(&d, 10, 11, s, 0x10000 + s * 64, OP_COMPUTE, 0, t);
+		device_launch(&d, 10, 11, s, 0x10000 + s * 64, OP_COMPUTE, 0, t, t);
 		t += 1000;
 	}
-	device_launch(&d, 10, 11, 1000, 0x10000 + 64, OP_H2D, 4096, t);
-	device_launch(&d, 10, 11, 1001, 0x10000 + 128, OP_D2H, 4096, t);
+	device_launch(&d, 10, 11, 1000, 0x10000 + 64, OP_H2D, 4096, t, t);
+	device_launch(&d, 10, 11, 1001, 0x10000 + 128, OP_D2H, 4096, t, t);
 	for (uint64_t s = 1; s <= 150; s++)
 		device_complete(&d, 10, s, 0x10000 + s * 64, t + s * 1000);
 	device_complete(&d, 10, 1000, 0x10000 + 64, t + 500);
@@ -97,7 +97,7 @@ TEST(device_destroyed_streams_free_their_tracks)
 	for (uint64_t i = 1; i <= 1000; i++) {
 		uint64_t st = 0x100000 + i * 64;
 
-		device_launch(&d, 10, 11, i, st, OP_COMPUTE, 0, t);
+		device_launch(&d, 10, 11, i, st, OP_COMPUTE, 0, t, t);
 		device_complete(&d, 10, i, st, t + 500);
 		if (i > 1)
 			device_stream_destroy(&d, st - 64, t + 600);
@@ -105,7 +105,7 @@ TEST(device_destroyed_streams_free_their_tracks)
 	}
 	/* a launch from before its stream's end that reaches us after the destroy: same track */
 	device_stream_destroy(&d, 0x100000 + 1000 * 64, t);
-	device_launch(&d, 10, 12, 5000, 0x100000 + 1000 * 64, OP_COMPUTE, 0, t - 100);
+	device_launch(&d, 10, 12, 5000, 0x100000 + 1000 * 64, OP_COMPUTE, 0, t - 100, t - 100);
 	device_complete(&d, 10, 5000, 0x100000 + 1000 * 64, t + 50);
 	device_finish(&d);
 	CHECK_EQ_INT(d.st.matched, 1001);

@@ -75,6 +75,11 @@ TEST(probes_default_table)
 		CHECK_EQ_INT(s->stream, 1);
 	}
 
+	s = find_sym(&t, "senlib::SenDevice::writeDoorbell");
+	CHECK(s);
+	if (s)
+		CHECK_EQ_INT(s->dev, DEV_SUBMIT);
+
 	s = find_sym(&t, "_Unwind_RaiseException");
 	CHECK(s);
 	if (s) {
@@ -237,7 +242,9 @@ TEST(probes_errors)
 		{ "l s dev=complete stream=arg1", "dev=complete needs key=" },
 		{ "l s op=h2d key=arg1", "op= needs dev=launch" },
 		{ "l s dev=complete key=arg1 op=d2h", "op= needs dev=launch" },
-		{ "l s dev=start key=arg1", "expected launch, complete or destroy" },
+		{ "l s dev=start key=arg1", "expected launch, complete, destroy or submit" },
+		{ "l s dev=submit key=arg1", "key= needs dev=launch or dev=complete" },
+		{ "l s dev=submit stream=arg1", "stream= needs dev=launch, dev=complete or" },
 		{ "l s dev=destroy", "dev=destroy needs stream=" },
 		{ "l s dev=destroy stream=arg1 key=arg2", "key= needs dev=launch or dev=complete" },
 		{ "l s dev=launch key=arg1 op=copy", "expected compute, h2d or d2h" },
