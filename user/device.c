@@ -133,6 +133,12 @@ static struct pending_op *insert(struct device_tl *d, uint64_t key, uint64_t now
 	return &d->slots[h];
 }
 
+/* The tid of stream slot @s: past the copy lanes' 100-107 and 200-207 from 100 streams on. */
+static uint32_t stream_tid(int s)
+{
+	return s < 100 ? s : s + 200;
+}
+
 /* Rebuild the stream hash from the slots, dropping entries of slots handed to another stream. */
 static int shash_rebuild(struct device_tl *d)
 {
@@ -173,6 +179,8 @@ static int stream_find(const struct device_tl *d, uint64_t stream)
 /* A slot for a stream not seen before: a destroyed stream's, else a new one (a new track). */
 static int stream_new(struct device_tl *d)
 {
+	char name[24];
+
 	while (d->nfree) {
 		uint32_t s = d->free_slots[--d->nfree];
 
@@ -197,6 +205,10 @@ static int stream_new(struct device_tl *d)
 		d->scap = ncap;
 	}
 	memset(&d->streams[d->nstreams], 0, sizeof(d->streams[0]));
+	/* named now: a trace cut short (recover) keeps the names of the tracks it has */
+	snprintf(name, sizeof(name), "Stream %u", d->nstreams);
+	trace_thread_name(d->tw, DEVICE_PID, stream_tid(d->nstreams), name,
+			  stream_tid(d->nstreams));
 	return d->nstreams++;
 }
 
@@ -251,12 +263,6 @@ void device_stream_destroy(struct device_tl *d, uint64_t stream, uint64_t ts)
 uint64_t device_lost(const struct device_tl *d)
 {
 	return d->st.overflow + d->st.streams_overflow;
-}
-
-/* The tid of stream slot @s: past the copy lanes' 100-107 and 200-207 from 100 streams on. */
-static uint32_t stream_tid(int s)
-{
-	return s < 100 ? s : s + 200;
 }
 
 static const char *op_name(enum dev_op op)
@@ -320,6 +326,11 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 	uint32_t tid;
 	int s, n = 0;
 
+	if (!d->named) {
+		/* device tracks sort after the host process, like Kineto's */
+		trace_process_name(d->tw, DEVICE_PID, "Spyre 0", 1000);
+		d->named = true;
+	}
 	s = stream_index(d, launch->stream, launch->ts);
 	if (s < 0)
 		return;
@@ -337,6 +348,13 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 		if (d->lane_end[k][l] > start)
 			start = d->lane_end[k][l];
 		tid = 100 * k + l;
+		if (!d->lane_used[k][l]) {
+			static const char *const copy_names[] = { "", "Memcpy HtoD", "Memcpy DtoH" };
+			char name[48];
+
+			snprintf(name, sizeof(name), "%s lane %d", copy_names[k], l);
+			trace_thread_name(d->tw, DEVICE_PID, tid, name, tid);
+		}
 		d->lane_used[k][l] = 1;
 		if (done > start)
 			d->lane_end[k][l] = done;
@@ -436,9 +454,6 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 
 void device_finish(struct device_tl *d)
 {
-	static const char *const copy_names[] = { "", "Memcpy HtoD", "Memcpy DtoH" };
-	char name[48];
-
 	for (uint32_t i = 0; i < d->cap; i++) {
 		if (!d->slots[i].key)
 			continue;
@@ -446,21 +461,5 @@ void device_finish(struct device_tl *d)
 			d->st.completions_unmatched++;
 		else
 			d->st.launches_unmatched++;
-	}
-	if (!d->tw || (!d->nstreams && !d->st.matched))
-		return;
-	/* device tracks sort after the host process, like Kineto's */
-	trace_process_name(d->tw, DEVICE_PID, "Spyre 0", 1000);
-	for (uint32_t s = 0; s < d->nstreams; s++) {
-		snprintf(name, sizeof(name), "Stream %u", s);
-		trace_thread_name(d->tw, DEVICE_PID, stream_tid(s), name, stream_tid(s));
-	}
-	for (int k = 1; k <= 2; k++) {
-		for (int l = 0; l < DEVICE_COPY_LANES; l++) {
-			if (!d->lane_used[k][l])
-				continue;
-			snprintf(name, sizeof(name), "%s lane %d", copy_names[k], l);
-			trace_thread_name(d->tw, DEVICE_PID, 100 * k + l, name, 100 * k + l);
-		}
 	}
 }

@@ -70,7 +70,8 @@ struct device_tl {
 	uint32_t *shash;		/* stream id -> slot + 1; stale entries until rebuilt */
 	uint32_t shcap, shcnt;
 	uint64_t lane_end[3][DEVICE_COPY_LANES];	/* [op][lane] for OP_H2D/OP_D2H */
-	uint8_t lane_used[3][DEVICE_COPY_LANES];
+	uint8_t lane_used[3][DEVICE_COPY_LANES];	/* and named in the trace */
+	bool named;				/* the device's process_name is written */
 	struct device_stats st;
 	struct trace_fmt fmt[DEV_NOPS];		/* per op, see op_fmt() */
 	int fmt_state[DEV_NOPS];		/* 0: not made yet, 1: made, -1: failed */
@@ -89,7 +90,10 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 void device_stream_destroy(struct device_tl *d, uint64_t stream, uint64_t ts);
 /* Device spans lost: more in flight than DEVICE_MAX_PENDING, or no track for their stream. */
 uint64_t device_lost(const struct device_tl *d);
-/* Count what is left unmatched; write process/thread names of the device tracks. */
+/*
+ * Count what is left unmatched. (The device's tracks are named as they appear, so a trace cut
+ * short keeps their names.)
+ */
 void device_finish(struct device_tl *d);
 void device_free(struct device_tl *d);
 
