@@ -39,6 +39,7 @@ struct Options {
 	long kernels = 3;
 	long oom_every = 0;
 	long stream_churn = 0;
+	long rename_at = -1;
 	long phases = 1;
 	const char *ready_file = nullptr;
 	const char *counts_file = nullptr;
@@ -235,6 +236,10 @@ void trainer_main(Trainer *tr, Control *ctl)
 		for (i = 0; i < opt->iters && !tr->failed; i++) {
 			if (ctl->abort.load(std::memory_order_relaxed))
 				break;
+			if (i == opt->rename_at) {
+				snprintf(name, sizeof(name), "renamed-%d", tr->index);
+				pthread_setname_np(pthread_self(), name);
+			}
 			if (!run_iteration(tr, opt, base + (uint64_t)i))
 				tr->failed = true;
 		}
@@ -265,6 +270,8 @@ void usage(FILE *f)
 		"                    device, which throws std::bad_alloc (caught) (0: never)\n"
 		"  --stream-churn N  every N iterations, new streams replace the thread's streams\n"
 		"                    (created first, then the old ones destroyed) (0: never)\n"
+		"  --rename-at N     training threads rename themselves \"renamed-<i>\" before\n"
+		"                    iteration N of each phase (-1: never)\n"
 		"  --phases P        phases (1)\n"
 		"  --ready-file F    write the pid to F (atomically) once all threads exist\n"
 		"  --counts FILE     after each phase write the call counts to FILE\n"
@@ -299,7 +306,7 @@ int parse_options(int argc, char **argv, Options *o)
 {
 	enum {
 		O_DEVICES = 256, O_THREADS, O_STREAMS, O_ITERS, O_BYTES, O_COMPUTE_US, O_KERNELS,
-		O_OOM_EVERY, O_STREAM_CHURN, O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
+		O_OOM_EVERY, O_STREAM_CHURN, O_RENAME_AT, O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
 	};
 	static const struct option longopts[] = {
 		{ "devices", required_argument, nullptr, O_DEVICES },
@@ -311,6 +318,7 @@ int parse_options(int argc, char **argv, Options *o)
 		{ "kernels", required_argument, nullptr, O_KERNELS },
 		{ "oom-every", required_argument, nullptr, O_OOM_EVERY },
 		{ "stream-churn", required_argument, nullptr, O_STREAM_CHURN },
+		{ "rename-at", required_argument, nullptr, O_RENAME_AT },
 		{ "phases", required_argument, nullptr, O_PHASES },
 		{ "ready-file", required_argument, nullptr, O_READY },
 		{ "counts", required_argument, nullptr, O_COUNTS },
@@ -352,6 +360,9 @@ int parse_options(int argc, char **argv, Options *o)
 			break;
 		case O_STREAM_CHURN:
 			ok = parse_num("stream-churn", optarg, 0, 1000000L, &o->stream_churn);
+			break;
+		case O_RENAME_AT:
+			ok = parse_num("rename-at", optarg, -1, 1000000000L, &o->rename_at);
 			break;
 		case O_PHASES:
 			ok = parse_num("phases", optarg, 1, 1000000L, &o->phases);
