@@ -52,6 +52,7 @@ struct tstack {
 	__u32 nstaged;	/* finished spans waiting in stage[] */
 	__u32 pad;
 	__u64 staged_since;	/* when stage[0] was filled */
+	__u64 comm[2];		/* the thread's name as last announced */
 	__u64 sp[SPYRE_TRACK_DEPTH];	/* open call i: sp at its entry (identifies the call) */
 	__u32 probe[SPYRE_TRACK_DEPTH];	/* ... and its probe */
 	struct frame f[SPYRE_MAX_DEPTH];
@@ -215,18 +216,38 @@ static __always_inline bool want_event(__u64 now, __u32 tgid, struct spyre_count
 	return true;
 }
 
-/* Tell userspace a thread's names once, when it is first seen (see SPYRE_EV_THREAD). */
-static __always_inline void announce_thread(__u32 tgid)
+/*
+ * Tell userspace a thread's names when it is first seen (see SPYRE_EV_THREAD), and again when
+ * it renamed itself since (check_rename); @st keeps the name sent.
+ */
+static __always_inline void announce_thread(__u32 tgid, struct tstack *st)
 {
 	struct spyre_event *e;
 	__u8 one = 1;
 
+	bpf_get_current_comm(st->comm, sizeof(st->comm));
 	bpf_map_update_elem(&traced_procs, &tgid, &one, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
 		return;	/* userspace falls back to /proc for the name */
 	fill_thread_event(e);
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * A thread named after its first traced call (pthread_setname_np, prctl PR_SET_NAME) is
+ * announced again. Looked at only where the thread hands over its staged spans (every
+ * SPYRE_STAGE of them, or SPYRE_STAGE_MAX_NS) and at its exit, not on each call: the comm
+ * read is a helper call. Userspace reads /proc at the end for the threads still alive.
+ */
+static __always_inline void check_rename(struct tstack *st, __u32 tgid)
+{
+	__u64 comm[2];
+
+	if (bpf_get_current_comm(comm, sizeof(comm)) ||
+	    (comm[0] == st->comm[0] && comm[1] == st->comm[1]))
+		return;
+	announce_thread(tgid, st);
 }
 
 /* The thread's stack of open calls, or NULL if it has none yet. */
@@ -247,7 +268,7 @@ static __always_inline struct tstack *thread_stack(struct task_struct *task, __u
 		st = bpf_task_storage_get(&task_stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (st && !st->known) {
 			st->known = 1;
-			announce_thread(task->tgid);
+			announce_thread(task->tgid, st);
 		}
 		return st;
 	}
@@ -259,8 +280,10 @@ static __always_inline struct tstack *thread_stack(struct task_struct *task, __u
 		return NULL;
 	if (bpf_map_update_elem(&stacks, &tid, z, BPF_NOEXIST))
 		return bpf_map_lookup_elem(&stacks, &tid);	/* lost a race with ourselves? */
-	announce_thread(task->tgid);
-	return bpf_map_lookup_elem(&stacks, &tid);
+	st = bpf_map_lookup_elem(&stacks, &tid);
+	if (st)
+		announce_thread(task->tgid, st);
+	return st;
 }
 
 /*
@@ -558,8 +581,10 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	e->depth = d;
 	if (stage_events) {
 		st->nstaged = n + 1;
-		if (n + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS)
+		if (n + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS) {
 			flush_stage(st);
+			check_rename(st, task->tgid);
+		}
 		return 0;
 	}
 	/* the consumer drains on a timer: a wakeup per event would cost more than the probe */
@@ -723,6 +748,8 @@ int BPF_PROG(spyre_task_exit, struct task_struct *task)
 		st->depth = 0;
 		if (stage_events)
 			flush_stage(st);
+		/* its last name: /proc will not have it when userspace looks at the end */
+		check_rename(st, tgid);
 		if (!task_storage)
 			bpf_map_delete_elem(&stacks, &tid);
 	}

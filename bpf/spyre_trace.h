@@ -109,6 +109,9 @@ struct spyre_drv_counters {
 	__u64 unmatched;	/* return without a seen entry */
 	__u64 nested;		/* entries inside an open ioctl (one probed function calling
 				 * another): folded into the outer span */
+	__u64 unpaired;		/* records given up, no span: their return was missed (the
+				 * thread's next ioctl found them open) or the syscall that
+				 * returned was another one (tracepoint path) */
 };
 
 /* Per-probe, per-CPU counters; userspace sums the CPUs. */

@@ -685,8 +685,8 @@ static int check_metadata(struct ctx *c, size_t nev)
 			bool proc = name[0] == 'p';
 
 			/* a process's name does not depend on the tid its M event carries */
-			m[n++] = (struct meta){ r->pid, proc ? 0 : r->tid, 0, val ? val : "",
-						proc ? 1 : 2, (uint32_t)i };
+			m[n++] = (struct meta){ r->pid, proc ? 0 : r->tid, r->ts_ok ? r->ts : 0,
+						val ? val : "", proc ? 1 : 2, (uint32_t)i };
 		}
 	}
 	qsort(m, n, sizeof(*m), meta_cmp);
@@ -698,7 +698,8 @@ static int check_metadata(struct ctx *c, size_t nev)
 		if (!x->kind && x->ts < p->ts) {
 			problem(c, CK_META_ORDER, x->idx, "metadata ts goes back from event %u "
 				"on the same pid/tid (non-monotonic metadata)", p->idx);
-		} else if (x->kind && strcmp(p->val, x->val)) {
+		} else if (x->kind && strcmp(p->val, x->val) && x->ts <= p->ts) {
+			/* a later name at a later ts is a rename: every loader keeps the last one */
 			char a[64], b[64];
 
 			clean(a, sizeof(a), p->val);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "consumer.h"
+#include "util.h"
 #include "vfio.h"
 
 int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
@@ -213,17 +214,83 @@ static struct process_info *see_process(struct consumer *c, uint32_t pid, const 
 	return p;
 }
 
+/*
+ * The trace's name for thread @tid (0: process @pid) is @name from now on. Written when first
+ * known, at ts 0 with its sort index, so that a trace cut short keeps it; after that only when
+ * it changed: a rename, at @ts (see trace_renamed).
+ */
+static void write_name(struct consumer *c, uint32_t pid, uint32_t tid, char named[16],
+		       const char *name, int sort_index, uint64_t ts)
+{
+	if (!c->tw || !name[0] || !strncmp(named, name, 15))
+		return;
+	/* records of several CPUs come out of time order: keep the metadata's ts monotonic */
+	if (ts < c->rename_ts)
+		ts = c->rename_ts;
+	if (named[0]) {
+		trace_renamed(c->tw, pid, tid, name, ts);
+		c->rename_ts = ts;
+	} else if (tid) {
+		trace_thread_name(c->tw, pid, tid, name, sort_index);
+	} else {
+		trace_process_name(c->tw, pid, name, sort_index);
+	}
+	snprintf(named, 16, "%s", name);
+}
+
+/* "cmdline, pid N in its namespace, container ID" into @out; false when there is nothing. */
+static bool process_labels(const struct process_info *p, char *out, size_t len)
+{
+	int n;
+
+	if (!p->cmdline[0] && !p->container[0] && !(p->ns_pid && p->ns_pid != p->pid))
+		return false;
+	n = snprintf(out, len, "%s", p->cmdline);
+	if (p->ns_pid && p->ns_pid != p->pid && n < (int)len)
+		n += snprintf(out + n, len - n, "%spid %u in its namespace", n ? ", " : "",
+			      p->ns_pid);
+	if (p->container[0] && n < (int)len)
+		snprintf(out + n, len - n, "%scontainer %.12s", n ? ", " : "", p->container);
+	return true;
+}
+
+/* Name process @p in the trace (a rename at @ts), and label it the first time. */
+static void name_process(struct consumer *c, struct process_info *p, uint64_t ts)
+{
+	char labels[320];
+
+	/* sort processes in the order they were seen */
+	write_name(c, p->pid, 0, p->named, p->name[0] ? p->name : "process",
+		   (int)(p - c->procs), ts);
+	if (c->tw && !p->labeled && process_labels(p, labels, sizeof(labels))) {
+		trace_process_labels(c->tw, p->pid, labels);
+		p->labeled = true;
+	}
+}
+
 /* A thread seen without its SPYRE_EV_THREAD (ring was full then): ask /proc. */
 static void see_thread(struct consumer *c, uint32_t pid, uint32_t tid)
 {
 	struct thread_info *ti = thread_slot(c, tid);
+	struct process_info *p;
 
 	if (ti->tid)
 		return;
 	ti = add_thread(c, pid, tid);
 	if (c->procfs)
 		read_comm(c->procfs, pid, tid, ti->name, sizeof(ti->name));
-	see_process(c, pid, NULL);
+	p = see_process(c, pid, NULL);
+	if (p && !p->name[0] && c->procfs) {
+		read_comm(c->procfs, pid, pid, p->name, sizeof(p->name));
+		if (!strncmp(p->name, "thread ", 7))
+			p->name[0] = 0;		/* gone: named "process" for now */
+	}
+	if (p)
+		name_process(c, p, 0);
+	if (!ti->name[0])
+		snprintf(ti->name, sizeof(ti->name), "thread %u", tid);
+	/* sort threads by tid: creation order, main thread first */
+	write_name(c, pid, tid, ti->named, ti->name, (int)(tid - pid), 0);
 }
 
 static void on_thread_event(struct consumer *c, const struct spyre_event *e)
@@ -241,7 +308,9 @@ static void on_thread_event(struct consumer *c, const struct spyre_event *e)
 	if (p) {
 		p->cgroup_id = e->args[4];
 		p->ns_pid = e->args[5] >> 32;
+		name_process(c, p, e->ts);
 	}
+	write_name(c, e->tgid, e->tid, ti->named, ti->name, (int)(e->tid - e->tgid), e->ts);
 }
 
 static struct pid_probe_stats *pid_stats_slot(struct consumer *c, uint64_t key)
@@ -391,6 +460,21 @@ bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code)
 	return false;
 }
 
+/*
+ * When the device can have a launch's work: the return of the last dev=submit call made inside
+ * it (the doorbell write), else the launch's own return. A submission from before the launch
+ * (another launch's, or one with its launch unseen) does not count.
+ */
+static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
+{
+	struct thread_info *ti = thread_slot(c, e->tid);
+	uint64_t end = e->ts + e->dur, sub = ti->tid ? ti->submit : 0;
+
+	if (ti->tid)
+		ti->submit = 0;
+	return sub >= e->ts && sub <= end ? sub : end;
+}
+
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
 	struct trace_arg args[PROBE_MAX_ARGS + 2];
@@ -431,6 +515,9 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		device_complete(&c->dev, e->tgid, value_of(e, s->key), value_of(e, s->stream), e->ts);
 		return 0;
 	}
+	/* a call inside a launch returns (and is handed over) before the launch does */
+	if (s->dev == DEV_SUBMIT && thread_slot(c, e->tid)->tid)
+		thread_slot(c, e->tid)->submit = e->ts + e->dur;
 	if (c->tw) {
 		n = build_args(s, e, args);
 		f = probe_fmt(c, e->probe, p, s, e);
@@ -449,46 +536,38 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	 */
 	if (s->dev == DEV_LAUNCH)
 		device_launch(&c->dev, e->tgid, e->tid, value_of(e, s->key),
-			      value_of(e, s->stream), s->op, value_of(e, s->bytes), e->ts);
+			      value_of(e, s->stream), s->op, value_of(e, s->bytes), e->ts,
+			      launch_submit(c, e));
+	else if (s->dev == DEV_DESTROY)	/* no launch on it from its destructor's entry on */
+		device_stream_destroy(&c->dev, value_of(e, s->stream), e->ts);
 	return 0;
 }
 
 void consumer_write_metadata(struct consumer *c)
 {
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	char comm[16];
 
 	device_finish(&c->dev);
 	if (!c->tw)
 		return;
+	/* names changed since they were first written: the trace keeps the last one */
 	for (int i = 0; i < c->nprocs; i++) {
-		const struct process_info *p = &c->procs[i];
+		struct process_info *p = &c->procs[i];
 
 		/* the main thread's comm is the process name; /proc has the latest one */
 		comm[0] = 0;
 		if (c->procfs)
 			read_comm(c->procfs, p->pid, p->pid, comm, sizeof(comm));
-		if (!comm[0] || !strncmp(comm, "thread ", 7))
-			snprintf(comm, sizeof(comm), "%s", p->name[0] ? p->name : "process");
-		trace_process_name(c->tw, p->pid, comm, i);
-		if (p->cmdline[0] || p->container[0] || (p->ns_pid && p->ns_pid != p->pid)) {
-			char labels[320];
-			int n = snprintf(labels, sizeof(labels), "%s", p->cmdline);
-
-			if (p->ns_pid && p->ns_pid != p->pid && n < (int)sizeof(labels))
-				n += snprintf(labels + n, sizeof(labels) - n, "%spid %u in its "
-					      "namespace", n ? ", " : "", p->ns_pid);
-			if (p->container[0] && n < (int)sizeof(labels))
-				snprintf(labels + n, sizeof(labels) - n, "%scontainer %.12s",
-					 n ? ", " : "", p->container);
-			trace_process_labels(c->tw, p->pid, labels);
-		}
+		if (comm[0] && strncmp(comm, "thread ", 7))
+			snprintf(p->name, sizeof(p->name), "%s", comm);
+		name_process(c, p, now);
 	}
 	for (uint32_t i = 0; i < c->tcap; i++) {
 		struct thread_info *ti = &c->threads[i];
 
 		if (!ti->tid)
 			continue;
-		/* a thread may have renamed itself since its first call */
 		if (c->procfs) {
 			read_comm(c->procfs, ti->pid, ti->tid, comm, sizeof(comm));
 			if (strncmp(comm, "thread ", 7))
@@ -496,8 +575,7 @@ void consumer_write_metadata(struct consumer *c)
 		}
 		if (!ti->name[0])
 			snprintf(ti->name, sizeof(ti->name), "thread %u", ti->tid);
-		/* sort threads by tid: creation order, main thread first */
-		trace_thread_name(c->tw, ti->pid, ti->tid, ti->name, (int)(ti->tid - ti->pid));
+		write_name(c, ti->pid, ti->tid, ti->named, ti->name, (int)(ti->tid - ti->pid), now);
 	}
 }
 

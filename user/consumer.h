@@ -17,6 +17,8 @@ struct thread_info {
 	uint32_t tid;		/* 0 = empty slot */
 	uint32_t pid;
 	char name[16];
+	char named[16];		/* the name the trace has for it ("": none yet) */
+	uint64_t submit;	/* end of its last dev=submit call, for the launch around it */
 };
 
 struct process_info {
@@ -24,6 +26,8 @@ struct process_info {
 	uint32_t ns_pid;	/* pid inside its own PID namespace (container), 0 unknown */
 	uint64_t cgroup_id;
 	char name[16];
+	char named[16];		/* the name the trace has for it ("": none yet) */
+	bool labeled;		/* its process_labels are written */
 	char container[72];	/* container id from /proc/PID/cgroup, "" on the host */
 	char cmdline[160];
 };
@@ -60,6 +64,7 @@ struct consumer {
 	bool per_pid;			/* keep pid_stats too */
 	struct pid_probe_stats *pid_stats;
 	uint32_t pcap, pcnt;
+	uint64_t rename_ts;		/* ts of the last rename written: they never go back */
 	struct proc_exit *exits;	/* traced processes that ended (SPYRE_EV_EXIT) */
 	int nexits, capexits;
 };
@@ -74,7 +79,10 @@ int consumer_init(struct consumer *c, struct trace_writer *tw, const struct targ
 /* Resolved probes can grow while tracing (libraries loaded later). */
 int consumer_resize(struct consumer *c, int nprobes);
 int consumer_event(struct consumer *c, const struct spyre_event *e);
-/* Close the device timeline; process and thread name metadata for everything seen. */
+/*
+ * Close the device timeline. Names are written as processes and threads are first seen; this
+ * writes the names they have now (/proc) where they changed since.
+ */
 void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
 /* The exit code of traced process @pid, if its end was seen (true), into @code. */

@@ -20,6 +20,11 @@ void device_free(struct device_tl *d)
 		trace_fmt_free(&d->fmt[i]);
 	free(d->slots);
 	d->slots = NULL;
+	free(d->streams);
+	free(d->free_slots);
+	free(d->shash);
+	d->streams = NULL;
+	d->free_slots = d->shash = NULL;
 }
 
 static uint32_t hash_key(uint64_t key, uint32_t cap)
@@ -128,17 +133,136 @@ static struct pending_op *insert(struct device_tl *d, uint64_t key, uint64_t now
 	return &d->slots[h];
 }
 
-static int stream_index(struct device_tl *d, uint64_t stream)
+/* The tid of stream slot @s: past the copy lanes' 100-107 and 200-207 from 100 streams on. */
+static uint32_t stream_tid(int s)
 {
-	for (int i = 0; i < d->nstreams; i++)
-		if (d->stream_ids[i] == stream)
-			return i;
-	if (d->nstreams == DEVICE_MAX_STREAMS) {
+	return s < 100 ? s : s + 200;
+}
+
+/* Rebuild the stream hash from the slots, dropping entries of slots handed to another stream. */
+static int shash_rebuild(struct device_tl *d)
+{
+	uint32_t ncap = 64, *nh;
+
+	while (ncap < 4 * d->nstreams)
+		ncap *= 2;
+	nh = calloc(ncap, sizeof(*nh));
+	if (!nh)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->nstreams; i++) {
+		uint32_t h = hash_key(d->streams[i].id, ncap);
+
+		while (nh[h])
+			h = (h + 1) & (ncap - 1);
+		nh[h] = i + 1;
+	}
+	free(d->shash);
+	d->shash = nh;
+	d->shcap = ncap;
+	d->shcnt = d->nstreams;
+	return 0;
+}
+
+/* The slot that holds @stream (live, or destroyed and not handed on), or -1. */
+static int stream_find(const struct device_tl *d, uint64_t stream)
+{
+	uint32_t h;
+
+	if (!d->shcap)
+		return -1;
+	for (h = hash_key(stream, d->shcap); d->shash[h]; h = (h + 1) & (d->shcap - 1))
+		if (d->streams[d->shash[h] - 1].id == stream)
+			return d->shash[h] - 1;
+	return -1;
+}
+
+/* A slot for a stream not seen before: a destroyed stream's, else a new one (a new track). */
+static int stream_new(struct device_tl *d)
+{
+	char name[24];
+
+	while (d->nfree) {
+		uint32_t s = d->free_slots[--d->nfree];
+
+		d->streams[s].listed = 0;
+		if (d->streams[s].dead_ts)	/* not revived since (see stream_index) */
+			return s;
+	}
+	if (d->nstreams == DEVICE_MAX_STREAMS)
+		return -1;
+	if (d->nstreams == d->scap) {
+		uint32_t ncap = d->scap ? 2 * d->scap : 64;
+		struct dev_stream *ns = realloc(d->streams, ncap * sizeof(*ns));
+		uint32_t *nf;
+
+		if (!ns)
+			return -1;
+		d->streams = ns;
+		nf = realloc(d->free_slots, ncap * sizeof(*nf));
+		if (!nf)
+			return -1;
+		d->free_slots = nf;
+		d->scap = ncap;
+	}
+	memset(&d->streams[d->nstreams], 0, sizeof(d->streams[0]));
+	/* named now: a trace cut short (recover) keeps the names of the tracks it has */
+	snprintf(name, sizeof(name), "Stream %u", d->nstreams);
+	trace_thread_name(d->tw, DEVICE_PID, stream_tid(d->nstreams), name,
+			  stream_tid(d->nstreams));
+	return d->nstreams++;
+}
+
+/*
+ * The slot of @stream for work launched at @ts. A destroyed stream keeps its slot for launches
+ * from before its end (another thread's launch can reach us after the destroy); a launch after
+ * it on the same address is a new stream that got the old one's memory: same track.
+ */
+static int stream_index(struct device_tl *d, uint64_t stream, uint64_t ts)
+{
+	int s = stream_find(d, stream);
+	uint32_t h;
+
+	if (s >= 0) {
+		if (d->streams[s].dead_ts && ts >= d->streams[s].dead_ts)
+			d->streams[s].dead_ts = 0;
+		return s;
+	}
+	s = stream_new(d);
+	if (s < 0) {
 		d->st.streams_overflow++;
 		return -1;
 	}
-	d->stream_ids[d->nstreams] = stream;
-	return d->nstreams++;
+	d->streams[s].id = stream;
+	d->streams[s].dead_ts = 0;
+	/* keep the load under 1/2, stale entries included: a rebuild drops them, adds this one */
+	if ((d->shcnt + 1) * 2 > d->shcap)
+		return shash_rebuild(d) ? -1 : s;
+	h = hash_key(stream, d->shcap);
+	while (d->shash[h])
+		h = (h + 1) & (d->shcap - 1);
+	d->shash[h] = s + 1;
+	d->shcnt++;
+	return s;
+}
+
+void device_stream_destroy(struct device_tl *d, uint64_t stream, uint64_t ts)
+{
+	int s = stream_find(d, stream);
+
+	if (s < 0 || d->streams[s].dead_ts)
+		return;
+	d->streams[s].dead_ts = ts ? ts : 1;
+	d->st.streams_destroyed++;
+	/* a slot revived since it was listed is listed still: in the list at most once */
+	if (!d->streams[s].listed) {
+		d->streams[s].listed = 1;
+		d->free_slots[d->nfree++] = s;
+	}
+}
+
+uint64_t device_lost(const struct device_tl *d)
+{
+	return d->st.overflow + d->st.streams_overflow;
 }
 
 static const char *op_name(enum dev_op op)
@@ -198,30 +322,49 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 	bool copy = launch->op == OP_H2D || launch->op == OP_D2H;
 	const struct trace_fmt *f;
 	struct trace_arg args[6];
-	uint64_t start, dur;
+	uint64_t start, dur, sub = launch->submit;
 	uint32_t tid;
 	int s, n = 0;
 
-	s = stream_index(d, launch->stream);
+	if (!d->named) {
+		/* device tracks sort after the host process, like Kineto's */
+		trace_process_name(d->tw, DEVICE_PID, "Spyre 0", 1000);
+		d->named = true;
+	}
+	s = stream_index(d, launch->stream, launch->ts);
 	if (s < 0)
 		return;
-	start = launch->ts > d->stream_end[s] ? launch->ts : d->stream_end[s];
+	/*
+	 * Done before the host saw it submitted: it ran inside the launch call (the mock's 64 KiB
+	 * copies do without a doorbell probe: 8 us of work, 25-50 us of launch under uprobes). All
+	 * the host knows then is that it started after the launch's entry.
+	 */
+	if (sub > done)
+		sub = launch->ts;
+	start = sub > d->streams[s].end ? sub : d->streams[s].end;
 	if (copy) {
 		int k = copy_kind(launch->op), l = copy_lane(d, k, start);
 
 		if (d->lane_end[k][l] > start)
 			start = d->lane_end[k][l];
 		tid = 100 * k + l;
+		if (!d->lane_used[k][l]) {
+			static const char *const copy_names[] = { "", "Memcpy HtoD", "Memcpy DtoH" };
+			char name[48];
+
+			snprintf(name, sizeof(name), "%s lane %d", copy_names[k], l);
+			trace_thread_name(d->tw, DEVICE_PID, tid, name, tid);
+		}
 		d->lane_used[k][l] = 1;
 		if (done > start)
 			d->lane_end[k][l] = done;
 		else
 			d->lane_end[k][l] = start;
 	} else {
-		tid = s;
+		tid = stream_tid(s);
 	}
 	dur = done > start ? done - start : 0;
-	d->stream_end[s] = start + dur;
+	d->streams[s].end = start + dur;
 
 	args[n++] = (struct trace_arg){ .key = "device", .type = TA_U64, .u = DEVICE_PID };
 	args[n++] = (struct trace_arg){ .key = "stream", .type = TA_U64, .u = (uint64_t)s };
@@ -245,7 +388,7 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 }
 
 void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,
-		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts)
+		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts, uint64_t submit)
 {
 	struct pending_op *p;
 
@@ -254,8 +397,8 @@ void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key
 	p = find(d, key);
 	if (p && p->completed) {
 		/* the work finished before the launch call returned */
-		struct pending_op l = { .ts = ts, .stream = stream, .bytes = bytes, .pid = pid,
-					.tid = tid, .op = op };
+		struct pending_op l = { .ts = ts, .submit = submit, .stream = stream,
+					.bytes = bytes, .pid = pid, .tid = tid, .op = op };
 		uint64_t done = p->ts;
 
 		erase(d, p);
@@ -271,6 +414,7 @@ void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key
 			return;
 	}
 	p->ts = ts;
+	p->submit = submit;
 	p->stream = stream;
 	p->bytes = bytes;
 	p->pid = pid;
@@ -310,9 +454,6 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 
 void device_finish(struct device_tl *d)
 {
-	static const char *const copy_names[] = { "", "Memcpy HtoD", "Memcpy DtoH" };
-	char name[48];
-
 	for (uint32_t i = 0; i < d->cap; i++) {
 		if (!d->slots[i].key)
 			continue;
@@ -320,21 +461,5 @@ void device_finish(struct device_tl *d)
 			d->st.completions_unmatched++;
 		else
 			d->st.launches_unmatched++;
-	}
-	if (!d->tw || (!d->nstreams && !d->st.matched))
-		return;
-	/* device tracks sort after the host process, like Kineto's */
-	trace_process_name(d->tw, DEVICE_PID, "Spyre 0", 1000);
-	for (int s = 0; s < d->nstreams; s++) {
-		snprintf(name, sizeof(name), "Stream %d", s);
-		trace_thread_name(d->tw, DEVICE_PID, s, name, s);
-	}
-	for (int k = 1; k <= 2; k++) {
-		for (int l = 0; l < DEVICE_COPY_LANES; l++) {
-			if (!d->lane_used[k][l])
-				continue;
-			snprintf(name, sizeof(name), "%s lane %d", copy_names[k], l);
-			trace_thread_name(d->tw, DEVICE_PID, 100 * k + l, name, 100 * k + l);
-		}
 	}
 }

@@ -340,8 +340,12 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 			s->dev = DEV_LAUNCH;
 		else if (tok_eq(val, "complete"))
 			s->dev = DEV_COMPLETE;
+		else if (tok_eq(val, "destroy"))
+			s->dev = DEV_DESTROY;
+		else if (tok_eq(val, "submit"))
+			s->dev = DEV_SUBMIT;
 		else
-			return fail(c, "dev=%s: expected launch or complete",
+			return fail(c, "dev=%s: expected launch, complete, destroy or submit",
 				    quote(val, q, sizeof(q)));
 		return 0;
 	case K_OP:
@@ -459,10 +463,12 @@ static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has
 		return fail(c, "dev=launch needs key= to match the launch with its completion");
 	if (s->dev == DEV_COMPLETE && s->key == PROBE_VAL_NONE)
 		return fail(c, "dev=complete needs key= to match the completion with its launch");
-	if (s->dev == DEV_NONE && s->key != PROBE_VAL_NONE)
+	if (s->dev == DEV_DESTROY && s->stream == PROBE_VAL_NONE)
+		return fail(c, "dev=destroy needs stream= to name the stream it ends");
+	if ((s->dev == DEV_NONE || s->dev >= DEV_DESTROY) && s->key != PROBE_VAL_NONE)
 		return fail(c, "key= needs dev=launch or dev=complete");
-	if (s->dev == DEV_NONE && s->stream != PROBE_VAL_NONE)
-		return fail(c, "stream= needs dev=launch or dev=complete");
+	if ((s->dev == DEV_NONE || s->dev == DEV_SUBMIT) && s->stream != PROBE_VAL_NONE)
+		return fail(c, "stream= needs dev=launch, dev=complete or dev=destroy");
 	if (s->dev != DEV_LAUNCH && s->bytes != PROBE_VAL_NONE)
 		return fail(c, "bytes= needs dev=launch");
 	/* duplicate labels would give duplicate JSON keys in "args" */

@@ -18,7 +18,10 @@
  *   argN=LABEL[:FMT]    record argument N (1..6) under LABEL; FMT = d (signed), i (32-bit int),
  *                       u, x (hex, default)
  *   ret=LABEL[:FMT]     record the return value
- *   dev=launch|complete device-work role (see docs/user-guide.md)
+ *   dev=launch|complete|destroy|submit device-work role (see docs/user-guide.md); destroy:
+ *                       the stream (stream=) ends, its device track goes to the next new
+ *                       stream; submit: a call inside a launch whose return (an instant: its
+ *                       entry) is when the device can have the work (a doorbell write)
  *   op=compute|h2d|d2h  kind of device operation launched (with dev=launch)
  *   key=argN|ret        value that matches a launch with its completion
  *   stream=argN         value identifying the stream (launch and complete)
@@ -61,7 +64,7 @@
 enum probe_type { PROBE_SPAN = 0, PROBE_INSTANT = 1, PROBE_UNWIND = 2 };
 /* ARG_INT32: a C int; the upper half of its 64-bit register is undefined by the ABI */
 enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32 };
-enum dev_role { DEV_NONE = 0, DEV_LAUNCH, DEV_COMPLETE };
+enum dev_role { DEV_NONE = 0, DEV_LAUNCH, DEV_COMPLETE, DEV_DESTROY, DEV_SUBMIT };
 enum dev_op { OP_NONE = 0, OP_COMPUTE, OP_H2D, OP_D2H };
 
 /* Where a value comes from: 1..6 = argument register, 0 = none, PROBE_VAL_RET = return value. */

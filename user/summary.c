@@ -167,11 +167,13 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fprintf(f, "\nspyre-bpftrace summary for pid %d: ", pid);
 	else
 		fprintf(f, "\nspyre-bpftrace summary for all processes: ");
+	/* device spans lost for want of room (device.h) are losses too, not only the BPF's */
 	fprintf(f, "%llu events, %llu probe hits, "
-		"%llu dropped (ring full %llu, too deep %llu), %llu unwound\n",
+		"%llu dropped (ring full %llu, too deep %llu, device spans %llu), %llu unwound\n",
 		(unsigned long long)c->events, (unsigned long long)hits,
-		(unsigned long long)(ring + depth), (unsigned long long)ring,
-		(unsigned long long)depth, (unsigned long long)unwound);
+		(unsigned long long)(ring + depth + device_lost(&c->dev)), (unsigned long long)ring,
+		(unsigned long long)depth, (unsigned long long)device_lost(&c->dev),
+		(unsigned long long)unwound);
 	print_target_end(f, pid, end);
 	fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, "function", "count", "total", "mean",
 		"p50", "p99");
@@ -388,7 +390,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_lit(w, ",\"completionsWithoutLaunch\":");
 	jw_u64(w, c->dev.st.completions_unmatched);
 	jw_lit(w, ",\"deviceOverflow\":");
-	jw_u64(w, c->dev.st.overflow + c->dev.st.streams_overflow);
+	jw_u64(w, device_lost(&c->dev));
 	if (c->vfio)	/* driver tier: driverPath, driverSpans, ... (user/vfio.c) */
 		vfio_stats_json(c->vfio, w);
 	jw_lit(w, ",\"unwound\":");

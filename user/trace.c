@@ -84,11 +84,15 @@ static void ev_start(struct trace_writer *t, const char *ph_cat)
 	jw_lit(t->w, ph_cat);
 }
 
-/* ph:"M" @what with args {@key: @value}, or {"sort_index": @sort_index} when @value is NULL */
-static void meta_event(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *what,
-		       const char *key, const char *value, int sort_index)
+/*
+ * ph:"M" @what with args {@key: @value}, or {"sort_index": @sort_index} when @value is NULL;
+ * at ts @ts_ns (CLOCK_MONOTONIC; 0: ts 0, the usual for metadata)
+ */
+static void meta_event_at(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *what,
+			  const char *key, const char *value, int sort_index, uint64_t ts_ns)
 {
 	struct jw *w = t->w;
+	char *p;
 
 	ev_start(t, "{\"ph\":\"M\",\"name\":\"");
 	jw_lit(w, what);
@@ -96,7 +100,11 @@ static void meta_event(struct trace_writer *t, uint32_t pid, uint32_t tid, const
 	jw_u64(w, pid);
 	jw_lit(w, ",\"tid\":");
 	jw_u64(w, tid);
-	jw_lit(w, ",\"ts\":0,\"args\":{");
+	jw_lit(w, ",\"ts\":");
+	p = jw_reserve(w, JW_FMT_MAX);
+	if (p)
+		jw_advance(w, jw_fmt_us(p, ts_ns > t->base_ns ? ts_ns - t->base_ns : 0));
+	jw_lit(w, ",\"args\":{");
 	if (value) {
 		jw_str(w, key);
 		jw_raw(w, ":", 1);
@@ -107,6 +115,18 @@ static void meta_event(struct trace_writer *t, uint32_t pid, uint32_t tid, const
 	}
 	jw_lit(w, "}}");
 	jw_commit(w);
+}
+
+static void meta_event(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *what,
+		       const char *key, const char *value, int sort_index)
+{
+	meta_event_at(t, pid, tid, what, key, value, sort_index, 0);
+}
+
+void trace_renamed(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *name,
+		   uint64_t ts_ns)
+{
+	meta_event_at(t, pid, tid, tid ? "thread_name" : "process_name", "name", name, 0, ts_ns);
 }
 
 void trace_process_name(struct trace_writer *t, uint32_t pid, const char *name, int sort_index)

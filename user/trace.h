@@ -51,6 +51,13 @@ void trace_process_name(struct trace_writer *t, uint32_t pid, const char *name, 
 void trace_process_labels(struct trace_writer *t, uint32_t pid, const char *labels);
 void trace_thread_name(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *name,
 		       int sort_index);
+/*
+ * A later name of a process (@tid 0) or thread, found at @ts_ns (CLOCK_MONOTONIC): ph:"M"
+ * process_name/thread_name at that ts. Loaders keep the last name of a track: Perfetto sorts by
+ * ts and the same priority replaces, chrome://tracing assigns in file order.
+ */
+void trace_renamed(struct trace_writer *t, uint32_t pid, uint32_t tid, const char *name,
+		   uint64_t ts_ns);
 /* ph:"X" complete event; @ts_ns is CLOCK_MONOTONIC (converted here), dur never negative. */
 void trace_complete(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 		    uint64_t dur_ns, const char *name, const char *cat,

@@ -536,6 +536,9 @@ static int try_path(struct vfio_tracer *v, enum spyre_drv_path path, int events_
 		if (strstr(v->funcs[i], "fops"))
 			skel->rodata->file_funcs |= 1u << i;
 	skel->rodata->targ_tgid = v->cfg.tgid;
+	/* fault injection for tests: the kernel skipping the exit program (bpf/vfio.bpf.c) */
+	if (getenv("SPYRE_TEST_SKIP_SYS_EXIT"))
+		skel->rodata->test_skip_exit = strtoul(getenv("SPYRE_TEST_SKIP_SYS_EXIT"), NULL, 10);
 	switch (path) {
 	case SPYRE_DRV_FENTRY:
 		for (int i = 0; i < v->nfuncs; i++) {
@@ -835,9 +838,34 @@ static void read_counters(struct vfio_tracer *v, struct spyre_drv_counters *sum)
 			sum->drops_ring += pc[i].drops_ring;
 			sum->unmatched += pc[i].unmatched;
 			sum->nested += pc[i].nested;
+			sum->unpaired += pc[i].unpaired;
 		}
 	}
 	free(pc);
+}
+
+/*
+ * Runs of our programs the kernel skipped and counted (per program): it runs no kprobe or
+ * tracepoint program on a CPU where another one, or a bpf() map syscall, is in progress. Each is
+ * an entry or a return not seen. It skips others without counting them (user guide, "Driver
+ * tier"): those show only as unpaired records.
+ */
+static uint64_t kernel_misses(struct vfio_tracer *v)
+{
+	struct bpf_program *prog;
+	uint64_t n = 0;
+
+	if (!v->skel)
+		return 0;
+	bpf_object__for_each_program(prog, v->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
 }
 
 void vfio_stats_json(struct vfio_tracer *v, struct jw *w)
@@ -852,6 +880,10 @@ void vfio_stats_json(struct vfio_tracer *v, struct jw *w)
 	jw_u64(w, v->spans);
 	jw_lit(w, ",\"driverDrops\":");
 	jw_u64(w, c.drops_ring);
+	jw_lit(w, ",\"driverUnpaired\":");
+	jw_u64(w, c.unpaired);
+	jw_lit(w, ",\"driverMissed\":");
+	jw_u64(w, kernel_misses(v));
 	if (v->path != SPYRE_DRV_FENTRY && v->path != SPYRE_DRV_KPROBE)
 		return;
 	jw_lit(w, ",\"driverFunctions\":[");
@@ -870,12 +902,18 @@ void vfio_summary(struct vfio_tracer *v, FILE *f)
 {
 	struct spyre_drv_counters c;
 	char b1[32], b2[32];
+	uint64_t missed;
 
 	if (v->path == SPYRE_DRV_OFF)
 		return;
 	read_counters(v, &c);
-	fprintf(f, "driver tier (%s): %llu VFIO ioctls, %llu dropped\n", vfio_path_name(v->path),
-		(unsigned long long)v->spans, (unsigned long long)c.drops_ring);
+	missed = kernel_misses(v);
+	/* a skipped return is counted twice (missed, then unpaired): not added up */
+	fprintf(f, "driver tier (%s): %llu VFIO ioctls, %llu dropped (ring full %llu, entry or "
+		"return missed %llu), %llu runs of ours skipped by the kernel\n",
+		vfio_path_name(v->path), (unsigned long long)v->spans,
+		(unsigned long long)(c.drops_ring + c.unpaired), (unsigned long long)c.drops_ring,
+		(unsigned long long)c.unpaired, (unsigned long long)missed);
 	for (int i = 0; i < v->nnames; i++) {
 		const struct name_stat *s = &v->names[i];
 		char unknown[32];

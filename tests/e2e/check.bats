@@ -21,7 +21,7 @@ load helpers
 	[[ "$output" == *"[bad-ph]"* ]]
 }
 
-@test "a trace cut by SIGKILL is recovered, passes check and json.load; the job lives on" {
+@test "a trace cut by SIGKILL is recovered, passes check and json.load, keeps its names; the job lives on" {
 	start_job --threads 2 --streams 2 --iters 15000
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	kill -USR1 "$JOB_PID"	# phase 1 runs for seconds; kill the tracer in the middle of it
@@ -50,6 +50,18 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["spyreRecovered"] is True
 assert sum(1 for e in d["traceEvents"] if e["ph"] == "X") > 1000, len(d["traceEvents"])
+# names are written when first known, not at the end: every track of the cut trace has one
+pn = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
+      if e["ph"] == "M" and e["name"] == "process_name"}
+tn = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"]
+      if e["ph"] == "M" and e["name"] == "thread_name"}
+tracks = {(e["pid"], e["tid"]) for e in d["traceEvents"] if e["ph"] == "X"}
+missing = sorted(t for t in tracks if t not in tn or t[0] not in pn)
+assert not missing, (missing, pn, tn)
+assert pn[0] == "Spyre 0", pn
+assert sorted(tn[t] for t in tracks if t[0] != 0) == ["train-0", "train-1"], tn
+assert {n for (p, t), n in tn.items() if p == 0} >= {"Stream 0", "Stream 1"}, tn
+assert any(n.startswith("mock-spyre") for n in pn.values()), pn
 PY
 	# a second recover refuses to overwrite the copy; recovering the copy finds it complete
 	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json"

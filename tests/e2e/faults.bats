@@ -182,6 +182,44 @@ for t in tids:
 PY
 }
 
+# last_names TRACE PID: "tid name" per thread of PID with runtime calls, the name a loader keeps
+# (the thread_name of the greatest ts, the last in the file among equals: Perfetto's rule)
+last_names() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+last = {}
+for e in d["traceEvents"]:
+    if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid:
+        if e["tid"] not in last or e["ts"] >= last[e["tid"]][0]:
+            last[e["tid"]] = (e["ts"], e["args"]["name"])
+for t in sorted({e["tid"] for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == pid}):
+    print(t, last.get(t, (0, "-"))[1])
+PY
+}
+
+@test "threads renamed after their first traced call have their last names in the trace" {
+	# 8 threads rename themselves 5 iterations into the phase; the job then ends while traced,
+	# so /proc no longer has their names when the tracer stops
+	start_job --threads 8 --streams 1 --iters 20 --rename-at 5
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_job
+	[ "$JOB_RC" -eq 0 ]
+	wait_child "$TRACER_PID" 30
+	[ "$CHILD_RC" -eq 0 ]
+	last_names "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" >"$BATS_TEST_TMPDIR/names.txt"
+	cat "$BATS_TEST_TMPDIR/names.txt"
+	# the main thread (shutdownRuntime) keeps its name
+	grep -q "^$JOB_PID mock-spyre-job$" "$BATS_TEST_TMPDIR/names.txt"
+	[ "$(grep -c ' renamed-[0-7]$' "$BATS_TEST_TMPDIR/names.txt")" -eq 8 ]
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/names.txt")" -eq 9 ]
+	# the first names stay in the file, at ts 0; each rename comes later, at a later ts
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 @test "SIGTERM mid-phase: trace closed and valid, job finishes with the untraced result" {
 	stop_mid_phase TERM
 }

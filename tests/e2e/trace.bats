@@ -77,7 +77,9 @@ load helpers
 	wait "$TRACER_PID" || TRACER_RC=$?
 	[ "$TRACER_RC" -eq 0 ]
 	grep -q '"targetExited":true' "$BATS_TEST_TMPDIR/t.json"
-	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
+	# the job destroys its 2 x 2 streams at exit, after its counted phase
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
+		--extra flex::RuntimeStream::~RuntimeStream=4
 }
 
 @test "-d stops after the given duration" {
@@ -110,10 +112,11 @@ names = {e["name"] for e in d["traceEvents"] if e["ph"] == "X"}
 assert "aiuInitializeRuntime" in names, names     # made before main's loop: from the start
 assert "senOpenDevice" in names, names
 PY
-	# setup calls happen before the job's counted phase: one device
+	# setup calls happen before the job's counted phase: one device; its 2 x 2 streams are
+	# destroyed after it
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
 		--extra flex::initializeRuntime=1 --extra flex::getNumDevices=1 \
-		--extra senlib::SenDevice::open=1
+		--extra senlib::SenDevice::open=1 --extra flex::RuntimeStream::~RuntimeStream=4
 }
 
 @test "list shows resolved probes and why the others did not resolve" {

@@ -16,6 +16,8 @@ LAUNCH_KIND = {
     "aiuLaunchComputeStream": ("kernel", None),
 }
 SYNC = "aiuScheduleWait"
+# The submission the host sees inside a launch: the doorbell write (dev=submit in the table).
+SUBMIT = "senWriteDoorbell"
 DEVICE_PID = 0
 # The mock's simulated link (tools/mock-spyre/flex.cpp): 8 bytes per ns = 8 GB/s.
 LINK_BYTES_PER_NS = 8
@@ -50,6 +52,7 @@ class Checker:
         self.devspans = defaultdict(list)  # correlation -> device spans
         self.nodev = []             # device spans without correlation
         self.syncs = defaultdict(list)  # (pid, tid, stream) -> [(ts, end)]
+        self.submits = defaultdict(list)  # (pid, tid) -> [(ts, end)] of doorbell writes
         self.flows = defaultdict(lambda: {"s": [], "f": []})
         self.pnames, self.tnames = {}, {}
         for i, e in enumerate(self.ev):
@@ -77,6 +80,8 @@ class Checker:
                     self.bad(f"correlation {corr} used by two launches")
                 else:
                     self.launches[corr] = e
+            elif name == SUBMIT:
+                self.submits[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
             elif name == SYNC:
                 key = (e["pid"], e["tid"], e.get("args", {}).get("stream"))
                 self.syncs[key].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
@@ -110,8 +115,15 @@ class Checker:
                      f"{DEVICE_PID}")
         start, dur = ns(s["ts"]), ns(s["dur"])
         lstart, lend = ns(l["ts"]), ns(l["ts"]) + ns(l["dur"])
-        if start < lstart:
-            self.bad(f"{what}: starts at {start} ns, before its launch at {lstart} ns")
+        # the device cannot start before the host submitted the work: the last doorbell write
+        # inside the launch returned, or without one the launch returned
+        rings = [e for b, e in self.submits.get((l["pid"], l["tid"]), []) if lstart <= b <= lend]
+        submit = max(rings) if rings else lend
+        if start + dur < submit:
+            submit = lstart     # done before the host saw it submitted: ran inside the launch
+        if start < submit:
+            self.bad(f"{what}: starts at {start} ns, before its submission at {submit} ns "
+                     f"(launch at {lstart} ns)")
         if dur <= 0:
             self.bad(f"{what}: duration {dur} ns (analyzers drop empty spans)")
         if cat == "gpu_memcpy":
@@ -153,8 +165,10 @@ class Checker:
         for tid, spans in sorted(lanes.items()):
             tname = self.tnames.get((DEVICE_PID, tid))
             s0 = spans[0]
+            # streams from 100 on sit past the copy lanes' tids 100-107 and 200-207
+            stream = tid if tid < 100 else tid - 200
             if s0["cat"] == "kernel":
-                want = f"Stream {tid}"
+                want = f"Stream {stream}"
             else:
                 kind = "HtoD" if s0["name"] == "Memcpy (HtoD)" else "DtoH"
                 want = f"Memcpy {kind} lane {tid % 100}"
@@ -164,7 +178,7 @@ class Checker:
                 if s["cat"] != s0["cat"] or s["name"] != s0["name"]:
                     self.bad(f"device tid {tid} mixes {s0['name']} and {s['name']}")
                     break
-                if s["cat"] == "kernel" and s["args"].get("stream") != tid:
+                if s["cat"] == "kernel" and s["args"].get("stream") != stream:
                     self.bad(f"kernel on tid {tid} says args.stream {s['args'].get('stream')}")
                     break
             iv = sorted((ns(s["ts"]), ns(s["ts"]) + ns(s["dur"])) for s in spans)

@@ -99,14 +99,15 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 		}
 	}
 	FUZZ_CHECK(nret <= 1);
-	FUZZ_CHECK(s->dev >= DEV_NONE && s->dev <= DEV_COMPLETE);
+	FUZZ_CHECK(s->dev >= DEV_NONE && s->dev <= DEV_SUBMIT);
 	FUZZ_CHECK(s->op >= OP_NONE && s->op <= OP_D2H);
 	FUZZ_CHECK(s->op == OP_NONE || s->dev == DEV_LAUNCH);
-	FUZZ_CHECK((s->dev == DEV_NONE) == (s->key == PROBE_VAL_NONE));
+	FUZZ_CHECK((s->dev == DEV_LAUNCH || s->dev == DEV_COMPLETE) == (s->key != PROBE_VAL_NONE));
+	FUZZ_CHECK(s->dev != DEV_DESTROY || s->stream != PROBE_VAL_NONE);
 	FUZZ_CHECK(s->key >= PROBE_VAL_NONE && s->key <= PROBE_VAL_RET);
 	FUZZ_CHECK(s->key != PROBE_VAL_RET || s->type == PROBE_SPAN);
 	FUZZ_CHECK(s->stream >= PROBE_VAL_NONE && s->stream <= PROBE_MAX_ARGS);
-	FUZZ_CHECK(s->stream == PROBE_VAL_NONE || s->dev != DEV_NONE);
+	FUZZ_CHECK(s->stream == PROBE_VAL_NONE || (s->dev != DEV_NONE && s->dev != DEV_SUBMIT));
 	FUZZ_CHECK(s->bytes >= PROBE_VAL_NONE && s->bytes <= PROBE_MAX_ARGS);
 	FUZZ_CHECK(s->bytes == PROBE_VAL_NONE || s->dev == DEV_LAUNCH);
 

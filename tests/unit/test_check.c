@@ -87,7 +87,8 @@ static const struct expect fixtures[] = {
 	{ "flow-unmatched.json", CK_FLOW_UNMATCHED, 3, 5 },
 	{ "flow-no-bp.json", CK_FLOW_NO_BP, 1, 4 },
 	{ "flow-off-span.json", CK_FLOW_OFF_SPAN, 2, 5 },
-	{ "metadata-conflict.json", CK_META_CONFLICT, 2, 6 },
+	/* ... and a rename (a later name at a later ts) that is not one */
+	{ "metadata-conflict.json", CK_META_CONFLICT, 2, 7 },
 	{ "sort-index.json", CK_SORT_INDEX, 3, 4 },
 	{ "metadata-order.json", CK_META_ORDER, 1, 4 },
 	{ "no-name.json", CK_NO_NAME, 2, 4 },

@@ -90,19 +90,25 @@ TEST(device_spans_serialize_per_stream_and_flows_link)
 	int n, flows_s = 0, flows_f = 0;
 
 	CHECK_EQ_INT(device_init(&d, tw), 0);
-	/* two computes on one stream launched back to back; the second waits for the first */
-	device_launch(&d, 10, 11, 1, 0xAAA, OP_COMPUTE, 0, BASE + 1000);
-	device_launch(&d, 10, 11, 2, 0xAAA, OP_COMPUTE, 0, BASE + 1500);
+	/*
+	 * two computes on one stream launched back to back; the second waits for the first. The
+	 * first was submitted (its doorbell written) 200 ns into its launch: it starts there.
+	 */
+	device_launch(&d, 10, 11, 1, 0xAAA, OP_COMPUTE, 0, BASE + 1000, BASE + 1200);
+	device_launch(&d, 10, 11, 2, 0xAAA, OP_COMPUTE, 0, BASE + 1500, BASE + 1500);
 	device_complete(&d, 10, 1, 0xAAA, BASE + 5000);
 	device_complete(&d, 10, 2, 0xAAA, BASE + 9000);
 	/* a copy whose completion arrives before its launch record (launch returns late) */
 	device_complete(&d, 10, 3, 0xBBB, BASE + 4000);
-	device_launch(&d, 10, 12, 3, 0xBBB, OP_H2D, 8000, BASE + 2000);
+	device_launch(&d, 10, 12, 3, 0xBBB, OP_H2D, 8000, BASE + 2000, BASE + 2000);
+	/* done before its submission was seen (ran inside the launch): from the launch's entry */
+	device_launch(&d, 10, 12, 5, 0xCCC, OP_COMPUTE, 0, BASE + 3000, BASE + 3900);
+	device_complete(&d, 10, 5, 0xCCC, BASE + 3500);
 	/* a launch never completed, a completion never launched */
-	device_launch(&d, 10, 11, 4, 0xAAA, OP_COMPUTE, 0, BASE + 9500);
+	device_launch(&d, 10, 11, 4, 0xAAA, OP_COMPUTE, 0, BASE + 9500, BASE + 9500);
 	device_complete(&d, 10, 99, 0xAAA, BASE + 9600);
 	device_finish(&d);
-	CHECK_EQ_INT(d.st.matched, 3);
+	CHECK_EQ_INT(d.st.matched, 4);
 	CHECK_EQ_INT(d.st.launches_unmatched, 1);
 	CHECK_EQ_INT(d.st.completions_unmatched, 1);
 	n = read_events(tw, evs, 64);
@@ -115,7 +121,7 @@ TEST(device_spans_serialize_per_stream_and_flows_link)
 		return;
 	CHECK_STR(a->cat, "kernel");
 	CHECK_EQ_INT(a->pid, DEVICE_PID);
-	CHECK(a->ts == 1.0 && a->dur == 4.0);		/* launch at 1 µs, done at 5 µs */
+	CHECK(a->ts == 1.2 && a->dur == 3.8);		/* submitted at 1.2 µs, done at 5 µs */
 	CHECK(b->ts == 5.0 && b->dur == 4.0);		/* waits for a: starts at 5, not 1.5 */
 	CHECK_EQ_INT(a->tid, b->tid);
 	CHECK_STR(c->cat, "gpu_memcpy");
@@ -127,6 +133,7 @@ TEST(device_spans_serialize_per_stream_and_flows_link)
 			/* the arrow leaves the launch's thread at the launch time */
 			CHECK_EQ_INT(evs[i].pid, 10);
 			CHECK(evs[i].corr != 3 || evs[i].ts == 2.0);
+			CHECK(evs[i].corr != 1 || evs[i].ts == 1.0);
 		}
 		if (evs[i].ph == 'f') {
 			const struct ev *sp = device_span(evs, n, evs[i].corr);
@@ -135,8 +142,10 @@ TEST(device_spans_serialize_per_stream_and_flows_link)
 			CHECK(sp && sp->ts == evs[i].ts && sp->tid == evs[i].tid);
 		}
 	}
-	CHECK_EQ_INT(flows_s, 3);
-	CHECK_EQ_INT(flows_f, 3);
+	c = device_span(evs, n, 5);
+	CHECK(c && c->ts == 3.0 && c->dur == 0.5);
+	CHECK_EQ_INT(flows_s, 4);
+	CHECK_EQ_INT(flows_f, 4);
 	device_free(&d);
 }
 
@@ -150,8 +159,8 @@ TEST(device_concurrent_copies_get_lanes)
 
 	CHECK_EQ_INT(device_init(&d, tw), 0);
 	/* two D2H copies on different streams overlapping in time */
-	device_launch(&d, 10, 11, 7, 0x1, OP_D2H, 100, BASE + 1000);
-	device_launch(&d, 10, 12, 8, 0x2, OP_D2H, 100, BASE + 1200);
+	device_launch(&d, 10, 11, 7, 0x1, OP_D2H, 100, BASE + 1000, BASE + 1000);
+	device_launch(&d, 10, 12, 8, 0x2, OP_D2H, 100, BASE + 1200, BASE + 1200);
 	device_complete(&d, 10, 7, 0x1, BASE + 3000);
 	device_complete(&d, 10, 8, 0x2, BASE + 3200);
 	device_finish(&d);

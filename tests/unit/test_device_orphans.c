@@ -41,7 +41,7 @@ TEST(device_orphan_completions_do_not_starve_launches)
 		device_complete(&d, 10, 1000000 + i, 0xC, t);
 	}
 	CHECK(d.cnt < DEVICE_MAX_PENDING / 2);
-	device_launch(&d, 10, 11, 1, 0xA, OP_COMPUTE, 0, t + 1000);
+	device_launch(&d, 10, 11, 1, 0xA, OP_COMPUTE, 0, t + 1000, t + 1000);
 	device_complete(&d, 10, 1, 0xA, t + 9000);
 	CHECK_EQ_INT(d.st.matched, 1);
 	CHECK_EQ_INT(d.st.overflow, 0);
@@ -67,7 +67,7 @@ TEST(device_recent_completion_waits_for_its_launch_through_sweeps)
 	for (uint32_t i = 1; i <= 20000; i++)
 		device_complete(&d, 10, 5000000 + i, 0xC, t0 + (uint64_t)i * 100000);
 	/* the launch returns late, but well within the orphan age: it still pairs */
-	device_launch(&d, 10, 11, 2, 0xA, OP_COMPUTE, 0, t0 - 1000);
+	device_launch(&d, 10, 11, 2, 0xA, OP_COMPUTE, 0, t0 - 1000, t0 - 1000);
 	CHECK_EQ_INT(d.st.matched, 1);
 	/* the old one went in a sweep already */
 	CHECK(d.st.completions_unmatched >= 1);

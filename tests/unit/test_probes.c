@@ -23,7 +23,7 @@ TEST(probes_default_table)
 
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
 	CHECK_STR(err, "");
-	CHECK_EQ_INT(t.cnt, 24);
+	CHECK_EQ_INT(t.cnt, 25);
 	CHECK(t.cap >= t.cnt);
 
 	s = find_sym(&t, "flex::RuntimeStream::launchOperationH2D");
@@ -69,6 +69,18 @@ TEST(probes_default_table)
 		CHECK_EQ_INT(s->bytes, PROBE_VAL_NONE);
 	}
 
+	s = find_sym(&t, "flex::RuntimeStream::~RuntimeStream");
+	CHECK(s);
+	if (s) {
+		CHECK_EQ_INT(s->dev, DEV_DESTROY);
+		CHECK_EQ_INT(s->stream, 1);
+	}
+
+	s = find_sym(&t, "senlib::SenDevice::writeDoorbell");
+	CHECK(s);
+	if (s)
+		CHECK_EQ_INT(s->dev, DEV_SUBMIT);
+
 	s = find_sym(&t, "_Unwind_RaiseException");
 	CHECK(s);
 	if (s) {
@@ -88,7 +100,7 @@ TEST(probes_default_table)
 
 	/* loading twice appends */
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
-	CHECK_EQ_INT(t.cnt, 48);
+	CHECK_EQ_INT(t.cnt, 50);
 	probes_free(&t);
 	CHECK(t.specs == NULL);
 	CHECK_EQ_INT(t.cnt, 0);
@@ -231,7 +243,11 @@ TEST(probes_errors)
 		{ "l s dev=complete stream=arg1", "dev=complete needs key=" },
 		{ "l s op=h2d key=arg1", "op= needs dev=launch" },
 		{ "l s dev=complete key=arg1 op=d2h", "op= needs dev=launch" },
-		{ "l s dev=start key=arg1", "expected launch or complete" },
+		{ "l s dev=start key=arg1", "expected launch, complete, destroy or submit" },
+		{ "l s dev=submit key=arg1", "key= needs dev=launch or dev=complete" },
+		{ "l s dev=submit stream=arg1", "stream= needs dev=launch, dev=complete or" },
+		{ "l s dev=destroy", "dev=destroy needs stream=" },
+		{ "l s dev=destroy stream=arg1 key=arg2", "key= needs dev=launch or dev=complete" },
 		{ "l s dev=launch key=arg1 op=copy", "expected compute, h2d or d2h" },
 		{ "l s dev=launch key=arg9", "argument index must be 1..6" },
 		{ "l s dev=launch key=foo", "expected argN or ret" },
@@ -535,6 +551,7 @@ TEST(probes_builtin_tables)
 {
 	struct probe_table t = {};
 	char err[256], dir[] = "/tmp/spyre-probes-XXXXXX", cwd[4096];
+	int n;
 	FILE *f;
 
 	CHECK(probes_builtin("torch") && probes_builtin("spyre") && !probes_builtin("nope"));
@@ -545,8 +562,13 @@ TEST(probes_builtin_tables)
 	CHECK_STR(t.specs[0].cat, "cpu_op");
 	CHECK(!strncmp(t.specs[0].origin, "torch:", 6));
 	probes_free(&t);
+	/* "spyre" is the default table */
+	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
+	n = t.cnt;
+	probes_free(&t);
 	CHECK_EQ_INT(probes_load(&t, "spyre", err, sizeof(err)), 0);
-	CHECK_EQ_INT(t.cnt, 24);
+	CHECK_EQ_INT(t.cnt, n);
+	CHECK(n > 20);
 	probes_free(&t);
 	/* a name that is neither: says which names there are */
 	CHECK_EQ_INT(probes_load(&t, "torhc", err, sizeof(err)), -ENOENT);

@@ -447,7 +447,8 @@ TEST(vfio_trace_output)
 
 	vfio_stats_json(v, sw);
 	d = jw_mem_data(sw, &len);
-	CHECK_STR(d, ",\"driverPath\":\"off\",\"driverSpans\":2,\"driverDrops\":0");
+	CHECK_STR(d, ",\"driverPath\":\"off\",\"driverSpans\":2,\"driverDrops\":0,"
+		  "\"driverUnpaired\":0,\"driverMissed\":0");
 	jw_close(sw);
 	vfio_close(v);
 }

@@ -421,11 +421,18 @@ void RuntimeStream::Impl::run()
 	}
 }
 
-// Queues op and rings the device's doorbell; returns the op id.
+// Rings the device's doorbell and queues op; returns the op id. The worker (the device) gets
+// the op only after the doorbell, as a card starts on its doorbell write.
 uint64_t RuntimeStream::Impl::submit(Op &op)
 {
 	int dev = owner->device_;
 
+	if (dev >= 0 && dev < kMaxDevices) {
+		senlib::SenDevice *sd = g_devices[dev].load(std::memory_order_acquire);
+
+		if (sd)
+			sd->writeDoorbell((uint32_t)owner->id_, op.id);
+	}
 	{
 		std::lock_guard<std::mutex> lk(lock);
 
@@ -433,12 +440,6 @@ uint64_t RuntimeStream::Impl::submit(Op &op)
 		launched++;
 	}
 	work_cv.notify_one();
-	if (dev >= 0 && dev < kMaxDevices) {
-		senlib::SenDevice *sd = g_devices[dev].load(std::memory_order_acquire);
-
-		if (sd)
-			sd->writeDoorbell((uint32_t)owner->id_, op.id);
-	}
 	return op.id;
 }
 

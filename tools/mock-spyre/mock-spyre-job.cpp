@@ -38,6 +38,8 @@ struct Options {
 	long compute_us = 50;
 	long kernels = 3;
 	long oom_every = 0;
+	long stream_churn = 0;
+	long rename_at = -1;
 	long phases = 1;
 	const char *ready_file = nullptr;
 	const char *counts_file = nullptr;
@@ -147,6 +149,16 @@ bool run_iteration(Trainer *tr, const Options *opt, uint64_t iter)
 	bool ok = din && dout;
 	size_t cur = 0;
 
+	// A job that makes streams as it goes: the new ones exist before the old ones go, so
+	// they get other addresses, as long-lived streams of a real job would.
+	if (opt->stream_churn && iter && iter % (uint64_t)opt->stream_churn == 0) {
+		std::vector<flex::RuntimeStream *> old = tr->streams;
+
+		for (size_t s = 0; s < nstreams; s++)
+			tr->streams[s] = new flex::RuntimeStream(tr->device, old[s]->id());
+		for (flex::RuntimeStream *st : old)
+			delete st;
+	}
 	// A caching allocator that runs out asks for more than the device has, catches the
 	// bad_alloc, frees its cache and goes on: the exception leaves through the runtime.
 	if (opt->oom_every && iter % (uint64_t)opt->oom_every == 0) {
@@ -224,6 +236,10 @@ void trainer_main(Trainer *tr, Control *ctl)
 		for (i = 0; i < opt->iters && !tr->failed; i++) {
 			if (ctl->abort.load(std::memory_order_relaxed))
 				break;
+			if (i == opt->rename_at) {
+				snprintf(name, sizeof(name), "renamed-%d", tr->index);
+				pthread_setname_np(pthread_self(), name);
+			}
 			if (!run_iteration(tr, opt, base + (uint64_t)i))
 				tr->failed = true;
 		}
@@ -252,6 +268,10 @@ void usage(FILE *f)
 		"  --kernels K       compute launches per iteration (3)\n"
 		"  --oom-every N     every N iterations, first an allocation too large for the\n"
 		"                    device, which throws std::bad_alloc (caught) (0: never)\n"
+		"  --stream-churn N  every N iterations, new streams replace the thread's streams\n"
+		"                    (created first, then the old ones destroyed) (0: never)\n"
+		"  --rename-at N     training threads rename themselves \"renamed-<i>\" before\n"
+		"                    iteration N of each phase (-1: never)\n"
 		"  --phases P        phases (1)\n"
 		"  --ready-file F    write the pid to F (atomically) once all threads exist\n"
 		"  --counts FILE     after each phase write the call counts to FILE\n"
@@ -286,7 +306,7 @@ int parse_options(int argc, char **argv, Options *o)
 {
 	enum {
 		O_DEVICES = 256, O_THREADS, O_STREAMS, O_ITERS, O_BYTES, O_COMPUTE_US, O_KERNELS,
-		O_OOM_EVERY, O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
+		O_OOM_EVERY, O_STREAM_CHURN, O_RENAME_AT, O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
 	};
 	static const struct option longopts[] = {
 		{ "devices", required_argument, nullptr, O_DEVICES },
@@ -297,6 +317,8 @@ int parse_options(int argc, char **argv, Options *o)
 		{ "compute-us", required_argument, nullptr, O_COMPUTE_US },
 		{ "kernels", required_argument, nullptr, O_KERNELS },
 		{ "oom-every", required_argument, nullptr, O_OOM_EVERY },
+		{ "stream-churn", required_argument, nullptr, O_STREAM_CHURN },
+		{ "rename-at", required_argument, nullptr, O_RENAME_AT },
 		{ "phases", required_argument, nullptr, O_PHASES },
 		{ "ready-file", required_argument, nullptr, O_READY },
 		{ "counts", required_argument, nullptr, O_COUNTS },
@@ -335,6 +357,12 @@ int parse_options(int argc, char **argv, Options *o)
 			break;
 		case O_OOM_EVERY:
 			ok = parse_num("oom-every", optarg, 0, 1000000L, &o->oom_every);
+			break;
+		case O_STREAM_CHURN:
+			ok = parse_num("stream-churn", optarg, 0, 1000000L, &o->stream_churn);
+			break;
+		case O_RENAME_AT:
+			ok = parse_num("rename-at", optarg, -1, 1000000000L, &o->rename_at);
 			break;
 		case O_PHASES:
 			ok = parse_num("phases", optarg, 1, 1000000L, &o->phases);
