@@ -280,6 +280,8 @@ static int intervals_of(const struct named_span *k, const struct named_span *con
 		if (a <= b && (err = ivs_add(out, a, b)))
 			return err;
 	}
+	if (out->n == first)
+		return 0;
 	/* union: overlapping candidates of one span count once */
 	qsort(out->v + first, out->n - first, sizeof(*out->v), iv_cmp);
 	for (j = first, w = first; j < out->n; j++) {
