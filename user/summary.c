@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jsonw.h"
+#include "memledger.h"
 #include "procmaps.h"
 #include "summary.h"
 #include "util.h"
@@ -166,6 +167,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			fprintf(f, "entries only: %s (%s): its returns cannot be seen safely\n",
 				p->name, p->sites.why);
 	}
+	if (c->mem)
+		memledger_summary(c->mem, c, f);
 	free(order);
 }
 
@@ -280,6 +283,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "]}");
+	if (c->mem)	/* ,"spyreMemory":{...} */
+		memledger_json(c->mem, c, w);
 	data = jw_mem_data(w, &len);
 	if (data) {
 		out = malloc(len + 1);
