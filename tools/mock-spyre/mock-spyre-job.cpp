@@ -231,6 +231,10 @@ void trainer_main(Trainer *tr, Control *ctl)
 		long i;
 
 		tr->checksum = kFnvBasis;
+		// the last phase's leaks are given back now: a tracer attached in between sees
+		// frees of blocks allocated before it
+		for (auto &b : tr->leaked)
+			tr->alloc->deallocate(b.first);
 		tr->leak_left = tr->index == 0 ? opt->leak : 0;
 		tr->leaked.clear();
 		for (i = 0; i < opt->iters && !tr->failed; i++) {
@@ -265,7 +269,8 @@ void usage(FILE *f)
 		"  --oom-every N     every N iterations, first an allocation too large for the\n"
 		"                    device, which throws std::bad_alloc (caught) (0: never)\n"
 		"  --leak N          skip the deallocation of train-0's first N input buffers\n"
-		"                    in each phase (listed in the counts as \"leaked\") (0)\n"
+		"                    in each phase (listed in the counts as \"leaked\"); they\n"
+		"                    are freed when the next phase starts (0)\n"
 		"  --phases P        phases (1)\n"
 		"  --ready-file F    write the pid to F (atomically) once all threads exist\n"
 		"  --counts FILE     after each phase write the call counts to FILE\n"
