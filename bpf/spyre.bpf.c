@@ -388,6 +388,20 @@ static __always_inline void read_args(struct pt_regs *ctx, __u64 *a)
 #endif
 }
 
+/* A record made at a function's entry: its arguments, no duration, no return value. */
+static __always_inline void fill_entry(struct pt_regs *ctx, struct spyre_event *e, __u64 ts,
+				       __u32 tgid, __u32 tid, __u32 probe, __u16 type)
+{
+	e->ts = ts;
+	e->dur = 0;
+	read_args(ctx, e->args);
+	e->ret = 0;
+	e->tgid = tgid;
+	e->tid = tid;
+	e->probe = probe;
+	e->type = type;
+}
+
 /* A mem=free span's arguments at its entry (SPYRE_CK_MEM_ENTRY). */
 static __always_inline void mem_entry(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u32 probe,
 				      struct spyre_counters *c)
@@ -399,14 +413,7 @@ static __always_inline void mem_entry(struct pt_regs *ctx, __u32 tgid, __u32 tid
 			c->drops_ring++;
 		return;
 	}
-	e->ts = bpf_ktime_get_ns();
-	e->dur = 0;
-	read_args(ctx, e->args);
-	e->ret = 0;
-	e->tgid = tgid;
-	e->tid = tid;
-	e->probe = probe;
-	e->type = SPYRE_EV_MEM_ENTRY;
+	fill_entry(ctx, e, bpf_ktime_get_ns(), tgid, tid, probe, SPYRE_EV_MEM_ENTRY);
 	e->depth = 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
@@ -658,14 +665,7 @@ int spyre_instant(struct pt_regs *ctx)
 			c->drops_ring++;
 		return 0;
 	}
-	e->ts = now;
-	e->dur = 0;
-	read_args(ctx, e->args);
-	e->ret = 0;
-	e->tgid = tgid;
-	e->tid = tid;
-	e->probe = probe;
-	e->type = SPYRE_EV_INSTANT;
+	fill_entry(ctx, e, now, tgid, tid, probe, SPYRE_EV_INSTANT);
 	/* instants also create the stack: a thread that only completes work still gets a name */
 	st = thread_stack(task, tid);
 	e->depth = st ? st->depth : 0;
