@@ -200,6 +200,23 @@ struct mem_acct *memledger_release(struct memledger *m, uint32_t pid, enum mem_k
 	return a;
 }
 
+void memledger_forget(struct memledger *m, uint32_t pid)
+{
+	int j = 0;
+
+	/* removing shifts later entries back into the hole: look at the same slot again */
+	for (uint32_t i = 0; i < m->cap;) {
+		if (m->slots[i].ptr && m->slots[i].pid == pid)
+			block_remove(m, &m->slots[i]);
+		else
+			i++;
+	}
+	for (int i = 0; i < m->nacct; i++)
+		if (m->accts[i].pid != pid)
+			m->accts[j++] = m->accts[i];
+	m->nacct = j;
+}
+
 /* --- the trace ------------------------------------------------------------------------------- */
 
 static void counter(struct trace_writer *tw, const struct mem_acct *a, uint64_t ts)

@@ -97,6 +97,8 @@ struct mem_acct *memledger_alloc(struct memledger *m, uint32_t pid, uint32_t tid
 				 uint64_t ts, uint32_t probe);
 struct mem_acct *memledger_release(struct memledger *m, uint32_t pid, enum mem_kind kind,
 				   uint64_t ptr, uint64_t ts, uint64_t *size, int *dev);
+/* Drop every account and block of @pid (a process that ended, in fleet mode). */
+void memledger_forget(struct memledger *m, uint32_t pid);
 /* The account of (@pid, @kind, @dev), made if new with @create; NULL if not there (or ENOMEM). */
 struct mem_acct *memledger_acct(struct memledger *m, uint32_t pid, enum mem_kind kind, int dev,
 				bool create);

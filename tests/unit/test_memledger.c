@@ -90,6 +90,30 @@ TEST(memledger_realloc_live_pointer)
 	memledger_free(&m);
 }
 
+/* A process that ended is forgotten, with all its blocks; the others stay findable. */
+TEST(memledger_forget_process)
+{
+	struct memledger m;
+	uint64_t size;
+	int dev, bad = 0;
+
+	CHECK_EQ_INT(memledger_init(&m), 0);
+	for (uint64_t i = 1; i <= 3000; i++)
+		memledger_alloc(&m, i % 3 ? 7 : 8, 1, MEMK_ALLOC, 0, i * 64, 1, i, 0);
+	memledger_alloc(&m, 8, 1, MEMK_MAPPED, 0, 0x1000, 4096, 1, 0);
+	memledger_forget(&m, 8);
+	CHECK_EQ_INT(m.cnt, 2000);
+	CHECK(!memledger_acct(&m, 8, MEMK_ALLOC, 0, false));
+	CHECK(!memledger_acct(&m, 8, MEMK_MAPPED, 0, false));
+	for (uint64_t i = 1; i <= 3000; i++)
+		if (i % 3 && !memledger_release(&m, 7, MEMK_ALLOC, i * 64, 0, &size, &dev))
+			bad++;
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(m.cnt, 0);
+	CHECK_EQ_INT(memledger_acct(&m, 7, MEMK_ALLOC, 0, false)->cur, 0);
+	memledger_free(&m);
+}
+
 /* Many blocks: the table grows, and frees in any order find every block (backward shift). */
 TEST(memledger_many_blocks)
 {
