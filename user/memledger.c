@@ -232,6 +232,23 @@ static void counter(struct trace_writer *tw, const struct mem_acct *a, uint64_t 
 	trace_counter(tw, a->pid, ts, name, &arg, 1);
 }
 
+/* A process with allocations on several devices also gets its total: "Spyre memory (all)". */
+static void process_counter(struct memledger *m, struct trace_writer *tw, uint32_t pid,
+			    uint64_t ts)
+{
+	struct trace_arg arg = { .key = "allocated", .type = TA_U64 };
+	int ndev = 0;
+
+	for (int i = 0; i < m->nacct; i++) {
+		if (m->accts[i].pid != pid || m->accts[i].kind != MEMK_ALLOC)
+			continue;
+		arg.u += m->accts[i].cur;
+		ndev++;
+	}
+	if (ndev > 1)
+		trace_counter(tw, pid, ts, "Spyre memory (all devices)", &arg, 1);
+}
+
 void memledger_attach(struct memledger *m, struct consumer *c, uint64_t base_ns)
 {
 	c->mem = m;
@@ -299,6 +316,7 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 			return;
 		memory_event(m, tw, a, e->tid, ts, ptr, (int64_t)size);
 		counter(tw, a, ts);
+		process_counter(m, tw, e->tgid, ts);
 		return;
 	}
 	/* a span's free was taken at its entry (SPYRE_EV_MEM_ENTRY); an instant's is its entry */
@@ -309,6 +327,7 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 		return;
 	memory_event(m, tw, a, e->tid, e->ts, ptr, -(int64_t)size);
 	counter(tw, a, e->ts);
+	process_counter(m, tw, e->tgid, e->ts);
 }
 
 void memledger_ioctl(struct memledger *m, struct trace_writer *tw, const struct spyre_event *e)

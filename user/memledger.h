@@ -16,8 +16,9 @@
  *
  * In the trace: a Kineto "[memory]" instant per allocation and free on the calling thread
  * (args Device Type, Device Id, Addr, Bytes (negative for a free), Total Allocated, Total
- * Reserved), and ph:"C" counters per process: "Spyre memory (device N)" {allocated} and
- * "Spyre DMA mapped" {mapped}, which Perfetto draws as memory tracks.
+ * Reserved), and ph:"C" counters per process: "Spyre memory (device N)" {allocated}, with
+ * allocations on several devices also "Spyre memory (all devices)" {allocated}, and "Spyre DMA
+ * mapped" {mapped}, which Perfetto draws as memory tracks.
  */
 #ifndef SPYRE_MEMLEDGER_H
 #define SPYRE_MEMLEDGER_H

@@ -226,6 +226,52 @@ TEST(memledger_trace_events)
 	memledger_free(&m);
 }
 
+/* memdev=: one counter per device, and the process's total once it uses several. */
+TEST(memledger_devices)
+{
+	struct trace_meta meta = { .mono_base_ns = 0, .trace_name = "t", .tool_version = "v",
+				   .hostname = "h" };
+	struct probe_spec alloc = { .mem = MEM_ALLOC, .ptr = PROBE_VAL_RET, .size = 2,
+				    .memdev = 3 };
+	struct probe_spec fr = { .mem = MEM_FREE, .ptr = 1, .type = PROBE_INSTANT };
+	struct jw *w = jw_memopen();
+	struct trace_writer *tw = NULL;
+	struct spyre_event e;
+	struct memledger m;
+	const char *d;
+	size_t len;
+
+	CHECK_EQ_INT(memledger_init(&m), 0);
+	CHECK_EQ_INT(trace_begin(&tw, w, &meta), 0);
+	for (int i = 0; i < 3; i++) {
+		e = (struct spyre_event){ .ts = 1000 * (i + 1), .ret = 0x1000 * (i + 1), .tgid = 5,
+					  .tid = 6, .type = SPYRE_EV_SPAN };
+		e.args[1] = 100 * (i + 1);
+		e.args[2] = i ? 3 : 1;	/* device 1, then device 3 twice */
+		memledger_event(&m, tw, &alloc, &e);
+	}
+	/* an instant free: its own event is the free */
+	e = (struct spyre_event){ .ts = 5000, .tgid = 5, .tid = 6, .type = SPYRE_EV_INSTANT };
+	e.args[0] = 0x2000;
+	memledger_event(&m, tw, &fr, &e);
+	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 1, false)->cur, 100);
+	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 3, false)->cur, 300);
+	CHECK_EQ_INT(trace_finish(tw, NULL), 0);
+	d = jw_mem_data(w, &len);
+	CHECK(strstr(d, "\"name\":\"Spyre memory (device 3)\",\"pid\":5,\"tid\":0,\"ts\":2.000,"
+		      "\"args\":{\"allocated\":200}}"));
+	CHECK(strstr(d, "\"Device Id\":3,\"Addr\":8192,\"Bytes\":-200,\"Total Allocated\":300,"));
+	/* no total while the process had one device; then after every change */
+	CHECK(!strstr(d, "\"ts\":1.000,\"args\":{\"allocated\":100}},\n{\"ph\":\"C\",\"name\":"
+		       "\"Spyre memory (all devices)\""));
+	CHECK(strstr(d, "\"name\":\"Spyre memory (all devices)\",\"pid\":5,\"tid\":0,\"ts\":2.000,"
+		      "\"args\":{\"allocated\":300}}"));
+	CHECK(strstr(d, "\"name\":\"Spyre memory (all devices)\",\"pid\":5,\"tid\":0,\"ts\":5.000,"
+		      "\"args\":{\"allocated\":400}}"));
+	jw_close(w);
+	memledger_free(&m);
+}
+
 /* What is still live, grouped and oldest first, in the metadata. */
 TEST(memledger_json_live)
 {
