@@ -402,17 +402,17 @@ static __always_inline void fill_entry(struct pt_regs *ctx, struct spyre_event *
 	e->type = type;
 }
 
-/* A mem=free span's arguments at its entry (SPYRE_CK_MEM_ENTRY). */
-static __always_inline void mem_entry(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u32 probe,
-				      struct spyre_counters *c)
+/*
+ * A mem=free span's arguments at its entry (SPYRE_CK_MEM_ENTRY). Not counted as a drop when the
+ * ring is full: the span still carries the pointer, and userspace takes the free from it when
+ * no entry record came first (memledger.c), so a probe's drops stay one per lost call.
+ */
+static __always_inline void mem_entry(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u32 probe)
 {
 	struct spyre_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-	if (!e) {
-		if (c)
-			c->drops_ring++;
+	if (!e)
 		return;
-	}
 	fill_entry(ctx, e, bpf_ktime_get_ns(), tgid, tid, probe, SPYRE_EV_MEM_ENTRY);
 	e->depth = 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
@@ -438,7 +438,7 @@ int spyre_entry(struct pt_regs *ctx)
 		c->hits++;
 	st = thread_stack(task, tid);
 	if (mem & SPYRE_CK_MEM_ENTRY)
-		mem_entry(ctx, tgid, tid, probe, c);
+		mem_entry(ctx, tgid, tid, probe);
 	if (!st) {
 		if (c)
 			c->drops_depth++;

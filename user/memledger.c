@@ -17,6 +17,7 @@ int memledger_init(struct memledger *m)
 
 void memledger_free(struct memledger *m)
 {
+	free(m->pend);
 	free(m->slots);
 	free(m->accts);
 	trace_fmt_free(&m->fmt);
@@ -288,6 +289,79 @@ static void memory_event(struct memledger *m, struct trace_writer *tw, const str
 	trace_instant(tw, a->pid, tid, ts, "[memory]", "cpu_instant_event", args, 6);
 }
 
+/* The pending frees of thread @tid (created if new with @create; NULL: none, or ENOMEM). */
+static struct mem_pending *pending_of(struct memledger *m, uint32_t tid, bool create)
+{
+	struct mem_pending *p;
+	uint32_t h;
+
+	if (!m->pcap) {
+		if (!create)
+			return NULL;
+		m->pend = calloc(64, sizeof(*m->pend));
+		if (!m->pend)
+			return NULL;
+		m->pcap = 64;
+	}
+	h = (tid * 2654435761u) & (m->pcap - 1);
+	while (m->pend[h].tid && m->pend[h].tid != tid)
+		h = (h + 1) & (m->pcap - 1);
+	p = &m->pend[h];
+	if (p->tid || !create)
+		return p->tid ? p : NULL;
+	if ((m->pcnt + 1) * 2 > m->pcap) {
+		struct mem_pending *old = m->pend, *np = calloc(m->pcap * 2, sizeof(*np));
+		uint32_t ocap = m->pcap;
+
+		if (!np)
+			return NULL;
+		m->pend = np;
+		m->pcap = ocap * 2;
+		for (uint32_t i = 0; i < ocap; i++) {
+			if (!old[i].tid)
+				continue;
+			h = (old[i].tid * 2654435761u) & (m->pcap - 1);
+			while (m->pend[h].tid)
+				h = (h + 1) & (m->pcap - 1);
+			m->pend[h] = old[i];
+		}
+		free(old);
+		return pending_of(m, tid, true);
+	}
+	m->pcnt++;
+	p->tid = tid;
+	return p;
+}
+
+/* A free's entry record came: its span, when it comes, changes nothing. */
+static void pending_push(struct memledger *m, uint32_t tid, uint64_t ptr)
+{
+	struct mem_pending *p = pending_of(m, tid, true);
+
+	if (!p)
+		return;
+	if (p->n == MEMLEDGER_PENDING) {	/* spans lost too: the oldest is stale */
+		memmove(p->ptr, p->ptr + 1, sizeof(p->ptr[0]) * (MEMLEDGER_PENDING - 1));
+		p->n--;
+	}
+	p->ptr[p->n++] = ptr;
+}
+
+/* A free's span: was its entry record seen (then forget it)? */
+static bool pending_pop(struct memledger *m, uint32_t tid, uint64_t ptr)
+{
+	struct mem_pending *p = pending_of(m, tid, false);
+
+	for (int i = p ? (int)p->n - 1 : -1; i >= 0; i--) {
+		if (p->ptr[i] != ptr)
+			continue;
+		memmove(p->ptr + i, p->ptr + i + 1, sizeof(p->ptr[0]) * (p->n - i - 1));
+		p->n--;
+		return true;
+	}
+	return false;
+}
+
 static uint64_t val(const struct spyre_event *e, int src)
 {
 	if (src >= 1 && src <= SPYRE_MAX_ARGS)
@@ -319,9 +393,17 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 		process_counter(m, tw, e->tgid, ts);
 		return;
 	}
-	/* a span's free was taken at its entry (SPYRE_EV_MEM_ENTRY); an instant's is its entry */
-	if (e->type == SPYRE_EV_SPAN)
+	/*
+	 * A span's free is taken at its entry (SPYRE_EV_MEM_ENTRY), an instant's is its entry; a
+	 * span whose entry record found the ring full is the free (at its entry time, as late as
+	 * it can be known: the allocator may have reused the pointer meanwhile).
+	 */
+	if (e->type == SPYRE_EV_MEM_ENTRY)
+		pending_push(m, e->tid, ptr);
+	else if (e->type == SPYRE_EV_SPAN && pending_pop(m, e->tid, ptr))
 		return;
+	else if (e->type == SPYRE_EV_SPAN)
+		m->entries_lost++;
 	a = memledger_release(m, e->tgid, MEMK_ALLOC, ptr, e->ts, &size, &dev);
 	if (!a || !tw)
 		return;
@@ -513,6 +595,8 @@ void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w)
 	jw_u64(w, m->no_pointer);
 	jw_lit(w, ",\"blocksUntracked\":");
 	jw_u64(w, m->blocks_untracked);
+	jw_lit(w, ",\"freeEntriesLost\":");
+	jw_u64(w, m->entries_lost);
 	jw_lit(w, ",\"processes\":[");
 	for (int k = 0; k < npid; k++) {
 		const struct mem_acct *mapped = NULL;

@@ -73,9 +73,20 @@ struct mem_block {
 	uint8_t pad;
 };
 
+/* Frees taken at their entry whose span has not come yet, per thread (newest last). */
+#define MEMLEDGER_PENDING	4
+struct mem_pending {
+	uint32_t tid;		/* 0 = empty slot */
+	uint32_t n;
+	uint64_t ptr[MEMLEDGER_PENDING];
+};
+
 struct memledger {
 	struct mem_block *slots;	/* open addressing on (pid, kind, ptr) */
 	uint32_t cap, cnt;
+	struct mem_pending *pend;	/* open addressing on tid */
+	uint32_t pcap, pcnt;
+	uint64_t entries_lost;		/* free spans whose entry record the ring had no room for */
 	struct mem_acct *accts;
 	int nacct, capacct;
 	uint64_t blocks_untracked;	/* over MEMLEDGER_MAX_BLOCKS */

@@ -272,6 +272,38 @@ TEST(memledger_devices)
 	memledger_free(&m);
 }
 
+/* A free span whose entry record the ring had no room for: the span is the free. */
+TEST(memledger_free_entry_lost)
+{
+	struct probe_spec fr = { .mem = MEM_FREE, .ptr = 2 };
+	struct spyre_event e;
+	struct memledger m;
+
+	CHECK_EQ_INT(memledger_init(&m), 0);
+	for (uint64_t p = 1; p <= 3; p++)
+		memledger_alloc(&m, 5, 6, MEMK_ALLOC, 0, p << 12, 10, 1, 0);
+	/* nested frees on one thread: entries 1 then 2, spans 2 then 1 */
+	e = (struct spyre_event){ .ts = 10, .tgid = 5, .tid = 6, .type = SPYRE_EV_MEM_ENTRY };
+	e.args[1] = 1 << 12;
+	memledger_event(&m, NULL, &fr, &e);
+	e.args[1] = 2 << 12;
+	memledger_event(&m, NULL, &fr, &e);
+	e.type = SPYRE_EV_SPAN;
+	memledger_event(&m, NULL, &fr, &e);
+	e.args[1] = 1 << 12;
+	memledger_event(&m, NULL, &fr, &e);
+	CHECK_EQ_INT(m.entries_lost, 0);
+	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 10);
+	/* block 3's entry record was lost: its span frees it */
+	e.args[1] = 3 << 12;
+	memledger_event(&m, NULL, &fr, &e);
+	CHECK_EQ_INT(m.entries_lost, 1);
+	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 0);
+	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->unknown_frees, 0);
+	CHECK_EQ_INT(m.cnt, 0);
+	memledger_free(&m);
+}
+
 /* What is still live, grouped and oldest first, in the metadata. */
 TEST(memledger_json_live)
 {
