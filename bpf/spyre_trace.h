@@ -33,7 +33,7 @@ enum spyre_event_type {
 	SPYRE_EV_THREAD = 3,	/* first traced call of a thread: args hold names, see below */
 	SPYRE_EV_IOCTL = 4,	/* one driver ioctl (bpf/vfio.bpf.c), see below */
 	SPYRE_EV_EXIT = 5,	/* a traced process ended: args[0] is its exit code, see below */
-	SPYRE_EV_MEM_ENTRY = 6,	/* entry of a mem=free span probe: its args, at once (see below) */
+	SPYRE_EV_MEM_ENTRY = 6,	/* a mem=free span's entry: its args, at once (see below) */
 };
 
 /*

@@ -58,7 +58,7 @@ struct consumer {
 	int nprocs;
 	struct device_tl dev;
 	struct vfio_tracer *vfio;	/* driver tier (vfio.h); NULL: its records are ignored */
-	struct memledger *mem;		/* device memory (memledger.h), the caller's; NULL: none */
+	struct memledger *mem;		/* device memory (memledger.h; the caller's) */
 	bool per_pid;			/* keep pid_stats too */
 	struct pid_probe_stats *pid_stats;
 	uint32_t pcap, pcnt;

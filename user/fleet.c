@@ -402,7 +402,8 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 			die_msg("writing %s failed: %s", wo.path, strerror(-err));
 		window_prom(&pw, &cons, &t, tr.counters);
 		prom_window_add_memory(&pw, &cons, &mem);
-		for (int i = 0; i < cons.nexits; i++)	/* a job that ended holds nothing now */
+		/* a job that ended holds nothing now */
+		for (int i = 0; i < cons.nexits; i++)
 			memledger_forget(&mem, cons.exits[i].pid);
 		prom_window_end(&pw, now_ns(CLOCK_MONOTONIC) - start);
 		if (env->prom_file && (err = prom_write(env->prom_file, &pw)))

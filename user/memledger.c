@@ -744,8 +744,9 @@ void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f)
 		fprintf(f, "  %llu blocks not tracked (more than %u live)\n",
 			(unsigned long long)m->blocks_untracked, MEMLEDGER_MAX_BLOCKS);
 	if (ng) {
-		fprintf(f, "  still allocated at the end, oldest first (%u block%s in %u group%s%s):\n",
-			nb, nb == 1 ? "" : "s", ng, ng == 1 ? "" : "s",
+		fprintf(f, "  still allocated at the end, oldest first "
+			"(%u block%s in %u group%s%s):\n", nb, nb == 1 ? "" : "s", ng,
+			ng == 1 ? "" : "s",
 			ng > MEMLEDGER_SUMMARY_GROUPS ? ", top 10; all in the trace metadata" : "");
 		for (uint32_t i = 0; i < ng && i < MEMLEDGER_SUMMARY_GROUPS; i++) {
 			const struct live_group *g = &gr[i];

@@ -86,11 +86,11 @@ struct memledger {
 	uint32_t cap, cnt;
 	struct mem_pending *pend;	/* open addressing on tid */
 	uint32_t pcap, pcnt;
-	uint64_t entries_lost;		/* free spans whose entry record the ring had no room for */
+	uint64_t entries_lost;		/* free spans whose entry found the ring full */
 	struct mem_acct *accts;
 	int nacct, capacct;
 	uint64_t blocks_untracked;	/* over MEMLEDGER_MAX_BLOCKS */
-	uint64_t no_pointer;		/* ptr=ret allocations seen without a return (entries) */
+	uint64_t no_pointer;		/* ptr=ret allocations seen at entry only */
 	uint64_t base_ns;		/* the current trace's ts 0 */
 	struct trace_fmt fmt;		/* the [memory] event */
 	int fmt_state;			/* 0: not made yet, 1: made, -1: failed */

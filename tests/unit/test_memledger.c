@@ -205,8 +205,9 @@ TEST(memledger_trace_events)
 	      a->peak_ns == 4000005);
 	CHECK_EQ_INT(trace_finish(tw, NULL), 0);
 	d = jw_mem_data(w, &len);
-	CHECK(strstr(d, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\","
-		      "\"pid\":10,\"tid\":11,\"ts\":1001.000,\"args\":{\"Device Type\":20,"
+	CHECK(strstr(d, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\","
+		      "\"name\":\"[memory]\",\"pid\":10,\"tid\":11,\"ts\":1001.000,\"args\":"
+		      "{\"Device Type\":20,"
 		      "\"Device Id\":0,\"Addr\":11255808,\"Bytes\":4096,\"Total Allocated\":4096,"
 		      "\"Total Reserved\":4096}}"));
 	CHECK(strstr(d, "\"name\":\"[memory]\",\"pid\":10,\"tid\":12,\"ts\":2000.000,\"args\":"
@@ -352,8 +353,8 @@ TEST(memledger_prom)
 	CHECK(text && strstr(text, "# TYPE spyre_device_memory_bytes gauge\n"
 			     "spyre_device_memory_bytes{pid=\"42\",comm=\"python3\",device=\"1\","
 			     "kind=\"allocated\"} 50\n"
-			     "spyre_device_memory_bytes{pid=\"42\",comm=\"python3\",kind=\"mapped\"} "
-			     "8192\n"));
+			     "spyre_device_memory_bytes{pid=\"42\",comm=\"python3\","
+			     "kind=\"mapped\"} 8192\n"));
 	CHECK(text && strstr(text, "spyre_device_memory_peak_bytes{pid=\"42\",comm=\"python3\","
 			     "device=\"1\",kind=\"allocated\"} 300\n"));
 	free(text);

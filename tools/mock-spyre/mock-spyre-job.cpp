@@ -305,7 +305,8 @@ int parse_options(int argc, char **argv, Options *o)
 {
 	enum {
 		O_DEVICES = 256, O_THREADS, O_STREAMS, O_ITERS, O_BYTES, O_COMPUTE_US, O_KERNELS,
-		O_OOM_EVERY, O_LEAK, O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
+		O_OOM_EVERY, O_LEAK, O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET,
+		O_HELP,
 	};
 	static const struct option longopts[] = {
 		{ "devices", required_argument, nullptr, O_DEVICES },
