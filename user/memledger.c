@@ -385,6 +385,8 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 		ts = e->type == SPYRE_EV_SPAN ? e->ts + e->dur : e->ts;
 		size = val(e, s->size);
 		dev = s->memdev ? (int)(int32_t)val(e, s->memdev) : 0;
+		if (dev < 0 || dev > INT16_MAX)
+			dev = -1;	/* not a device index: booked apart, never truncated */
 		a = memledger_alloc(m, e->tgid, e->tid, MEMK_ALLOC, dev, ptr, size, ts, e->probe);
 		if (!a || !ptr || !tw)
 			return;
