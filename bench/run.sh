@@ -745,6 +745,14 @@ MOCK_VARIANTS=("" --uretprobes)
 mockrun real "$PAIRS" "${REAL_OPTS[@]}"
 MOCK_VARIANTS=("")
 mockrun stress "$PAIRS" "${STRESS_OPTS[@]}"
+# the memory ledger's share: the same stress job with the default table and with that table
+# without its mem= keys (aiuMalloc/aiuFree then staged and sampled like any span, no entry
+# record for the free, no [memory] or counter events), their pairs alternating
+sed 's/ mem=[a-z]*//; s/ ptr=[a-z0-9]*//; s/ size=arg[0-9]//' "$ROOT/user/spyre-default.probes" \
+	>"$WORK/nomem.probes"
+grep -Eq '^[^#].*[[:space:]]mem=' "$WORK/nomem.probes" && die "nomem.probes still has mem= keys"
+MOCK_VARIANTS=("" "--no-default --probes $WORK/nomem.probes")
+mockrun memstress "$PAIRS" "${STRESS_OPTS[@]}"
 for n in real.default real.uretprobes stress.default; do
 	case $n in
 	real.default) o="default options, ${REAL_OPTS[*]}" ;;
@@ -756,6 +764,11 @@ for n in real.default real.uretprobes stress.default; do
 		"$(calc "printf \"%.6g\", ${MJ[$n.untraced]} / 1e6")" \
 		"$(calc "printf \"%.6g\", ${MJ[$n.traced]} / 1e6")" "${MJ[$n.slow]}"
 done
+printf '   memory ledger (%s): traced with mem= keys %.1f ms, without %.1f ms per phase: %+.1f%% (untraced %.1f ms)\n' \
+	"${STRESS_OPTS[*]}" "$(calc "printf \"%.6g\", ${MJ[memstress.default.traced]} / 1e6")" \
+	"$(calc "printf \"%.6g\", ${MJ[memstress.no-default --probes $WORK/nomem.probes.traced]} / 1e6")" \
+	"$(calc "printf \"%.6g\", (${MJ[memstress.default.traced]} / ${MJ[memstress.no-default --probes $WORK/nomem.probes.traced]} - 1) * 100")" \
+	"$(calc "printf \"%.6g\", ${MJ[memstress.default.untraced]} / 1e6")"
 say ""
 
 # =============================================================================================

@@ -43,7 +43,7 @@ struct frame {
 	__u64 ts;
 	__u64 args[SPYRE_MAX_ARGS];
 	__u32 record;	/* 0: sampled out or over the rate cap; popped without an event */
-	__u32 pad;
+	__u32 mem;	/* SPYRE_CK_MEM*: from the entry's cookie */
 };
 
 struct tstack {
@@ -411,10 +411,41 @@ static __always_inline void read_args(struct pt_regs *ctx, __u64 *a)
 #endif
 }
 
+/* A record made at a function's entry: its arguments, no duration, no return value. */
+static __always_inline void fill_entry(struct pt_regs *ctx, struct spyre_event *e, __u64 ts,
+				       __u32 tgid, __u32 tid, __u32 probe, __u16 type)
+{
+	e->ts = ts;
+	e->dur = 0;
+	read_args(ctx, e->args);
+	e->ret = 0;
+	e->tgid = tgid;
+	e->tid = tid;
+	e->probe = probe;
+	e->type = type;
+}
+
+/*
+ * A mem=free span's arguments at its entry (SPYRE_CK_MEM_ENTRY). Not counted as a drop when the
+ * ring is full: the span still carries the pointer, and userspace takes the free from it when
+ * no entry record came first (memledger.c), so a probe's drops stay one per lost call.
+ */
+static __always_inline void mem_entry(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u32 probe)
+{
+	struct spyre_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		return;
+	fill_entry(ctx, e, bpf_ktime_get_ns(), tgid, tid, probe, SPYRE_EV_MEM_ENTRY);
+	e->depth = 0;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
 SEC("uprobe")
 int spyre_entry(struct pt_regs *ctx)
 {
-	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = (__u32)cookie, mem = cookie >> 32;
 	/* the task's own fields: one helper call serves the ids and the task storage */
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid = task->pid;
@@ -429,6 +460,8 @@ int spyre_entry(struct pt_regs *ctx)
 	if (c)
 		c->hits++;
 	st = thread_stack(task, tid);
+	if (mem & SPYRE_CK_MEM_ENTRY)
+		mem_entry(ctx, tgid, tid, probe);
 	if (!st) {
 		if (c)
 			c->drops_depth++;
@@ -451,7 +484,8 @@ int spyre_entry(struct pt_regs *ctx)
 	f = &st->f[d & RECORD_MASK];
 	/* the call is tracked either way, so returns stay paired with their entries */
 	/* without sampling or a cap (the usual case) skip the clock read want_event needs */
-	f->record = sampling_off() || want_event(bpf_ktime_get_ns(), tgid, c);
+	f->record = mem || sampling_off() || want_event(bpf_ktime_get_ns(), tgid, c);
+	f->mem = mem;
 	if (!f->record)
 		return 0;
 	read_args(ctx, f->args);
@@ -581,7 +615,8 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	e->depth = d;
 	if (stage_events) {
 		st->nstaged = n + 1;
-		if (n + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS) {
+		if (n + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS ||
+		    f->mem) {
 			flush_stage(st);
 			check_rename(st, task->tgid);
 		}
@@ -643,7 +678,8 @@ SEC("uprobe")
 int spyre_instant(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = (__u32)cookie;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct spyre_counters *c = counters_of(probe);
@@ -654,7 +690,7 @@ int spyre_instant(struct pt_regs *ctx)
 		return 0;
 	if (c)
 		c->hits++;
-	if (!sampling_off() && !want_event(now, tgid, c))
+	if (!(cookie >> 32) && !sampling_off() && !want_event(now, tgid, c))
 		return 0;
 	/* instants go straight to the ring: they complete device work that staged launches wait
 	 * for, and a completion is matched in either order anyway */
@@ -664,14 +700,7 @@ int spyre_instant(struct pt_regs *ctx)
 			c->drops_ring++;
 		return 0;
 	}
-	e->ts = now;
-	e->dur = 0;
-	read_args(ctx, e->args);
-	e->ret = 0;
-	e->tgid = tgid;
-	e->tid = tid;
-	e->probe = probe;
-	e->type = SPYRE_EV_INSTANT;
+	fill_entry(ctx, e, now, tgid, tid, probe, SPYRE_EV_INSTANT);
 	/* instants also create the stack: a thread that only completes work still gets a name */
 	st = thread_stack(task, tid);
 	e->depth = st ? st->depth : 0;

@@ -46,7 +46,19 @@ enum spyre_event_type {
 	SPYRE_EV_THREAD = 3,	/* first traced call of a thread: args hold names, see below */
 	SPYRE_EV_IOCTL = 4,	/* one driver ioctl (bpf/vfio.bpf.c), see below */
 	SPYRE_EV_EXIT = 5,	/* a traced process ended: args[0] is its exit code, see below */
+	SPYRE_EV_MEM_ENTRY = 6,	/* a mem=free span's entry: its args, at once (see below) */
 };
+
+/*
+ * Entry and instant probes of mem= functions (probes.h) carry these above the probe index in
+ * their attach cookie. A device memory ledger needs every call (no --sample-every, no
+ * --rate-cap) and needs an allocation in the ring before any free of its pointer: the span is
+ * handed over at its return instead of waiting in the thread's stage, and a free also sends
+ * its arguments at entry (SPYRE_EV_MEM_ENTRY), before the allocator can give the pointer to
+ * another thread.
+ */
+#define SPYRE_CK_MEM		0x1	/* every call recorded, delivered at once */
+#define SPYRE_CK_MEM_ENTRY	0x2	/* a record at entry too (mem=free spans) */
 
 /*
  * SPYRE_EV_EXIT: sent when the last thread of a process that had traced calls exits. args[0]

@@ -215,6 +215,7 @@ static const char *const kind_names[CK_NKINDS] = {
 	[CK_INSTANT_SCOPE] = "instant-no-scope",
 	[CK_FLOW_NO_CAT] = "flow-no-cat",
 	[CK_BAD_ARGS] = "bad-args",
+	[CK_COUNTER] = "counter-args",
 };
 
 const char *check_kind_name(enum check_kind k)
@@ -352,6 +353,26 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+/* A counter's args are its series: each member one track, its value a number. */
+static void check_counter(struct ctx *c, size_t i, const struct jv *args)
+{
+	const struct jv *m;
+	char t[48];
+
+	if (!jv_len(args)) {
+		problem(c, CK_COUNTER, i, "counter event without args (no series to draw)");
+		return;
+	}
+	for (m = jv_first(args); m; m = m->next) {
+		if (m->type == JV_NUMBER)
+			continue;
+		clean(t, sizeof(t), m->key);
+		problem(c, CK_COUNTER, i, "counter series \"%s\" is a %s, not a number (Perfetto "
+			"drops it, chrome://tracing draws nothing)", t, jv_type_name(m->type));
+		return;
+	}
+}
+
 static void check_event(struct ctx *c, size_t i)
 {
 	struct evrec *r = &c->recs[i];
@@ -405,6 +426,8 @@ static void check_event(struct ctx *c, size_t i)
 	v = jv_get(ev, "args");
 	if (v && v->type != JV_OBJECT)
 		problem(c, CK_BAD_ARGS, i, "args is a %s, not an object", jv_type_name(v->type));
+	if (r->ph == 'C' && (!v || v->type == JV_OBJECT))
+		check_counter(c, i, v);
 
 	r->ids_ok = true;
 	if (!is_uint(jv_get(ev, "pid"), &r->pid)) {

@@ -44,6 +44,7 @@ enum check_kind {
 	CK_INSTANT_SCOPE,	/* i/I event without a string s (scope) */
 	CK_FLOW_NO_CAT,		/* s/f event without a string cat */
 	CK_BAD_ARGS,		/* args present but not an object */
+	CK_COUNTER,		/* C event without args, or with a member that is not a number */
 	CK_NKINDS
 };
 

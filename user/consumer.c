@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "consumer.h"
 #include "util.h"
+#include "memledger.h"
 #include "vfio.h"
 
 int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
@@ -181,6 +182,15 @@ static void read_cmdline(const char *procfs, uint32_t pid, char *out, size_t len
 			out[i] = ' ';
 	while (n && out[n - 1] == ' ')
 		out[--n] = 0;
+}
+
+const char *consumer_thread_name(const struct consumer *c, uint32_t tid)
+{
+	uint32_t h = (tid * 2654435761u) & (c->tcap - 1);
+
+	while (c->threads[h].tid && c->threads[h].tid != tid)
+		h = (h + 1) & (c->tcap - 1);
+	return c->threads[h].tid ? c->threads[h].name : "";
 }
 
 const struct process_info *consumer_process(const struct consumer *c, uint32_t pid)
@@ -495,6 +505,15 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		see_thread(c, e->tgid, e->tid);
 		if (c->vfio)
 			vfio_event(c->vfio, c->tw, e);
+		if (c->mem)
+			memledger_ioctl(c->mem, c->tw, e);
+		return 0;
+	}
+	/* a mem=free span's entry: the ledger's, not an event of the trace (memledger.h) */
+	if (e->type == SPYRE_EV_MEM_ENTRY) {
+		if (c->mem && e->probe < (uint32_t)c->nprobes)
+			memledger_event(c->mem, c->tw,
+					&c->t->table->specs[c->t->probes[e->probe].spec], e);
 		return 0;
 	}
 	if (e->probe >= (uint32_t)c->nprobes) {
@@ -510,6 +529,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	if (c->per_pid)
 		pid_stats_add(c, e->tgid, e->probe, e->dur, e->type == SPYRE_EV_SPAN);
 	see_thread(c, e->tgid, e->tid);
+	if (c->mem && s->mem != MEM_NONE)
+		memledger_event(c->mem, c->tw, s, e);
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
 		device_complete(&c->dev, e->tgid, value_of(e, s->key), value_of(e, s->stream), e->ts);

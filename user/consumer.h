@@ -12,6 +12,7 @@
 #include "trace.h"
 
 struct vfio_tracer;
+struct memledger;
 
 struct thread_info {
 	uint32_t tid;		/* 0 = empty slot */
@@ -61,6 +62,7 @@ struct consumer {
 	int nprocs;
 	struct device_tl dev;
 	struct vfio_tracer *vfio;	/* driver tier (vfio.h); NULL: its records are ignored */
+	struct memledger *mem;		/* device memory (memledger.h; the caller's) */
 	bool per_pid;			/* keep pid_stats too */
 	struct pid_probe_stats *pid_stats;
 	uint32_t pcap, pcnt;
@@ -87,6 +89,8 @@ void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
 /* The exit code of traced process @pid, if its end was seen (true), into @code. */
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
+/* The name of thread @tid as last seen ("" if never seen). */
+const char *consumer_thread_name(const struct consumer *c, uint32_t tid);
 /* Process info by pid (NULL if never seen). */
 const struct process_info *consumer_process(const struct consumer *c, uint32_t pid);
 

@@ -12,6 +12,7 @@
 #include "consumer.h"
 #include "fleet.h"
 #include "jsonw.h"
+#include "memledger.h"
 #include "output.h"
 #include "prom.h"
 #include "resolve.h"
@@ -238,6 +239,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	uint64_t deadline = 0, next_scan = 0, last_events = 0, last_status = 0;
 	int rc = EXIT_ERROR, err, sfd = -1, scans = 0;
 	struct prom_window pw = {};
+	struct memledger mem = {};	/* across windows: what a job holds outlives one */
 	struct run_end wend = {};
 	bool target_gone = false;
 	struct pidset seen = {};
@@ -251,6 +253,8 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 
 	if ((rc = preflight_bpf()))
 		return rc;
+	if (memledger_init(&mem))
+		return EXIT_ERROR;
 	rc = EXIT_ERROR;
 	/* -p with --window: one process in duty cycles; -a: every process */
 	err = target_init(&t, env->system_wide ? -1 : env->pid, table,
@@ -335,6 +339,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 			goto out;
 		}
 		cons.per_pid = true;
+		memledger_attach(&mem, &cons, start);
 
 		/* attach: everything resolved so far, plus processes that appeared meanwhile */
 		err = env->system_wide ?
@@ -431,6 +436,10 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		if (err)
 			die_msg("writing %s failed: %s", wo.path, strerror(-err));
 		window_prom(&pw, &cons, &t, tr.counters);
+		prom_window_add_memory(&pw, &cons, &mem);
+		/* a job that ended holds nothing now */
+		for (int i = 0; i < cons.nexits; i++)
+			memledger_forget(&mem, cons.exits[i].pid);
 		prom_window_end(&pw, now_ns(CLOCK_MONOTONIC) - start);
 		if (env->prom_file && (err = prom_write(env->prom_file, &pw)))
 			die_msg("cannot write %s: %s", env->prom_file, strerror(-err));
@@ -475,6 +484,7 @@ out:
 	if (env->output_dir)
 		rotate_close(&rot);
 	prom_window_free(&pw);
+	memledger_free(&mem);
 	pidset_free(&seen);
 	target_free(&t);
 	free(said);

@@ -36,6 +36,7 @@ struct pctx {
 /* Option keys, as bits of a "seen" mask to catch duplicates. */
 enum {
 	K_NAME, K_CAT, K_TYPE, K_RET, K_DEV, K_OP, K_KEY, K_STREAM, K_BYTES,
+	K_MEM, K_PTR, K_SIZE, K_MEMDEV,
 	K_ARG1,			/* K_ARG1 + N - 1 for argN */
 };
 
@@ -303,6 +304,14 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 		bit = K_STREAM;
 	else if (tok_eq(key, "bytes"))
 		bit = K_BYTES;
+	else if (tok_eq(key, "mem"))
+		bit = K_MEM;
+	else if (tok_eq(key, "ptr"))
+		bit = K_PTR;
+	else if (tok_eq(key, "size"))
+		bit = K_SIZE;
+	else if (tok_eq(key, "memdev"))
+		bit = K_MEMDEV;
 	else
 		return fail(c, "unknown key '%s'", quote(key, q, sizeof(q)));
 
@@ -365,6 +374,20 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 		return parse_valref(c, kname, val, false, &s->stream);
 	case K_BYTES:
 		return parse_valref(c, kname, val, false, &s->bytes);
+	case K_MEM:
+		if (tok_eq(val, "alloc"))
+			s->mem = MEM_ALLOC;
+		else if (tok_eq(val, "free"))
+			s->mem = MEM_FREE;
+		else
+			return fail(c, "mem=%s: expected alloc or free", quote(val, q, sizeof(q)));
+		return 0;
+	case K_PTR:
+		return parse_valref(c, kname, val, true, &s->ptr);
+	case K_SIZE:
+		return parse_valref(c, kname, val, false, &s->size);
+	case K_MEMDEV:
+		return parse_valref(c, kname, val, false, &s->memdev);
 	default:
 		/* unreachable while argN keys are unique; kept so args[] can never overflow */
 		if (s->nargs >= PROBE_MAX_ARGS)
@@ -444,6 +467,31 @@ static int check_sym_name(const struct pctx *c, const struct probe_spec *s)
 }
 
 /* Rules that involve several keys, checked once the whole line is known (any key order). */
+static int check_mem(const struct pctx *c, const struct probe_spec *s)
+{
+	if (s->mem == MEM_NONE) {
+		if (s->ptr || s->size || s->memdev)
+			return fail(c, "ptr=, size= and memdev= need mem=alloc or mem=free");
+		return 0;
+	}
+	if (s->type == PROBE_UNWIND)
+		return fail(c, "mem= on a type=unwind probe: it records nothing");
+	if (s->dev != DEV_NONE)
+		return fail(c, "mem= and dev= on one probe: a function either moves memory or "
+			    "launches work");
+	if (s->ptr == PROBE_VAL_NONE)
+		return fail(c, "mem=%s needs ptr=", s->mem == MEM_ALLOC ? "alloc" : "free");
+	if (s->mem == MEM_ALLOC && s->size == PROBE_VAL_NONE)
+		return fail(c, "mem=alloc needs size=");
+	if (s->mem == MEM_FREE && (s->size || s->memdev))
+		return fail(c, "size= and memdev= need mem=alloc (a free finds both by ptr=)");
+	if (s->type == PROBE_INSTANT && s->ptr == PROBE_VAL_RET)
+		return fail(c, "ptr=ret on a type=instant probe: no return value at entry");
+	if (s->mem == MEM_FREE && s->ptr == PROBE_VAL_RET)
+		return fail(c, "mem=free with ptr=ret: the freed pointer is an argument");
+	return 0;
+}
+
 static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has_ret)
 {
 	int i, j, err;
@@ -471,6 +519,9 @@ static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has
 		return fail(c, "stream= needs dev=launch, dev=complete or dev=destroy");
 	if (s->dev != DEV_LAUNCH && s->bytes != PROBE_VAL_NONE)
 		return fail(c, "bytes= needs dev=launch");
+	err = check_mem(c, s);
+	if (err)
+		return err;
 	/* duplicate labels would give duplicate JSON keys in "args" */
 	for (i = 0; i < s->nargs; i++)
 		for (j = i + 1; j < s->nargs; j++)

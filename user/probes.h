@@ -26,6 +26,10 @@
  *   key=argN|ret        value that matches a launch with its completion
  *   stream=argN         value identifying the stream (launch and complete)
  *   bytes=argN          transfer size (copies)
+ *   mem=alloc|free      device memory: the function allocates or frees (see memledger.h)
+ *   ptr=argN|ret        the allocated or freed pointer (mem=alloc: usually ret)
+ *   size=argN           bytes allocated (mem=alloc)
+ *   memdev=argN         device index of the allocation (mem=alloc; default device 0)
  * SYMBOL_GLOB is a wildcard pattern (globcap.h: fnmatch(3)'s syntax, with captures) matched
  * against the demangled qualified name and, failing that, against the raw (mangled) symbol
  * name. LIB_GLOB is an fnmatch(3) pattern matched against the basename of mapped files.
@@ -40,7 +44,9 @@
  *   without key=, op= without dev=launch, key=/stream= without dev=, bytes= without dev=launch,
  *   stream=/bytes= other than argN, control characters anywhere, '"' or '\' or invalid UTF-8 in
  *   name/cat (they end up in JSON), a SYMBOL_GLOB that globcap_check refuses ('[' without
- *   ']', a trailing '\', [=a=], [.a.]), a bad name template.
+ *   ']', a trailing '\', [=a=], [.a.]), a bad name template; ptr=/size=/memdev= without mem=, mem= on
+ *   type=unwind or with dev=, mem=alloc without ptr= and size=, mem=free without ptr= or with
+ *   size=/memdev= or ptr=ret, ptr=ret on type=instant, size=/memdev= other than argN.
  *
  * Command line: LIB:SYMBOL_GLOB[:NAME]; "::" inside the symbol is part of the C++ name. A single
  * ':' separates fields, ":::" is rejected as ambiguous, LIB cannot contain ':'. NAME is a
@@ -66,6 +72,7 @@ enum probe_type { PROBE_SPAN = 0, PROBE_INSTANT = 1, PROBE_UNWIND = 2 };
 enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32 };
 enum dev_role { DEV_NONE = 0, DEV_LAUNCH, DEV_COMPLETE, DEV_DESTROY, DEV_SUBMIT };
 enum dev_op { OP_NONE = 0, OP_COMPUTE, OP_H2D, OP_D2H };
+enum mem_role { MEM_NONE = 0, MEM_ALLOC, MEM_FREE };
 
 /* Where a value comes from: 1..6 = argument register, 0 = none, PROBE_VAL_RET = return value. */
 #define PROBE_VAL_NONE 0
@@ -90,6 +97,10 @@ struct probe_spec {
 	int key;		/* PROBE_VAL_* */
 	int stream;		/* PROBE_VAL_* */
 	int bytes;		/* PROBE_VAL_* */
+	enum mem_role mem;
+	int ptr;		/* PROBE_VAL_*: pointer allocated or freed */
+	int size;		/* PROBE_VAL_*: bytes allocated */
+	int memdev;		/* PROBE_VAL_*: device of the allocation; NONE: device 0 */
 	char origin[64];	/* "file:line" or "--probe", for error messages */
 };
 

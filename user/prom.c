@@ -203,8 +203,19 @@ static void series_free(struct prom_series *s)
 	free(s->func);
 }
 
+static void mem_free(struct prom_mem *m)
+{
+	free(m->comm);
+	free(m->container);
+}
+
 void prom_window_free(struct prom_window *w)
 {
+	for (int i = 0; i < w->nmem; i++)
+		mem_free(&w->mem[i]);
+	free(w->mem);
+	w->mem = NULL;
+	w->nmem = w->capmem = 0;
 	for (int i = 0; i < w->nseries; i++)
 		series_free(&w->series[i]);
 	free(w->series);
@@ -242,6 +253,15 @@ void prom_window_end(struct prom_window *w, uint64_t duration_ns)
 		w->series[j++] = *s;	/* keep the order: stable output */
 	}
 	w->nseries = j;
+	j = 0;
+	for (int i = 0; i < w->nmem; i++) {
+		if (w->window - w->mem[i].last_window > w->expire_after) {
+			mem_free(&w->mem[i]);
+			continue;
+		}
+		w->mem[j++] = w->mem[i];
+	}
+	w->nmem = j;
 }
 
 /* Stored strings are cut at PROM_LABEL_MAX: compare as far, or a long one never matches. */
@@ -456,6 +476,87 @@ static void per_series(struct sbuf *b, const struct prom_window *w, enum which k
 	}
 }
 
+int prom_window_set_memory(struct prom_window *w, const struct prom_job *job, int dev,
+			   bool mapped, uint64_t cur, uint64_t peak)
+{
+	const char *container = job->container && *job->container ? job->container : NULL;
+	struct prom_mem *m = NULL;
+	bool oom = false;
+
+	if (mapped)
+		dev = -1;
+	for (int i = 0; i < w->nmem && !m; i++)
+		if (w->mem[i].pid == job->pid && w->mem[i].dev == dev &&
+		    w->mem[i].mapped == mapped && str_eq(w->mem[i].comm, job->comm) &&
+		    str_eq(w->mem[i].container, container))
+			m = &w->mem[i];
+	if (!m) {
+		if (w->nmem == w->capmem) {
+			int cap = w->capmem ? w->capmem * 2 : 16;
+
+			m = realloc(w->mem, cap * sizeof(*m));
+			if (!m)
+				return -ENOMEM;
+			w->mem = m;
+			w->capmem = cap;
+		}
+		m = &w->mem[w->nmem];
+		memset(m, 0, sizeof(*m));
+		m->pid = job->pid;
+		m->dev = dev;
+		m->mapped = mapped;
+		m->comm = dup_or_null(job->comm, &oom);
+		m->container = dup_or_null(container, &oom);
+		if (oom) {
+			mem_free(m);
+			return -ENOMEM;
+		}
+		w->nmem++;
+	}
+	m->cur = cur;
+	m->peak = peak > m->peak ? peak : m->peak;
+	m->last_window = w->window;
+	return 0;
+}
+
+static void mem_families(struct sbuf *b, const struct prom_window *w)
+{
+	static const char *const names[] = { "spyre_device_memory_bytes",
+					     "spyre_device_memory_peak_bytes" };
+	static const char *const help[] = {
+		"Device memory a job holds at the end of the last window: allocated per device "
+		"(probes mem=alloc/free), or DMA mapped (VFIO).",
+		"Most device memory a job held since the tracer started (as seen while traced).",
+	};
+
+	if (!w->nmem)
+		return;
+	for (int k = 0; k < 2; k++) {
+		sb_family(b, names[k], "gauge", help[k]);
+		for (int i = 0; i < w->nmem; i++) {
+			const struct prom_mem *m = &w->mem[i];
+			bool first = true;
+			char num[16];
+
+			sb_str(b, names[k]);
+			snprintf(num, sizeof(num), "%u", m->pid);
+			sb_label(b, &first, "pid", num);
+			if (m->comm)
+				sb_label(b, &first, "comm", m->comm);
+			if (m->container)
+				sb_label(b, &first, "container_id", m->container);
+			if (!m->mapped) {
+				snprintf(num, sizeof(num), "%d", m->dev);
+				sb_label(b, &first, "device", num);
+			}
+			sb_label(b, &first, "kind", m->mapped ? "mapped" : "allocated");
+			sb_str(b, "} ");
+			sb_u64(b, k ? m->peak : m->cur);
+			sb_str(b, "\n");
+		}
+	}
+}
+
 char *prom_render(const struct prom_window *w, size_t *len)
 {
 	struct sbuf b = { 0 };
@@ -502,6 +603,7 @@ char *prom_render(const struct prom_window *w, size_t *len)
 		   "Call duration: quantiles over the last window, _sum and _count cumulative.");
 	per_series(&b, w, DROPS, "spyre_dropped_events_total", "counter",
 		   "Events lost by the tracer since it started (cumulative over windows).");
+	mem_families(&b, w);
 	if (b.oom) {
 		free(b.p);
 		return NULL;

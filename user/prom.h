@@ -50,6 +50,17 @@ struct prom_series {
 	uint64_t last_window;	/* index of the last window it was added in */
 };
 
+/* Device memory of one job (memledger.h): allocated per device, or DMA mapped (dev < 0). */
+struct prom_mem {
+	uint32_t pid;
+	int dev;
+	bool mapped;
+	char *comm;
+	char *container;
+	uint64_t cur, peak;
+	uint64_t last_window;
+};
+
 struct prom_window {
 	char version[64];
 	unsigned int sample_every;	/* N of --sample-every; 0 or 1: every call */
@@ -61,6 +72,8 @@ struct prom_window {
 	unsigned int expire_after;	/* idle windows a series is still exported; default 3 */
 	struct prom_series *series;
 	int nseries, cap;
+	struct prom_mem *mem;
+	int nmem, capmem;
 };
 
 void prom_window_init(struct prom_window *w, const char *version, unsigned int sample_every,
@@ -88,6 +101,14 @@ int prom_window_add_count(struct prom_window *w, const struct prom_job *job, con
  */
 int prom_window_add_drops(struct prom_window *w, const struct prom_job *job, const char *func,
 			  uint64_t ring_full, uint64_t too_deep);
+
+/*
+ * A job's device memory at the end of this window: bytes @cur live now, @peak the most since
+ * the tracer started. spyre_device_memory_bytes and _peak_bytes, labels device (allocated) or
+ * none (mapped) and kind. 0, -ENOMEM.
+ */
+int prom_window_set_memory(struct prom_window *w, const struct prom_job *job, int dev,
+			   bool mapped, uint64_t cur, uint64_t peak);
 
 /* The exposition text, malloc'd and NUL-terminated (@len may be NULL); NULL on ENOMEM. */
 char *prom_render(const struct prom_window *w, size_t *len);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "consumer.h"
+#include "memledger.h"
 #include "check.h"
 #include "cost.h"
 #include "env.h"
@@ -397,6 +398,7 @@ static int cmd_trace(struct probe_table *table)
 	struct bg_load upl = {}, drv = {};
 	struct warmer *warm = NULL;
 	struct consumer cons = {};
+	struct memledger mem = {};
 	struct output out = {};
 	struct target t = {};
 	struct trace_meta meta = {};
@@ -624,9 +626,10 @@ static int cmd_trace(struct probe_table *table)
 	if (err)
 		goto cleanup;
 	err = consumer_init(&cons, tw, &t, "/proc");
-	if (err)
+	if (err || (err = memledger_init(&mem)))
 		goto cleanup;
 	cons.vfio = vfio;
+	memledger_attach(&mem, &cons, meta.mono_base_ns);
 
 	sfd = stop_signals_fd();
 	pidfd = syscall(SYS_pidfd_open, env.pid, 0);
@@ -786,6 +789,7 @@ cleanup:
 		unlink(env.output);
 	}
 	consumer_free(&cons);
+	memledger_free(&mem);
 	vfio_close(drv.vfio);	/* vfio, once the driver tier's load was joined */
 	if (upl.tr && !upl.err)	/* loaded */
 		tracer_close(&tr);

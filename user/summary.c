@@ -3,6 +3,7 @@
 #include <string.h>
 #include "cost.h"
 #include "jsonw.h"
+#include "memledger.h"
 #include "procmaps.h"
 #include "summary.h"
 #include "util.h"
@@ -243,6 +244,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			fprintf(f, "entries only: %s (%s): its returns cannot be seen safely\n",
 				p->name, p->sites.why);
 	}
+	if (c->mem)
+		memledger_summary(c->mem, c, f);
 	free(order);
 }
 
@@ -426,6 +429,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "]}");
+	if (c->mem)	/* ,"spyreMemory":{...} */
+		memledger_json(c->mem, c, w);
 	data = jw_mem_data(w, &len);
 	if (data) {
 		out = malloc(len + 1);

@@ -326,6 +326,17 @@ void trace_instant(struct trace_writer *t, uint32_t pid, uint32_t tid, uint64_t 
 	put_event(t, true, pid, tid, ts_ns, NULL, name, cat, args, nargs);
 }
 
+void trace_counter(struct trace_writer *t, uint32_t pid, uint64_t ts_ns, const char *name,
+		   const struct trace_arg *args, int nargs)
+{
+	put_sep(t);
+	jw_lit(t->w, "{\"ph\":\"C\",\"name\":");
+	jw_str(t->w, name);
+	jw_lit(t->w, ",\"pid\":");
+	put_head_ids(t, "", 0, pid, 0, ts_ns, NULL);
+	put_args_end(t->w, NULL, args, nargs);
+}
+
 void trace_flow(struct trace_writer *t, char ph, uint64_t id, uint32_t pid, uint32_t tid,
 		uint64_t ts_ns)
 {

@@ -89,6 +89,9 @@ void trace_fmt_free(struct trace_fmt *f);
  */
 void trace_event(struct trace_writer *t, const struct trace_fmt *f, uint32_t pid, uint32_t tid,
 		 uint64_t ts_ns, uint64_t dur_ns, const struct trace_arg *args, int nargs);
+/* ph:"C" counter of process @pid (tid 0): each of @args (numbers) is a track of @name. */
+void trace_counter(struct trace_writer *t, uint32_t pid, uint64_t ts_ns, const char *name,
+		   const struct trace_arg *args, int nargs);
 /* ac2g flow: ph 's' at the launch, 'f' (bp:"e") at the device span. */
 void trace_flow(struct trace_writer *t, char ph, uint64_t id, uint32_t pid, uint32_t tid,
 		uint64_t ts_ns);

@@ -299,6 +299,16 @@ static struct bpf_program *kind_prog(struct tracer *tr, enum link_kind k)
 	}
 }
 
+/* SPYRE_CK_MEM* for the entry or instant link of a mem= probe (memledger.h), else 0. */
+static __u32 probe_mem_cookie(const struct probe_spec *s, enum probe_type type, int ret)
+{
+	if (s->mem == MEM_NONE)
+		return 0;
+	if (s->mem == MEM_FREE && type == PROBE_SPAN && ret != RET_NONE)
+		return SPYRE_CK_MEM | SPYRE_CK_MEM_ENTRY;
+	return SPYRE_CK_MEM;
+}
+
 /*
  * The offsets (and cookies) probe @i of @t needs for links of kind @k, written to @offs and
  * @cookies; returns how many. A jump site's cookie carries its condition (retsite.h) above the
@@ -343,7 +353,7 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 		break;
 	}
 	offs[0] = p->attach_off;
-	cookies[0] = i;
+	cookies[0] = (__u64)probe_mem_cookie(&t->table->specs[p->spec], type, p->ret) << 32 | i;
 	return 1;
 }
 

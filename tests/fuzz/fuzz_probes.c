@@ -110,6 +110,16 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 	FUZZ_CHECK(s->stream == PROBE_VAL_NONE || (s->dev != DEV_NONE && s->dev != DEV_SUBMIT));
 	FUZZ_CHECK(s->bytes >= PROBE_VAL_NONE && s->bytes <= PROBE_MAX_ARGS);
 	FUZZ_CHECK(s->bytes == PROBE_VAL_NONE || s->dev == DEV_LAUNCH);
+	/* device memory keys: complete for their role, argN only where the ledger reads an arg */
+	FUZZ_CHECK(s->mem >= MEM_NONE && s->mem <= MEM_FREE);
+	FUZZ_CHECK(s->mem == MEM_NONE || (s->dev == DEV_NONE && s->type != PROBE_UNWIND));
+	FUZZ_CHECK((s->mem == MEM_NONE) == (s->ptr == PROBE_VAL_NONE));
+	FUZZ_CHECK(s->ptr >= PROBE_VAL_NONE && s->ptr <= PROBE_VAL_RET);
+	FUZZ_CHECK(s->ptr != PROBE_VAL_RET || (s->type == PROBE_SPAN && s->mem == MEM_ALLOC));
+	FUZZ_CHECK((s->mem == MEM_ALLOC) == (s->size != PROBE_VAL_NONE));
+	FUZZ_CHECK(s->size >= PROBE_VAL_NONE && s->size <= PROBE_MAX_ARGS);
+	FUZZ_CHECK(s->memdev >= PROBE_VAL_NONE && s->memdev <= PROBE_MAX_ARGS);
+	FUZZ_CHECK(s->memdev == PROBE_VAL_NONE || s->mem == MEM_ALLOC);
 
 	/* Any name that matches the glob gets a display name; without one, too. */
 	if (globcap_match(s->sym, qualname, &caps)) {

@@ -96,6 +96,7 @@ static const struct expect fixtures[] = {
 	{ "instant-scope.json", CK_INSTANT_SCOPE, 2, 3 },
 	{ "flow-no-cat.json", CK_FLOW_NO_CAT, 2, 4 },
 	{ "bad-args.json", CK_BAD_ARGS, 2, 3 },
+	{ "counter-args.json", CK_COUNTER, 4, 6 },
 };
 
 TEST(check_fixtures_find_exactly_their_problem)

@@ -285,7 +285,8 @@ void dma_map(void *p, uint64_t size)
 	m.vaddr = (uintptr_t)p;
 	m.iova = (uintptr_t)p;
 	m.size = size;
-	vfio_ioctl(c, VFIO_IOMMU_MAP_DMA, &m);
+	if (vfio_ioctl(c, VFIO_IOMMU_MAP_DMA, &m) == 0)
+		mock_spyre::countBytes(mock_spyre::BYTES_MAPPED, size);
 }
 
 void dma_unmap(void *p, uint64_t size)
@@ -298,7 +299,8 @@ void dma_unmap(void *p, uint64_t size)
 	u.argsz = sizeof(u);
 	u.iova = (uintptr_t)p;
 	u.size = size;
-	vfio_ioctl(c, VFIO_IOMMU_UNMAP_DMA, &u);
+	if (vfio_ioctl(c, VFIO_IOMMU_UNMAP_DMA, &u) == 0)
+		mock_spyre::countBytes(mock_spyre::BYTES_UNMAPPED, size);
 }
 
 uint64_t now_ns()
@@ -501,6 +503,7 @@ MOCK_API void shutdownRuntime()
 struct __attribute__((visibility("hidden"))) FlexAllocator::Impl {
 	std::mutex lock;
 	std::unordered_map<void *, uint64_t> live;	// buffer -> mapped size
+	std::unordered_map<void *, uint64_t> asked;	// buffer -> size the caller asked for
 };
 
 MOCK_API FlexAllocator::FlexAllocator(int device) : impl_(new Impl), device_(device)
@@ -539,10 +542,12 @@ MOCK_API void *FlexAllocator::allocate(size_t bytes, int flags)
 		std::lock_guard<std::mutex> lk(impl_->lock);
 
 		impl_->live.emplace(p, rounded);
+		impl_->asked[p] = bytes;
 	} catch (...) {
 		free(p);
 		return nullptr;
 	}
+	mock_spyre::countBytes(mock_spyre::BYTES_ALLOCATED, bytes);
 	dma_map(p, rounded);
 	return p;
 }
@@ -561,6 +566,8 @@ MOCK_API void FlexAllocator::deallocate(void *ptr)
 		if (it != impl_->live.end()) {
 			size = it->second;
 			impl_->live.erase(it);
+			mock_spyre::countBytes(mock_spyre::BYTES_FREED, impl_->asked[ptr]);
+			impl_->asked.erase(ptr);
 		}
 	}
 	if (size) {

@@ -40,6 +40,7 @@ struct Options {
 	long oom_every = 0;
 	long stream_churn = 0;
 	long rename_at = -1;
+	long leak = 0;
 	long phases = 1;
 	const char *ready_file = nullptr;
 	const char *counts_file = nullptr;
@@ -136,6 +137,8 @@ struct Trainer {
 	uint64_t checksum = kFnvBasis;
 	bool failed = false;
 	bool completed = false; /* ran every iteration of the last phase */
+	long leak_left = 0;	/* --leak: deallocations still to skip in this phase */
+	std::vector<std::pair<void *, size_t>> leaked; /* ... and the blocks skipped */
 	std::thread thread;
 };
 
@@ -201,7 +204,14 @@ bool run_iteration(Trainer *tr, const Options *opt, uint64_t iter)
 	}
 	tr->checksum = fnv1a64(tr->checksum, tr->host_out.data(), bytes);
 out:
-	tr->alloc->deallocate(din);
+	// --leak: the first N input buffers of train-0 in a phase are never given back
+	if (din && tr->leak_left > 0) {
+		tr->leak_left--;
+		tr->leaked.emplace_back(din, bytes);
+		din = nullptr;
+	}
+	if (din)
+		tr->alloc->deallocate(din);
 	tr->alloc->deallocate(dout);
 	if (!ok)
 		fprintf(stderr, "%s: train-%d: runtime call failed\n", kProg, tr->index);
@@ -233,6 +243,12 @@ void trainer_main(Trainer *tr, Control *ctl)
 		long i;
 
 		tr->checksum = kFnvBasis;
+		// the last phase's leaks are given back now: a tracer attached in between sees
+		// frees of blocks allocated before it
+		for (auto &b : tr->leaked)
+			tr->alloc->deallocate(b.first);
+		tr->leak_left = tr->index == 0 ? opt->leak : 0;
+		tr->leaked.clear();
 		for (i = 0; i < opt->iters && !tr->failed; i++) {
 			if (ctl->abort.load(std::memory_order_relaxed))
 				break;
@@ -272,6 +288,9 @@ void usage(FILE *f)
 		"                    (created first, then the old ones destroyed) (0: never)\n"
 		"  --rename-at N     training threads rename themselves \"renamed-<i>\" before\n"
 		"                    iteration N of each phase (-1: never)\n"
+		"  --leak N          skip the deallocation of train-0's first N input buffers\n"
+		"                    in each phase (listed in the counts as \"leaked\"); they\n"
+		"                    are freed when the next phase starts (0)\n"
 		"  --phases P        phases (1)\n"
 		"  --ready-file F    write the pid to F (atomically) once all threads exist\n"
 		"  --counts FILE     after each phase write the call counts to FILE\n"
@@ -306,7 +325,8 @@ int parse_options(int argc, char **argv, Options *o)
 {
 	enum {
 		O_DEVICES = 256, O_THREADS, O_STREAMS, O_ITERS, O_BYTES, O_COMPUTE_US, O_KERNELS,
-		O_OOM_EVERY, O_STREAM_CHURN, O_RENAME_AT, O_PHASES, O_READY, O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
+		O_OOM_EVERY, O_STREAM_CHURN, O_RENAME_AT, O_LEAK, O_PHASES, O_READY, O_COUNTS,
+		O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
 	};
 	static const struct option longopts[] = {
 		{ "devices", required_argument, nullptr, O_DEVICES },
@@ -319,6 +339,7 @@ int parse_options(int argc, char **argv, Options *o)
 		{ "oom-every", required_argument, nullptr, O_OOM_EVERY },
 		{ "stream-churn", required_argument, nullptr, O_STREAM_CHURN },
 		{ "rename-at", required_argument, nullptr, O_RENAME_AT },
+		{ "leak", required_argument, nullptr, O_LEAK },
 		{ "phases", required_argument, nullptr, O_PHASES },
 		{ "ready-file", required_argument, nullptr, O_READY },
 		{ "counts", required_argument, nullptr, O_COUNTS },
@@ -363,6 +384,9 @@ int parse_options(int argc, char **argv, Options *o)
 			break;
 		case O_RENAME_AT:
 			ok = parse_num("rename-at", optarg, -1, 1000000000L, &o->rename_at);
+			break;
+		case O_LEAK:
+			ok = parse_num("leak", optarg, 0, 1000000L, &o->leak);
 			break;
 		case O_PHASES:
 			ok = parse_num("phases", optarg, 1, 1000000L, &o->phases);
@@ -435,7 +459,8 @@ int write_atomic(const std::string &path, const std::string &text)
 	return err;
 }
 
-std::string counts_json(long phase, uint64_t checksum)
+std::string counts_json(long phase, uint64_t checksum,
+			const std::vector<std::pair<void *, size_t>> &leaked)
 {
 	std::string s;
 	char buf[128];
@@ -461,7 +486,19 @@ std::string counts_json(long phase, uint64_t checksum)
 		 mock_spyre::apiName(mock_spyre::API_ALLOCATE),
 		 (unsigned long long)g_thrown.load());
 	s += buf;
-	s += "}}\n";
+	s += "},\"bytes\":{";
+	for (int i = 0; i < mock_spyre::BYTES_COUNT; i++) {
+		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", i ? "," : "", mock_spyre::bytesName(i),
+			 (unsigned long long)mock_spyre::byteCount(i));
+		s += buf;
+	}
+	s += "},\"leaked\":[";
+	for (size_t i = 0; i < leaked.size(); i++) {
+		snprintf(buf, sizeof(buf), "%s{\"addr\":\"%p\",\"bytes\":%zu}", i ? "," : "",
+			 leaked[i].first, leaked[i].second);
+		s += buf;
+	}
+	s += "]}\n";
 	return s;
 }
 
@@ -616,7 +653,11 @@ int main(int argc, char **argv)
 		if (status || !complete)
 			break;
 
-		std::string json = counts_json(phase, checksum);
+		std::vector<std::pair<void *, size_t>> leaked;
+
+		for (Trainer *tr : trainers)
+			leaked.insert(leaked.end(), tr->leaked.begin(), tr->leaked.end());
+		std::string json = counts_json(phase, checksum, leaked);
 
 		if (opt.counts_file) {
 			std::string path = opt.counts_file;

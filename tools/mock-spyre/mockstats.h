@@ -64,6 +64,20 @@ enum Ioctl : int {
 	IOCTL_COUNT
 };
 
+// Bytes through the allocator: allocated and freed as requested (allocate's size), mapped and
+// unmapped as given to VFIO_IOMMU_MAP_DMA/UNMAP_DMA that succeeded (whole pages).
+enum Bytes : int {
+	BYTES_ALLOCATED,
+	BYTES_FREED,
+	BYTES_MAPPED,
+	BYTES_UNMAPPED,
+	BYTES_COUNT
+};
+
+void countBytes(int which, uint64_t n);
+uint64_t byteCount(int which);
+const char *bytesName(int which);
+
 // Counts @cmd when it is one of the above.
 void countIoctl(unsigned long cmd);
 uint64_t ioctlCount(int ioctl);

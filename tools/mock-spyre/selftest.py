@@ -127,6 +127,17 @@ def main():
               "%s: ioctls %s, expected %s" % (what, d["ioctls"], want_ioctls))
         check(d["checksum"] == ref_checksum(threads, iters, nbytes, kernels),
               "%s: checksum %s" % (what, d["checksum"]))
+        # bytes as asked for: every buffer is freed within its iteration
+        check(d["bytes"]["allocated"] == n_alloc * nbytes == d["bytes"]["freed"] and
+              d["leaked"] == [], "%s: bytes %s" % (what, d["bytes"]))
+
+    # --leak N: train-0's first N input buffers stay allocated, listed with their size
+    out = subprocess.run([job, "--threads", "2", "--iters", "5", "--leak", "3", "--bytes", "100"],
+                         capture_output=True, text=True, check=True).stdout
+    d = json.loads(out)
+    check(len(d["leaked"]) == 3 and all(b["bytes"] == 100 for b in d["leaked"]) and
+          len({b["addr"] for b in d["leaked"]}) == 3, "--leak: %s" % d["leaked"])
+    check(d["bytes"]["allocated"] - d["bytes"]["freed"] == 300, "--leak: bytes %s" % d["bytes"])
 
     with tempfile.TemporaryDirectory() as tmp:
         ready = os.path.join(tmp, "ready")

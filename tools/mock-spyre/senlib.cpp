@@ -17,6 +17,8 @@ namespace {
 std::atomic<uint64_t> g_calls[API_COUNT];
 std::atomic<uint64_t> g_completions;
 std::atomic<uint64_t> g_ioctls[IOCTL_COUNT];
+std::atomic<uint64_t> g_bytes[BYTES_COUNT];
+const char *const g_bytes_names[BYTES_COUNT] = { "allocated", "freed", "mapped", "unmapped" };
 
 // index = enum Ioctl
 const struct {
@@ -104,6 +106,26 @@ MOCK_API void resetCounts()
 	g_completions.store(0, std::memory_order_relaxed);
 	for (auto &c : g_ioctls)
 		c.store(0, std::memory_order_relaxed);
+	for (auto &c : g_bytes)
+		c.store(0, std::memory_order_relaxed);
+}
+
+MOCK_API void countBytes(int which, uint64_t n)
+{
+	if (which >= 0 && which < BYTES_COUNT)
+		g_bytes[which].fetch_add(n, std::memory_order_relaxed);
+}
+
+MOCK_API uint64_t byteCount(int which)
+{
+	if (which < 0 || which >= BYTES_COUNT)
+		return 0;
+	return g_bytes[which].load(std::memory_order_relaxed);
+}
+
+MOCK_API const char *bytesName(int which)
+{
+	return which >= 0 && which < BYTES_COUNT ? g_bytes_names[which] : "?";
 }
 
 MOCK_API void countIoctl(unsigned long cmd)

@@ -1,0 +1,765 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <linux/vfio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "consumer.h"
+#include "memledger.h"
+#include "prom.h"
+
+int memledger_init(struct memledger *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->cap = 1024;
+	m->slots = calloc(m->cap, sizeof(*m->slots));
+	return m->slots ? 0 : -ENOMEM;
+}
+
+void memledger_free(struct memledger *m)
+{
+	free(m->pend);
+	free(m->slots);
+	free(m->accts);
+	trace_fmt_free(&m->fmt);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint32_t block_hash(uint32_t pid, uint8_t kind, uint64_t ptr)
+{
+	uint64_t k = ptr ^ ((uint64_t)pid << 40) ^ ((uint64_t)kind << 63);
+
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+/* The slot of (@pid, @kind, @ptr): its own, or the empty one where it belongs. */
+static struct mem_block *block_slot(const struct memledger *m, uint32_t pid, uint8_t kind,
+				    uint64_t ptr)
+{
+	uint32_t h = block_hash(pid, kind, ptr) & (m->cap - 1);
+
+	while (m->slots[h].ptr &&
+	       (m->slots[h].ptr != ptr || m->slots[h].pid != pid || m->slots[h].kind != kind))
+		h = (h + 1) & (m->cap - 1);
+	return &m->slots[h];
+}
+
+static int blocks_grow(struct memledger *m)
+{
+	uint32_t ocap = m->cap;
+	struct mem_block *old = m->slots;
+
+	m->slots = calloc(ocap * 2, sizeof(*old));
+	if (!m->slots) {
+		m->slots = old;
+		return -ENOMEM;
+	}
+	m->cap = ocap * 2;
+	for (uint32_t i = 0; i < ocap; i++)
+		if (old[i].ptr)
+			*block_slot(m, old[i].pid, old[i].kind, old[i].ptr) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Linear probing without tombstones: later entries of the run move back into the hole. */
+static void block_remove(struct memledger *m, struct mem_block *b)
+{
+	uint32_t hole = b - m->slots, i = hole;
+
+	for (;;) {
+		uint32_t home;
+
+		i = (i + 1) & (m->cap - 1);
+		if (!m->slots[i].ptr)
+			break;
+		home = block_hash(m->slots[i].pid, m->slots[i].kind, m->slots[i].ptr) &
+		       (m->cap - 1);
+		/* may the entry at i move to the hole? only if its home is not in (hole, i] */
+		if (((i - home) & (m->cap - 1)) >= ((i - hole) & (m->cap - 1))) {
+			m->slots[hole] = m->slots[i];
+			hole = i;
+		}
+	}
+	memset(&m->slots[hole], 0, sizeof(m->slots[hole]));
+	m->cnt--;
+}
+
+struct mem_acct *memledger_acct(struct memledger *m, uint32_t pid, enum mem_kind kind, int dev,
+				bool create)
+{
+	struct mem_acct *a;
+
+	if (kind == MEMK_MAPPED)
+		dev = -1;
+	/* a handful per process: a scan beats a hash */
+	for (int i = m->nacct - 1; i >= 0; i--) {
+		a = &m->accts[i];
+		if (a->pid == pid && a->kind == kind && a->dev == dev)
+			return a;
+	}
+	if (!create)
+		return NULL;
+	if (m->nacct == m->capacct) {
+		int cap = m->capacct ? m->capacct * 2 : 8;
+
+		a = realloc(m->accts, cap * sizeof(*a));
+		if (!a)
+			return NULL;
+		m->accts = a;
+		m->capacct = cap;
+	}
+	a = &m->accts[m->nacct++];
+	memset(a, 0, sizeof(*a));
+	a->pid = pid;
+	a->kind = kind;
+	a->dev = dev;
+	return a;
+}
+
+static void acct_add(struct mem_acct *a, uint64_t size, uint64_t ts)
+{
+	a->allocs++;
+	a->bytes_alloc += size;
+	a->cur += size;
+	if (a->cur > a->peak) {
+		a->peak = a->cur;
+		a->peak_ns = ts;
+	}
+}
+
+static void acct_sub(struct mem_acct *a, uint64_t size)
+{
+	a->frees++;
+	a->bytes_freed += size;
+	a->cur = a->cur >= size ? a->cur - size : 0;
+}
+
+struct mem_acct *memledger_alloc(struct memledger *m, uint32_t pid, uint32_t tid,
+				 enum mem_kind kind, int dev, uint64_t ptr, uint64_t size,
+				 uint64_t ts, uint32_t probe)
+{
+	struct mem_acct *a = memledger_acct(m, pid, kind, dev, true), *old;
+	struct mem_block *b;
+
+	if (!a)
+		return NULL;
+	if (!ptr) {
+		a->failed++;
+		return a;
+	}
+	b = block_slot(m, pid, kind, ptr);
+	if (b->ptr) {
+		/* the pointer is live already: its free was not seen (dropped, or untraced) */
+		old = memledger_acct(m, pid, kind, b->dev, false);
+		if (old) {
+			old->cur = old->cur >= b->size ? old->cur - b->size : 0;
+			old->replaced++;
+		}
+		a = memledger_acct(m, pid, kind, dev, false);	/* the array may have moved */
+	} else {
+		if (m->cnt >= MEMLEDGER_MAX_BLOCKS) {
+			m->blocks_untracked++;
+			acct_add(a, size, ts);
+			return a;
+		}
+		m->cnt++;
+	}
+	*b = (struct mem_block){ .ptr = ptr, .size = size, .ts = ts, .pid = pid, .tid = tid,
+				 .probe = probe, .dev = (int16_t)a->dev, .kind = kind };
+	acct_add(a, size, ts);
+	/* keep the load under 1/2 so probing stays short */
+	if (m->cnt * 2 > m->cap)
+		blocks_grow(m);
+	return a;
+}
+
+struct mem_acct *memledger_release(struct memledger *m, uint32_t pid, enum mem_kind kind,
+				   uint64_t ptr, uint64_t ts, uint64_t *size, int *dev)
+{
+	struct mem_block *b;
+	struct mem_acct *a;
+
+	(void)ts;
+	*size = 0;
+	*dev = kind == MEMK_MAPPED ? -1 : 0;
+	if (!ptr)
+		return NULL;	/* free(NULL) and the like: nothing */
+	b = block_slot(m, pid, kind, ptr);
+	if (!b->ptr) {
+		/* allocated before we attached (or its allocation was not tracked) */
+		a = memledger_acct(m, pid, kind, *dev, true);
+		if (a)
+			a->unknown_frees++;
+		return NULL;
+	}
+	*size = b->size;
+	*dev = b->dev;
+	a = memledger_acct(m, pid, kind, b->dev, true);
+	block_remove(m, b);
+	if (a)
+		acct_sub(a, *size);
+	return a;
+}
+
+void memledger_forget(struct memledger *m, uint32_t pid)
+{
+	int j = 0;
+
+	/* removing shifts later entries back into the hole: look at the same slot again */
+	for (uint32_t i = 0; i < m->cap;) {
+		if (m->slots[i].ptr && m->slots[i].pid == pid)
+			block_remove(m, &m->slots[i]);
+		else
+			i++;
+	}
+	for (int i = 0; i < m->nacct; i++)
+		if (m->accts[i].pid != pid)
+			m->accts[j++] = m->accts[i];
+	m->nacct = j;
+}
+
+/* --- the trace ------------------------------------------------------------------------------- */
+
+static void counter(struct trace_writer *tw, const struct mem_acct *a, uint64_t ts)
+{
+	struct trace_arg arg = { .key = a->kind == MEMK_MAPPED ? "mapped" : "allocated",
+				 .type = TA_U64, .u = a->cur };
+	char name[48];
+
+	if (a->kind == MEMK_MAPPED)
+		snprintf(name, sizeof(name), "Spyre DMA mapped");
+	else
+		snprintf(name, sizeof(name), "Spyre memory (device %d)", a->dev);
+	trace_counter(tw, a->pid, ts, name, &arg, 1);
+}
+
+/* A process with allocations on several devices also gets its total: "Spyre memory (all)". */
+static void process_counter(struct memledger *m, struct trace_writer *tw, uint32_t pid,
+			    uint64_t ts)
+{
+	struct trace_arg arg = { .key = "allocated", .type = TA_U64 };
+	int ndev = 0;
+
+	for (int i = 0; i < m->nacct; i++) {
+		if (m->accts[i].pid != pid || m->accts[i].kind != MEMK_ALLOC)
+			continue;
+		arg.u += m->accts[i].cur;
+		ndev++;
+	}
+	if (ndev > 1)
+		trace_counter(tw, pid, ts, "Spyre memory (all devices)", &arg, 1);
+}
+
+void memledger_attach(struct memledger *m, struct consumer *c, uint64_t base_ns)
+{
+	c->mem = m;
+	m->base_ns = base_ns;
+	/* a later window's trace: its tracks start where the last one ended */
+	if (c->tw)
+		for (int i = 0; i < m->nacct; i++)
+			if (m->accts[i].allocs)
+				counter(c->tw, &m->accts[i], base_ns);
+}
+
+/* Kineto's [memory] instant: Bytes negative for a free, totals after the change. */
+static void memory_event(struct memledger *m, struct trace_writer *tw, const struct mem_acct *a,
+			 uint32_t tid, uint64_t ts, uint64_t ptr, int64_t bytes)
+{
+	static const char *const keys[] = { "Device Type", "Device Id", "Addr", "Bytes",
+					    "Total Allocated", "Total Reserved" };
+	struct trace_arg args[6] = {
+		{ .type = TA_I64, .i = MEMLEDGER_DEVICE_TYPE },
+		{ .type = TA_I64, .i = a->dev },
+		{ .type = TA_U64, .u = ptr },
+		{ .type = TA_I64, .i = bytes },
+		{ .type = TA_U64, .u = a->cur },
+		/* what torch_spyre reports too: the runtime keeps no cache we could see */
+		{ .type = TA_U64, .u = a->cur },
+	};
+
+	if (!m->fmt_state)
+		m->fmt_state = trace_fmt_init(&m->fmt, true, "cpu_instant_event", "[memory]", keys,
+					      6) ? -1 : 1;
+	if (m->fmt_state == 1) {
+		trace_event(tw, &m->fmt, a->pid, tid, ts, 0, args, 6);
+		return;
+	}
+	for (int i = 0; i < 6; i++)
+		args[i].key = keys[i];
+	trace_instant(tw, a->pid, tid, ts, "[memory]", "cpu_instant_event", args, 6);
+}
+
+/* The pending frees of thread @tid (created if new with @create; NULL: none, or ENOMEM). */
+static struct mem_pending *pending_of(struct memledger *m, uint32_t tid, bool create)
+{
+	struct mem_pending *p;
+	uint32_t h;
+
+	if (!m->pcap) {
+		if (!create)
+			return NULL;
+		m->pend = calloc(64, sizeof(*m->pend));
+		if (!m->pend)
+			return NULL;
+		m->pcap = 64;
+	}
+	h = (tid * 2654435761u) & (m->pcap - 1);
+	while (m->pend[h].tid && m->pend[h].tid != tid)
+		h = (h + 1) & (m->pcap - 1);
+	p = &m->pend[h];
+	if (p->tid || !create)
+		return p->tid ? p : NULL;
+	if ((m->pcnt + 1) * 2 > m->pcap) {
+		struct mem_pending *old = m->pend, *np = calloc(m->pcap * 2, sizeof(*np));
+		uint32_t ocap = m->pcap;
+
+		if (!np)
+			return NULL;
+		m->pend = np;
+		m->pcap = ocap * 2;
+		for (uint32_t i = 0; i < ocap; i++) {
+			if (!old[i].tid)
+				continue;
+			h = (old[i].tid * 2654435761u) & (m->pcap - 1);
+			while (m->pend[h].tid)
+				h = (h + 1) & (m->pcap - 1);
+			m->pend[h] = old[i];
+		}
+		free(old);
+		return pending_of(m, tid, true);
+	}
+	m->pcnt++;
+	p->tid = tid;
+	return p;
+}
+
+/* A free's entry record came: its span, when it comes, changes nothing. */
+static void pending_push(struct memledger *m, uint32_t tid, uint64_t ptr)
+{
+	struct mem_pending *p = pending_of(m, tid, true);
+
+	if (!p)
+		return;
+	if (p->n == MEMLEDGER_PENDING) {	/* spans lost too: the oldest is stale */
+		memmove(p->ptr, p->ptr + 1, sizeof(p->ptr[0]) * (MEMLEDGER_PENDING - 1));
+		p->n--;
+	}
+	p->ptr[p->n++] = ptr;
+}
+
+/* A free's span: was its entry record seen (then forget it)? */
+static bool pending_pop(struct memledger *m, uint32_t tid, uint64_t ptr)
+{
+	struct mem_pending *p = pending_of(m, tid, false);
+
+	for (int i = p ? (int)p->n - 1 : -1; i >= 0; i--) {
+		if (p->ptr[i] != ptr)
+			continue;
+		memmove(p->ptr + i, p->ptr + i + 1, sizeof(p->ptr[0]) * (p->n - i - 1));
+		p->n--;
+		return true;
+	}
+	return false;
+}
+
+static uint64_t val(const struct spyre_event *e, int src)
+{
+	if (src >= 1 && src <= SPYRE_MAX_ARGS)
+		return e->args[src - 1];
+	return src == PROBE_VAL_RET ? e->ret : 0;
+}
+
+void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
+		     const struct spyre_event *e)
+{
+	uint64_t ptr = val(e, s->ptr), size, ts;
+	struct mem_acct *a;
+	int dev;
+
+	if (s->mem == MEM_ALLOC) {
+		if (s->ptr == PROBE_VAL_RET && e->type != SPYRE_EV_SPAN) {
+			m->no_pointer++;	/* entries only: the pointer is never seen */
+			return;
+		}
+		/* the block exists from the return on: that is when its pointer can be freed */
+		ts = e->type == SPYRE_EV_SPAN ? e->ts + e->dur : e->ts;
+		size = val(e, s->size);
+		dev = s->memdev ? (int)(int32_t)val(e, s->memdev) : 0;
+		if (dev < 0 || dev > INT16_MAX)
+			dev = -1;	/* not a device index: booked apart, never truncated */
+		a = memledger_alloc(m, e->tgid, e->tid, MEMK_ALLOC, dev, ptr, size, ts, e->probe);
+		if (!a || !ptr || !tw)
+			return;
+		memory_event(m, tw, a, e->tid, ts, ptr, (int64_t)size);
+		counter(tw, a, ts);
+		process_counter(m, tw, e->tgid, ts);
+		return;
+	}
+	/*
+	 * A span's free is taken at its entry (SPYRE_EV_MEM_ENTRY), an instant's is its entry; a
+	 * span whose entry record found the ring full is the free (at its entry time, as late as
+	 * it can be known: the allocator may have reused the pointer meanwhile).
+	 */
+	if (e->type == SPYRE_EV_MEM_ENTRY)
+		pending_push(m, e->tid, ptr);
+	else if (e->type == SPYRE_EV_SPAN && pending_pop(m, e->tid, ptr))
+		return;
+	else if (e->type == SPYRE_EV_SPAN)
+		m->entries_lost++;
+	a = memledger_release(m, e->tgid, MEMK_ALLOC, ptr, e->ts, &size, &dev);
+	if (!a || !tw)
+		return;
+	memory_event(m, tw, a, e->tid, e->ts, ptr, -(int64_t)size);
+	counter(tw, a, e->ts);
+	process_counter(m, tw, e->tgid, e->ts);
+}
+
+void memledger_ioctl(struct memledger *m, struct trace_writer *tw, const struct spyre_event *e)
+{
+	uint32_t flags = (uint32_t)(e->args[SPYRE_IOCTL_META] >> 16) & 0xff;
+	uint64_t cmd = e->args[SPYRE_IOCTL_CMD], iova = e->args[SPYRE_IOCTL_IOVA], size, ts;
+	struct mem_acct *a;
+	int dev;
+
+	if (!(flags & SPYRE_IOCTL_F_DMA) || (int64_t)e->ret != 0)
+		return;
+	if (cmd == VFIO_IOMMU_MAP_DMA) {
+		ts = e->ts + e->dur;
+		a = memledger_alloc(m, e->tgid, e->tid, MEMK_MAPPED, -1, iova,
+				    e->args[SPYRE_IOCTL_SIZE], ts, UINT32_MAX);
+	} else if (cmd == VFIO_IOMMU_UNMAP_DMA) {
+		ts = e->ts;
+		a = memledger_release(m, e->tgid, MEMK_MAPPED, iova, ts, &size, &dev);
+	} else {
+		return;
+	}
+	if (a && tw)
+		counter(tw, a, ts);
+}
+
+void prom_window_add_memory(struct prom_window *pw, const struct consumer *c,
+			    const struct memledger *m)
+{
+	for (int i = 0; i < m->nacct; i++) {
+		const struct mem_acct *a = &m->accts[i];
+		const struct process_info *p = c ? consumer_process(c, a->pid) : NULL;
+		struct prom_job job;
+
+		/* a job not seen in this window keeps its series until they expire (prom.h) */
+		if (!p)
+			continue;
+		job = (struct prom_job){ .pid = a->pid, .comm = p->name[0] ? p->name : NULL,
+					 .container = p->container };
+		prom_window_set_memory(pw, &job, a->dev, a->kind == MEMK_MAPPED, a->cur, a->peak);
+	}
+}
+
+/* --- what is still live ---------------------------------------------------------------------- */
+
+struct live_group {
+	uint32_t pid, tid, probe;
+	int dev;
+	uint64_t size, count, oldest;
+};
+
+static int by_group_key(const void *x, const void *y)
+{
+	const struct mem_block *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->probe != b->probe)
+		return a->probe < b->probe ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static int by_oldest(const void *x, const void *y)
+{
+	const struct live_group *a = x, *b = y;
+
+	if (a->oldest != b->oldest)
+		return a->oldest < b->oldest ? -1 : 1;
+	return a->size > b->size ? -1 : a->size < b->size;
+}
+
+static int block_by_ts(const void *x, const void *y)
+{
+	const struct mem_block *a = x, *b = y;
+
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/*
+ * The live allocations (not mappings) of every process: blocks sorted by (pid, device, probe,
+ * thread, size), groups of equal keys oldest first. Both malloc'd; -ENOMEM.
+ */
+static int live_groups(const struct memledger *m, struct mem_block **blocks, uint32_t *nblocks,
+		       struct live_group **groups, uint32_t *ngroups)
+{
+	struct mem_block *bl = malloc((m->cnt ? m->cnt : 1) * sizeof(*bl));
+	struct live_group *gr = malloc((m->cnt ? m->cnt : 1) * sizeof(*gr));
+	uint32_t nb = 0, ng = 0;
+
+	if (!bl || !gr) {
+		free(bl);
+		free(gr);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->slots[i].ptr && m->slots[i].kind == MEMK_ALLOC)
+			bl[nb++] = m->slots[i];
+	qsort(bl, nb, sizeof(*bl), by_group_key);
+	for (uint32_t i = 0; i < nb; i++) {
+		struct live_group *g = ng ? &gr[ng - 1] : NULL;
+
+		if (!g || g->pid != bl[i].pid || g->dev != bl[i].dev || g->probe != bl[i].probe ||
+		    g->tid != bl[i].tid || g->size != bl[i].size) {
+			g = &gr[ng++];
+			*g = (struct live_group){ .pid = bl[i].pid, .tid = bl[i].tid,
+						  .probe = bl[i].probe, .dev = bl[i].dev,
+						  .size = bl[i].size, .oldest = bl[i].ts };
+		}
+		g->count++;	/* sorted by ts within a key: the first is the oldest */
+	}
+	qsort(gr, ng, sizeof(*gr), by_oldest);
+	qsort(bl, nb, sizeof(*bl), block_by_ts);
+	*blocks = bl;
+	*nblocks = nb;
+	*groups = gr;
+	*ngroups = ng;
+	return 0;
+}
+
+static const char *ledger_probe_name(const struct consumer *c, uint32_t probe)
+{
+	return c && c->t && probe < (uint32_t)c->t->cnt ? c->t->probes[probe].name : "?";
+}
+
+static void json_acct(struct jw *w, const struct mem_acct *a, uint64_t base_ns)
+{
+	jw_lit(w, "{\"current\":");
+	jw_u64(w, a->cur);
+	jw_lit(w, ",\"peak\":");
+	jw_u64(w, a->peak);
+	jw_lit(w, ",\"peakTs\":");
+	if (a->peak_ns)
+		jw_us_signed(w, (int64_t)(a->peak_ns - base_ns));
+	else
+		jw_lit(w, "null");
+	jw_lit(w, ",\"allocs\":");
+	jw_u64(w, a->allocs);
+	jw_lit(w, ",\"frees\":");
+	jw_u64(w, a->frees);
+	jw_lit(w, ",\"bytesAllocated\":");
+	jw_u64(w, a->bytes_alloc);
+	jw_lit(w, ",\"bytesFreed\":");
+	jw_u64(w, a->bytes_freed);
+	jw_lit(w, ",\"unknownFrees\":");
+	jw_u64(w, a->unknown_frees);
+	jw_lit(w, ",\"failedAllocs\":");
+	jw_u64(w, a->failed);
+	jw_lit(w, ",\"freesMissed\":");
+	jw_u64(w, a->replaced);
+	jw_lit(w, "}");
+}
+
+void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w)
+{
+	struct live_group *gr = NULL;
+	struct mem_block *bl = NULL;
+	uint32_t nb = 0, ng = 0, listed;
+	int npid = 0;
+	uint32_t *pids = malloc((m->nacct ? m->nacct : 1) * sizeof(*pids));
+
+	if (!pids || live_groups(m, &bl, &nb, &gr, &ng)) {
+		free(pids);
+		return;
+	}
+	for (int i = 0; i < m->nacct; i++) {
+		int k = 0;
+
+		while (k < npid && pids[k] != m->accts[i].pid)
+			k++;
+		if (k == npid)
+			pids[npid++] = m->accts[i].pid;
+	}
+	jw_lit(w, ",\n\"spyreMemory\":{\"note\":\"only allocations made while traced are known: "
+		  "a free of a block allocated before is counted in unknownFrees\","
+		  "\"deviceType\":");
+	jw_u64(w, MEMLEDGER_DEVICE_TYPE);
+	jw_lit(w, ",\"allocsWithoutPointer\":");
+	jw_u64(w, m->no_pointer);
+	jw_lit(w, ",\"blocksUntracked\":");
+	jw_u64(w, m->blocks_untracked);
+	jw_lit(w, ",\"freeEntriesLost\":");
+	jw_u64(w, m->entries_lost);
+	jw_lit(w, ",\"processes\":[");
+	for (int k = 0; k < npid; k++) {
+		const struct mem_acct *mapped = NULL;
+		bool first = true;
+
+		jw_lit(w, k ? ",\n{\"pid\":" : "\n{\"pid\":");
+		jw_u64(w, pids[k]);
+		jw_lit(w, ",\"devices\":[");
+		for (int i = 0; i < m->nacct; i++) {
+			const struct mem_acct *a = &m->accts[i];
+
+			if (a->pid != pids[k])
+				continue;
+			if (a->kind == MEMK_MAPPED) {
+				mapped = a;
+				continue;
+			}
+			jw_lit(w, first ? "{\"device\":" : ",{\"device\":");
+			first = false;
+			jw_i64(w, a->dev);
+			jw_lit(w, ",\"allocated\":");
+			json_acct(w, a, m->base_ns);
+			jw_lit(w, "}");
+		}
+		jw_lit(w, "],\"mapped\":");
+		if (mapped)
+			json_acct(w, mapped, m->base_ns);
+		else
+			jw_lit(w, "null");
+		/* every group, oldest first */
+		jw_lit(w, ",\"liveGroups\":[");
+		first = true;
+		for (uint32_t i = 0; i < ng; i++) {
+			const struct live_group *g = &gr[i];
+
+			if (g->pid != pids[k])
+				continue;
+			jw_lit(w, first ? "\n{\"device\":" : ",\n{\"device\":");
+			first = false;
+			jw_i64(w, g->dev);
+			jw_lit(w, ",\"bytes\":");
+			jw_u64(w, g->size);
+			jw_lit(w, ",\"count\":");
+			jw_u64(w, g->count);
+			jw_lit(w, ",\"probe\":");
+			jw_str(w, ledger_probe_name(c, g->probe));
+			jw_lit(w, ",\"tid\":");
+			jw_u64(w, g->tid);
+			jw_lit(w, ",\"thread\":");
+			jw_str(w, c ? consumer_thread_name(c, g->tid) : "");
+			jw_lit(w, ",\"oldestTs\":");
+			jw_us_signed(w, (int64_t)(g->oldest - m->base_ns));
+			jw_lit(w, "}");
+		}
+		/* the blocks themselves, oldest first, as many as MEMLEDGER_LIST_BLOCKS */
+		jw_lit(w, "],\"liveBlocks\":[");
+		listed = 0;
+		first = true;
+		for (uint32_t i = 0; i < nb; i++) {
+			const struct mem_block *b = &bl[i];
+
+			if (b->pid != pids[k] || ++listed > MEMLEDGER_LIST_BLOCKS)
+				continue;
+			jw_lit(w, first ? "\n{\"device\":" : ",\n{\"device\":");
+			first = false;
+			jw_i64(w, b->dev);
+			jw_lit(w, ",\"addr\":");
+			jw_hex(w, b->ptr);
+			jw_lit(w, ",\"bytes\":");
+			jw_u64(w, b->size);
+			jw_lit(w, ",\"probe\":");
+			jw_str(w, ledger_probe_name(c, b->probe));
+			jw_lit(w, ",\"tid\":");
+			jw_u64(w, b->tid);
+			jw_lit(w, ",\"ts\":");
+			jw_us_signed(w, (int64_t)(b->ts - m->base_ns));
+			jw_lit(w, "}");
+		}
+		jw_lit(w, "],\"liveBlocksNotListed\":");
+		jw_u64(w, listed > MEMLEDGER_LIST_BLOCKS ? listed - MEMLEDGER_LIST_BLOCKS : 0);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "]}");
+	free(pids);
+	free(bl);
+	free(gr);
+}
+
+static const char *fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 10ull << 30)
+		snprintf(buf, len, "%.1f GiB", b / (double)(1ull << 30));
+	else if (b >= 10ull << 20)
+		snprintf(buf, len, "%.1f MiB", b / (double)(1ull << 20));
+	else if (b >= 10ull << 10)
+		snprintf(buf, len, "%.1f KiB", b / 1024.0);
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)b);
+	return buf;
+}
+
+static double secs(uint64_t ts, uint64_t base)
+{
+	return ((int64_t)(ts - base)) / 1e9;
+}
+
+void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f)
+{
+	struct live_group *gr = NULL;
+	struct mem_block *bl = NULL;
+	uint32_t nb = 0, ng = 0;
+	char b1[32], b2[32];
+
+	if (!m->nacct && !m->no_pointer)
+		return;
+	if (live_groups(m, &bl, &nb, &gr, &ng))
+		return;
+	fprintf(f, "device memory (allocations made before tracing started are not known):\n");
+	for (int i = 0; i < m->nacct; i++) {
+		const struct mem_acct *a = &m->accts[i];
+
+		if (a->kind == MEMK_MAPPED)
+			fprintf(f, "  pid %u DMA mapped: ", a->pid);
+		else
+			fprintf(f, "  pid %u device %d: ", a->pid, a->dev);
+		fprintf(f, "peak %s", fmt_bytes(a->peak, b1, sizeof(b1)));
+		if (a->peak_ns)
+			fprintf(f, " at %+.3f s", secs(a->peak_ns, m->base_ns));
+		fprintf(f, ", %s still %s; %llu allocs, %llu frees", fmt_bytes(a->cur, b2,
+			sizeof(b2)), a->kind == MEMK_MAPPED ? "mapped" : "allocated",
+			(unsigned long long)a->allocs, (unsigned long long)a->frees);
+		if (a->unknown_frees)
+			fprintf(f, ", %llu frees of unknown pointers",
+				(unsigned long long)a->unknown_frees);
+		if (a->failed)
+			fprintf(f, ", %llu failed", (unsigned long long)a->failed);
+		if (a->replaced)
+			fprintf(f, ", %llu frees missed", (unsigned long long)a->replaced);
+		fprintf(f, "\n");
+	}
+	if (m->no_pointer)
+		fprintf(f, "  %llu allocations without a pointer (their probe sees entries only)\n",
+			(unsigned long long)m->no_pointer);
+	if (m->blocks_untracked)
+		fprintf(f, "  %llu blocks not tracked (more than %u live)\n",
+			(unsigned long long)m->blocks_untracked, MEMLEDGER_MAX_BLOCKS);
+	if (ng) {
+		fprintf(f, "  still allocated at the end, oldest first "
+			"(%u block%s in %u group%s%s):\n", nb, nb == 1 ? "" : "s", ng,
+			ng == 1 ? "" : "s",
+			ng > MEMLEDGER_SUMMARY_GROUPS ? ", top 10; all in the trace metadata" : "");
+		for (uint32_t i = 0; i < ng && i < MEMLEDGER_SUMMARY_GROUPS; i++) {
+			const struct live_group *g = &gr[i];
+
+			fprintf(f, "    %6llu x %-10s pid %u device %d  %s  thread %s (%u)  since "
+				"%+.3f s\n", (unsigned long long)g->count,
+				fmt_bytes(g->size, b1, sizeof(b1)), g->pid, g->dev,
+				ledger_probe_name(c, g->probe), c ? consumer_thread_name(c, g->tid) : "?",
+				g->tid, secs(g->oldest, m->base_ns));
+		}
+	}
+	free(bl);
+	free(gr);
+}
