@@ -474,7 +474,8 @@ excbench() {
 	[ -n "$off" ] && [ -n "$sites" ] || die "spyre-bpftrace list: no exc_call in libexc.so: $listing"
 	EX[where]="exc_call attached at $off ('$(insn_at "$B/libexc.so" "$off")'), return sites $sites ('$(insns "$B/libexc.so" "$sites")')"
 	# --uretprobes only where the unwind guard works; the guard goes on the unwinders of the
-	# default table, which --no-default leaves out: a probes file with them
+	# default table, which --no-default leaves out: a probes file with them (--allow-missing:
+	# a file's line that resolves nowhere is an error, and libunwind is not mapped here)
 	grep -E '^(libgcc_s|libunwind)\.so\*.*type=unwind' "$ROOT/user/spyre-default.probes" >"$WORK/ex.probes"
 	printf 'libexc.so\texc_call\n' >>"$WORK/ex.probes"
 	EX[uret]=unknown
@@ -490,7 +491,7 @@ excbench() {
 			uret)
 				[ "${EX[uret]}" = refused ] && continue
 				spawn ex-tr --mark "ready:$WORK/ex-tr.rf" -- "$TOOL" -v -p "$pid" --no-default \
-					--probes "$WORK/ex.probes" --uretprobes --driver off \
+					--probes "$WORK/ex.probes" --allow-missing --uretprobes --driver off \
 					--ready-file "$WORK/ex-tr.rf" -o "$WORK/ex.json" --force
 				if ! grep -q 'returns seen by uretprobes, C++ exception unwind guard on' \
 					"$WORK/ex-tr.stderr"; then
