@@ -585,6 +585,20 @@ static void put_member(struct jw *w, const char *key, const struct jv *v)
 	jw_commit(w);
 }
 
+/* [{"from":A,"to":B},...]: what merge renumbered (device pids, a legacy export's threads) */
+static void put_moves(struct jw *w, const int64_t *from, const int64_t *to, int n)
+{
+	jw_lit(w, "[");
+	for (int i = 0; i < n; i++) {
+		jw_lit(w, i ? ",{\"from\":" : "{\"from\":");
+		jw_i64(w, from[i]);
+		jw_lit(w, ",\"to\":");
+		jw_i64(w, to[i]);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "]");
+}
+
 static void put_header(struct mctx *m, const struct jv *ours, const struct jv *kineto,
 		       const char *ours_name, const char *kineto_name)
 {
@@ -636,15 +650,9 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	jw_u64(w, mi->spyre_base_ns);
 	jw_lit(w, ",\"shiftNs\":");
 	jw_i64(w, mi->shift_ns);
-	jw_lit(w, ",\"devicePids\":[");
-	for (int i = 0; i < mi->ndev; i++) {
-		jw_lit(w, i ? ",{\"from\":" : "{\"from\":");
-		jw_i64(w, mi->dev_from[i]);
-		jw_lit(w, ",\"to\":");
-		jw_i64(w, mi->dev_to[i]);
-		jw_lit(w, "}");
-	}
-	jw_lit(w, "],\"correlationOffset\":");
+	jw_lit(w, ",\"devicePids\":");
+	put_moves(w, mi->dev_from, mi->dev_to, mi->ndev);
+	jw_lit(w, ",\"correlationOffset\":");
 	jw_u64(w, mi->corr_offset);
 	jw_lit(w, ",\"nesting\":{\"toleranceNs\":");
 	jw_i64(w, mi->tol_ns);
@@ -674,18 +682,22 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 		jw_u64(w, f->considered);
 		jw_lit(w, ",\"pid\":");
 		jw_i64(w, mi->legacy_pid);
-		jw_lit(w, ",\"threads\":[");
-		for (int i = 0; i < f->nthreads; i++) {
-			jw_lit(w, i ? ",{\"from\":" : "{\"from\":");
-			jw_i64(w, f->tid_from[i]);
-			jw_lit(w, ",\"to\":");
-			jw_i64(w, f->tid_to[i]);
-			jw_lit(w, "}");
-		}
-		jw_lit(w, "]}");
+		jw_lit(w, ",\"threads\":");
+		put_moves(w, f->tid_from, f->tid_to, f->nthreads);
+		jw_lit(w, "}");
 	}
 	jw_lit(w, "},\n\"traceEvents\":[");
 	jw_commit(w);
+}
+
+/* CLOCK_REALTIME at our ts 0, into mi->spyre_base_ns; -EINVAL with a message when unknown. */
+static int our_base(struct merge_info *mi, const struct jv *ours, char *err, size_t errlen)
+{
+	if (base_ns(jv_get(jv_get(ours, "spyreTracer"), "realtimeBaseNs"), &mi->spyre_base_ns) ||
+	    base_ns(jv_get(ours, "baseTimeNanoseconds"), &mi->spyre_base_ns))
+		return 0;
+	return errf(err, errlen, -EINVAL, "our trace has neither spyreTracer.realtimeBaseNs nor "
+		    "baseTimeNanoseconds: its clock is unknown");
 }
 
 /* The clock anchors; -EINVAL/-ERANGE with a message when the traces cannot be aligned. */
@@ -695,14 +707,13 @@ static int anchors(struct mctx *m, const struct jv *ours, const struct jv *kinet
 	const struct jv *tr = jv_get(ours, "spyreTracer");
 	struct merge_info *mi = m->mi;
 	uint64_t diff;
+	int ret;
 
 	if (!tr && jv_get(kineto, "spyreTracer"))
 		return errf(err, errlen, -EINVAL, "the first trace is not from spyre-bpftrace but "
 			    "the second is: give ours first, then Kineto's");
-	if (!base_ns(jv_get(tr, "realtimeBaseNs"), &mi->spyre_base_ns) &&
-	    !base_ns(jv_get(ours, "baseTimeNanoseconds"), &mi->spyre_base_ns))
-		return errf(err, errlen, -EINVAL, "our trace has neither spyreTracer.realtimeBaseNs "
-			    "nor baseTimeNanoseconds: its clock is unknown");
+	if ((ret = our_base(mi, ours, err, errlen)))
+		return ret;
 	if (kineto->type == JV_OBJECT &&
 	    base_ns(jv_get(kineto, "baseTimeNanoseconds"), &mi->kineto_base_ns)) {
 		mi->kineto_absolute = false;
@@ -831,7 +842,6 @@ static int64_t our_pid_of(const struct mctx *m, int64_t tid, bool any)
 
 static int legacy_anchors(struct mctx *m, const struct jv *ours, char *err, size_t errlen)
 {
-	const struct jv *tr = jv_get(ours, "spyreTracer");
 	struct merge_info *mi = m->mi;
 	int64_t guess, d;
 	int ret;
@@ -842,10 +852,8 @@ static int legacy_anchors(struct mctx *m, const struct jv *ours, char *err, size
 			    "functions\", torch's own thread numbers): its clock is unknown. Give "
 			    "--profiler-start NS, CLOCK_REALTIME ns just before the profiler was "
 			    "enabled (time.time_ns() before torch.autograd.profiler.profile())");
-	if (!base_ns(jv_get(tr, "realtimeBaseNs"), &mi->spyre_base_ns) &&
-	    !base_ns(jv_get(ours, "baseTimeNanoseconds"), &mi->spyre_base_ns))
-		return errf(err, errlen, -EINVAL, "our trace has neither spyreTracer.realtimeBaseNs "
-			    "nor baseTimeNanoseconds: its clock is unknown");
+	if ((ret = our_base(mi, ours, err, errlen)))
+		return ret;
 	if (m->mo->profiler_start_ns > mi->spyre_base_ns + (uint64_t)MERGE_MAX_US * 1000 ||
 	    mi->spyre_base_ns > m->mo->profiler_start_ns + (uint64_t)MERGE_MAX_US * 1000)
 		return errf(err, errlen, -ERANGE, "--profiler-start is %.0f days from our trace's "
