@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Messages on stderr, one line each, "spyre-bpftrace: " first, by level:
+ *   pr_err   what stopped a command (always shown)
+ *   pr_warn  "warning: ..." what the user should know (always shown)
+ *   pr_info  what happened, for the operator's log (always shown)
+ *   pr_debug the tracer's own choices (-v), libbpf's debug output with -vv
+ * Messages are built whole and written with one call: lines from the loader threads
+ * (uprobe and driver tiers load side by side) never interleave mid-line.
+ */
+#ifndef SPYRE_LOG_H
+#define SPYRE_LOG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+enum log_level {
+	LOG_ERROR = 0,
+	LOG_WARN,
+	LOG_INFO,
+	LOG_DEBUG,	/* -v */
+	LOG_TRACE,	/* -vv: libbpf's debug output too */
+};
+
+/* The level set by the command line; default LOG_INFO. */
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+static inline bool log_enabled(enum log_level level)
+{
+	return level <= log_get_level();
+}
+
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+#define pr_err(...)	log_msg(LOG_ERROR, __VA_ARGS__)
+#define pr_warn(...)	log_msg(LOG_WARN, __VA_ARGS__)
+#define pr_info(...)	log_msg(LOG_INFO, __VA_ARGS__)
+#define pr_debug(...)	log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif
