@@ -82,13 +82,13 @@ static void make_event(struct spyre_event *e, long i, int nprobes, uint64_t ts)
 	memset(e, 0, sizeof(*e));
 	e->ts = ts;
 	e->dur = 1000 + (i * 7919) % 90000;
-	e->args[0] = 0x55d0c0a8e2a0ull + (i & 3) * 0x40;
-	e->args[1] = 0x7f3a12000000ull + (i & 0xffff) * 0x10000;
-	e->args[2] = 0x7f3a0c001000ull;
-	e->args[3] = 65536;
-	e->args[4] = 0;
-	e->args[5] = 0;
-	e->ret = 100000 + i;
+	e->call.args[0] = 0x55d0c0a8e2a0ull + (i & 3) * 0x40;
+	e->call.args[1] = 0x7f3a12000000ull + (i & 0xffff) * 0x10000;
+	e->call.args[2] = 0x7f3a0c001000ull;
+	e->call.args[3] = 65536;
+	e->call.args[4] = 0;
+	e->call.args[5] = 0;
+	e->call.ret = 100000 + i;
 	e->tgid = 4242;
 	e->tid = 4243 + (i & 1);
 	e->probe = i % (nprobes > 12 ? 12 : nprobes);	/* the libflex/senlib rows that resolve */

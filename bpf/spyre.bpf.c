@@ -41,7 +41,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* What a recorded call (depth < SPYRE_MAX_DEPTH) keeps until its return. */
 struct frame {
 	__u64 ts;
-	__u64 args[SPYRE_MAX_ARGS];
+	__u64 args[SPYRE_MAX_ARGS];	/* as struct spyre_rec_call has them */
 	__u32 record;	/* 0: sampled out or over the rate cap; popped without an event */
 	__u32 mem;	/* SPYRE_CK_MEM*: from the entry's cookie */
 };
@@ -417,8 +417,8 @@ static __always_inline void fill_entry(struct pt_regs *ctx, struct spyre_event *
 {
 	e->ts = ts;
 	e->dur = 0;
-	read_args(ctx, e->args);
-	e->ret = 0;
+	read_args(ctx, e->call.args);
+	e->call.ret = 0;
 	e->tgid = tgid;
 	e->tid = tid;
 	e->probe = probe;
@@ -605,9 +605,9 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	}
 	e->ts = f->ts;
 	e->dur = now - f->ts;
-	__builtin_memcpy(e->args, f->args, sizeof(e->args));
+	__builtin_memcpy(e->call.args, f->args, sizeof(e->call.args));
 	/* at a tail jump the return value is the callee's, not known yet */
-	e->ret = jump ? 0 : PT_REGS_RC(ctx);
+	e->call.ret = jump ? 0 : PT_REGS_RC(ctx);
 	e->tgid = task->tgid;
 	e->tid = tid;
 	e->probe = probe;
@@ -789,7 +789,7 @@ int BPF_PROG(spyre_task_exit, struct task_struct *task)
 	if (!e)
 		return 0;	/* userspace still sees the process gone, without its code */
 	__builtin_memset(e, 0, sizeof(*e));
-	e->args[SPYRE_EXIT_CODE] = group_exit ? sig->group_exit_code : task->exit_code;
+	e->exit.code = group_exit ? sig->group_exit_code : task->exit_code;
 	e->ts = bpf_ktime_get_ns();
 	e->tgid = tgid;
 	e->tid = tid;

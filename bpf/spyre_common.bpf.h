@@ -30,8 +30,9 @@ static __always_inline __u32 ns_nr(struct pid *p)
 
 /*
  * Fill a reserved record with SPYRE_EV_THREAD for the current thread: its comm and its
- * process's, cgroup id, and the pids inside its own PID namespace (see spyre_trace.h). Sent once
- * per thread so that threads that exit before userspace reads /proc still get their names.
+ * process's, cgroup id, and the pids inside its own PID namespace (struct spyre_rec_thread).
+ * Sent once per thread so that threads that exit before userspace reads /proc still get their
+ * names.
  */
 static __always_inline void fill_thread_event(struct spyre_event *e)
 {
@@ -39,12 +40,11 @@ static __always_inline void fill_thread_event(struct spyre_event *e)
 	__u64 id = bpf_get_current_pid_tgid();
 
 	__builtin_memset(e, 0, sizeof(*e));
-	bpf_get_current_comm(SPYRE_THREAD_COMM(e), SPYRE_COMM_LEN);
-	BPF_CORE_READ_STR_INTO((char (*)[SPYRE_COMM_LEN])SPYRE_PROCESS_COMM(e), task, group_leader,
-			       comm);
-	e->args[4] = bpf_get_current_cgroup_id();
-	e->args[5] = (__u64)ns_nr(BPF_CORE_READ(task, group_leader, thread_pid)) << 32 |
-		     ns_nr(BPF_CORE_READ(task, thread_pid));
+	bpf_get_current_comm(e->thread.comm, sizeof(e->thread.comm));
+	BPF_CORE_READ_STR_INTO(&e->thread.proc_comm, task, group_leader, comm);
+	e->thread.cgroup_id = bpf_get_current_cgroup_id();
+	e->thread.ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
+	e->thread.ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
 	e->ts = bpf_ktime_get_ns();
 	e->tgid = id >> 32;
 	e->tid = (__u32)id;

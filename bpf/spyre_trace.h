@@ -41,12 +41,12 @@
 #define SPYRE_STAGE_MAX_NS	(20 * 1000 * 1000ull)
 
 enum spyre_event_type {
-	SPYRE_EV_SPAN = 1,	/* entry + return of one call */
-	SPYRE_EV_INSTANT = 2,	/* entry only (e.g. a completion callback) */
-	SPYRE_EV_THREAD = 3,	/* first traced call of a thread: args hold names, see below */
-	SPYRE_EV_IOCTL = 4,	/* one driver ioctl (bpf/vfio.bpf.c), see below */
-	SPYRE_EV_EXIT = 5,	/* a traced process ended: args[0] is its exit code, see below */
-	SPYRE_EV_MEM_ENTRY = 6,	/* a mem=free span's entry: its args, at once (see below) */
+	SPYRE_EV_SPAN = 1,	/* entry + return of one call (struct spyre_rec_call) */
+	SPYRE_EV_INSTANT = 2,	/* entry only, e.g. a completion callback (spyre_rec_call) */
+	SPYRE_EV_THREAD = 3,	/* first traced call of a thread: its names (spyre_rec_thread) */
+	SPYRE_EV_IOCTL = 4,	/* one driver ioctl, bpf/vfio.bpf.c (spyre_rec_ioctl) */
+	SPYRE_EV_EXIT = 5,	/* a traced process ended (spyre_rec_exit) */
+	SPYRE_EV_MEM_ENTRY = 6,	/* a mem=free span's entry: its args, at once (spyre_rec_call) */
 };
 
 /*
@@ -61,44 +61,119 @@ enum spyre_event_type {
 #define SPYRE_CK_MEM_ENTRY	0x2	/* a record at entry too (mem=free spans) */
 
 /*
- * SPYRE_EV_EXIT: sent when the last thread of a process that had traced calls exits. args[0]
- * holds the kernel's exit code as wait(2) would report it: a fatal signal in bits 0-6, 0x80
- * when it dumped core, an exit status in bits 8-15.
+ * What a record carries between its common fields, one struct per record kind (by type), all
+ * SPYRE_REC_BYTES long: struct spyre_event holds them in a union, so every record has the same
+ * size, which the thread stages and the consumer's walk through a staged batch rely on.
  */
-#define SPYRE_EXIT_CODE		0
+#define SPYRE_REC_BYTES		56
+
+/* SPYRE_EV_SPAN, SPYRE_EV_INSTANT and SPYRE_EV_MEM_ENTRY: one call of probe `probe`. */
+struct spyre_rec_call {
+	__u64 args[SPYRE_MAX_ARGS];	/* raw argument registers at entry */
+	__u64 ret;			/* raw return register; 0 for instants, entries and calls
+					 * that ended at a tail jump */
+};
 
 /*
- * SPYRE_EV_THREAD: sent once per thread, when its first traced call creates its stack, so
- * threads that exit before userspace looks at /proc still get their real names.
+ * SPYRE_EV_THREAD: sent once per thread, when its first traced call creates its stack (and again
+ * when it renamed itself since), so threads that exit before userspace looks at /proc still get
+ * their real names.
  */
 #define SPYRE_COMM_LEN		16
-#define SPYRE_THREAD_COMM(e)	((char *)&(e)->args[0])	/* 16 bytes: the thread's comm */
-#define SPYRE_PROCESS_COMM(e)	((char *)&(e)->args[2])	/* 16 bytes: its process's comm */
-/* args[4]: cgroup id; args[5]: (pid << 32 | tid) as seen in the task's own PID namespace */
-
-struct spyre_event {
-	__u64 ts;			/* entry, bpf_ktime_get_ns() == CLOCK_MONOTONIC */
-	__u64 dur;			/* ns; 0 for instants */
-	__u64 args[SPYRE_MAX_ARGS];	/* raw argument registers at entry */
-	__u64 ret;			/* raw return register */
-	__u32 tgid;
-	__u32 tid;
-	__u32 probe;			/* index in the userspace probe list (cookie) */
-	__u16 type;			/* enum spyre_event_type */
-	__u16 depth;			/* nesting depth on this thread at entry, 0 = outermost */
+struct spyre_rec_thread {
+	char comm[SPYRE_COMM_LEN];	/* the thread's comm, NUL-terminated by the kernel */
+	char proc_comm[SPYRE_COMM_LEN];	/* its process's (the group leader's) comm */
+	__u64 cgroup_id;
+	__u32 ns_tid;			/* the thread and its process as seen in the task's own */
+	__u32 ns_pid;			/* PID namespace (what a container sees) */
+	__u64 unused;
 };
 
 /*
  * SPYRE_EV_IOCTL: a VFIO ioctl of the traced process, from kernel entry to return, on the
- * calling thread (bpf/vfio.bpf.c). ret is the ioctl's return value (negative errno), probe the
- * file's i_rdev (kernel dev_t: major << 20 | minor; 0 for anon inodes), depth 0.
+ * calling thread (bpf/vfio.bpf.c). The event's rdev is the file's i_rdev, 0 for anon inodes;
+ * depth is 0.
  */
-#define SPYRE_IOCTL_CMD		0	/* args[]: the ioctl command */
-#define SPYRE_IOCTL_FD		1	/* fd as a signed 64-bit value, -1 when unknown */
-#define SPYRE_IOCTL_IOVA	2	/* MAP/UNMAP_DMA: iova from the user's struct */
-#define SPYRE_IOCTL_SIZE	3	/* MAP/UNMAP_DMA: size from the user's struct */
-#define SPYRE_IOCTL_ARG		4	/* MAP_DMA: vaddr; otherwise the raw ioctl argument */
-#define SPYRE_IOCTL_META	5	/* path | func << 8 | flags << 16 | (u32)i_ino << 32 */
+struct spyre_rec_ioctl {
+	__u64 cmd;	/* the ioctl command (32 bits) */
+	__s64 fd;	/* -1 when unknown (no SPYRE_IOCTL_F_FD) */
+	__u64 iova;	/* MAP/UNMAP_DMA: iova from the user's struct (SPYRE_IOCTL_F_DMA) */
+	__u64 size;	/* MAP/UNMAP_DMA: size from the user's struct */
+	__u64 arg;	/* MAP_DMA: vaddr from the user's struct; else the raw ioctl argument */
+	__u8 path;	/* enum spyre_drv_path: which front end saw it */
+	__u8 func;	/* index of the probed kernel function; SPYRE_DRV_NO_FUNC: tracepoint */
+	__u8 flags;	/* SPYRE_IOCTL_F_* */
+	__u8 pad;
+	__u32 ino;	/* the file's i_ino, low 32 bits (SPYRE_IOCTL_F_FILE) */
+	__s64 ret;	/* the ioctl's return value (negative errno) */
+};
+
+/*
+ * SPYRE_EV_EXIT: sent when the last thread of a process that had traced calls exits, with the
+ * kernel's exit code as wait(2) would report it: a fatal signal in bits 0-6, 0x80 when it dumped
+ * core, an exit status in bits 8-15.
+ */
+struct spyre_rec_exit {
+	__s64 code;
+	__u64 unused[6];
+};
+
+struct spyre_event {
+	__u64 ts;			/* entry, bpf_ktime_get_ns() == CLOCK_MONOTONIC */
+	__u64 dur;			/* ns; 0 for instants and the records that are no span */
+	union {				/* by type */
+		struct spyre_rec_call call;
+		struct spyre_rec_thread thread;
+		struct spyre_rec_ioctl ioctl;
+		struct spyre_rec_exit exit;
+	};
+	__u32 tgid;
+	__u32 tid;
+	union {
+		__u32 probe;		/* calls: index in the userspace probe list (cookie) */
+		__u32 rdev;		/* SPYRE_EV_IOCTL: kernel dev_t, see spyre_rdev_major() */
+	};
+	__u16 type;			/* enum spyre_event_type */
+	__u16 depth;			/* calls: nesting depth on this thread at entry, 0 =
+					 * outermost; 0 for the other records */
+};
+
+/*
+ * The layout every record kind shares (the record size is also the stride of a staged batch),
+ * the same on both sides of the ring and the same as before the record kinds had names.
+ */
+#define SPYRE_EVENT_BYTES	88
+#define SPYRE_OFF(t, f)		__builtin_offsetof(struct t, f)
+_Static_assert(sizeof(struct spyre_rec_call) == SPYRE_REC_BYTES, "spyre_rec_call size");
+_Static_assert(sizeof(struct spyre_rec_thread) == SPYRE_REC_BYTES, "spyre_rec_thread size");
+_Static_assert(sizeof(struct spyre_rec_ioctl) == SPYRE_REC_BYTES, "spyre_rec_ioctl size");
+_Static_assert(sizeof(struct spyre_rec_exit) == SPYRE_REC_BYTES, "spyre_rec_exit size");
+_Static_assert(sizeof(struct spyre_event) == SPYRE_EVENT_BYTES, "spyre_event size");
+_Static_assert(SPYRE_EVENT_BYTES % 8 == 0, "staged records keep their u64s aligned");
+_Static_assert(SPYRE_OFF(spyre_event, call) == 16 &&
+	       SPYRE_OFF(spyre_event, tgid) == 16 + SPYRE_REC_BYTES, "record body");
+_Static_assert(SPYRE_OFF(spyre_event, probe) == 80 && SPYRE_OFF(spyre_event, rdev) == 80 &&
+	       SPYRE_OFF(spyre_event, type) == 84 && SPYRE_OFF(spyre_event, depth) == 86,
+	       "common fields after the body");
+_Static_assert(SPYRE_OFF(spyre_rec_call, ret) == 8 * SPYRE_MAX_ARGS, "call: ret after args");
+_Static_assert(SPYRE_OFF(spyre_rec_thread, proc_comm) == SPYRE_COMM_LEN &&
+	       SPYRE_OFF(spyre_rec_thread, cgroup_id) == 2 * SPYRE_COMM_LEN &&
+	       SPYRE_OFF(spyre_rec_thread, ns_tid) == 40, "thread: names, then ids");
+_Static_assert(SPYRE_OFF(spyre_rec_ioctl, path) == 40 && SPYRE_OFF(spyre_rec_ioctl, ino) == 44 &&
+	       SPYRE_OFF(spyre_rec_ioctl, ret) == SPYRE_OFF(spyre_rec_call, ret),
+	       "ioctl: metadata word, then ret where a call's is");
+#undef SPYRE_OFF
+
+/* The major and minor of a kernel dev_t (i_rdev: MINORBITS 20, not the userspace dev_t). */
+static inline __attribute__((always_inline)) __u32 spyre_rdev_major(__u32 rdev)
+{
+	return rdev >> 20;
+}
+
+static inline __attribute__((always_inline)) __u32 spyre_rdev_minor(__u32 rdev)
+{
+	return rdev & 0xfffff;
+}
 
 enum spyre_drv_path {
 	SPYRE_DRV_OFF = 0,
@@ -110,7 +185,7 @@ enum spyre_drv_path {
 #define SPYRE_IOCTL_F_DMA	0x1	/* iova/size (and vaddr) were read from the user struct */
 #define SPYRE_IOCTL_F_FILE	0x2	/* rdev and ino come from the struct file */
 #define SPYRE_IOCTL_F_FD	0x4	/* the fd is known */
-/* Kernel functions the fentry/kprobe paths attach to, at most (func index in META). */
+/* Kernel functions the fentry/kprobe paths attach to, at most (func of spyre_rec_ioctl). */
 #define SPYRE_DRV_MAX_FUNCS	8
 #define SPYRE_DRV_NO_FUNC	0xff	/* tracepoint path */
 

@@ -295,18 +295,21 @@ static __always_inline int on_exit(__u8 func, long ret)
 	}
 	e->ts = p->ts;
 	e->dur = now - p->ts;
-	e->args[SPYRE_IOCTL_CMD] = p->cmd;
-	e->args[SPYRE_IOCTL_FD] = (__u64)p->fd;
-	e->args[SPYRE_IOCTL_IOVA] = p->iova;
-	e->args[SPYRE_IOCTL_SIZE] = p->size;
-	e->args[SPYRE_IOCTL_ARG] = p->cmd == VFIO_IOMMU_MAP_DMA && (p->flags & SPYRE_IOCTL_F_DMA) ?
-				   p->vaddr : p->arg;
-	e->args[SPYRE_IOCTL_META] = p->path | (__u64)p->func << 8 | (__u64)p->flags << 16 |
-				    (p->ino & 0xffffffffull) << 32;
-	e->ret = (__u64)ret;
+	e->ioctl.cmd = p->cmd;
+	e->ioctl.fd = p->fd;
+	e->ioctl.iova = p->iova;
+	e->ioctl.size = p->size;
+	e->ioctl.arg = p->cmd == VFIO_IOMMU_MAP_DMA && (p->flags & SPYRE_IOCTL_F_DMA) ?
+		       p->vaddr : p->arg;
+	e->ioctl.path = p->path;
+	e->ioctl.func = p->func;
+	e->ioctl.flags = p->flags;
+	e->ioctl.pad = 0;
+	e->ioctl.ino = (__u32)p->ino;
+	e->ioctl.ret = ret;
 	e->tgid = id >> 32;
 	e->tid = tid;
-	e->probe = p->rdev;
+	e->rdev = p->rdev;
 	e->type = SPYRE_EV_IOCTL;
 	e->depth = 0;
 	bpf_map_delete_elem(&pending, &tid);

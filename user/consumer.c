@@ -310,14 +310,14 @@ static void on_thread_event(struct consumer *c, const struct spyre_event *e)
 	char comm[SPYRE_COMM_LEN];
 
 	/* the kernel NUL-terminates comm within its 16 bytes; do not rely on it */
-	memcpy(ti->name, SPYRE_THREAD_COMM(e), sizeof(ti->name) - 1);
+	memcpy(ti->name, e->thread.comm, sizeof(ti->name) - 1);
 	ti->name[sizeof(ti->name) - 1] = 0;
-	memcpy(comm, SPYRE_PROCESS_COMM(e), sizeof(comm) - 1);
+	memcpy(comm, e->thread.proc_comm, sizeof(comm) - 1);
 	comm[sizeof(comm) - 1] = 0;
 	p = see_process(c, e->tgid, comm);
 	if (p) {
-		p->cgroup_id = e->args[4];
-		p->ns_pid = e->args[5] >> 32;
+		p->cgroup_id = e->thread.cgroup_id;
+		p->ns_pid = e->thread.ns_pid;
 		name_process(c, p, e->ts);
 	}
 	write_name(c, e->tgid, e->tid, ti->named, ti->name, (int)(e->tid - e->tgid), e->ts);
@@ -370,9 +370,9 @@ static void pid_stats_add(struct consumer *c, uint32_t pid, uint32_t probe, uint
 static uint64_t value_of(const struct spyre_event *e, int src)
 {
 	if (src >= 1 && src <= SPYRE_MAX_ARGS)
-		return e->args[src - 1];
+		return e->call.args[src - 1];
 	if (src == PROBE_VAL_RET)
-		return e->ret;
+		return e->call.ret;
 	return 0;
 }
 
@@ -454,7 +454,7 @@ static int on_exit_event(struct consumer *c, const struct spyre_event *e)
 		c->capexits = cap;
 	}
 	c->exits[c->nexits++] = (struct proc_exit){ .pid = e->tgid,
-						    .code = (int)e->args[SPYRE_EXIT_CODE] };
+						    .code = (int)e->exit.code };
 	return 0;
 }
 

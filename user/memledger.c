@@ -365,8 +365,8 @@ static bool pending_pop(struct memledger *m, uint32_t tid, uint64_t ptr)
 static uint64_t val(const struct spyre_event *e, int src)
 {
 	if (src >= 1 && src <= SPYRE_MAX_ARGS)
-		return e->args[src - 1];
-	return src == PROBE_VAL_RET ? e->ret : 0;
+		return e->call.args[src - 1];
+	return src == PROBE_VAL_RET ? e->call.ret : 0;
 }
 
 void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
@@ -416,17 +416,16 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 
 void memledger_ioctl(struct memledger *m, struct trace_writer *tw, const struct spyre_event *e)
 {
-	uint32_t flags = (uint32_t)(e->args[SPYRE_IOCTL_META] >> 16) & 0xff;
-	uint64_t cmd = e->args[SPYRE_IOCTL_CMD], iova = e->args[SPYRE_IOCTL_IOVA], size, ts;
+	uint64_t cmd = e->ioctl.cmd, iova = e->ioctl.iova, size, ts;
 	struct mem_acct *a;
 	int dev;
 
-	if (!(flags & SPYRE_IOCTL_F_DMA) || (int64_t)e->ret != 0)
+	if (!(e->ioctl.flags & SPYRE_IOCTL_F_DMA) || e->ioctl.ret != 0)
 		return;
 	if (cmd == VFIO_IOMMU_MAP_DMA) {
 		ts = e->ts + e->dur;
 		a = memledger_alloc(m, e->tgid, e->tid, MEMK_MAPPED, -1, iova,
-				    e->args[SPYRE_IOCTL_SIZE], ts, UINT32_MAX);
+				    e->ioctl.size, ts, UINT32_MAX);
 	} else if (cmd == VFIO_IOMMU_UNMAP_DMA) {
 		ts = e->ts;
 		a = memledger_release(m, e->tgid, MEMK_MAPPED, iova, ts, &size, &dev);

@@ -718,11 +718,10 @@ static void add_arg(struct trace_arg *a, int *n, const char *key, enum trace_arg
 int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const char **name,
 		    struct trace_arg *args)
 {
-	uint64_t meta = e->args[SPYRE_IOCTL_META];
-	uint32_t cmd = (uint32_t)e->args[SPYRE_IOCTL_CMD];
-	int64_t fd = (int64_t)e->args[SPYRE_IOCTL_FD];
-	int64_t ret = (int64_t)e->ret;
-	unsigned int path = meta & 0xff, func = (meta >> 8) & 0xff, flags = (meta >> 16) & 0xff;
+	const struct spyre_rec_ioctl *io = &e->ioctl;
+	uint32_t cmd = (uint32_t)io->cmd;
+	int64_t fd = io->fd, ret = io->ret;
+	unsigned int flags = io->flags;
 	enum vfio_fd_kind kind = VFIO_FD_UNKNOWN, implied = vfio_kind_of_cmd(cmd);
 	struct fd_entry *fe = NULL;
 	const char *dev, *nm;
@@ -731,11 +730,10 @@ int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const ch
 	if (!(flags & SPYRE_IOCTL_F_FD) || fd < 0 || fd > INT_MAX)
 		fd = -1;
 	if (fd >= 0)
-		fe = fd_lookup(v, e->tgid, (int32_t)fd, (uint32_t)(meta >> 32),
-			       flags & SPYRE_IOCTL_F_FILE);
+		fe = fd_lookup(v, e->tgid, (int32_t)fd, io->ino, flags & SPYRE_IOCTL_F_FILE);
 	/* what the fd is: the probed function says best, then its path, then its history */
-	if (path != SPYRE_DRV_TRACEPOINT && func < (unsigned int)v->nfuncs)
-		kind = v->func_kind[func];
+	if (io->path != SPYRE_DRV_TRACEPOINT && io->func < v->nfuncs)
+		kind = v->func_kind[io->func];
 	if (!kind && fe)
 		kind = fe->kind ? fe->kind : fe->learned;
 	if (fe && implied)
@@ -751,9 +749,9 @@ int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const ch
 
 	if (fe && fe->path[0])
 		dev = fe->path;
-	else if (e->probe)
+	else if (e->rdev)
 		dev = v->devbuf, snprintf(v->devbuf, sizeof(v->devbuf), "char %u:%u",
-					  e->probe >> 20, e->probe & 0xfffff);
+					  spyre_rdev_major(e->rdev), spyre_rdev_minor(e->rdev));
 	else if (fd >= 0)
 		dev = v->devbuf, snprintf(v->devbuf, sizeof(v->devbuf), "fd %lld", (long long)fd);
 	else
@@ -773,14 +771,14 @@ int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const ch
 		}
 	}
 	if ((flags & SPYRE_IOCTL_F_DMA) && nm == container_names[1]) {
-		add_arg(args, &n, "iova", TA_HEX, e->args[SPYRE_IOCTL_IOVA]);
-		add_arg(args, &n, "size", TA_U64, e->args[SPYRE_IOCTL_SIZE]);
-		add_arg(args, &n, "vaddr", TA_HEX, e->args[SPYRE_IOCTL_ARG]);
+		add_arg(args, &n, "iova", TA_HEX, io->iova);
+		add_arg(args, &n, "size", TA_U64, io->size);
+		add_arg(args, &n, "vaddr", TA_HEX, io->arg);
 	} else if ((flags & SPYRE_IOCTL_F_DMA) && nm == container_names[2]) {
-		add_arg(args, &n, "iova", TA_HEX, e->args[SPYRE_IOCTL_IOVA]);
-		add_arg(args, &n, "size", TA_U64, e->args[SPYRE_IOCTL_SIZE]);
+		add_arg(args, &n, "iova", TA_HEX, io->iova);
+		add_arg(args, &n, "size", TA_U64, io->size);
 	} else {
-		add_arg(args, &n, "arg", TA_HEX, e->args[SPYRE_IOCTL_ARG]);
+		add_arg(args, &n, "arg", TA_HEX, io->arg);
 	}
 	return n;
 }
@@ -813,7 +811,7 @@ void vfio_event(struct vfio_tracer *v, struct trace_writer *tw, const struct spy
 
 	n = vfio_event_args(v, e, &name, args);
 	v->spans++;
-	count_name(v, name, (uint32_t)e->args[SPYRE_IOCTL_CMD], e->dur);
+	count_name(v, name, (uint32_t)e->ioctl.cmd, e->dur);
 	if (tw)
 		trace_complete(tw, e->tgid, e->tid, e->ts, e->dur, name, VFIO_CAT, args, n);
 }

@@ -154,11 +154,11 @@ static void ioctl_event(struct spyre_event *e, uint64_t cmd, uint64_t iova, uint
 	e->tid = 11;
 	e->ts = ts;
 	e->dur = 5;
-	e->ret = (uint64_t)ret;
-	e->args[SPYRE_IOCTL_CMD] = cmd;
-	e->args[SPYRE_IOCTL_IOVA] = iova;
-	e->args[SPYRE_IOCTL_SIZE] = size;
-	e->args[SPYRE_IOCTL_META] = (uint64_t)SPYRE_IOCTL_F_DMA << 16;
+	e->ioctl.ret = ret;
+	e->ioctl.cmd = cmd;
+	e->ioctl.iova = iova;
+	e->ioctl.size = size;
+	e->ioctl.flags = SPYRE_IOCTL_F_DMA;
 }
 
 /* The trace: [memory] instants, counters; the mapped account from MAP/UNMAP_DMA. */
@@ -179,14 +179,14 @@ TEST(memledger_trace_events)
 	CHECK_EQ_INT(memledger_init(&m), 0);
 	CHECK_EQ_INT(trace_begin(&tw, w, &meta), 0);
 	m.base_ns = meta.mono_base_ns;
-	e = (struct spyre_event){ .ts = 2000000, .dur = 1000, .ret = 0xabc000, .tgid = 10,
+	e = (struct spyre_event){ .ts = 2000000, .dur = 1000, .call.ret = 0xabc000, .tgid = 10,
 				  .tid = 11, .type = SPYRE_EV_SPAN };
-	e.args[1] = 4096;
+	e.call.args[1] = 4096;
 	memledger_event(&m, tw, &alloc, &e);
 	/* a free span: taken at its entry record, its span changes nothing */
 	e = (struct spyre_event){ .ts = 3000000, .tgid = 10, .tid = 12,
 				  .type = SPYRE_EV_MEM_ENTRY };
-	e.args[1] = 0xabc000;
+	e.call.args[1] = 0xabc000;
 	memledger_event(&m, tw, &fr, &e);
 	e.type = SPYRE_EV_SPAN;
 	memledger_event(&m, tw, &fr, &e);
@@ -245,15 +245,15 @@ TEST(memledger_devices)
 	CHECK_EQ_INT(memledger_init(&m), 0);
 	CHECK_EQ_INT(trace_begin(&tw, w, &meta), 0);
 	for (int i = 0; i < 3; i++) {
-		e = (struct spyre_event){ .ts = 1000 * (i + 1), .ret = 0x1000 * (i + 1), .tgid = 5,
-					  .tid = 6, .type = SPYRE_EV_SPAN };
-		e.args[1] = 100 * (i + 1);
-		e.args[2] = i ? 3 : 1;	/* device 1, then device 3 twice */
+		e = (struct spyre_event){ .ts = 1000 * (i + 1), .call.ret = 0x1000 * (i + 1),
+					  .tgid = 5, .tid = 6, .type = SPYRE_EV_SPAN };
+		e.call.args[1] = 100 * (i + 1);
+		e.call.args[2] = i ? 3 : 1;	/* device 1, then device 3 twice */
 		memledger_event(&m, tw, &alloc, &e);
 	}
 	/* an instant free: its own event is the free */
 	e = (struct spyre_event){ .ts = 5000, .tgid = 5, .tid = 6, .type = SPYRE_EV_INSTANT };
-	e.args[0] = 0x2000;
+	e.call.args[0] = 0x2000;
 	memledger_event(&m, tw, &fr, &e);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 1, false)->cur, 100);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 3, false)->cur, 300);
@@ -285,18 +285,18 @@ TEST(memledger_free_entry_lost)
 		memledger_alloc(&m, 5, 6, MEMK_ALLOC, 0, p << 12, 10, 1, 0);
 	/* nested frees on one thread: entries 1 then 2, spans 2 then 1 */
 	e = (struct spyre_event){ .ts = 10, .tgid = 5, .tid = 6, .type = SPYRE_EV_MEM_ENTRY };
-	e.args[1] = 1 << 12;
+	e.call.args[1] = 1 << 12;
 	memledger_event(&m, NULL, &fr, &e);
-	e.args[1] = 2 << 12;
+	e.call.args[1] = 2 << 12;
 	memledger_event(&m, NULL, &fr, &e);
 	e.type = SPYRE_EV_SPAN;
 	memledger_event(&m, NULL, &fr, &e);
-	e.args[1] = 1 << 12;
+	e.call.args[1] = 1 << 12;
 	memledger_event(&m, NULL, &fr, &e);
 	CHECK_EQ_INT(m.entries_lost, 0);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 10);
 	/* block 3's entry record was lost: its span frees it */
-	e.args[1] = 3 << 12;
+	e.call.args[1] = 3 << 12;
 	memledger_event(&m, NULL, &fr, &e);
 	CHECK_EQ_INT(m.entries_lost, 1);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 0);

@@ -240,10 +240,13 @@ static struct spyre_event ioctl_event(uint32_t cmd, int fd, unsigned int path, u
 	e.tid = 1240;
 	e.ts = 1000;
 	e.dur = 500;
-	e.args[SPYRE_IOCTL_CMD] = cmd;
-	e.args[SPYRE_IOCTL_FD] = (uint64_t)(int64_t)fd;
-	e.args[SPYRE_IOCTL_META] = path | func << 8 | flags << 16 | (uint64_t)ino << 32;
-	e.ret = (uint64_t)-25;
+	e.ioctl.cmd = cmd;
+	e.ioctl.fd = fd;
+	e.ioctl.path = path;
+	e.ioctl.func = func;
+	e.ioctl.flags = flags;
+	e.ioctl.ino = ino;
+	e.ioctl.ret = -25;
 	return e;
 }
 
@@ -277,9 +280,9 @@ TEST(vfio_event_decoding)
 	/* MAP_DMA on the container: the user struct's values, errno name, device path */
 	e = ioctl_event(VIO(13), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
 			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_DMA, 0);
-	e.args[SPYRE_IOCTL_IOVA] = 0x7f0000001000;
-	e.args[SPYRE_IOCTL_SIZE] = 65536;
-	e.args[SPYRE_IOCTL_ARG] = 0x7f0000001000;
+	e.ioctl.iova = 0x7f0000001000;
+	e.ioctl.size = 65536;
+	e.ioctl.arg = 0x7f0000001000;
 	n = vfio_event_args(v, &e, &name, a);
 	CHECK_STR(name, "VFIO_IOMMU_MAP_DMA");
 	CHECK_EQ_INT(n, 7);
@@ -297,9 +300,9 @@ TEST(vfio_event_decoding)
 	/* UNMAP_DMA: iova and size, no vaddr; success has no error */
 	e = ioctl_event(VIO(14), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
 			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_DMA, 0);
-	e.ret = 0;
-	e.args[SPYRE_IOCTL_IOVA] = 0x2000;
-	e.args[SPYRE_IOCTL_SIZE] = 4096;
+	e.ioctl.ret = 0;
+	e.ioctl.iova = 0x2000;
+	e.ioctl.size = 4096;
 	n = vfio_event_args(v, &e, &name, a);
 	CHECK_STR(name, "VFIO_IOMMU_UNMAP_DMA");
 	CHECK((x = find_arg(a, n, "iova")) && x->u == 0x2000);
@@ -307,7 +310,7 @@ TEST(vfio_event_decoding)
 
 	/* MAP_DMA whose struct could not be read: the raw argument instead */
 	e = ioctl_event(VIO(13), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, SPYRE_IOCTL_F_FD, 0);
-	e.args[SPYRE_IOCTL_ARG] = 0xbad;
+	e.ioctl.arg = 0xbad;
 	n = vfio_event_args(v, &e, &name, a);
 	CHECK(find_arg(a, n, "iova") == NULL);
 	CHECK((x = find_arg(a, n, "arg")) && x->u == 0xbad);
@@ -333,10 +336,10 @@ TEST(vfio_event_decoding)
 #else
 	CHECK_STR(name, "VFIO_IOMMU_DIRTY_PAGES");
 #endif
-	e.args[SPYRE_IOCTL_CMD] = VIO(7);
+	e.ioctl.cmd = VIO(7);
 	vfio_event_args(v, &e, &name, a);
 	CHECK_STR(name, "VFIO_DEVICE_GET_INFO");
-	e.args[SPYRE_IOCTL_CMD] = VIO(17);
+	e.ioctl.cmd = VIO(17);
 	vfio_event_args(v, &e, &name, a);
 	CHECK_STR(name, "VFIO_DEVICE_FEATURE");
 
@@ -344,11 +347,11 @@ TEST(vfio_event_decoding)
 	CHECK_EQ_INT(stat(fp.file, &st), 0);
 	e = ioctl_event(VIO(0), 6, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
 			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_FILE, (uint32_t)st.st_ino + 1);
-	e.probe = 10u << 20 | 196;	/* misc 10:196, /dev/vfio/vfio */
+	e.rdev = 10u << 20 | 196;	/* misc 10:196, /dev/vfio/vfio */
 	n = vfio_event_args(v, &e, &name, a);
 	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "char 10:196"));
-	e.probe = 0;
-	e.args[SPYRE_IOCTL_FD] = 9;	/* no link at all */
+	e.rdev = 0;
+	e.ioctl.fd = 9;	/* no link at all */
 	n = vfio_event_args(v, &e, &name, a);
 	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "fd 9"));
 	/* the matching inode: the path */
@@ -421,8 +424,8 @@ TEST(vfio_trace_output)
 		return;
 	e = ioctl_event(VIO(13), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
 			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_DMA, 0);
-	e.args[SPYRE_IOCTL_IOVA] = 0x1000;
-	e.args[SPYRE_IOCTL_SIZE] = 8192;
+	e.ioctl.iova = 0x1000;
+	e.ioctl.size = 8192;
 	e.ts = 3000;
 	vfio_event(v, tw, &e);
 	vfio_event(v, tw, &e);
