@@ -445,7 +445,7 @@ SEC("uprobe")
 int spyre_entry(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 probe = (__u32)cookie, mem = cookie >> 32;
+	__u32 probe = spyre_cookie_probe(cookie), mem = spyre_cookie_aux(cookie);
 	/* the task's own fields: one helper call serves the ids and the task storage */
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid = task->pid;
@@ -524,7 +524,7 @@ __u8 probe_gone[SPYRE_MAX_PROBES] = {};
 
 static __always_inline void count_unmatched(struct pt_regs *ctx)
 {
-	__u32 probe = bpf_get_attach_cookie(ctx);
+	__u32 probe = spyre_cookie_probe(bpf_get_attach_cookie(ctx));
 	struct spyre_counters *c;
 
 	/* while tracing_on is off, unmatched returns are the calls we chose not to see */
@@ -666,7 +666,7 @@ SEC("uprobe")
 int spyre_jump_site(struct pt_regs *ctx)
 {
 #if defined(__TARGET_ARCH_x86)
-	__u32 cond = bpf_get_attach_cookie(ctx) >> 32;
+	__u32 cond = spyre_cookie_aux(bpf_get_attach_cookie(ctx));
 
 	if (cond && !x86_cond(ctx->flags, cond - 1))
 		return 0;
@@ -679,7 +679,7 @@ int spyre_instant(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 probe = (__u32)cookie;
+	__u32 probe = spyre_cookie_probe(cookie);
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct spyre_counters *c = counters_of(probe);
@@ -690,7 +690,7 @@ int spyre_instant(struct pt_regs *ctx)
 		return 0;
 	if (c)
 		c->hits++;
-	if (!(cookie >> 32) && !sampling_off() && !want_event(now, tgid, c))
+	if (!spyre_cookie_aux(cookie) && !sampling_off() && !want_event(now, tgid, c))
 		return 0;
 	/* instants go straight to the ring: they complete device work that staged launches wait
 	 * for, and a completion is matched in either order anyway */
@@ -728,7 +728,7 @@ SEC("uprobe")
 int spyre_unwind(struct pt_regs *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct spyre_counters *c = counters_of((__u32)bpf_get_attach_cookie(ctx));
+	struct spyre_counters *c = counters_of(spyre_cookie_probe(bpf_get_attach_cookie(ctx)));
 	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
 	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 	__u64 sp = PT_REGS_SP(ctx);

@@ -61,6 +61,27 @@ enum spyre_event_type {
 #define SPYRE_CK_MEM_ENTRY	0x2	/* a record at entry too (mem=free spans) */
 
 /*
+ * A uprobe's attach cookie is one 64-bit word: the probe index in its low half, and in its high
+ * half a word that depends on the link (SPYRE_CK_MEM* of an entry or instant link, the x86 jcc
+ * condition + 1 of a jump site, see user/retsite.h). Packed by the loader (user/tracer.c),
+ * unpacked by the programs.
+ */
+static inline __attribute__((always_inline)) __u64 spyre_cookie(__u32 probe, __u32 aux)
+{
+	return (__u64)aux << 32 | probe;
+}
+
+static inline __attribute__((always_inline)) __u32 spyre_cookie_probe(__u64 cookie)
+{
+	return (__u32)cookie;
+}
+
+static inline __attribute__((always_inline)) __u32 spyre_cookie_aux(__u64 cookie)
+{
+	return (__u32)(cookie >> 32);
+}
+
+/*
  * What a record carries between its common fields, one struct per record kind (by type), all
  * SPYRE_REC_BYTES long: struct spyre_event holds them in a union, so every record has the same
  * size, which the thread stages and the consumer's walk through a staged batch rely on.

@@ -340,7 +340,7 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 			if (p->sites.v[j].jump != (k == LK_JUMP_SITE))
 				continue;
 			offs[n] = p->sym_off + p->sites.v[j].off;
-			cookies[n++] = (__u64)p->sites.v[j].cond << 32 | i;
+			cookies[n++] = spyre_cookie(i, p->sites.v[j].cond);
 		}
 		return n;
 	case LK_ENTRY:
@@ -353,7 +353,7 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 		break;
 	}
 	offs[0] = p->attach_off;
-	cookies[0] = (__u64)probe_mem_cookie(&t->table->specs[p->spec], type, p->ret) << 32 | i;
+	cookies[0] = spyre_cookie(i, probe_mem_cookie(&t->table->specs[p->spec], type, p->ret));
 	return 1;
 }
 

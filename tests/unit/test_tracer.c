@@ -18,3 +18,18 @@ TEST(tracer_room_from_the_table)
 	CHECK_EQ_INT(tracer_room(0, 100000), 100000);
 	CHECK_EQ_INT(tracer_room(50, 100), 100);
 }
+
+TEST(tracer_cookie_halves)
+{
+	/* the kernel hands the programs one word: probe index below, the link's word above */
+	__u64 c = spyre_cookie(70000, SPYRE_CK_MEM | SPYRE_CK_MEM_ENTRY);
+
+	CHECK(c == (3ull << 32 | 70000));
+	CHECK_EQ_INT(spyre_cookie_probe(c), 70000);
+	CHECK_EQ_INT(spyre_cookie_aux(c), SPYRE_CK_MEM | SPYRE_CK_MEM_ENTRY);
+	/* a jump site's condition + 1 (x86 jcc: at most 16) leaves the index alone */
+	c = spyre_cookie(SPYRE_MAX_PROBES - 1, 16);
+	CHECK_EQ_INT(spyre_cookie_probe(c), SPYRE_MAX_PROBES - 1);
+	CHECK_EQ_INT(spyre_cookie_aux(c), 16);
+	CHECK_EQ_INT(spyre_cookie_aux(spyre_cookie(5, 0)), 0);
+}
