@@ -367,7 +367,7 @@ static void pid_stats_add(struct consumer *c, uint32_t pid, uint32_t probe, uint
 		fn_stats_add(ps->st, dur);
 }
 
-static uint64_t value_of(const struct spyre_event *e, int src)
+uint64_t consumer_value(const struct spyre_event *e, int src)
 {
 	if (src >= 1 && src <= SPYRE_MAX_ARGS)
 		return e->call.args[src - 1];
@@ -384,7 +384,7 @@ static int build_args(const struct probe_spec *s, const struct spyre_event *e,
 
 	for (int i = 0; i < s->nargs; i++) {
 		const struct probe_arg *a = &s->args[i];
-		uint64_t v = value_of(e, a->src);
+		uint64_t v = consumer_value(e, a->src);
 
 		args[n].key = a->label;
 		switch (a->fmt) {
@@ -411,7 +411,7 @@ static int build_args(const struct probe_spec *s, const struct spyre_event *e,
 		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
 		args[n].key = "correlation";
 		args[n].type = TA_U64;
-		args[n].u = value_of(e, s->key);
+		args[n].u = consumer_value(e, s->key);
 		n++;
 	}
 	return n;
@@ -533,7 +533,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		memledger_event(c->mem, c->tw, s, e);
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
-		device_complete(&c->dev, e->tgid, value_of(e, s->key), value_of(e, s->stream), e->ts);
+		device_complete(&c->dev, e->tgid, consumer_value(e, s->key),
+				consumer_value(e, s->stream), e->ts);
 		return 0;
 	}
 	/* a call inside a launch returns (and is handed over) before the launch does */
@@ -556,11 +557,11 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	 * trace cut in between (tracer killed) must not hold an arrow without its slice.
 	 */
 	if (s->dev == DEV_LAUNCH)
-		device_launch(&c->dev, e->tgid, e->tid, value_of(e, s->key),
-			      value_of(e, s->stream), s->op, value_of(e, s->bytes), e->ts,
-			      launch_submit(c, e));
+		device_launch(&c->dev, e->tgid, e->tid, consumer_value(e, s->key),
+			      consumer_value(e, s->stream), s->op, consumer_value(e, s->bytes),
+			      e->ts, launch_submit(c, e));
 	else if (s->dev == DEV_DESTROY)	/* no launch on it from its destructor's entry on */
-		device_stream_destroy(&c->dev, value_of(e, s->stream), e->ts);
+		device_stream_destroy(&c->dev, consumer_value(e, s->stream), e->ts);
 	return 0;
 }
 

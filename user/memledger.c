@@ -362,17 +362,10 @@ static bool pending_pop(struct memledger *m, uint32_t tid, uint64_t ptr)
 	return false;
 }
 
-static uint64_t val(const struct spyre_event *e, int src)
-{
-	if (src >= 1 && src <= SPYRE_MAX_ARGS)
-		return e->call.args[src - 1];
-	return src == PROBE_VAL_RET ? e->call.ret : 0;
-}
-
 void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
 		     const struct spyre_event *e)
 {
-	uint64_t ptr = val(e, s->ptr), size, ts;
+	uint64_t ptr = consumer_value(e, s->ptr), size, ts;
 	struct mem_acct *a;
 	int dev;
 
@@ -383,8 +376,8 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 		}
 		/* the block exists from the return on: that is when its pointer can be freed */
 		ts = e->type == SPYRE_EV_SPAN ? e->ts + e->dur : e->ts;
-		size = val(e, s->size);
-		dev = s->memdev ? (int)(int32_t)val(e, s->memdev) : 0;
+		size = consumer_value(e, s->size);
+		dev = s->memdev ? (int)(int32_t)consumer_value(e, s->memdev) : 0;
 		if (dev < 0 || dev > INT16_MAX)
 			dev = -1;	/* not a device index: booked apart, never truncated */
 		a = memledger_alloc(m, e->tgid, e->tid, MEMK_ALLOC, dev, ptr, size, ts, e->probe);
