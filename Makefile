@@ -23,7 +23,6 @@ CFLAGS		?= -g -O2
 CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11
 CPPFLAGS	+= -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) -DSPYRE_VERSION='"$(VERSION)"'
 LDLIBS		+= -lbpf -lelf -lz -lcapstone -lstdc++
-MOCK_CXXFLAGS	:= -O2 -g -fPIC $(CF_PROTECTION) -Wall -Wextra -std=gnu++17 -pthread
 
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -35,19 +34,16 @@ LIB_OBJS	:= $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS)) $(BUILD)/user/def
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%.o,$(UNIT_SRCS))
 
-MOCK_DIR	:= $(BUILD)/mock
-MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
-FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
-# Programs the end-to-end tests trace (tests/e2e), besides the mock job.
-TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static
-
 TOOL		:= $(BUILD)/spyre-bpftrace
 
-.PHONY: all deps test unit e2e demo bench clean install vmlinux mock fixtures check-deploy
+# the programs the tests run (tests/progs): MOCK_DIR, MOCK, FIXTURES, TEST_PROGS and their rules
+include mk/progs.mk
+
+.PHONY: all deps test unit e2e demo bench clean install vmlinux check-deploy
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
-all: $(TOOL) mock $(TEST_PROGS)
+all: $(TOOL) progs
 
 # Everything the project needs, from Debian. Idempotent; skips apt when all is present.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev bats g++ make python3 \
@@ -62,7 +58,7 @@ deps:
 	sh tools/vm/deps.sh
 	sh tools/cross/deps.sh
 
-$(BUILD) $(BUILD)/bpf $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/unit $(MOCK_DIR):
+$(BUILD) $(BUILD)/bpf $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/unit:
 	@mkdir -p $@
 
 # --- BPF ---------------------------------------------------------------------------------------
@@ -92,37 +88,7 @@ $(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) bpf/spyre_trace.h $(SKELS) | $(
 $(TOOL): $(BUILD)/user/spyre-bpftrace.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# --- mock Spyre runtime (tools/mock-spyre) -----------------------------------------------------
-mock: $(MOCK)
-
-$(MOCK_DIR)/libsenlib-dd2.so: tools/mock-spyre/senlib.cpp $(wildcard tools/mock-spyre/*.h) | $(MOCK_DIR)
-	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libsenlib-dd2.so $< -o $@
-
-$(MOCK_DIR)/libflex.so: tools/mock-spyre/flex.cpp $(wildcard tools/mock-spyre/*.h) $(MOCK_DIR)/libsenlib-dd2.so
-	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libflex.so $< -L$(MOCK_DIR) -lsenlib-dd2 \
-		-Wl,-rpath,'$$ORIGIN' -o $@
-
-$(MOCK_DIR)/mock-spyre-job: tools/mock-spyre/mock-spyre-job.cpp $(wildcard tools/mock-spyre/*.h) $(MOCK_DIR)/libflex.so
-	$(CXX) $(MOCK_CXXFLAGS) -fPIE $< -L$(MOCK_DIR) -lflex -lsenlib-dd2 -Wl,-rpath,'$$ORIGIN' -o $@
-
 # --- tests -------------------------------------------------------------------------------------
-fixtures: $(FIXTURES)
-
-$(BUILD)/tests/libfixture.so: tests/fixtures/fixture.cpp | $(BUILD)/tests
-	$(CXX) $(MOCK_CXXFLAGS) -shared $< -o $@
-
-$(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
-	$(STRIP) --strip-all $< -o $@
-
-# Built like the mock runtime (-O2, endbr64 at each function's start), linked to the shared
-# libstdc++ and libgcc_s: the unwinder a tracer must not break is the one real jobs use.
-$(BUILD)/tests/throwjob: tests/fixtures/throwjob.cpp | $(BUILD)/tests
-	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -o $@
-
-# The same with the C++ runtime and the unwinder linked in: no libgcc_s.so for a tracer to find.
-$(BUILD)/tests/throwjob-static: tests/fixtures/throwjob.cpp | $(BUILD)/tests
-	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie -static-libstdc++ -static-libgcc $< -o $@
-
 $(BUILD)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h) | $(BUILD)/tests/unit
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -c $< -o $@
 

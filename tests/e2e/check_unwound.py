@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compare a trace with what a job that leaves calls without returning says it did (the counts
-files of tests/fixtures/throwjob.cpp and tests/e2e/torch_job.py):
+files of tests/progs/throwjob.cpp and tests/e2e/torch_job.py):
 
     {"calls": {SYMBOL: entries}, "unwound": {SYMBOL: entries left by an exception, a forced
      unwind or longjmp}}

@@ -4,7 +4,7 @@
 # that return keep exact spans, calls that do not are counted as unwound; a job that dies from a
 # signal while traced is reported as such, with exit code 9.
 #
-# The jobs: build/tests/throwjob (tests/fixtures/throwjob.cpp) and a CPU PyTorch training job
+# The jobs: build/tests/throwjob (tests/progs/throwjob.cpp) and a CPU PyTorch training job
 # (tests/e2e/torch_job.py, Debian's python3-torch) whose torch.mm shape errors are c10::Error
 # exceptions thrown through at::_ops::mm::call. Each reports what it did (calls and unwound
 # calls per function, a checksum); tests/e2e/check_unwound.py compares a trace with that.

@@ -4,18 +4,13 @@ load helpers
 
 PROBE_SITES="python3 $ROOT/tests/e2e/probe_sites.py"
 
-# build_flexhelper: compile tests/e2e/flexhelper.cpp against the mock runtime into
-# $BATS_FILE_TMPDIR/flexhelper (call from setup_file)
-build_flexhelper() {
-	g++ -O1 -g -std=gnu++17 -Wall -Wextra -pthread -I"$ROOT/tools/mock-spyre" \
-		"$ROOT/tests/e2e/flexhelper.cpp" -L"$BUILD/mock" -lflex -lsenlib-dd2 \
-		-Wl,-rpath,"$BUILD/mock" -o "$BATS_FILE_TMPDIR/flexhelper"
-}
+# tests/progs/flexhelper.cpp, built by `make all` beside the mock runtime
+FLEXHELPER=$BUILD/tests/flexhelper
 
 # start_helper MODE ARGS...: start flexhelper held before its work; sets JOB_PID
 start_helper() {
 	rm -f "$BATS_TEST_TMPDIR/job.ready"
-	"$BATS_FILE_TMPDIR/flexhelper" "$BATS_TEST_TMPDIR/job.ready" "$@" \
+	"$FLEXHELPER" "$BATS_TEST_TMPDIR/job.ready" "$@" \
 		>"$BATS_TEST_TMPDIR/job.out" 2>"$BATS_TEST_TMPDIR/job.err" &
 	JOB_PID=$!
 	wait_for "$BATS_TEST_TMPDIR/job.ready"

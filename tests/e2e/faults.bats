@@ -5,7 +5,6 @@
 load fault-helpers
 
 setup_file() {
-	build_flexhelper
 	"$MOCK" --iters 10000 --compute-us 0 --counts "$BATS_FILE_TMPDIR/untraced-10000.json" --quiet
 }
 
@@ -137,7 +136,7 @@ PY
 }
 
 @test "target execs a program that maps the same runtime: its calls are traced too" {
-	start_helper exec 5 "$BATS_TEST_TMPDIR/done1.json" "$BATS_FILE_TMPDIR/flexhelper" \
+	start_helper exec 5 "$BATS_TEST_TMPDIR/done1.json" "$FLEXHELPER" \
 		"$BATS_TEST_TMPDIR/ready2" threads 2 3 "$BATS_TEST_TMPDIR/done2.json"
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	kill -USR1 "$JOB_PID"

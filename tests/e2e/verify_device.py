@@ -19,7 +19,7 @@ SYNC = "aiuScheduleWait"
 # The submission the host sees inside a launch: the doorbell write (dev=submit in the table).
 SUBMIT = "senWriteDoorbell"
 DEVICE_PID = 0
-# The mock's simulated link (tools/mock-spyre/flex.cpp): 8 bytes per ns = 8 GB/s.
+# The mock's simulated link (tests/progs/mock-spyre/flex.cpp): 8 bytes per ns = 8 GB/s.
 LINK_BYTES_PER_NS = 8
 # The mock skips sleeping for the last µs of an operation; a span may be that much shorter.
 SLACK_NS = 1000

@@ -229,7 +229,7 @@ static int ppc_cb(const struct elf_func *f, void *ctx)
 }
 
 /*
- * tests/fixtures/libppc64le-fixture.so (ppc64le-fixture.c, built with Debian's cross gcc):
+ * tests/fixtures/libppc64le-fixture.so (tests/progs/ppc64le-fixture.c, `make ppc64le-fixture`):
  * bump() uses the TOC, so it has a global entry setting r2 and a local entry 8 bytes on, where
  * calls inside the module land: the entry probe goes there. leaf() has one entry.
  */

@@ -115,7 +115,7 @@ step_uretunwind() {
 	MOCK_EXTRA="--oom-every 2" run_traced uretunwind -v --uretprobes
 }
 
-# Step "throwjob": tests/fixtures/throwjob.cpp, as on the host (exceptions.bats): C++
+# Step "throwjob": tests/progs/throwjob.cpp, as on the host (exceptions.bats): C++
 # exceptions through 1, 2, 20 and 80 nested traced calls, pthread_cancel and pthread_exit inside
 # traced calls, ROUNDS times; dynamic and with the unwinder linked in. The untraced run first,
 # for the checksum. The job exits by itself, the tracer when its target is gone.

@@ -11,7 +11,7 @@
 #           leave its stack alone, it lives on and the calls left are counted as unwound
 #   uretunwind  the same with --uretprobes: the unwind guard keeps it alive (the host's
 #           kernel is locked down and cannot have the guard)
-#   throwjob  tests/fixtures/throwjob.cpp (exceptions through 1, 2, 20 and 80 nested traced calls,
+#   throwjob  tests/progs/throwjob.cpp (exceptions through 1, 2, 20 and 80 nested traced calls,
 #           pthread_cancel, pthread_exit), dynamic and with the unwinder linked in: the job's
 #           result is the untraced one, every unwound call counted (spyre.tjrounds=N rounds);
 #           and one that aborts inside a traced call: the tracer reports SIGABRT, exit 9

@@ -53,7 +53,7 @@ file -L "$tool" | grep -q 'statically linked' || {
 ${STRIP:-strip} -o "$root/opt/spyre/spyre-bpftrace" "$tool"
 cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libsenlib-dd2.so" \
 	"$root/opt/spyre/mock/"
-# the exception test jobs (tests/fixtures/throwjob.cpp; built beside the mock by `make`): the
+# the exception test jobs (tests/progs/throwjob.cpp; built beside the mock by `make`): the
 # same C++ runtime libraries as the mock, or the unwinder linked in
 for f in throwjob throwjob-static; do
 	[ -x "$mockdir/../tests/$f" ] && cp "$mockdir/../tests/$f" "$root/opt/spyre/"

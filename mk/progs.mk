@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The programs the tests run or read, all from tests/progs/ (docs/mock.md). Included by the main
+# Makefile after mk/cross.mk and before `all` and the other mk/ files (they name its variables);
+# uses BUILD, CXX, STRIP and CF_PROTECTION, so a cross build builds all of them for its ARCH.
+#
+#   mock-spyre/      the mock Spyre runtime: libsenlib-dd2.so, libflex.so and mock-spyre-job,
+#                    traced by the end-to-end, VM and bench runs          -> $(BUILD)/mock/
+#   fixture.cpp      libfixture.so (and a stripped copy): symbols for the unit tests' ELF reader
+#   throwjob.cpp     throwjob, throwjob-static: a job that leaves traced calls by exceptions,
+#                    cancellation and abort (exceptions.bats, the VM's throwjob step)
+#   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
+#                    throws, longjmps and tail-calls after the tracer attached (faults.bats)
+#   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
+#                    (`make ppc64le-fixture` rebuilds it, below)
+#
+# Everything else under tests/fixtures/ is data the tests read (maps-sample.txt, traces/).
+#
+#   progs       every program above for this ARCH (part of `make all`)
+#   mock        the mock runtime only
+#   fixtures    the unit tests' libraries only
+
+PROGS_DIR	:= tests/progs
+MOCK_SRC	:= $(PROGS_DIR)/mock-spyre
+MOCK_HDRS	:= $(wildcard $(MOCK_SRC)/*.h)
+MOCK_CXXFLAGS	:= -O2 -g -fPIC $(CF_PROTECTION) -Wall -Wextra -std=gnu++17 -pthread
+
+MOCK_DIR	:= $(BUILD)/mock
+MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
+FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
+# Programs the end-to-end tests trace (tests/e2e), besides the mock job.
+TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static $(BUILD)/tests/flexhelper
+
+.PHONY: progs mock fixtures ppc64le-fixture
+
+progs: mock fixtures $(TEST_PROGS)
+
+$(MOCK_DIR):
+	@mkdir -p $@
+
+# --- mock Spyre runtime ------------------------------------------------------------------------
+mock: $(MOCK)
+
+$(MOCK_DIR)/libsenlib-dd2.so: $(MOCK_SRC)/senlib.cpp $(MOCK_HDRS) | $(MOCK_DIR)
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libsenlib-dd2.so $< -o $@
+
+$(MOCK_DIR)/libflex.so: $(MOCK_SRC)/flex.cpp $(MOCK_HDRS) $(MOCK_DIR)/libsenlib-dd2.so
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libflex.so $< -L$(MOCK_DIR) -lsenlib-dd2 \
+		-Wl,-rpath,'$$ORIGIN' -o $@
+
+$(MOCK_DIR)/mock-spyre-job: $(MOCK_SRC)/mock-spyre-job.cpp $(MOCK_HDRS) $(MOCK_DIR)/libflex.so
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE $< -L$(MOCK_DIR) -lflex -lsenlib-dd2 -Wl,-rpath,'$$ORIGIN' -o $@
+
+# --- unit-test libraries -----------------------------------------------------------------------
+fixtures: $(FIXTURES)
+
+$(BUILD)/tests/libfixture.so: $(PROGS_DIR)/fixture.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -shared $< -o $@
+
+$(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
+	$(STRIP) --strip-all $< -o $@
+
+# --- jobs the end-to-end tests trace -----------------------------------------------------------
+# Built like the mock runtime (-O2, endbr64 at each function's start), linked to the shared
+# libstdc++ and libgcc_s: the unwinder a tracer must not break is the one real jobs use.
+$(BUILD)/tests/throwjob: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -o $@
+
+# The same with the C++ runtime and the unwinder linked in: no libgcc_s.so for a tracer to find.
+$(BUILD)/tests/throwjob-static: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie -static-libstdc++ -static-libgcc $< -o $@
+
+# -O1 and none of the mock's hardening flags, as when faults.bats compiled it itself: its tests
+# probe flexhelper's own functions, whose code they were written against. The runtime is found
+# beside it, in ../mock.
+$(BUILD)/tests/flexhelper: $(PROGS_DIR)/flexhelper.cpp $(MOCK_HDRS) $(MOCK_DIR)/libflex.so \
+		| $(BUILD)/tests
+	$(CXX) -O1 -g -std=gnu++17 -Wall -Wextra -pthread -I$(MOCK_SRC) $< -L$(MOCK_DIR) \
+		-lflex -lsenlib-dd2 -Wl,-rpath,'$$ORIGIN/../mock' -o $@
+
+# --- the ppc64le library of test_retsite.c -----------------------------------------------------
+# Checked in, not built by `make unit`: the test pins its local entry and return-site offsets,
+# which belong to the compiler that made it (Debian's powerpc64le-linux-gnu-gcc 12), and the unit
+# tests must not need a cross compiler. This rebuilds it with the same flags (the same bytes but
+# for the build id); run it after changing the source, then check `make unit`.
+PPC64LE_CC		?= powerpc64le-linux-gnu-gcc
+PPC64LE_STRIP		?= powerpc64le-linux-gnu-strip
+PPC64LE_FIXTURE	:= tests/fixtures/libppc64le-fixture.so
+
+ppc64le-fixture: $(PROGS_DIR)/ppc64le-fixture.c
+	$(PPC64LE_CC) -O2 -fPIC -shared -nostdlib -Wl,-z,max-page-size=4096 $< \
+		-o $(PPC64LE_FIXTURE).tmp
+	$(PPC64LE_STRIP) --strip-all $(PPC64LE_FIXTURE).tmp -o $(PPC64LE_FIXTURE)
+	@rm -f $(PPC64LE_FIXTURE).tmp
