@@ -209,7 +209,8 @@ static void opt_label(const struct opt_def *d, char *buf, size_t len)
 		snprintf(buf, len, "-%c, --%s%s%s", d->key, d->name, d->arg ? " " : "",
 			 d->arg ? d->arg : "");
 	else
-		snprintf(buf, len, "    --%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+		snprintf(buf, len, "    --%s%s%s", d->name, d->arg ? " " : "",
+			 d->arg ? d->arg : "");
 }
 
 static void print_option(FILE *f, const struct opt_def *d)
@@ -375,7 +376,12 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 		if (parse_duration(arg, &d))
 			return usage_err("invalid duration '%s' (e.g. 10 seconds, 10s, 500ms, 1m)",
 					 arg);
-		*(key == 'd' ? &env->duration : key == OPT_WINDOW ? &env->window : &env->period) = d;
+		if (key == 'd')
+			env->duration = d;
+		else if (key == OPT_WINDOW)
+			env->window = d;
+		else
+			env->period = d;
 		break;
 	case OPT_PROBE:
 		if (push(&env->probe_args, &env->n_probe_args, arg))
@@ -577,10 +583,10 @@ int env_parse(struct env *env, int argc, char **argv)
 	switch (env->cmd) {
 	case CMD_TRACE:
 		if (optind < nargs) {
-			/* getopt stopped at "--" (consumed) or at a non-option; '+': not reordered */
+			/* getopt stopped at "--" (consumed) or at a non-option ('+': in place) */
 			if (strcmp(args[optind - 1], "--")) {
-				rc = usage_err("unexpected argument '%s' (use -- before a command to "
-					       "launch)", args[optind]);
+				rc = usage_err("unexpected argument '%s' (use -- before a command "
+					       "to launch)", args[optind]);
 				goto out;
 			}
 			env->argv_cmd = &argv[optind + first - 1];
@@ -600,8 +606,8 @@ int env_parse(struct env *env, int argc, char **argv)
 		break;
 	case CMD_MERGE:
 		if (optind + 2 != nargs || !env->output) {
-			rc = usage_err("usage: spyre-bpftrace merge OURS.json KINETO.json -o OUT.json "
-				       "[--force]");
+			rc = usage_err("usage: spyre-bpftrace merge OURS.json KINETO.json "
+				       "-o OUT.json [--force]");
 		} else {
 			env->file_arg = args[optind];
 			env->file_arg2 = args[optind + 1];

@@ -545,9 +545,9 @@ void target_warn_too_many(struct target *t, bool later)
 {
 	if (!later) {
 		pr_err("more than %d functions match the probe table (the limit of --max-probes): "
-		       "raise it (up to 1048576; each function costs 64 bytes of kernel memory per "
-		       "CPU) or narrow the globs (`spyre-bpftrace list -p PID --max-probes N` shows "
-		       "what they match)", t->max_probes);
+		       "raise it (up to 1048576; each function costs 64 bytes of kernel memory "
+		       "per CPU) or narrow the globs (`spyre-bpftrace list -p PID --max-probes N` "
+		       "shows what they match)", t->max_probes);
 		return;
 	}
 	if (t->too_many_warned)
