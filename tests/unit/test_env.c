@@ -78,6 +78,20 @@ TEST(env_subcommands_take_their_own_options)
 	env_free(&e);
 }
 
+TEST(env_takes_the_command_line_of_the_deploy_files)
+{
+	struct env e;
+
+	/* deploy/spyre-bpftrace.service and deploy/daemonset.yaml (check-deploy: the same) */
+	CHECK_EQ_INT(PARSE(&e, "--system-wide", "--sample-every", "100", "--window", "2s",
+			   "--period", "60s", "--output-dir", "/var/lib/spyre-bpftrace", "--max-disk",
+			   "1G", "--prom-file",
+			   "/var/lib/node_exporter/textfile_collector/spyre.prom"), 0);
+	CHECK(e.system_wide && e.sample_every == 100 && e.window == 2 && e.period == 60);
+	CHECK(e.max_disk == 1ull << 30);
+	env_free(&e);
+}
+
 TEST(env_counts_v_for_the_log_level)
 {
 	struct env e;
