@@ -179,8 +179,10 @@ static const struct opt_def opt_defs[] = {
 	  "print the version" },
 };
 
-/* The help's second column */
+/* The help's second column; the width of the list of each subcommand's options */
 #define HELP_COL	27
+#define SUB_COL		11
+#define SUB_WIDTH	95
 
 static const struct opt_def *opt_find(int key)
 {
@@ -238,7 +240,7 @@ static void print_option(FILE *f, const struct opt_def *d)
 static void print_subcommand_options(FILE *f)
 {
 	for (int c = CMD_LIST; c <= CMD_MERGE; c++) {
-		int n = fprintf(f, "  %-9s", cmd_names[c]);
+		int n = fprintf(f, "  %-*s", SUB_COL - 2, cmd_names[c]);
 
 		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
 			const struct opt_def *d = &opt_defs[i];
@@ -250,11 +252,12 @@ static void print_subcommand_options(FILE *f)
 				snprintf(name, sizeof(name), "-%c", d->key);
 			else
 				snprintf(name, sizeof(name), "--%s", d->name);
-			if (n + 1 + (int)strlen(name) > 95)
-				n = fprintf(f, "\n%*s", 11, "") - 1;
+			/* a new line, its column counted without the newline */
+			if (n + 1 + (int)strlen(name) > SUB_WIDTH)
+				n = fprintf(f, "\n%*s", SUB_COL, "") - 1;
 			n += fprintf(f, " %s", name);
 		}
-		fprintf(f, "%s\n", n > 11 ? "" : " (none)");
+		fprintf(f, "%s\n", n > SUB_COL ? "" : " (none)");
 	}
 }
 
@@ -498,11 +501,10 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 	return 0;
 }
 
-/* What the options say together, for tracing: 0 or EXIT_USAGE. */
-static int check_trace(struct env *env)
+/* What the options say together, for tracing (@seen: by opt_defs' index): 0 or EXIT_USAGE. */
+static int check_trace(struct env *env, const bool *seen)
 {
-	const char *fleet_opt = env->output_dir ? "--output-dir" : env->prom_file ? "--prom-file" :
-				NULL;
+	char name[48];
 
 	if (!!env->pid + !!env->argv_cmd + env->system_wide != 1) {
 		usage_err("give exactly one of -p PID, -a or -- CMD");
@@ -515,21 +517,29 @@ static int check_trace(struct env *env)
 		return usage_err("-o and --output-dir exclude each other");
 	if (env->window && !env->output_dir)
 		return usage_err("--window writes one file per window: give --output-dir");
+	/* fleet mode finds its processes (-a) or has one (-p): it launches none */
+	if (env->window && env->argv_cmd)
+		return usage_err("--window traces -p PID or -a, not -- CMD");
 	if (env->max_overhead && (env->system_wide || env->window))
 		return usage_err("--max-overhead needs -p PID or -- CMD (one job's CPU time to "
 				 "weigh the probes against)");
 	if ((env->max_disk || env->max_files) && !env->output_dir)
 		return usage_err("--max-disk/--max-files need --output-dir");
-	/* the options marked FLEET_ONLY; --window and --period are fleet mode themselves */
-	if (fleet_opt && !env->system_wide && !env->window)
+	if (env->system_wide || env->window)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+		if (!seen[i] || !(opt_defs[i].cmds & FLEET_ONLY))
+			continue;
 		return usage_err("%s is for fleet mode: give -a or --window DUR --period DUR too "
-				 "(docs/fleet.md)", fleet_opt);
+				 "(docs/fleet.md)", opt_name(&opt_defs[i], name, sizeof(name)));
+	}
 	return 0;
 }
 
 int env_parse(struct env *env, int argc, char **argv)
 {
 	struct option longs[ARRAY_SIZE(opt_defs) + 1];
+	bool seen[ARRAY_SIZE(opt_defs)] = {};
 	int opt, rc = 0, first, nargs, verbosity = 0;
 	char shorts[2 * ARRAY_SIZE(opt_defs) + 2];
 	char **args;
@@ -574,6 +584,7 @@ int env_parse(struct env *env, int argc, char **argv)
 			rc = refuse_option(env->cmd, d);
 			goto out;
 		}
+		seen[d - opt_defs] = true;
 		rc = take_option(env, opt, optarg, &verbosity);
 		if (rc)
 			goto out;
@@ -591,7 +602,7 @@ int env_parse(struct env *env, int argc, char **argv)
 			}
 			env->argv_cmd = &argv[optind + first - 1];
 		}
-		rc = check_trace(env);
+		rc = check_trace(env, seen);
 		break;
 	case CMD_LIST:
 		if (!env->pid || optind < nargs)

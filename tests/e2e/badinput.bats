@@ -124,14 +124,20 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[[ "$output" == *"  merge     -o --force --profiler-start --nest-tolerance"* ]]
 }
 
-@test "fleet mode's files without fleet mode: exit 2, not ignored" {
+@test "fleet mode's files without fleet mode, or windows of a launched command: exit 2, not ignored" {
 	run "$TOOL" -p 1 --output-dir "$BATS_TEST_TMPDIR/out"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--output-dir is for fleet mode: give -a or --window"* ]]
 	run "$TOOL" -p 1 --prom-file "$BATS_TEST_TMPDIR/x.prom" -o "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--prom-file is for fleet mode"* ]]
+	# windows of -- CMD read /proc/0 and never started CMD
+	run "$TOOL" --window 1s --period 1s --output-dir "$BATS_TEST_TMPDIR/out" -d 2 -- \
+		touch "$BATS_TEST_TMPDIR/ran"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--window traces -p PID or -a, not -- CMD"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/out" ] && [ ! -e "$BATS_TEST_TMPDIR/t.json" ]
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
 
 @test "-d takes a duration as --window does: 500ms stops in half a second, 10s is ten seconds" {
