@@ -3,7 +3,10 @@
 #include "env.h"
 #include "log.h"
 
-/* env_parse on a NULL-terminated argument list; its messages go to stderr as usual */
+/*
+ * env_parse on a NULL-terminated argument list; its messages go to stderr as usual. The list
+ * lives in the macro's own scope: what points into it (argv_cmd) is not to be read after.
+ */
 #define PARSE(env, ...)							\
 	({								\
 		char *_a[] = { "spyre-bpftrace", __VA_ARGS__, NULL };	\
@@ -54,6 +57,7 @@ TEST(env_refuses_options_of_other_subcommands)
 
 TEST(env_subcommands_take_their_own_options)
 {
+	char *launch[] = { "spyre-bpftrace", "-o", "t.json", "--", "job", "-p", "3", NULL };
 	struct env e;
 
 	CHECK_EQ_INT(PARSE(&e, "list", "-p", "7", "--no-default", "--probe", "l:s", "--max-probes",
@@ -71,7 +75,7 @@ TEST(env_subcommands_take_their_own_options)
 	CHECK(e.cmd == CMD_CHECK);
 	CHECK_STR(e.file_arg, "t.json");
 	env_free(&e);
-	CHECK_EQ_INT(PARSE(&e, "-o", "t.json", "--", "job", "-p", "3"), 0);
+	CHECK_EQ_INT(env_parse(&e, 7, launch), 0);
 	CHECK(e.argv_cmd && !e.pid);
 	CHECK_STR(e.argv_cmd[0], "job");
 	CHECK_STR(e.argv_cmd[1], "-p");
