@@ -1,77 +1,56 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The command line. One table says, for each option, its names, its argument, which
+ * subcommands take it and its help: getopt_long's tables and the help text are made from it,
+ * and an option given to a subcommand that does not take it is refused (exit 2) instead of
+ * being silently ignored.
+ */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "env.h"
+#include "log.h"
+#include "parse.h"
 #include "vfio.h"
 
-void env_usage(FILE *f)
-{
-	fprintf(f,
-"usage: spyre-bpftrace [OPTIONS] -p PID            trace a running Spyre job\n"
-"       spyre-bpftrace [OPTIONS] -- CMD [ARGS...]  launch CMD and trace it from the start\n"
-"       spyre-bpftrace list -p PID [PROBE OPTIONS] show which probes resolve in PID\n"
-"       spyre-bpftrace check FILE                  validate a trace (overlaps, durations, flows)\n"
-"       spyre-bpftrace recover FILE                close a trace cut short (tracer killed)\n"
-"       spyre-bpftrace merge OURS KINETO -o OUT    add a PyTorch profiler trace, clocks aligned\n"
-"             [--profiler-start NS] [--nest-tolerance US]  (docs/user-guide.md, Merging)\n"
-"\n"
-"  -p, --pid PID            process to trace (its runtime libraries must be mapped)\n"
-"  -o, --output FILE        trace file (default spyre-trace-PID.json); *.gz writes gzip\n"
-"  -d, --duration SECONDS   stop after SECONDS (default: SIGINT/SIGTERM or target exit)\n"
-"      --probe LIB:SYMBOL_GLOB[:NAME]  add a probe (repeatable); '::' belongs to C++ names;\n"
-"                           NAME may hold {1}, {2}...: what the glob's '*' matched\n"
-"      --probes FILE|NAME   add the probes of a spec file, or of the built-in table NAME\n"
-"                           (torch: PyTorch's ops, autograd, CPU allocator; spyre: the\n"
-"                           default one); a NAME wins over a file of that name: ./NAME for\n"
-"                           the file (repeatable)\n"
-"      --no-default         do not load the built-in Spyre probe table\n"
-"      --max-probes N       trace at most N functions, room reserved at start (default:\n"
-"                           twice what resolves at start, up to %d; before Linux 6.6\n"
-"                           at most %d uprobes: entries and return sites)\n"
-"      --allow-missing      a --probe/--probes line that resolves nowhere is a warning, not\n"
-"                           an error (exit 10): for libraries the job loads later\n"
-"      --max-overhead PCT   when the probes' estimated overhead (their time over the job's\n"
-"                           own CPU time) exceeds PCT %%, detach the hottest probes (said on\n"
-"                           stderr, in the summary and the trace metadata); the estimate is\n"
-"                           on the status line\n"
-"      --ready-file FILE    create FILE once all probes are attached\n"
-"      --ringbuf-mb N       ring buffer size in MiB, power of two (default 16)\n"
-"      --status, --no-status  status line on stderr (default: when stderr is a terminal)\n"
-"      --driver MODE        VFIO ioctl tracing: auto (default), fentry, kprobe, tracepoint, off\n"
-"      --driver-funcs LIST  kernel functions for fentry/kprobe (comma-separated)\n"
-"  -f, --follow             also trace the processes the target forks (like strace -f)\n"
-"      --force              replace an existing output file\n"
-"      --uretprobes         see returns with the kernel's return probes (cheaper per call)\n"
-"                           RISK: they rewrite the traced thread's stack; a C++ exception\n"
-"                           thrown through a traced call then terminates the job unless the\n"
-"                           unwind guard can run (x86-64, no lockdown). Default: uprobes on\n"
-"                           each function's return instructions, the stack untouched\n"
-"\n"
-"fleet mode (docs/fleet.md):\n"
-"  -a, --system-wide        every process that maps the runtime, including later ones\n"
-"      --sample-every N     record 1 in N calls (decided in BPF)\n"
-"      --rate-cap N         record at most N events/s per process\n"
-"      --window DUR --period DUR  attach probes for DUR every period (e.g. 2s and 60s)\n"
-"      --output-dir DIR     one trace file per window in DIR (rotated)\n"
-"      --max-disk SIZE      keep at most SIZE of traces in DIR (e.g. 1G), oldest deleted\n"
-"      --max-files N        keep at most N trace files in DIR\n"
-"      --prom-file FILE     Prometheus textfile summary after each window\n"
-"  -q, --quiet              no summary at exit\n"
-"  -v, --verbose            libbpf debug messages\n"
-"  -h, --help               this text\n"
-"  -V, --version            print the version\n"
-"\n"
-"exit codes: 0 ok, 1 error, 2 usage, 3 no such process, 4 not permitted (root needed),\n"
-"            5 no Spyre runtime in target, 6 kernel without BTF, 7 output not writable,\n"
-"            8 check found problems, 9 the traced process was killed by a signal,\n"
-"            10 a --probe/--probes line resolves nowhere in the target (a typo?)\n",
-		SPYRE_MAX_PROBES, SPYRE_PERF_MAX_UPROBES);
-}
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 
+/* Which subcommands take an option: bits of enum spyre_cmd. */
+#define FOR_TRACE	(1u << CMD_TRACE)
+#define FOR_LIST	(1u << CMD_LIST)
+#define FOR_CHECK	(1u << CMD_CHECK)
+#define FOR_RECOVER	(1u << CMD_RECOVER)
+#define FOR_MERGE	(1u << CMD_MERGE)
+#define FOR_ALL		(FOR_TRACE | FOR_LIST | FOR_CHECK | FOR_RECOVER | FOR_MERGE)
+/*
+ * Tracing in fleet mode only (-a or --window): what it writes per window. Elsewhere such an
+ * option would be ignored, and a trace written where the user did not ask for it.
+ */
+#define FLEET_ONLY	(1u << 16)
+
+static const char *const cmd_names[] = {
+	[CMD_TRACE] = "tracing",
+	[CMD_LIST] = "list",
+	[CMD_CHECK] = "check",
+	[CMD_RECOVER] = "recover",
+	[CMD_MERGE] = "merge",
+};
+
+enum opt_section { SEC_TRACE, SEC_FLEET, SEC_MERGE, SEC_GENERAL };
+
+static const char *const section_titles[] = {
+	[SEC_TRACE] = NULL,	/* right after the usage lines */
+	[SEC_FLEET] = "fleet mode (docs/fleet.md):",
+	[SEC_MERGE] = "merge (docs/user-guide.md, Merging):",
+	[SEC_GENERAL] = "all subcommands:",
+};
+
+/* The keys of the options without a short letter: past every character getopt returns. */
 enum {
 	OPT_PROBE = 256,
 	OPT_PROBES,
@@ -99,42 +78,216 @@ enum {
 	OPT_MAX_OVERHEAD,
 };
 
-static const struct option long_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "probe", required_argument, NULL, OPT_PROBE },
-	{ "probes", required_argument, NULL, OPT_PROBES },
-	{ "no-default", no_argument, NULL, OPT_NO_DEFAULT },
-	{ "allow-missing", no_argument, NULL, OPT_ALLOW_MISSING },
-	{ "max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD },
-	{ "ready-file", required_argument, NULL, OPT_READY },
-	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
-	{ "status", no_argument, NULL, OPT_STATUS },
-	{ "no-status", no_argument, NULL, OPT_NO_STATUS },
-	{ "driver", required_argument, NULL, OPT_DRIVER },
-	{ "driver-funcs", required_argument, NULL, OPT_DRIVER_FUNCS },
-	{ "profiler-start", required_argument, NULL, OPT_PROFILER_START },
-	{ "nest-tolerance", required_argument, NULL, OPT_NEST_TOL },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "uretprobes", no_argument, NULL, OPT_URETPROBES },
-	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
-	{ "follow", no_argument, NULL, 'f' },
-	{ "system-wide", no_argument, NULL, 'a' },
-	{ "sample-every", required_argument, NULL, OPT_SAMPLE },
-	{ "rate-cap", required_argument, NULL, OPT_RATE_CAP },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "period", required_argument, NULL, OPT_PERIOD },
-	{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
-	{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
-	{ "max-files", required_argument, NULL, OPT_MAX_FILES },
-	{ "prom-file", required_argument, NULL, OPT_PROM },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
+struct opt_def {
+	const char *name;	/* --name */
+	int key;		/* the short letter, or an OPT_* for a long option only */
+	const char *arg;	/* the argument, as the help names it; NULL: a flag */
+	unsigned int cmds;	/* FOR_* (| FLEET_ONLY) */
+	enum opt_section section;
+	/* the help's lines ('\n' between); NULL: said with the entry before (see label) */
+	const char *help;
+	const char *label;	/* the help's left column when not "-x, --name ARG" */
 };
+
+static const struct opt_def opt_defs[] = {
+	{ "pid", 'p', "PID", FOR_TRACE | FOR_LIST, SEC_TRACE,
+	  "process to trace (its runtime libraries must be mapped)" },
+	{ "output", 'o', "FILE", FOR_TRACE | FOR_MERGE, SEC_TRACE,
+	  "trace file (default spyre-trace-PID.json); *.gz writes gzip" },
+	{ "duration", 'd', "DUR", FOR_TRACE, SEC_TRACE,
+	  "stop after DUR, e.g. 10 (seconds), 10s, 500ms, 5m (default:\n"
+	  "SIGINT/SIGTERM or target exit)" },
+	{ "probe", OPT_PROBE, "LIB:SYMBOL_GLOB[:NAME]", FOR_TRACE | FOR_LIST, SEC_TRACE,
+	  "add a probe (repeatable); '::' belongs to C++ names;\n"
+	  "NAME may hold {1}, {2}...: what the glob's '*' matched" },
+	{ "probes", OPT_PROBES, "FILE|NAME", FOR_TRACE | FOR_LIST, SEC_TRACE,
+	  "add the probes of a spec file, or of the built-in table NAME\n"
+	  "(torch: PyTorch's ops, autograd, CPU allocator; spyre: the\n"
+	  "default one); a NAME wins over a file of that name: ./NAME for\n"
+	  "the file (repeatable)" },
+	{ "no-default", OPT_NO_DEFAULT, NULL, FOR_TRACE | FOR_LIST, SEC_TRACE,
+	  "do not load the built-in Spyre probe table" },
+	{ "max-probes", OPT_MAX_PROBES, "N", FOR_TRACE | FOR_LIST, SEC_TRACE,
+	  "trace at most N functions, room reserved at start (default:\n"
+	  "twice what resolves at start, up to " STR(SPYRE_MAX_PROBES) "; before Linux 6.6\n"
+	  "at most " STR(SPYRE_PERF_MAX_UPROBES) " uprobes: entries and return sites)" },
+	{ "allow-missing", OPT_ALLOW_MISSING, NULL, FOR_TRACE | FOR_LIST, SEC_TRACE,
+	  "a --probe/--probes line that resolves nowhere is a warning, not\n"
+	  "an error (exit 10): for libraries the job loads later" },
+	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", FOR_TRACE, SEC_TRACE,
+	  "when the probes' estimated overhead (their time over the job's\n"
+	  "own CPU time) exceeds PCT %, detach the hottest probes (said on\n"
+	  "stderr, in the summary and the trace metadata); the estimate is\n"
+	  "on the status line" },
+	{ "ready-file", OPT_READY, "FILE", FOR_TRACE, SEC_TRACE,
+	  "create FILE once all probes are attached" },
+	{ "ringbuf-mb", OPT_RINGBUF, "N", FOR_TRACE, SEC_TRACE,
+	  "ring buffer size in MiB, power of two (default 16)" },
+	{ "status", OPT_STATUS, NULL, FOR_TRACE, SEC_TRACE,
+	  "status line on stderr (default: when stderr is a terminal)",
+	  "--status, --no-status" },
+	{ "no-status", OPT_NO_STATUS, NULL, FOR_TRACE, SEC_TRACE, NULL },
+	{ "driver", OPT_DRIVER, "MODE", FOR_TRACE, SEC_TRACE,
+	  "VFIO ioctl tracing: auto (default), fentry, kprobe, tracepoint, off" },
+	{ "driver-funcs", OPT_DRIVER_FUNCS, "LIST", FOR_TRACE, SEC_TRACE,
+	  "kernel functions for fentry/kprobe (comma-separated)" },
+	{ "follow", 'f', NULL, FOR_TRACE, SEC_TRACE,
+	  "also trace the processes the target forks (like strace -f)" },
+	{ "force", OPT_FORCE, NULL, FOR_TRACE | FOR_MERGE, SEC_TRACE,
+	  "replace an existing output file" },
+	{ "uretprobes", OPT_URETPROBES, NULL, FOR_TRACE | FOR_LIST, SEC_TRACE,
+	  "see returns with the kernel's return probes (cheaper per call)\n"
+	  "RISK: they rewrite the traced thread's stack; a C++ exception\n"
+	  "thrown through a traced call then terminates the job unless the\n"
+	  "unwind guard can run (x86-64, no lockdown). Default: uprobes on\n"
+	  "each function's return instructions, the stack untouched" },
+	{ "quiet", 'q', NULL, FOR_TRACE, SEC_TRACE,
+	  "no summary at exit" },
+
+	{ "system-wide", 'a', NULL, FOR_TRACE, SEC_FLEET,
+	  "every process that maps the runtime, including later ones" },
+	{ "sample-every", OPT_SAMPLE, "N", FOR_TRACE, SEC_FLEET,
+	  "record 1 in N calls (decided in BPF)" },
+	{ "rate-cap", OPT_RATE_CAP, "N", FOR_TRACE, SEC_FLEET,
+	  "record at most N events/s per process" },
+	{ "window", OPT_WINDOW, "DUR", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
+	  "attach probes for DUR every period (e.g. 2s and 60s)",
+	  "--window DUR --period DUR" },
+	{ "period", OPT_PERIOD, "DUR", FOR_TRACE | FLEET_ONLY, SEC_FLEET, NULL },
+	{ "output-dir", OPT_OUTPUT_DIR, "DIR", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
+	  "one trace file per window in DIR (rotated)" },
+	{ "max-disk", OPT_MAX_DISK, "SIZE", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
+	  "keep at most SIZE of traces in DIR (e.g. 1G), oldest deleted" },
+	{ "max-files", OPT_MAX_FILES, "N", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
+	  "keep at most N trace files in DIR" },
+	{ "prom-file", OPT_PROM, "FILE", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
+	  "Prometheus textfile summary after each window" },
+
+	{ "profiler-start", OPT_PROFILER_START, "NS", FOR_MERGE, SEC_MERGE,
+	  "a legacy PyTorch profiler export's start: CLOCK_REALTIME in ns\n"
+	  "(time.time_ns())" },
+	{ "nest-tolerance", OPT_NEST_TOL, "US", FOR_MERGE, SEC_MERGE,
+	  "how far (µs) our spans may move to nest with the profiler's\n"
+	  "(default 2)" },
+
+	{ "verbose", 'v', NULL, FOR_ALL, SEC_GENERAL,
+	  "more messages: the tracer's choices and libbpf's info; -vv also\n"
+	  "libbpf's debug output" },
+	{ "help", 'h', NULL, FOR_ALL, SEC_GENERAL,
+	  "this text" },
+	{ "version", 'V', NULL, FOR_ALL, SEC_GENERAL,
+	  "print the version" },
+};
+
+/* The help's second column; the width of the list of each subcommand's options */
+#define HELP_COL	27
+#define SUB_COL		11
+#define SUB_WIDTH	95
+
+static const struct opt_def *opt_find(int key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++)
+		if (opt_defs[i].key == key)
+			return &opt_defs[i];
+	return NULL;
+}
+
+/* "-p/--pid" or "--probe": how a message names an option */
+static const char *opt_name(const struct opt_def *d, char *buf, size_t len)
+{
+	if (d->key < 256)
+		snprintf(buf, len, "-%c/--%s", d->key, d->name);
+	else
+		snprintf(buf, len, "--%s", d->name);
+	return buf;
+}
+
+/* "-p, --pid PID": the help's left column */
+static void opt_label(const struct opt_def *d, char *buf, size_t len)
+{
+	if (d->label)
+		snprintf(buf, len, "%s%s", d->key < 256 ? "" : "    ", d->label);
+	else if (d->key < 256)
+		snprintf(buf, len, "-%c, --%s%s%s", d->key, d->name, d->arg ? " " : "",
+			 d->arg ? d->arg : "");
+	else
+		snprintf(buf, len, "    --%s%s%s", d->name, d->arg ? " " : "",
+			 d->arg ? d->arg : "");
+}
+
+static void print_option(FILE *f, const struct opt_def *d)
+{
+	const char *h = d->help, *nl;
+	char label[96];
+	int n;
+
+	opt_label(d, label, sizeof(label));
+	n = fprintf(f, "  %s", label);
+	/* a long label keeps two spaces before its help */
+	fprintf(f, "%*s", n + 2 > HELP_COL ? 2 : HELP_COL - n, "");
+	for (;;) {
+		nl = strchr(h, '\n');
+		if (!nl) {
+			fprintf(f, "%s\n", h);
+			return;
+		}
+		fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COL, "");
+		h = nl + 1;
+	}
+}
+
+/* "list: -p --probe ...": what each subcommand takes, from the table */
+static void print_subcommand_options(FILE *f)
+{
+	for (int c = CMD_LIST; c <= CMD_MERGE; c++) {
+		int n = fprintf(f, "  %-*s", SUB_COL - 2, cmd_names[c]);
+
+		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+			const struct opt_def *d = &opt_defs[i];
+			char name[48];
+
+			if (!(d->cmds & (1u << c)) || d->section == SEC_GENERAL)
+				continue;
+			if (d->key < 256)
+				snprintf(name, sizeof(name), "-%c", d->key);
+			else
+				snprintf(name, sizeof(name), "--%s", d->name);
+			/* a new line, its column counted without the newline */
+			if (n + 1 + (int)strlen(name) > SUB_WIDTH)
+				n = fprintf(f, "\n%*s", SUB_COL, "") - 1;
+			n += fprintf(f, " %s", name);
+		}
+		fprintf(f, "%s\n", n > SUB_COL ? "" : " (none)");
+	}
+}
+
+void env_usage(FILE *f)
+{
+	fputs(
+"usage: spyre-bpftrace [OPTIONS] -p PID            trace a running Spyre job\n"
+"       spyre-bpftrace [OPTIONS] -- CMD [ARGS...]  launch CMD and trace it from the start\n"
+"       spyre-bpftrace list -p PID [PROBE OPTIONS] show which probes resolve in PID\n"
+"       spyre-bpftrace check FILE                  validate a trace (overlaps, durations, flows)\n"
+"       spyre-bpftrace recover FILE                close a trace cut short (tracer killed)\n"
+"       spyre-bpftrace merge OURS KINETO -o OUT    add a PyTorch profiler trace, clocks aligned\n"
+"             [--profiler-start NS] [--nest-tolerance US]  (docs/user-guide.md, Merging)\n", f);
+	for (int s = SEC_TRACE; s <= SEC_GENERAL; s++) {
+		fputc('\n', f);
+		if (section_titles[s])
+			fprintf(f, "%s\n", section_titles[s]);
+		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++)
+			if ((int)opt_defs[i].section == s && opt_defs[i].help)
+				print_option(f, &opt_defs[i]);
+	}
+	fputs("\noptions of the subcommands (besides those for all; others are refused):\n", f);
+	print_subcommand_options(f);
+	fputs(
+"\n"
+"exit codes: 0 ok, 1 error, 2 usage, 3 no such process, 4 not permitted (root needed),\n"
+"            5 no Spyre runtime in target, 6 kernel without BTF, 7 output not writable,\n"
+"            8 check found problems, 9 the traced process was killed by a signal,\n"
+"            10 a --probe/--probes line resolves nowhere in the target (a typo?)\n", f);
+}
 
 static int push(const char ***arr, int *n, const char *v)
 {
@@ -147,96 +300,249 @@ static int push(const char ***arr, int *n, const char *v)
 	return 0;
 }
 
-/* "2s", "500ms", "1.5m", "1h", or plain seconds */
-static int parse_duration(const char *s, double *out)
+/* A refusal of the command line: the message, and EXIT_USAGE. */
+static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_err(const char *fmt, ...)
 {
-	char *end;
-	double v;
+	va_list ap;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !(v > 0))
-		return -EINVAL;
-	if (!strcmp(end, "ms"))
-		v /= 1000;
-	else if (!strcmp(end, "m"))
-		v *= 60;
-	else if (!strcmp(end, "h"))
-		v *= 3600;
-	else if (*end && strcmp(end, "s"))
-		return -EINVAL;
-	if (v > 1e7)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	va_start(ap, fmt);
+	log_vmsg(LOG_ERROR, fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
 }
 
-/* "1G", "512M", "64k", or plain bytes (binary multiples) */
-static int parse_size(const char *s, unsigned long long *out)
+/* "check does not take --window (an option of tracing)" */
+static int refuse_option(enum spyre_cmd cmd, const struct opt_def *d)
 {
-	unsigned long long v, mul = 1;
-	char *end;
+	char name[48], whose[64] = "";
+	int n = 0;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 0:
-		break;
-	case 'k': case 'K':
-		mul = 1ull << 10;
-		break;
-	case 'm': case 'M':
-		mul = 1ull << 20;
-		break;
-	case 'g': case 'G':
-		mul = 1ull << 30;
-		break;
-	case 't': case 'T':
-		mul = 1ull << 40;
-		break;
-	default:
-		return -EINVAL;
+	for (int c = CMD_TRACE; c <= CMD_MERGE; c++)
+		if (d->cmds & (1u << c))
+			n += snprintf(whose + n, sizeof(whose) - n, "%s%s",
+				      n ? " and " : "", cmd_names[c]);
+	return usage_err("%s does not take %s (an option of %s)", cmd_names[cmd],
+			 opt_name(d, name, sizeof(name)), whose);
+}
+
+/* getopt_long's tables from opt_defs: "+p:o:..." (@permute: no '+') and struct option[] */
+static void getopt_tables(bool permute, char *shorts, size_t len, struct option *longs)
+{
+	size_t n = 0;
+
+	if (!permute)
+		shorts[n++] = '+';
+	for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+		const struct opt_def *d = &opt_defs[i];
+
+		longs[i] = (struct option){ d->name, d->arg ? required_argument : no_argument, NULL,
+					    d->key };
+		if (d->key >= 256 || n + 3 > len)
+			continue;
+		shorts[n++] = d->key;
+		if (d->arg)
+			shorts[n++] = ':';
 	}
-	if (*end && end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB"))
-		return -EINVAL;
-	if (v > ~0ull / mul)
-		return -ERANGE;
-	*out = v * mul;
-	return 0;
+	shorts[n] = 0;
+	longs[ARRAY_SIZE(opt_defs)] = (struct option){};
 }
 
-static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+static enum spyre_cmd parse_cmd(int argc, char **argv)
+{
+	if (argc > 1)
+		for (int c = CMD_LIST; c <= CMD_MERGE; c++)
+			if (!strcmp(argv[1], cmd_names[c]))
+				return c;
+	return CMD_TRACE;
+}
+
+/* One option's argument into @env: 0, or the exit code of a bad value. */
+static int take_option(struct env *env, int key, const char *arg, int *verbosity)
 {
 	unsigned long long v;
-	char *end;
+	double d;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > max)
-		return -EINVAL;
-	*out = v;
+	switch (key) {
+	case 'p':
+		if (parse_pid(arg, &env->pid))
+			return usage_err("invalid PID '%s'", arg);
+		break;
+	case 'o':
+		if (!*arg)
+			return usage_err("empty output file name");
+		env->output = arg;
+		break;
+	case 'd':
+	case OPT_WINDOW:
+	case OPT_PERIOD:
+		if (parse_duration(arg, &d))
+			return usage_err("invalid duration '%s' (e.g. 10 seconds, 10s, 500ms, 1m)",
+					 arg);
+		if (key == 'd')
+			env->duration = d;
+		else if (key == OPT_WINDOW)
+			env->window = d;
+		else
+			env->period = d;
+		break;
+	case OPT_PROBE:
+		if (push(&env->probe_args, &env->n_probe_args, arg))
+			return EXIT_ERROR;
+		break;
+	case OPT_PROBES:
+		if (push(&env->probe_files, &env->n_probe_files, arg))
+			return EXIT_ERROR;
+		break;
+	case OPT_NO_DEFAULT:
+		env->no_default = true;
+		break;
+	case OPT_ALLOW_MISSING:
+		env->allow_missing = true;
+		break;
+	case OPT_MAX_OVERHEAD:
+		if (parse_percent(arg, 10000, &env->max_overhead))
+			return usage_err("--max-overhead wants a percentage > 0, e.g. 10");
+		break;
+	case OPT_READY:
+		env->ready_file = arg;
+		break;
+	case OPT_RINGBUF:
+		if (parse_uint(arg, 4096, &v) || !v || (v & (v - 1)))
+			return usage_err("--ringbuf-mb wants a power of two 1..4096");
+		env->ringbuf_mb = v;
+		break;
+	case OPT_STATUS:
+		env->status = 1;
+		break;
+	case OPT_NO_STATUS:
+		env->status = 0;
+		break;
+	case OPT_DRIVER:
+		env->driver = vfio_mode_parse(arg);
+		if (env->driver < 0)
+			return usage_err("--driver wants auto, fentry, kprobe, tracepoint or off");
+		break;
+	case OPT_DRIVER_FUNCS: {
+		char names[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
+
+		if (vfio_funcs_parse(arg, names, SPYRE_DRV_MAX_FUNCS) < 0)
+			return usage_err("--driver-funcs wants up to %d kernel function names, "
+					 "comma-separated", SPYRE_DRV_MAX_FUNCS);
+		env->driver_funcs = arg;
+		break;
+	}
+	case OPT_URETPROBES:
+		env->uretprobes = true;
+		break;
+	case OPT_MAX_PROBES:
+		/* a uprobe_multi link takes at most 2^20 offsets (the kernel's limit) */
+		if (parse_uint(arg, 1u << 20, &v) || !v)
+			return usage_err("--max-probes wants 1..1048576, not '%s'", arg);
+		env->max_probes = v;
+		break;
+	case OPT_FORCE:
+		env->force = true;
+		break;
+	case OPT_PROFILER_START:
+		if (parse_uint(arg, ~0ull, &env->profiler_start_ns) || !env->profiler_start_ns)
+			return usage_err("--profiler-start wants CLOCK_REALTIME in ns "
+					 "(time.time_ns()), got '%s'", arg);
+		break;
+	case OPT_NEST_TOL:
+		if (parse_real(arg, NULL, 0, 1e6, &d))
+			return usage_err("--nest-tolerance wants µs in 0..1000000, got '%s'", arg);
+		env->nest_tol_ns = (long long)(d * 1000 + 0.5);
+		break;
+	case 'f':
+		env->follow = true;
+		break;
+	case 'a':
+		env->system_wide = true;
+		break;
+	case OPT_SAMPLE:
+	case OPT_RATE_CAP:
+	case OPT_MAX_FILES:
+		if (parse_uint(arg, 1000000000ull, &v) || !v)
+			return usage_err("%s wants a positive integer, not '%s'",
+					 key == OPT_SAMPLE ? "--sample-every" :
+					 key == OPT_RATE_CAP ? "--rate-cap" : "--max-files", arg);
+		if (key == OPT_SAMPLE)
+			env->sample_every = v;
+		else if (key == OPT_RATE_CAP)
+			env->rate_cap = v;
+		else
+			env->max_files = v;
+		break;
+	case OPT_OUTPUT_DIR:
+		env->output_dir = arg;
+		break;
+	case OPT_MAX_DISK:
+		if (parse_size(arg, &env->max_disk) || !env->max_disk)
+			return usage_err("invalid size '%s' (e.g. 1G, 512M)", arg);
+		break;
+	case OPT_PROM:
+		env->prom_file = arg;
+		break;
+	case 'q':
+		env->quiet = true;
+		break;
+	case 'v':
+		env->verbose = true;
+		(*verbosity)++;
+		break;
+	case 'h':
+		env_usage(stdout);
+		return -1;
+	case 'V':
+		printf("spyre-bpftrace %s\n", SPYRE_VERSION);
+		return -1;
+	}
 	return 0;
 }
 
-static int parse_pid(const char *s, pid_t *out)
+/* What the options say together, for tracing (@seen: by opt_defs' index): 0 or EXIT_USAGE. */
+static int check_trace(struct env *env, const bool *seen)
 {
-	char *end;
-	long v;
+	char name[48];
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
-		return -EINVAL;
-	*out = (pid_t)v;
+	if (!!env->pid + !!env->argv_cmd + env->system_wide != 1) {
+		usage_err("give exactly one of -p PID, -a or -- CMD");
+		env_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!env->window != !env->period || env->window > env->period)
+		return usage_err("--window and --period go together, window <= period");
+	if (env->output && env->output_dir)
+		return usage_err("-o and --output-dir exclude each other");
+	if (env->window && !env->output_dir)
+		return usage_err("--window writes one file per window: give --output-dir");
+	/* fleet mode finds its processes (-a) or has one (-p): it launches none */
+	if (env->window && env->argv_cmd)
+		return usage_err("--window traces -p PID or -a, not -- CMD");
+	if (env->max_overhead && (env->system_wide || env->window))
+		return usage_err("--max-overhead needs -p PID or -- CMD (one job's CPU time to "
+				 "weigh the probes against)");
+	if ((env->max_disk || env->max_files) && !env->output_dir)
+		return usage_err("--max-disk/--max-files need --output-dir");
+	if (env->system_wide || env->window)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+		if (!seen[i] || !(opt_defs[i].cmds & FLEET_ONLY))
+			continue;
+		return usage_err("%s is for fleet mode: give -a or --window DUR --period DUR too "
+				 "(docs/fleet.md)", opt_name(&opt_defs[i], name, sizeof(name)));
+	}
 	return 0;
 }
 
 int env_parse(struct env *env, int argc, char **argv)
 {
-	int opt, first = 1;
-	char *end;
+	struct option longs[ARRAY_SIZE(opt_defs) + 1];
+	bool seen[ARRAY_SIZE(opt_defs)] = {};
+	int opt, rc = 0, first, nargs, verbosity = 0;
+	char shorts[2 * ARRAY_SIZE(opt_defs) + 2];
+	char **args;
 
 	memset(env, 0, sizeof(*env));
 	env->nest_tol_ns = -1;
@@ -247,285 +553,81 @@ int env_parse(struct env *env, int argc, char **argv)
 	 */
 	env->ringbuf_mb = 16;
 	env->driver = VFIO_MODE_AUTO;
+	env->cmd = parse_cmd(argc, argv);
+	first = env->cmd == CMD_TRACE ? 1 : 2;
 
-	if (argc > 1) {
-		if (!strcmp(argv[1], "list"))
-			env->cmd = CMD_LIST;
-		else if (!strcmp(argv[1], "check"))
-			env->cmd = CMD_CHECK;
-		else if (!strcmp(argv[1], "recover"))
-			env->cmd = CMD_RECOVER;
-		else if (!strcmp(argv[1], "merge"))
-			env->cmd = CMD_MERGE;
-		if (env->cmd != CMD_TRACE)
-			first = 2;
-	}
-	optind = first;
+	/*
+	 * getopt sees the program's name and what follows the subcommand, in a copy it may
+	 * reorder: optind = 0 starts it afresh each time (its ordering mode included)
+	 */
+	nargs = argc - first + 1;
+	args = calloc(nargs + 1, sizeof(*args));
+	if (!args)
+		return EXIT_ERROR;
+	args[0] = argv[0];
+	memcpy(args + 1, argv + first, (argc - first) * sizeof(*args));
 	/*
 	 * '+': stop at the first non-option so "-- CMD -x" keeps CMD's own options; merge takes
 	 * its options after the file names too (merge A B -o OUT), so getopt may permute there
 	 */
-	while ((opt = getopt_long(argc, argv, env->cmd == CMD_MERGE ? "p:o:d:afqvhV" :
-				  "+p:o:d:afqvhV", long_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (parse_pid(optarg, &env->pid)) {
-				fprintf(stderr, "spyre-bpftrace: invalid PID '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'o':
-			if (!*optarg) {
-				fprintf(stderr, "spyre-bpftrace: empty output file name\n");
-				return EXIT_USAGE;
-			}
-			env->output = optarg;
-			break;
-		case 'd':
-			errno = 0;
-			env->duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(env->duration > 0) ||
-			    env->duration > 1e7) {
-				fprintf(stderr, "spyre-bpftrace: invalid duration '%s' (seconds > 0)\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_PROBE:
-			if (push(&env->probe_args, &env->n_probe_args, optarg))
-				return EXIT_ERROR;
-			break;
-		case OPT_PROBES:
-			if (push(&env->probe_files, &env->n_probe_files, optarg))
-				return EXIT_ERROR;
-			break;
-		case OPT_NO_DEFAULT:
-			env->no_default = true;
-			break;
-		case OPT_ALLOW_MISSING:
-			env->allow_missing = true;
-			break;
-		case OPT_MAX_OVERHEAD:
-			errno = 0;
-			env->max_overhead = strtod(optarg, &end);
-			if (errno || end == optarg || (*end && strcmp(end, "%")) ||
-			    !(env->max_overhead > 0) || env->max_overhead > 10000) {
-				fprintf(stderr, "spyre-bpftrace: --max-overhead wants a percentage "
-					"> 0, e.g. 10\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_READY:
-			env->ready_file = optarg;
-			break;
-		case OPT_RINGBUF: {
-			unsigned long v;
+	getopt_tables(env->cmd == CMD_MERGE, shorts, sizeof(shorts), longs);
+	optind = 0;
+	while ((opt = getopt_long(nargs, args, shorts, longs, NULL)) != -1) {
+		const struct opt_def *d = opt_find(opt);
 
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || v == 0 || v > 4096 || (v & (v - 1))) {
-				fprintf(stderr,
-					"spyre-bpftrace: --ringbuf-mb wants a power of two 1..4096\n");
-				return EXIT_USAGE;
-			}
-			env->ringbuf_mb = v;
-			break;
-		}
-		case OPT_STATUS:
-			env->status = 1;
-			break;
-		case OPT_NO_STATUS:
-			env->status = 0;
-			break;
-		case OPT_DRIVER:
-			env->driver = vfio_mode_parse(optarg);
-			if (env->driver < 0) {
-				fprintf(stderr, "spyre-bpftrace: --driver wants auto, fentry, kprobe, "
-					"tracepoint or off\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_DRIVER_FUNCS: {
-			char names[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
-
-			if (vfio_funcs_parse(optarg, names, SPYRE_DRV_MAX_FUNCS) < 0) {
-				fprintf(stderr, "spyre-bpftrace: --driver-funcs wants up to %d kernel "
-					"function names, comma-separated\n", SPYRE_DRV_MAX_FUNCS);
-				return EXIT_USAGE;
-			}
-			env->driver_funcs = optarg;
-			break;
-		}
-		case OPT_URETPROBES:
-			env->uretprobes = true;
-			break;
-		case OPT_MAX_PROBES: {
-			unsigned long long v;
-
-			/* a uprobe_multi link takes at most 2^20 offsets (the kernel's limit) */
-			if (parse_uint(optarg, 1u << 20, &v) || !v) {
-				fprintf(stderr, "spyre-bpftrace: --max-probes wants 1..1048576, "
-					"not '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			env->max_probes = v;
-			break;
-		}
-		case OPT_FORCE:
-			env->force = true;
-			break;
-		case OPT_PROFILER_START:
-			if (parse_uint(optarg, ~0ull, &env->profiler_start_ns) ||
-			    !env->profiler_start_ns) {
-				fprintf(stderr, "spyre-bpftrace: --profiler-start wants CLOCK_REALTIME "
-					"in ns (time.time_ns()), got '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_NEST_TOL: {
-			char *end;
-			double us;
-
-			errno = 0;
-			us = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(us >= 0 && us <= 1e6)) {
-				fprintf(stderr, "spyre-bpftrace: --nest-tolerance wants µs in "
-					"0..1000000, got '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			env->nest_tol_ns = (long long)(us * 1000 + 0.5);
-			break;
-		}
-		case 'f':
-			env->follow = true;
-			break;
-		case 'a':
-			env->system_wide = true;
-			break;
-		case OPT_SAMPLE:
-		case OPT_RATE_CAP:
-		case OPT_MAX_FILES: {
-			unsigned long long v;
-
-			if (parse_uint(optarg, opt == OPT_RATE_CAP ? 1000000000ull : 1000000000ull,
-				       &v) || !v) {
-				fprintf(stderr, "spyre-bpftrace: %s wants a positive integer, not '%s'\n",
-					opt == OPT_SAMPLE ? "--sample-every" :
-					opt == OPT_RATE_CAP ? "--rate-cap" : "--max-files", optarg);
-				return EXIT_USAGE;
-			}
-			if (opt == OPT_SAMPLE)
-				env->sample_every = v;
-			else if (opt == OPT_RATE_CAP)
-				env->rate_cap = v;
-			else
-				env->max_files = v;
-			break;
-		}
-		case OPT_WINDOW:
-		case OPT_PERIOD:
-			if (parse_duration(optarg, opt == OPT_WINDOW ? &env->window : &env->period)) {
-				fprintf(stderr, "spyre-bpftrace: invalid duration '%s' (e.g. 2s, 500ms, "
-					"1m)\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_OUTPUT_DIR:
-			env->output_dir = optarg;
-			break;
-		case OPT_MAX_DISK:
-			if (parse_size(optarg, &env->max_disk) || !env->max_disk) {
-				fprintf(stderr, "spyre-bpftrace: invalid size '%s' (e.g. 1G, 512M)\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_PROM:
-			env->prom_file = optarg;
-			break;
-		case 'q':
-			env->quiet = true;
-			break;
-		case 'v':
-			env->verbose = true;
-			break;
-		case 'h':
-			env_usage(stdout);
-			return -1;
-		case 'V':
-			printf("spyre-bpftrace %s\n", SPYRE_VERSION);
-			return -1;
-		default:
+		if (!d) {	/* getopt said what was wrong */
 			env_usage(stderr);
-			return EXIT_USAGE;
+			rc = EXIT_USAGE;
+			goto out;
 		}
+		if (!(d->cmds & (1u << env->cmd))) {
+			rc = refuse_option(env->cmd, d);
+			goto out;
+		}
+		seen[d - opt_defs] = true;
+		rc = take_option(env, opt, optarg, &verbosity);
+		if (rc)
+			goto out;
 	}
+	log_set_level(verbosity > 1 ? LOG_TRACE : verbosity ? LOG_DEBUG : LOG_INFO);
 
 	switch (env->cmd) {
 	case CMD_TRACE:
-		if (optind < argc) {
-			/* getopt stopped at "--" (consumed) or at a non-option */
-			if (strcmp(argv[optind - 1], "--")) {
-				fprintf(stderr, "spyre-bpftrace: unexpected argument '%s' "
-					"(use -- before a command to launch)\n", argv[optind]);
-				return EXIT_USAGE;
+		if (optind < nargs) {
+			/* getopt stopped at "--" (consumed) or at a non-option ('+': in place) */
+			if (strcmp(args[optind - 1], "--")) {
+				rc = usage_err("unexpected argument '%s' (use -- before a command "
+					       "to launch)", args[optind]);
+				goto out;
 			}
-			env->argv_cmd = &argv[optind];
+			env->argv_cmd = &argv[optind + first - 1];
 		}
-		if (!!env->pid + !!env->argv_cmd + env->system_wide != 1) {
-			fprintf(stderr, "spyre-bpftrace: give exactly one of -p PID, -a or -- CMD\n");
-			env_usage(stderr);
-			return EXIT_USAGE;
-		}
-		if (!env->window != !env->period || env->window > env->period) {
-			fprintf(stderr, "spyre-bpftrace: --window and --period go together, "
-				"window <= period\n");
-			return EXIT_USAGE;
-		}
-		if (env->output && env->output_dir) {
-			fprintf(stderr, "spyre-bpftrace: -o and --output-dir exclude each other\n");
-			return EXIT_USAGE;
-		}
-		if (env->window && !env->output_dir) {
-			fprintf(stderr, "spyre-bpftrace: --window writes one file per window: "
-				"give --output-dir\n");
-			return EXIT_USAGE;
-		}
-		if (env->max_overhead && (env->system_wide || env->window)) {
-			fprintf(stderr, "spyre-bpftrace: --max-overhead needs -p PID or -- CMD (one "
-				"job's CPU time to weigh the probes against)\n");
-			return EXIT_USAGE;
-		}
-		if ((env->max_disk || env->max_files) && !env->output_dir) {
-			fprintf(stderr, "spyre-bpftrace: --max-disk/--max-files need --output-dir\n");
-			return EXIT_USAGE;
-		}
+		rc = check_trace(env, seen);
 		break;
 	case CMD_LIST:
-		if (!env->pid || optind < argc) {
-			fprintf(stderr, "spyre-bpftrace: usage: spyre-bpftrace list -p PID\n");
-			return EXIT_USAGE;
-		}
+		if (!env->pid || optind < nargs)
+			rc = usage_err("usage: spyre-bpftrace list -p PID");
 		break;
 	case CMD_CHECK:
 	case CMD_RECOVER:
-		if (optind + 1 != argc) {
-			fprintf(stderr, "spyre-bpftrace: usage: spyre-bpftrace %s FILE\n", argv[1]);
-			return EXIT_USAGE;
-		}
-		env->file_arg = argv[optind];
+		if (optind + 1 != nargs)
+			rc = usage_err("usage: spyre-bpftrace %s FILE", cmd_names[env->cmd]);
+		else
+			env->file_arg = args[optind];
 		break;
 	case CMD_MERGE:
-		if (optind + 2 != argc || !env->output) {
-			fprintf(stderr, "spyre-bpftrace: usage: spyre-bpftrace merge OURS.json "
-				"KINETO.json -o OUT.json [--force]\n");
-			return EXIT_USAGE;
+		if (optind + 2 != nargs || !env->output) {
+			rc = usage_err("usage: spyre-bpftrace merge OURS.json KINETO.json "
+				       "-o OUT.json [--force]");
+		} else {
+			env->file_arg = args[optind];
+			env->file_arg2 = args[optind + 1];
 		}
-		env->file_arg = argv[optind];
-		env->file_arg2 = argv[optind + 1];
 		break;
 	}
-	return 0;
+out:
+	free(args);
+	return rc;
 }
 
 void env_free(struct env *env)

@@ -46,7 +46,7 @@ struct env {
 	bool quiet;
 	bool force;
 	bool follow;		/* -f: trace the processes the target forks, too */
-	bool verbose;
+	bool verbose;		/* any -v; how many set the log level (log.h) */
 	const char *file_arg;	/* check/recover FILE; merge: our trace */
 	const char *file_arg2;	/* merge: the Kineto trace */
 	unsigned long long profiler_start_ns;	/* merge: a legacy export's start, 0 = unknown */
@@ -65,8 +65,11 @@ struct env {
 	const char *prom_file;	/* Prometheus textfile written after each window */
 };
 
-/* Fills @env; on error prints a message and returns the exit code (> 0); -1 when --help or
- * --version were handled (exit 0). */
+/*
+ * Fills @env and sets the log level (-v LOG_DEBUG, -vv LOG_TRACE); refuses an option its
+ * subcommand does not take. On error prints a message and returns the exit code (> 0); -1
+ * when --help or --version were handled (exit 0).
+ */
 int env_parse(struct env *env, int argc, char **argv);
 void env_free(struct env *env);
 void env_usage(FILE *f);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "launch.h"
+#include "log.h"
 
 int launch_start(struct launch *l, char **argv)
 {
@@ -35,7 +36,7 @@ int launch_start(struct launch *l, char **argv)
 			_exit(127);
 		close(p[0]);
 		execvp(argv[0], argv);
-		fprintf(stderr, "spyre-bpftrace: cannot run %s: %s\n", argv[0], strerror(errno));
+		pr_err("cannot run %s: %s", argv[0], strerror(errno));
 		_exit(127);
 	}
 	close(p[0]);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "log.h"
+#include "util.h"
 
 static enum log_level cur_level = LOG_INFO;
 
@@ -42,4 +44,32 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vmsg(level, fmt, ap);
 	va_end(ap);
+}
+
+int log_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	enum log_level need = level == LIBBPF_WARN ? LOG_WARN :
+			      level == LIBBPF_INFO ? LOG_DEBUG : LOG_TRACE;
+	char buf[4096], *big = NULL, *p = buf;
+	va_list copy;
+	int n;
+
+	if (libbpf_is_quiet() || !log_enabled(need))
+		return 0;
+	/* one write per message, as log_vmsg; a verifier log is far longer than a line */
+	va_copy(copy, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n >= (int)sizeof(buf)) {
+		big = malloc(n + 1);
+		if (big)
+			n = vsnprintf(big, n + 1, fmt, copy);
+		else
+			n = sizeof(buf) - 1;	/* what fits */
+		p = big ? big : buf;
+	}
+	va_end(copy);
+	if (n > 0)
+		fwrite(p, 1, n, stderr);
+	free(big);
+	return n;
 }

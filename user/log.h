@@ -4,7 +4,9 @@
  *   pr_err   what stopped a command (always shown)
  *   pr_warn  "warning: ..." what the user should know (always shown)
  *   pr_info  what happened, for the operator's log (always shown)
- *   pr_debug the tracer's own choices (-v), libbpf's debug output with -vv
+ *   pr_debug the tracer's own choices (-v)
+ * libbpf's own messages go through log_libbpf_print: its warnings always, its info with -v,
+ * its debug output with -vv.
  * Messages are built whole and written with one call: lines from the loader threads
  * (uprobe and driver tiers load side by side) never interleave mid-line.
  */
@@ -13,6 +15,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <bpf/libbpf.h>
 
 enum log_level {
 	LOG_ERROR = 0,
@@ -38,5 +41,13 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 #define pr_warn(...)	log_msg(LOG_WARN, __VA_ARGS__)
 #define pr_info(...)	log_msg(LOG_INFO, __VA_ARGS__)
 #define pr_debug(...)	log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * The print callback for libbpf_set_print(): libbpf's lines as they are (they carry their own
+ * "libbpf: " and newline), nothing while libbpf_is_quiet() (util.h) on this thread.
+ * LIBBPF_WARN always, LIBBPF_INFO from LOG_DEBUG (-v), LIBBPF_DEBUG from LOG_TRACE (-vv).
+ */
+int log_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 #endif

@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "elfsym.h"
 #include "globcap.h"
+#include "log.h"
 #include "nearmiss.h"
 #include "procmaps.h"
 #include "resolve.h"
@@ -534,8 +535,8 @@ int target_warn_unreadable(struct target *t)
 		if (l->warned)
 			continue;
 		l->warned = true;
-		fprintf(stderr, "spyre-bpftrace: cannot read runtime library %s: %s; its probes "
-			"are not attached\n", l->path, strerror(-l->err));
+		pr_err("cannot read runtime library %s: %s; its probes are not attached",
+		       l->path, strerror(-l->err));
 	}
 	return n;
 }
@@ -543,18 +544,18 @@ int target_warn_unreadable(struct target *t)
 void target_warn_too_many(struct target *t, bool later)
 {
 	if (!later) {
-		fprintf(stderr, "spyre-bpftrace: more than %d functions match the probe table (the "
-			"limit of --max-probes): raise it (up to 1048576; each function costs 64 "
-			"bytes of kernel memory per CPU) or narrow the globs (`spyre-bpftrace list "
-			"-p PID --max-probes N` shows what they match)\n", t->max_probes);
+		pr_err("more than %d functions match the probe table (the limit of --max-probes): "
+		       "raise it (up to 1048576; each function costs 64 bytes of kernel memory "
+		       "per CPU) or narrow the globs (`spyre-bpftrace list -p PID --max-probes N` "
+		       "shows what they match)", t->max_probes);
 		return;
 	}
 	if (t->too_many_warned)
 		return;
 	t->too_many_warned = true;
-	fprintf(stderr, "spyre-bpftrace: warning: libraries loaded later match more functions "
-		"than the %d this run has room for (sized at start): those past it are not traced "
-		"(--max-probes N reserves room for N at start)\n", t->max_probes);
+	pr_warn("libraries loaded later match more functions than the %d this run has room for "
+		"(sized at start): those past it are not traced (--max-probes N reserves room for "
+		"N at start)", t->max_probes);
 }
 
 static void report_return(const struct target *t, const struct rprobe *p, FILE *f)
@@ -668,6 +669,8 @@ const char *target_why_missing(const struct target *t, int s, char *buf, size_t 
 
 int target_say_missing(const struct target *t, const char *prefix, bool mapped_only, bool *said)
 {
+	/* "warning: " makes it a warning; anything else is the error the run stops on */
+	bool warn = !strcmp(prefix, "warning: ");
 	char why[2048];
 	int n = 0;
 
@@ -678,8 +681,9 @@ int target_say_missing(const struct target *t, const char *prefix, bool mapped_o
 			continue;
 		said[s] = true;
 		n++;
-		fprintf(stderr, "spyre-bpftrace: %s%s: %s %s resolves nowhere: %s\n", prefix,
-			sp->origin, sp->lib, sp->sym, target_why_missing(t, s, why, sizeof(why)));
+		log_msg(warn ? LOG_WARN : LOG_ERROR, "%s%s: %s %s resolves nowhere: %s",
+			warn ? "" : prefix, sp->origin, sp->lib, sp->sym,
+			target_why_missing(t, s, why, sizeof(why)));
 	}
 	return n;
 }

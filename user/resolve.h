@@ -130,7 +130,8 @@ bool target_spec_missing(const struct target *t, int s);
 const char *target_why_missing(const struct target *t, int s, char *buf, size_t len);
 /*
  * On stderr, "spyre-bpftrace: PREFIXORIGIN: LIB SYMBOL resolves nowhere: why" for each user
- * spec that resolves nowhere and is not yet in @said (per spec, set here); with @mapped_only
+ * spec that resolves nowhere and is not yet in @said (per spec, set here): a warning (pr_warn)
+ * when @prefix is "warning: ", an error (pr_err) with @prefix otherwise; with @mapped_only
  * only those whose LIB_GLOB matched a library (launch mode: the others may be dlopen'ed
  * later). Returns how many were printed.
  */

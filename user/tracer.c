@@ -9,6 +9,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "log.h"
 #include "ringbuf.h"
 #include "spyre.skel.h"
 #include "tracer.h"
@@ -212,8 +213,8 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 		err = load_links(tr, o);
 		if (err)
 			goto fail;
-		die_msg("warning: no thread-exit hook (tp_btf/sched_process_exit refused): a "
-			"traced process's crash is not told from an exit");
+		pr_warn("no thread-exit hook (tp_btf/sched_process_exit refused): a traced "
+			"process's crash is not told from an exit");
 	}
 	if (tr->exit_hook &&
 	    !(tr->exit_link = bpf_program__attach(tr->skel->progs.spyre_task_exit))) {
@@ -378,15 +379,15 @@ static void probe_refused(struct target *t, int i, enum link_kind k, int err)
 	struct rprobe *p = &t->probes[i];
 
 	if (k == LK_RET_SITE || k == LK_JUMP_SITE) {
-		die_msg("warning: %s: the kernel refuses a uprobe on one of its return sites (%s): "
-			"entries only", p->qualname, strerror(-err));
+		pr_warn("%s: the kernel refuses a uprobe on one of its return sites (%s): entries "
+			"only", p->qualname, strerror(-err));
 		p->ret = RET_NONE;
 		p->sites.why = "the kernel refused a uprobe on a return site";
 		t->entry_only++;
 		return;
 	}
 	/* 524: the kernel's ENOTSUPP, which has no name in userspace */
-	die_msg("warning: cannot attach to %s (%s+0x%lx): %s; not traced", p->qualname,
+	pr_warn("cannot attach to %s (%s+0x%lx): %s; not traced", p->qualname,
 		t->libs[p->lib].path, p->attach_off, err == -524 ?
 		"the kernel cannot put a uprobe on that instruction (ENOTSUPP)" : strerror(-err));
 	p->failed = true;
@@ -464,8 +465,8 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 				}
 			}
 			if (err)
-				die_msg("cannot attach %d probes to %s: %s", n, t->libs[lib].path,
-					strerror(-err));
+				pr_err("cannot attach %d probes to %s: %s", n, t->libs[lib].path,
+				       strerror(-err));
 		}
 	}
 	if (!err)
@@ -493,7 +494,7 @@ static void warn_unguarded(struct tracer *tr, const struct target *t)
 	for (int i = 0; i < t->cnt && !tr->unwind_warned; i++) {
 		if (t->table->specs[t->probes[i].spec].type != PROBE_UNWIND)
 			continue;
-		die_msg("warning: --uretprobes without the unwind guard (the kernel refuses "
+		pr_warn("--uretprobes without the unwind guard (the kernel refuses "
 			"bpf_probe_write_user, or not x86-64): a C++ exception thrown through a "
 			"traced call would terminate the process (%s is mapped; see \"C++ "
 			"exceptions\" in docs/user-guide.md)", t->libs[t->probes[i].lib].path);
@@ -576,12 +577,12 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 	if (tr->perf_uprobes + need > SPYRE_PERF_MAX_UPROBES) {
 		/* once: a rescan that finds more (dlopen) would say it again */
 		if (!tr->perf_limit_said)
-			die_msg("this kernel has no uprobe_multi links (Linux 6.6+): one perf event "
-				"per uprobe, at most %d in a run; %d more are needed (entries and "
-				"return sites of %d functions, %d attached), none of them attached: "
-				"narrow the probe globs (`spyre-bpftrace list -p PID` shows what "
-				"they match)", SPYRE_PERF_MAX_UPROBES, need, t->cnt,
-				tr->perf_uprobes);
+			pr_err("this kernel has no uprobe_multi links (Linux 6.6+): one perf event "
+			       "per uprobe, at most %d in a run; %d more are needed (entries and "
+			       "return sites of %d functions, %d attached), none of them attached: "
+			       "narrow the probe globs (`spyre-bpftrace list -p PID` shows what "
+			       "they match)", SPYRE_PERF_MAX_UPROBES, need, t->cnt,
+			       tr->perf_uprobes);
 		tr->perf_limit_said = true;
 		return -E2BIG;
 	}
@@ -613,8 +614,8 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 				tr->perf_uprobes += !!l;
 			}
 			if (err && fatal_attach_error(err)) {
-				die_msg("cannot attach to %s (%s+0x%lx): %s", p->qualname,
-					t->libs[p->lib].path, p->attach_off, strerror(-err));
+				pr_err("cannot attach to %s (%s+0x%lx): %s", p->qualname,
+				       t->libs[p->lib].path, p->attach_off, strerror(-err));
 				return err;
 			}
 			if (err && (k == LK_RET_SITE || k == LK_JUMP_SITE)) {
@@ -715,8 +716,8 @@ static void run_task_iter(struct tracer *tr, bool forget)
 	tr->skel->bss->forget_stacks = 0;
 	bpf_link__destroy(link);
 	if (fd < 0)
-		fprintf(stderr, "spyre-bpftrace: cannot %s of live threads: %s\n",
-			forget ? "reset the call stacks" : "collect the last spans", strerror(-fd));
+		pr_err("cannot %s of live threads: %s",
+		       forget ? "reset the call stacks" : "collect the last spans", strerror(-fd));
 }
 
 void tracer_detach(struct tracer *tr, struct target *t)

@@ -12,17 +12,16 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "env.h"
+#include "log.h"
 #include "util.h"
 
 void die_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("spyre-bpftrace: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	log_vmsg(LOG_ERROR, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
@@ -84,12 +83,12 @@ int write_ready_file(const char *path)
 int preflight_bpf(void)
 {
 	if (!have_privileges()) {
-		die_msg("tracing needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)");
+		pr_err("tracing needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)");
 		return EXIT_PERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		die_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): CONFIG_DEBUG_INFO_BTF=y "
-			"is required");
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): CONFIG_DEBUG_INFO_BTF=y "
+		       "is required");
 		return EXIT_NO_BTF;
 	}
 	return 0;

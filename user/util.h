@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Small things the subcommands share: messages, clocks, privilege and kernel checks. */
+/* Small things the subcommands share: clocks, privilege and kernel checks, threads. */
 #ifndef SPYRE_UTIL_H
 #define SPYRE_UTIL_H
 
@@ -9,7 +9,10 @@
 #include <stdint.h>
 #include <time.h>
 
-/* "spyre-bpftrace: ..." on stderr, newline added. */
+/*
+ * "spyre-bpftrace: ..." on stderr, newline added. On its way out: log.h's pr_err, pr_warn,
+ * pr_info and pr_debug say what kind of message it is.
+ */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ns(clockid_t clk);
 /* Format a message into @err (may be NULL or 0 long) and return @ret: errors with a reason. */

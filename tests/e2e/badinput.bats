@@ -94,6 +94,84 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[[ "$output" == *"unexpected argument 'stray'"* ]]
 }
 
+@test "an option its subcommand does not take: exit 2 naming the option and the subcommand" {
+	echo '{"traceEvents":[]}' >"$BATS_TEST_TMPDIR/t.json"
+	run "$TOOL" check --sample-every 5 --window 2s "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"check does not take --sample-every (an option of tracing)"* ]]
+	run "$TOOL" list -p 1 --prom-file "$BATS_TEST_TMPDIR/x.prom"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"list does not take --prom-file (an option of tracing)"* ]]
+	run "$TOOL" list -p 1 -d 2
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"list does not take -d/--duration"* ]]
+	run "$TOOL" recover -o "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"recover does not take -o/--output (an option of tracing and merge)"* ]]
+	run "$TOOL" merge "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/t.json" \
+		-o "$BATS_TEST_TMPDIR/m.json" -p 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"merge does not take -p/--pid (an option of tracing and list)"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/m.json" ]
+	run "$TOOL" -p 1 --nest-tolerance 5
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"tracing does not take --nest-tolerance (an option of merge)"* ]]
+	# the help lists what each subcommand takes
+	run "$TOOL" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"  check     (none)"* ]]
+	[[ "$output" == *"  merge     -o --force --profiler-start --nest-tolerance"* ]]
+}
+
+@test "fleet mode's files without fleet mode, or windows of a launched command: exit 2, not ignored" {
+	run "$TOOL" -p 1 --output-dir "$BATS_TEST_TMPDIR/out"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--output-dir is for fleet mode: give -a or --window"* ]]
+	run "$TOOL" -p 1 --prom-file "$BATS_TEST_TMPDIR/x.prom" -o "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--prom-file is for fleet mode"* ]]
+	# windows of -- CMD read /proc/0 and never started CMD
+	run "$TOOL" --window 1s --period 1s --output-dir "$BATS_TEST_TMPDIR/out" -d 2 -- \
+		touch "$BATS_TEST_TMPDIR/ran"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--window traces -p PID or -a, not -- CMD"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out" ] && [ ! -e "$BATS_TEST_TMPDIR/t.json" ]
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "-d takes a duration as --window does: 500ms stops in half a second, 10s is ten seconds" {
+	start_job
+	local t0=$SECONDS
+	run "$TOOL" -p "$JOB_PID" -d 500ms -q -o "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ $((SECONDS - t0)) -lt 8 ]
+	$VERIFY "$BATS_TEST_TMPDIR/t.json"
+	start_tracer -d 10s -q -o "$BATS_TEST_TMPDIR/t10.json"
+	sleep 2
+	# not ended: 10s is not 10 ms (nor refused)
+	kill -0 "$TRACER_PID"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	run "$TOOL" -p "$JOB_PID" -d 10q
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid duration '10q'"* ]]
+	run "$TOOL" -p "$JOB_PID" --window 0 --period 1s --output-dir "$BATS_TEST_TMPDIR/out"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid duration '0'"* ]]
+}
+
+@test "-vv: libbpf's debug output and the tracer's own choices; -v -v is the same" {
+	start_job
+	for v in -vv "-v -v"; do
+		trace_briefly $v -o "$BATS_TEST_TMPDIR/t.json" --force
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"libbpf: "*"found program"* ]]
+		[[ "$output" == *"probes attached in"* ]]
+	done
+}
+
 @test "malformed --probe: exit 2 with the reason" {
 	start_job
 	local spec

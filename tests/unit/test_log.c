@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "unit.h"
+#include "log.h"
+#include "util.h"
+
+static int libbpf_says(enum libbpf_print_level level, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = log_libbpf_print(level, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* What libbpf's WARN, INFO and DEBUG lines print at @level, stderr caught in @out. */
+static void libbpf_at(enum log_level level, bool quiet, char *out, size_t len)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	log_set_level(level);
+	libbpf_quiet(quiet);
+	libbpf_says(LIBBPF_WARN, "libbpf: %s\n", "W");
+	libbpf_says(LIBBPF_INFO, "libbpf: %s\n", "I");
+	libbpf_says(LIBBPF_DEBUG, "libbpf: %s\n", "D");
+	libbpf_quiet(false);
+	log_set_level(LOG_INFO);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, len - 1, tmp);
+	out[n] = 0;
+	fclose(tmp);
+}
+
+TEST(log_libbpf_print_warn_always_info_with_v_debug_with_vv)
+{
+	char out[256];
+
+	libbpf_at(LOG_INFO, false, out, sizeof(out));
+	CHECK_STR(out, "libbpf: W\n");
+	libbpf_at(LOG_DEBUG, false, out, sizeof(out));
+	CHECK_STR(out, "libbpf: W\nlibbpf: I\n");
+	libbpf_at(LOG_TRACE, false, out, sizeof(out));
+	CHECK_STR(out, "libbpf: W\nlibbpf: I\nlibbpf: D\n");
+	/* an expected failure on this thread: nothing, whatever the level */
+	libbpf_at(LOG_TRACE, true, out, sizeof(out));
+	CHECK_STR(out, "");
+}
+
+TEST(log_libbpf_print_keeps_a_long_verifier_log_whole)
+{
+	size_t len = 20000;
+	char *big = malloc(len + 1), *out = malloc(len + 64);
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	memset(big, 'x', len);
+	big[len] = 0;
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	CHECK_EQ_INT(libbpf_says(LIBBPF_WARN, "%s\n", big), len + 1);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, len + 63, tmp);
+	CHECK_EQ_INT(n, len + 1);
+	fclose(tmp);
+	free(big);
+	free(out);
+}
