@@ -560,11 +560,14 @@ void session_wait(struct session *s, uint64_t until_ns)
 	while (!s->stop && !s->hup) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC), end = until_ns;
 
+		/* -d first: no file is begun for a window that would end at once */
+		if (s->deadline && now >= s->deadline)
+			s->stop = true;
+		if (s->stop || now >= until_ns)
+			break;
 		if (s->deadline && s->deadline < end)
 			end = s->deadline;
-		if (now >= until_ns)
-			break;
-		wait_events(s, now >= end ? 0 : (int)((end - now) / 1000000 + 1));
+		wait_events(s, (int)((end - now) / 1000000 + 1));
 	}
 }
 
