@@ -155,7 +155,8 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 		return EXIT_ERROR;
 	s->t.uretprobes = env->uretprobes;
 	s->t.user_from = env->user_specs_from;
-	/* windows: a library is looked up again each window, not reopened (see resolve.h) */
+	/* probes are attached again in later windows, maybe after the process whose map_files
+	 * gave us a library is gone: hold the libraries open (resolve.h) */
 	s->t.pin_libs = fleet;
 	s->tty = isatty(STDERR_FILENO);
 	s->status = env->status < 0 ? s->tty : env->status;
