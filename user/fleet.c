@@ -2,28 +2,24 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 #include "consumer.h"
 #include "fleet.h"
 #include "jsonw.h"
+#include "log.h"
 #include "memledger.h"
 #include "output.h"
 #include "prom.h"
 #include "resolve.h"
 #include "rotate.h"
+#include "session.h"
 #include "summary.h"
 #include "tracer.h"
 #include "warm.h"
 #include "util.h"
-
-/* new processes are looked at every rescan; everything again every 10th (dlopen, reused pids) */
-#define FULL_SCAN_EVERY	10
 
 static bool pidset_has(const struct pidset *s, int pid)
 {
@@ -217,276 +213,151 @@ static void window_prom(struct prom_window *pw, const struct consumer *c, const 
 				      counters[i].drops_depth);
 }
 
-enum wait_result { WAIT_TIMEOUT, WAIT_STOP, WAIT_HUP };
-
-static enum wait_result wait_signal(int sfd, int timeout_ms)
+/* The window's file, its trace begun, the session's consumer on it. Returns 0 or an exit code. */
+static int begin_window(struct session *s, struct rotate *rot, struct window_out *wo,
+			uint64_t win, uint64_t start, const char *hostname, uint64_t *real_ns)
 {
-	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-	struct signalfd_siginfo si;
+	const struct env *env = s->env;
+	struct trace_meta meta = { .mono_base_ns = start, .real_base_ns = now_ns(CLOCK_REALTIME),
+				   .tool_version = SPYRE_VERSION, .hostname = hostname };
+	struct trace_writer *tw = NULL;
+	int err;
 
-	if (poll(&pfd, 1, timeout_ms) <= 0 || !(pfd.revents & POLLIN))
-		return WAIT_TIMEOUT;
-	if (read(sfd, &si, sizeof(si)) != sizeof(si))
-		return WAIT_TIMEOUT;
-	return si.ssi_signo == SIGHUP ? WAIT_HUP : WAIT_STOP;
+	if (env->output_dir)
+		rotate_enforce(rot);	/* make room first */
+	err = open_window_output(env, rot, wo, win == 1);
+	if (err) {
+		pr_err("cannot create a trace file%s%s: %s", wo->path[0] ? " " : "", wo->path,
+		       strerror(-err));
+		return EXIT_OUTPUT;
+	}
+	meta.trace_name = wo->path;
+	*real_ns = meta.real_base_ns;
+	err = trace_begin(&tw, wo->out.jw, &meta);
+	wo->out.jw = NULL;	/* owned (and on failure closed) by the trace writer */
+	if (err || session_window_begin(s, tw, wo->path, start)) {
+		pr_err("cannot start the trace %s", wo->path);
+		return EXIT_OUTPUT;
+	}
+	return 0;
+}
+
+/* The window's Prometheus series, then the file (replaced whole). */
+static void window_prom_write(struct session *s, struct prom_window *pw, uint64_t start)
+{
+	int err;
+
+	window_prom(pw, &s->cons, &s->t, s->tr.counters);
+	prom_window_add_memory(pw, &s->cons, &s->mem);
+	prom_window_end(pw, now_ns(CLOCK_MONOTONIC) - start);
+	if (s->env->prom_file && (err = prom_write(s->env->prom_file, pw)))
+		pr_err("cannot write %s: %s", s->env->prom_file, strerror(-err));
 }
 
 int cmd_fleet(const struct env *env, struct probe_table *table)
 {
-	struct tracer_opts topts = { .sample_every = env->sample_every,
-				     .rate_cap = env->rate_cap, .uretprobes = env->uretprobes };
-	uint64_t period_ns = (uint64_t)(env->period * 1e9), window_ns = (uint64_t)(env->window * 1e9);
-	uint64_t deadline = 0, next_scan = 0, last_events = 0, last_status = 0;
-	int rc = EXIT_ERROR, err, sfd = -1, scans = 0;
+	uint64_t period_ns = (uint64_t)(env->period * 1e9);
+	uint64_t window_ns = (uint64_t)(env->window * 1e9);
 	struct prom_window pw = {};
-	struct memledger mem = {};	/* across windows: what a job holds outlives one */
-	struct run_end wend = {};
-	bool target_gone = false;
-	struct pidset seen = {};
+	struct session s;
 	struct rotate rot = {};
-	struct tracer tr = {};
-	struct warmer *warm = NULL;
-	struct target t = {};
-	bool stop = false, loaded = false, ready = false, tty;
 	char hostname[64] = "";
-	bool *said = NULL;	/* user specs said to resolve nowhere */
+	int rc, err;
 
+	/* a job launched for a window would run untraced between windows, unwatched */
+	if (env->argv_cmd) {
+		pr_err("--window needs -p PID or -a: a command launched with -- CMD is traced "
+		       "whole");
+		return EXIT_USAGE;
+	}
+	/* -p with --window: one process in duty cycles; -a: every process */
+	if (!env->system_wide && (rc = check_pid(env->pid)))
+		return rc;
 	if ((rc = preflight_bpf()))
 		return rc;
-	if (memledger_init(&mem))
-		return EXIT_ERROR;
-	rc = EXIT_ERROR;
-	/* -p with --window: one process in duty cycles; -a: every process */
-	err = target_init(&t, env->system_wide ? -1 : env->pid, table,
-			  env->max_probes ? env->max_probes : SPYRE_MAX_PROBES);
-	t.uretprobes = env->uretprobes;
-	t.user_from = env->user_specs_from;
-	if (err)
+	rc = session_init(&s, env, table, env->system_wide ? -1 : env->pid, true);
+	if (rc)
 		goto out;
-	said = calloc(table->cnt, sizeof(*said));
-	t.pin_libs = true;
 	if (env->output_dir) {
 		err = rotate_init(&rot, env->output_dir, env->max_disk, env->max_files, "spyre",
 				  true);
 		if (err) {
-			die_msg("cannot use output directory %s: %s", env->output_dir, strerror(-err));
+			pr_err("cannot use output directory %s: %s", env->output_dir,
+			       strerror(-err));
 			rc = EXIT_OUTPUT;
 			goto out;
 		}
 	}
-	/* the first window's ready comes sooner (see warm.h); later attaches are not waited on */
-	warm = warm_start();
 	/* the counters get room for what resolves now (tracer_room): resolve before the load */
-	err = env->system_wide ? fleet_scan(&t, &seen, true, "/proc") : target_scan(&t);
+	err = session_scan(&s, true);
 	if (err == -E2BIG) {
-		target_warn_too_many(&t, false);
+		target_warn_too_many(&s.t, false);
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	topts.room = tracer_room(t.cnt, env->max_probes);
-	err = tracer_ring_create(env->ringbuf_mb);
-	if (err >= 0) {
-		topts.ring_fd = err;
-		err = tracer_open(&tr, &topts);
-		close(topts.ring_fd);	/* the BPF object holds it */
-	}
-	if (!err) {
-		loaded = true;
-		err = tracer_map_ring(&tr);
-	}
-	if (err) {
-		die_msg("cannot load the BPF programs: %s", strerror(-err));
-		rc = err == -EPERM ? EXIT_PERM : EXIT_ERROR;
+	/* a runtime we cannot read is not the same as no runtime: say which */
+	target_warn_unreadable(&s.t);
+	/* the driver tier follows one process's ioctls: not in fleet mode (yet) */
+	if ((rc = session_load_begin(&s, s.t.cnt, false)) || (rc = session_load_end(&s)) ||
+	    (rc = session_driver_end(&s)))
 		goto out;
-	}
-	t.max_probes = tr.room;	/* later scans get what room is left */
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
 	gethostname(hostname, sizeof(hostname) - 1);
 
-	sfd = stop_signals_fd();
-	tty = isatty(STDERR_FILENO);
-	if (env->duration > 0)
-		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(env->duration * 1e9);
-
-	for (uint64_t win = 1; !stop; win++) {
-		uint64_t start = now_ns(CLOCK_MONOTONIC), end = window_ns ? start + window_ns : 0;
-		struct trace_meta meta = { .mono_base_ns = start, .real_base_ns = now_ns(CLOCK_REALTIME),
-					   .tool_version = SPYRE_VERSION, .hostname = hostname };
-		struct trace_writer *tw = NULL;
+	for (uint64_t win = 1; !s.stop; win++) {
+		uint64_t start = now_ns(CLOCK_MONOTONIC), real_start;
 		struct window_out wo = {};
-		struct consumer cons = {};
-		bool hup = false, backlog = false;
-		char *extra;
 
-		if (env->output_dir)
-			rotate_enforce(&rot);	/* make room first */
-		err = open_window_output(env, &rot, &wo, win == 1);
-		if (err) {
-			die_msg("cannot create a trace file%s%s: %s", wo.path[0] ? " " : "", wo.path,
-				strerror(-err));
-			rc = EXIT_OUTPUT;
+		rc = begin_window(&s, &rot, &wo, win, start, hostname, &real_start);
+		if (rc)
 			goto out;
-		}
-		meta.trace_name = wo.path;
-		err = trace_begin(&tw, wo.out.jw, &meta);
-		wo.out.jw = NULL;
-		if (err || consumer_init(&cons, tw, &t, "/proc")) {
-			die_msg("cannot start the trace %s", wo.path);
-			if (!err)
-				trace_end(tw, NULL);
-			consumer_free(&cons);
-			rc = EXIT_OUTPUT;
-			goto out;
-		}
-		cons.per_pid = true;
-		memledger_attach(&mem, &cons, start);
-
 		/* attach: everything resolved so far, plus processes that appeared meanwhile */
-		err = env->system_wide ?
-		      fleet_scan(&t, &seen, win == 1 || scans++ % FULL_SCAN_EVERY == 0, "/proc") :
-		      target_scan(&t);
+		err = session_scan(&s, win == 1);
 		if (err == -E2BIG) {	/* what fits is attached */
-			target_warn_too_many(&t, true);
+			target_warn_too_many(&s.t, true);
 			err = 0;
 		}
-		if (err >= 0 && !consumer_resize(&cons, t.cnt))
-			err = tracer_attach(&tr, &t, t.pid);
-		warm_end(warm);
+		if (err >= 0 && !consumer_resize(&s.cons, s.t.cnt))
+			err = session_attach(&s);
+		warm_end(s.warm);
 		if (err < 0)
-			die_msg("resolving probes: %s", strerror(-err));
+			pr_err("resolving probes: %s", strerror(-err));
 		/*
 		 * Processes come and go: a user probe that resolves nowhere yet is no error here,
 		 * but a typo should not go unsaid (once, after the first scan)
 		 */
-		if (win == 1 && said)
-			target_say_missing(&t, "warning: ", false, said);
-		next_scan = now_ns(CLOCK_MONOTONIC) + TRACER_RESCAN_MS * 1000000ull;
-		if (!ready && env->ready_file) {
-			ready = true;
-			if ((err = write_ready_file(env->ready_file)))
-				die_msg("cannot write ready file %s: %s", env->ready_file,
-					strerror(-err));
-		}
-		prom_window_begin(&pw, meta.real_base_ns);
+		if (win == 1)
+			target_say_missing(&s.t, "warning: ", false, s.said);
+		session_ready(&s);
+		session_calibrate(&s);
+		prom_window_begin(&pw, real_start);
 
-		for (;;) {
-			enum wait_result w = wait_signal(sfd, backlog ? 0 : TRACER_DRAIN_MS);
-			uint64_t now = now_ns(CLOCK_MONOTONIC);
-
-			backlog = tracer_drain(&tr, &cons, false);
-			if (w == WAIT_STOP)
-				stop = true;
-			if (w == WAIT_HUP)
-				hup = true;	/* close this file now, go on in a new one */
-			if ((deadline && now >= deadline))
-				stop = true;
-			/* one target (-p): its window ends with it, and so does the run */
-			if (env->pid > 0 && kill(env->pid, 0) && errno == ESRCH)
-				stop = target_gone = true;
-			if (stop || hup || (end && now >= end))
-				break;
-			if (now >= next_scan) {
-				int n = env->system_wide ?
-					fleet_scan(&t, &seen, scans++ % FULL_SCAN_EVERY == 0,
-						   "/proc") : target_scan(&t);
-
-				if (n == -E2BIG)
-					target_warn_too_many(&t, true);
-				if ((n > 0 || n == -E2BIG) && !consumer_resize(&cons, t.cnt))
-					tracer_attach(&tr, &t, t.pid);
-				next_scan = now + TRACER_RESCAN_MS * 1000000ull;
-			}
-			if (env->status > 0 && now >= last_status + 1000000000ull) {
-				uint64_t drops = 0;
-
-				tracer_read_counters(&tr, t.cnt);
-				for (int i = 0; i < t.cnt; i++)
-					drops += tr.counters[i].drops_ring + tr.counters[i].drops_depth;
-				if (!last_status)
-					last_status = now;
-				summary_status_line(&cons, drops,
-						    summary_unwound(&t, tr.counters,
-								    tr.unwound_untracked),
-						    &last_events, &last_status, tr.attached,
-						    t.entry_only, NULL, tty);
-			}
-		}
-
-		/* the jobs pay nothing between windows: no probe stays behind */
-		tracer_detach(&tr, &t);
-		tracer_drain(&tr, &cons, true);
-		tracer_read_counters(&tr, t.cnt);
-		consumer_write_metadata(&cons);
-		wend.unwound_untracked = tr.unwound_untracked;
-		wend.target_exited = target_gone;
-		if (env->pid > 0)
-			wend.exit_known = consumer_exit_code(&cons, env->pid, &wend.exit_code);
-		/* a job that crashed while traced is worth a line in the operator's log */
-		for (int i = 0; i < cons.nexits; i++) {
-			const struct run_end e = { .exit_known = true, .exit_code = cons.exits[i].code };
-			char name[48];
-
-			if (run_end_signal(&e))
-				die_msg("process %u was killed by %s while traced", cons.exits[i].pid,
-					run_end_signame(&e, name, sizeof(name)));
-		}
-		extra = fleet_trace_metadata(env, &cons, &t, tr.counters, &wend, win);
-		err = trace_end(tw, extra);
-		free(extra);
-		if (err)
-			die_msg("writing %s failed: %s", wo.path, strerror(-err));
-		window_prom(&pw, &cons, &t, tr.counters);
-		prom_window_add_memory(&pw, &cons, &mem);
-		/* a job that ended holds nothing now */
-		for (int i = 0; i < cons.nexits; i++)
-			memledger_forget(&mem, cons.exits[i].pid);
-		prom_window_end(&pw, now_ns(CLOCK_MONOTONIC) - start);
-		if (env->prom_file && (err = prom_write(env->prom_file, &pw)))
-			die_msg("cannot write %s: %s", env->prom_file, strerror(-err));
-		if (!env->quiet && (stop || !env->output_dir))
-			summary_print(stdout, &cons, &t, tr.counters, t.pid, &wend);
-		if (env->verbose || !tty)
-			fprintf(stderr, "spyre-bpftrace: window %llu: wrote %s (%llu events)\n",
-				(unsigned long long)win, wo.path, (unsigned long long)cons.events);
-		tracer_reset_counters(&tr, t.cnt);
-		tracer_clear_stacks(&tr);
-		consumer_free(&cons);
-		last_events = 0;
-		last_status = 0;
+		session_loop(&s, window_ns ? start + window_ns : 0);
+		session_window_end(&s, win);
+		window_prom_write(&s, &pw, start);
+		if (!env->quiet && (s.stop || !env->output_dir))
+			summary_print(stdout, &s.cons, &s.t, s.tr.counters, s.t.pid, &s.end);
+		/* on a terminal the status line has it; -v says it there too */
+		if (!s.tty)
+			pr_info("window %llu: wrote %s (%llu events)", (unsigned long long)win,
+				wo.path, (unsigned long long)s.cons.events);
+		else
+			pr_debug("window %llu: wrote %s (%llu events)", (unsigned long long)win,
+				 wo.path, (unsigned long long)s.cons.events);
+		session_window_close(&s);
 		if (env->output_dir)
 			rotate_enforce(&rot);
 		if (!env->output_dir)
 			break;	/* one file: the run is over */
-
-		/* between windows: nothing attached, just wait for the next one or a signal */
-		while (!stop && !hup && period_ns) {
-			uint64_t now = now_ns(CLOCK_MONOTONIC);
-			enum wait_result w;
-
-			if (now >= start + period_ns || (deadline && now >= deadline))
-				break;
-			w = wait_signal(sfd, (int)((start + period_ns - now) / 1000000 + 1));
-			if (w == WAIT_STOP)
-				stop = true;
-			if (w == WAIT_HUP)
-				break;
-		}
-		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
-			stop = true;
+		/* between windows: nothing attached, wait for the next one, a signal, the end */
+		if (period_ns)
+			session_wait(&s, start + period_ns);
 	}
-	rc = run_end_signal(&wend) ? EXIT_TARGET_KILLED : EXIT_OK;
+	rc = session_exit_code(&s);
 out:
-	if (sfd >= 0)
-		close(sfd);
-	warm_free(warm);
-	if (loaded)
-		tracer_close(&tr);
 	if (env->output_dir)
 		rotate_close(&rot);
 	prom_window_free(&pw);
-	memledger_free(&mem);
-	pidset_free(&seen);
-	target_free(&t);
-	free(said);
+	session_free(&s);
 	return rc;
 }

@@ -277,6 +277,15 @@ start_unreadable_job() {
 	[[ "$output" == *"$RT/libflex.so"*"Permission denied"* ]]
 }
 
+@test "unreadable runtime library, fleet mode on one job (-p --window): the rest is traced, with a warning" {
+	start_unreadable_job
+	run $NODAC "$TOOL" -p "$JOB_PID" --window 1s --period 1s -d 1.5 -q \
+		--output-dir "$BATS_TEST_TMPDIR/out"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$RT/libflex.so"*"Permission denied"* ]]
+}
+
 # --- the output file ---------------------------------------------------------------------------
 
 @test "output is a symlink: exit 7, not followed, with or without --force" {

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd_list.h"
+#include "cost.h"
+#include "log.h"
+#include "resolve.h"
+#include "session.h"
+#include "tracer.h"
+#include "umulti.h"
+#include "util.h"
+
+/* What bounds a run with this table (docs/user-guide.md, "Limits"), one line. */
+static void print_limits(const struct target *t)
+{
+	int uprobes = 0;
+
+	/* an entry, plus the return sites or the uretprobe of a span (see kind_offsets) */
+	for (int i = 0; i < t->cnt; i++)
+		uprobes += 1 + (t->probes[i].ret == RET_SITES ? t->probes[i].sites.n :
+				t->probes[i].ret == RET_URETPROBE);
+	printf("limits: %d functions a run (--max-probes), these %d take %d uprobes; ",
+	       t->max_probes, t->cnt, uprobes);
+	if (umulti_supported())
+		printf("uprobe_multi links\n");
+	else
+		printf("no uprobe_multi in this kernel: at most %d uprobes (perf events)\n",
+		       SPYRE_PERF_MAX_UPROBES);
+}
+
+/* How much a call of a probe costs here, said before tracing; see cost.h. */
+static void print_costs(FILE *f, const struct hit_costs *c)
+{
+	fprintf(f, "cost per probe hit %s: %.1f us on an emulated instruction (push), %.1f us "
+		"single-stepped (endbr64, mov, ret at a return site), %.1f us for a uretprobe's "
+		"return; a call pays its entry and one return (docs/performance.md)\n",
+		c->calibrated ? "measured on this machine" :
+		"of the reference VM (not measured here)", c->emulated_ns / 1000,
+		c->stepped_ns / 1000, c->uret_ns / 1000);
+}
+
+int cmd_list(const struct env *env, struct probe_table *table)
+{
+	struct calibration *cal;
+	struct hit_costs costs;
+	struct target t;
+	int err, rc, missing = 0;
+
+	rc = check_pid(env->pid);
+	if (rc)
+		return rc;
+	if (!have_privileges()) {
+		pr_err("reading another process's libraries needs root (or CAP_SYS_PTRACE)");
+		return EXIT_PERM;
+	}
+	cal = cost_calibrate_start();
+	err = target_init(&t, env->pid, table,
+			  env->max_probes ? env->max_probes : SPYRE_MAX_PROBES);
+	t.uretprobes = env->uretprobes;
+	t.user_from = env->user_specs_from;
+	t.costs = &costs;
+	if (!err)
+		err = target_scan(&t);
+	cost_calibrate_result(cal, &costs);
+	if (err == -E2BIG) {
+		target_warn_too_many(&t, false);
+		target_free(&t);
+		cost_calibrate_free(cal);
+		return EXIT_USAGE;
+	}
+	if (err < 0) {
+		pr_err("cannot resolve probes in %d: %s", env->pid, strerror(-err));
+		target_free(&t);
+		cost_calibrate_free(cal);
+		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
+	}
+	rc = 0;
+	for (int i = 0; i < table->cnt; i++) {
+		rc += t.spec_hits[i] > 0;
+		missing += target_spec_missing(&t, i);
+	}
+	printf("process %d: %d of %d probe specs resolved to %d functions\n", env->pid, rc,
+	       table->cnt, t.cnt);
+	print_costs(stdout, &costs);
+	target_report(&t, stdout);
+	print_limits(&t);
+	/* a line of the user's that resolves nowhere is what they will want to hear about */
+	rc = missing && !env->allow_missing ? EXIT_NO_MATCH : t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;
+	target_free(&t);
+	cost_calibrate_free(cal);
+	return rc;
+}
+
+int build_table(struct env *env, struct probe_table *table)
+{
+	char err[512];
+	int e;
+
+	if (!env->no_default && (e = probes_load_default(table, err, sizeof(err)))) {
+		pr_err("built-in probe table: %s", err);
+		return EXIT_ERROR;
+	}
+	/*
+	 * Built-in tables first: like the default one, each covers a whole stack (PyTorch's ops,
+	 * autograd, allocator) of which a given version or build may lack a function, so their
+	 * lines are not the user's typos; files and --probe lines after them are.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			env->user_specs_from = table->cnt;
+		for (int i = 0; i < env->n_probe_files; i++) {
+			const char *arg = env->probe_files[i];
+
+			if (!probes_builtin(arg) != pass)
+				continue;
+			/* a built-in table's name wins: say so when a file of that name is here */
+			if (!pass && !access(arg, F_OK))
+				pr_info("--probes %s is the built-in table; the file is ./%s", arg,
+					arg);
+			e = probes_load(table, arg, err, sizeof(err));
+			if (e) {
+				pr_err("%s", err);
+				return e == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
+			}
+		}
+	}
+	for (int i = 0; i < env->n_probe_args; i++) {
+		if (probes_parse_cli(table, env->probe_args[i], err, sizeof(err))) {
+			pr_err("%s", err);
+			return EXIT_USAGE;
+		}
+	}
+	if (!table->cnt) {
+		pr_err("the probe table is empty (--no-default without --probe/--probes)");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+

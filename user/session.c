@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One tracing session for trace mode and fleet mode (session.h): what both do while tracing and
+ * when a trace file closes is here once, so that a stop condition or a closing step added for
+ * one mode serves the other.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "jsonw.h"
+#include "log.h"
+#include "session.h"
+#include "trace.h"
+#include "util.h"
+#include "warm.h"
+
+/* -a: new processes are looked at every rescan; everything again every 10th (dlopen, reused
+ * pids) */
+#define FULL_SCAN_EVERY	10
+
+/*
+ * The two BPF objects load in threads while the main thread reads the target: each load parses
+ * vmlinux BTF (~15 ms) and runs the verifier.
+ */
+struct bg_load {
+	pthread_t th;
+	bool running;
+	bool started;
+	int err;
+	/* uprobe tier */
+	struct tracer *tr;
+	const struct tracer_opts *topts;
+	/* driver tier */
+	struct vfio_config cfg;
+	int ring_fd;
+	struct vfio_tracer *vfio;
+	char msg[1024];
+};
+
+static void *uprobe_load(void *arg)
+{
+	struct bg_load *l = arg;
+
+	l->err = tracer_open(l->tr, l->topts);
+	return NULL;
+}
+
+static void *driver_load(void *arg)
+{
+	struct bg_load *l = arg;
+
+	l->err = vfio_open(&l->vfio, &l->cfg, l->msg, sizeof(l->msg));
+	if (!l->err)
+		l->err = vfio_attach(l->vfio, l->ring_fd, l->msg, sizeof(l->msg));
+	return NULL;
+}
+
+/* Run @fn in a thread, or here if no thread can be made. */
+static void bg_start(struct bg_load *l, void *(*fn)(void *))
+{
+	l->started = true;
+	l->running = !pthread_create(&l->th, NULL, fn, l);
+	if (!l->running)
+		fn(l);
+}
+
+static void bg_join(struct bg_load *l)
+{
+	if (l->running)
+		pthread_join(l->th, NULL);
+	l->running = false;
+}
+
+static void *vfio_detach_bg(void *arg)
+{
+	vfio_detach(arg);
+	return NULL;
+}
+
+/* Both tiers' links go side by side: each waits for grace periods in the kernel. */
+static void detach_tiers(struct tracer *tr, struct target *t, struct vfio_tracer *vfio)
+{
+	pthread_t th;
+	bool bg = vfio && !pthread_create(&th, NULL, vfio_detach_bg, vfio);
+
+	tracer_detach(tr, t);
+	if (bg)
+		pthread_join(th, NULL);
+	else
+		vfio_detach(vfio);
+}
+
+int check_pid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_err("no such process: %d", pid);
+		return EXIT_NO_PID;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		pr_err("no such process: %d", pid);
+		return EXIT_NO_PID;
+	}
+	buf[n] = 0;
+	/* comm may contain ')' and spaces: the state follows the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ') {
+		pr_err("cannot read the state of process %d", pid);
+		return EXIT_NO_PID;
+	}
+	if (p[2] == 'Z' || p[2] == 'X') {
+		pr_err("process %d is a zombie (exited, not reaped): nothing to trace", pid);
+		return EXIT_NO_PID;
+	}
+	/* field 9 after the state: flags; PF_KTHREAD = 0x00200000 */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000)) {
+		pr_err("process %d is a kernel thread: it has no user-space runtime", pid);
+		return EXIT_NO_PID;
+	}
+	return 0;
+}
+
+int session_init(struct session *s, const struct env *env, struct probe_table *table, int pid,
+		 bool fleet)
+{
+	memset(s, 0, sizeof(*s));
+	s->env = env;
+	s->fleet = fleet;
+	s->ring_fd = s->sfd = s->pidfd = -1;
+	cost_defaults(&s->costs);
+	s->upl = calloc(1, sizeof(*s->upl));
+	s->drv = calloc(1, sizeof(*s->drv));
+	s->said = calloc(table->cnt, sizeof(*s->said));
+	s->shed = calloc(SPYRE_MAX_PROBES, sizeof(*s->shed));
+	if (!s->upl || !s->drv || !s->said || !s->shed || memledger_init(&s->mem))
+		return EXIT_ERROR;
+	if (target_init(&s->t, pid, table, env->max_probes ? env->max_probes : SPYRE_MAX_PROBES))
+		return EXIT_ERROR;
+	s->t.uretprobes = env->uretprobes;
+	s->t.user_from = env->user_specs_from;
+	/* probes are attached again in later windows, maybe after the process whose map_files
+	 * gave us a library is gone: hold the libraries open (resolve.h) */
+	s->t.pin_libs = fleet;
+	s->tty = isatty(STDERR_FILENO);
+	s->status = env->status < 0 ? s->tty : env->status;
+	/*
+	 * The kernel's wait before the first uprobe link, taken while everything else runs;
+	 * after launch_start(), so that a child is forked from a single-threaded tracer.
+	 */
+	s->warm = warm_start();
+	return 0;
+}
+
+void session_free(struct session *s)
+{
+	/* an error while the loads ran: they finish, and their work is undone below */
+	if (s->upl)
+		bg_join(s->upl);
+	if (s->drv) {
+		bg_join(s->drv);
+		vfio_close(s->drv->vfio);
+	}
+	warm_free(s->warm);
+	if (s->ring_fd >= 0)
+		close(s->ring_fd);
+	if (s->tw)	/* error path after the header: still leave a loadable file */
+		trace_end(s->tw, NULL);
+	consumer_free(&s->cons);
+	memledger_free(&s->mem);
+	if (s->upl && s->upl->started && !s->upl->err)	/* loaded */
+		tracer_close(&s->tr);
+	target_free(&s->t);
+	pidset_free(&s->seen);
+	cost_calibrate_free(s->cal);
+	cost_meter_free(&s->meter);
+	free(s->said);
+	free(s->shed);
+	free(s->upl);
+	free(s->drv);
+	if (s->sfd >= 0)
+		close(s->sfd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+}
+
+int session_load_begin(struct session *s, int resolved, bool driver)
+{
+	const struct env *env = s->env;
+
+	s->ring_fd = tracer_ring_create(env->ringbuf_mb);
+	if (s->ring_fd < 0) {
+		pr_err("cannot create the ring buffer: %s", strerror(-s->ring_fd));
+		return s->ring_fd == -EPERM ? EXIT_PERM : EXIT_ERROR;
+	}
+	s->topts = (struct tracer_opts){ .sample_every = env->sample_every,
+					 .rate_cap = env->rate_cap, .uretprobes = env->uretprobes,
+					 .per_probe_links = env->max_overhead > 0,
+					 .ring_fd = s->ring_fd,
+					 .follow_pid = env->follow && s->t.pid > 0 ? s->t.pid : 0 };
+	/* not resolved yet: the room is looked at again once it is (session_load_end) */
+	s->topts.room = tracer_room(resolved, env->max_probes);
+	s->upl->tr = &s->tr;
+	s->upl->topts = &s->topts;
+	bg_start(s->upl, uprobe_load);
+	if (driver) {
+		s->drv->cfg = (struct vfio_config){ .mode = env->driver, .funcs = env->driver_funcs,
+						    .tgid = s->t.pid, .procfs = "/proc",
+						    .verbose = env->verbose };
+		s->drv->ring_fd = s->ring_fd;
+		bg_start(s->drv, driver_load);
+	}
+	return 0;
+}
+
+/*
+ * The BPF object loaded while the table resolved, its counters sized for SPYRE_PROBE_ROOM
+ * probes: a table that resolved to more loads it again with room for them (tracer_room).
+ * Loading with room for SPYRE_MAX_PROBES from the start would cost every run the memory and
+ * the map's creation time (see tracer_room); a table this large took far longer to resolve
+ * than a load (libtorch_cpu.so, 5,498 functions: ~500 ms to resolve, 90-180 ms to load again).
+ */
+static int reload_room(struct session *s, int resolved)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int err;
+
+	tracer_close(&s->tr);
+	s->topts.room = tracer_room(resolved, s->env->max_probes);
+	err = tracer_open(&s->tr, &s->topts);
+	if (!err)
+		pr_debug("%d functions: loaded again with room for %d in %.1f ms", resolved,
+			 s->tr.room, (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	return err;
+}
+
+int session_load_end(struct session *s)
+{
+	int err;
+
+	bg_join(s->upl);
+	if (!s->upl->err && s->t.cnt > s->tr.room)
+		s->upl->err = reload_room(s, s->t.cnt);
+	err = s->upl->err;
+	if (err) {
+		/* EACCES is the verifier's verdict, EPERM a missing privilege or lockdown */
+		pr_err("cannot load the BPF programs: %s%s", strerror(-err),
+		       log_enabled(LOG_DEBUG) ? "" : " (run with -v for the details)");
+		return err == -EPERM ? EXIT_PERM : EXIT_ERROR;
+	}
+	s->loaded = true;
+	/* later libraries (dlopen) and processes get what room is left */
+	s->t.max_probes = s->tr.room;
+	pr_debug("%s links; per-thread call stacks in %s",
+		 s->tr.multi ? "uprobe_multi" : "perf-event uprobe",
+		 s->tr.stage ? "task storage, spans staged per thread" :
+		 s->tr.task_storage ? "task storage" : "a hash map");
+	pr_debug("returns seen by %s", s->env->uretprobes ? (s->tr.unwind_guard ?
+		 "uretprobes, C++ exception unwind guard on" : "uretprobes, NO unwind guard "
+		 "(bpf_probe_write_user refused, not x86-64, or SPYRE_NO_UNWIND_GUARD=1)") :
+		 "uprobes on return instructions, where they can be found safely (the stack "
+		 "is never modified)");
+	return 0;
+}
+
+bool session_driver_failed(struct session *s)
+{
+	/* a driver path asked for by name must work before anything is attached */
+	if (s->drv->started && s->env->driver != VFIO_MODE_AUTO)
+		bg_join(s->drv);
+	return !s->drv->running && s->drv->err;
+}
+
+int session_driver_end(struct session *s)
+{
+	int err;
+
+	bg_join(s->drv);
+	s->vfio = s->drv->vfio;
+	/* each BPF object holds the ring now */
+	close(s->ring_fd);
+	s->ring_fd = -1;
+	if (s->drv->err) {
+		pr_err("driver tier: %s", s->drv->msg);
+		return EXIT_ERROR;
+	}
+	if (s->drv->msg[0])	/* auto mode found no working path: say why, trace on without */
+		pr_info("%s", s->drv->msg);
+	else if (s->drv->started)
+		pr_debug("driver tier: %s", vfio_path_name(vfio_path(s->vfio)));
+	err = tracer_map_ring(&s->tr);
+	if (err) {
+		pr_err("cannot map the ring buffer: %s", strerror(-err));
+		return EXIT_ERROR;
+	}
+	return 0;
+}
+
+int session_scan(struct session *s, bool all)
+{
+	if (!s->env->system_wide)
+		return target_scan(&s->t);
+	return fleet_scan(&s->t, &s->seen, all || s->scans++ % FULL_SCAN_EVERY == 0, "/proc");
+}
+
+int session_attach(struct session *s)
+{
+	/* the job's CPU clock from here on goes with the hits (per-hit costs come later) */
+	cost_meter_free(&s->meter);
+	cost_meter_init(&s->meter, &s->costs, s->t.pid);
+	/* following forks: probes on every process, the BPF keeps to the target's tree */
+	return tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
+}
+
+int session_window_begin(struct session *s, struct trace_writer *tw, const char *path,
+			 uint64_t start_ns)
+{
+	int err;
+
+	s->tw = tw;
+	s->path = path;
+	s->hup = false;
+	err = consumer_init(&s->cons, tw, &s->t, "/proc");
+	if (err)
+		return err;
+	s->cons.per_pid = s->fleet;
+	s->cons.vfio = s->vfio;
+	memledger_attach(&s->mem, &s->cons, start_ns);
+	if (s->sfd < 0) {
+		s->sfd = stop_signals_fd();
+		/* the target's end, zombie or reaped, wakes the loop (kill(pid, 0) sees neither) */
+		if (s->t.pid > 0)
+			s->pidfd = syscall(SYS_pidfd_open, s->t.pid, 0);
+	}
+	return 0;
+}
+
+void session_ready(struct session *s)
+{
+	int err;
+
+	if (s->ready || !s->env->ready_file)
+		return;
+	s->ready = true;
+	if ((err = write_ready_file(s->env->ready_file)))
+		pr_warn("cannot write ready file %s: %s", s->env->ready_file, strerror(-err));
+}
+
+/* The start-up line: each probe's estimated cost per call, dearest first. */
+static void print_startup_costs(const struct target *t, const struct hit_costs *c)
+{
+	int order[t->cnt > 0 ? t->cnt : 1], n = 0;
+	double ns[t->cnt > 0 ? t->cnt : 1];
+	char line[1024];
+	size_t off;
+
+	for (int i = 0; i < t->cnt; i++) {
+		ns[i] = cost_probe(c, t, &t->probes[i], NULL);
+		if (t->probes[i].attached)
+			order[n++] = i;
+	}
+	/* insertion sort: tens of probes */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && ns[order[j]] > ns[order[j - 1]]; j--) {
+			int x = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = x;
+		}
+	off = snprintf(line, sizeof(line), "estimated cost per call (%s: %.1f us emulated, %.1f us "
+		       "single-stepped, %.1f us uretprobe return):", c->calibrated ?
+		       "measured here" : "reference VM", c->emulated_ns / 1000,
+		       c->stepped_ns / 1000, c->uret_ns / 1000);
+	for (int k = 0; k < n && k < 8 && off < sizeof(line); k++)
+		off += snprintf(line + off, sizeof(line) - off, "%s %s %.1f us", k ? "," : "",
+				t->probes[order[k]].name, ns[order[k]] / 1000);
+	if (n > 8 && off < sizeof(line))
+		off += snprintf(line + off, sizeof(line) - off, ", ... (%d more)", n - 8);
+	if (!n && off < sizeof(line))
+		snprintf(line + off, sizeof(line) - off, " no probe attached");
+	pr_info("%s", line);
+}
+
+void session_calibrate(struct session *s)
+{
+	if (s->cal)
+		return;
+	/*
+	 * What the probes cost per call, measured now that the job runs (about 20-50 ms of this
+	 * thread's wait; the ring holds what comes meanwhile), said before it hurts
+	 */
+	s->cal = cost_calibrate_start();
+	cost_calibrate_result(s->cal, &s->costs);
+	s->meter.costs = s->costs;
+	if (!s->env->quiet)
+		print_startup_costs(&s->t, &s->costs);
+}
+
+/*
+ * --max-overhead, once per interval: the returns of the probes whose entries went last time
+ * (their calls have returned by now), then the entries of the hottest probes while the
+ * estimate is over the budget. An entry goes first so that no call is entered whose return
+ * would go unseen. Returns the new count of shed probes.
+ */
+static int shed_probes(struct session *s)
+{
+	struct cost_meter *m = &s->meter;
+	double max = s->env->max_overhead;
+	int first = m->nactions, n;
+
+	for (int k = 0; k < s->nshed; k++)
+		tracer_detach_probe(&s->tr, &s->t, s->shed[k], true);
+	n = cost_meter_over_budget(m, &s->t, max, s->shed, SPYRE_MAX_PROBES);
+	for (int k = 0; k < n; k++) {
+		const struct cost_action *a = first + k < COST_MAX_ACTIONS ?
+					      &m->actions[first + k] : NULL;
+		const char *name = s->t.probes[s->shed[k]].name;
+
+		tracer_detach_probe(&s->tr, &s->t, s->shed[k], false);
+		if (a)
+			pr_info("--max-overhead %g%%: estimated %.0f%% over the last second; "
+				"detached %s (%.0f calls/s at ~%.1f us each), estimate now %.0f%%",
+				max, a->pct_before, name, a->rate, m->ns[s->shed[k]] / 1000,
+				a->pct_after);
+		else
+			pr_info("--max-overhead %g%%: detached %s", max, name);
+	}
+	return n;
+}
+
+/* The probes' cost is weighed every second, shown or not (--max-overhead); the status line. */
+static void session_status(struct session *s)
+{
+	uint64_t drops = 0;
+	char cost[512];
+
+	tracer_read_counters(&s->tr, s->t.cnt);
+	cost_meter_update(&s->meter, &s->t, s->tr.counters);
+	if (s->env->max_overhead)
+		s->nshed = shed_probes(s);
+	for (int i = 0; i < s->t.cnt; i++)
+		drops += s->tr.counters[i].drops_ring + s->tr.counters[i].drops_depth;
+	if (s->status) {
+		cost_meter_status(&s->meter, &s->t, cost, sizeof(cost));
+		summary_status_line(&s->cons, drops, summary_unwound(&s->t, s->tr.counters,
+				    s->tr.unwound_untracked), &s->last_events, &s->last_ns,
+				    s->tr.attached, s->t.entry_only, cost, s->tty);
+	}
+	/* from now: detaching can take a while (grace periods) */
+	s->next_status = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
+}
+
+/* A full disk will not empty itself: stop instead of tracing into nothing. */
+static void check_written(struct session *s)
+{
+	int err = jw_error(trace_jw(s->tw));
+
+	if (!err || s->write_err)
+		return;
+	pr_err("writing %s failed: %s; stopping", s->path, strerror(-err));
+	s->write_err = err;
+	s->stop = true;
+}
+
+/* New libraries (dlopen) and processes: attach to what they add. */
+static void session_rescan(struct session *s)
+{
+	int n = session_scan(s, false);
+
+	if (n == -E2BIG)	/* what fits is attached */
+		target_warn_too_many(&s->t, true);
+	if ((n > 0 || n == -E2BIG) && !consumer_resize(&s->cons, s->t.cnt))
+		tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
+	/* a library loaded now that lacks a user's symbol: too late to refuse */
+	if (n >= 0)
+		target_say_missing(&s->t, "warning: ", true, s->said);
+	target_warn_unreadable(&s->t);
+	check_written(s);
+}
+
+/* A stop signal, or SIGHUP: in fleet mode the window's file closes and a new one begins. */
+static void take_signal(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	if (read(s->sfd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo != SIGHUP)
+		s->stop = true;
+	else if (s->fleet)
+		s->hup = true;
+}
+
+/* One poll for a signal, the target's end or @timeout_ms; then the deadline. */
+static void wait_events(struct session *s, int timeout_ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = s->sfd, .events = POLLIN },
+		{ .fd = s->pidfd, .events = POLLIN },
+	};
+	uint64_t now;
+
+	poll(pfd, s->pidfd >= 0 ? 2 : 1, timeout_ms);
+	if (pfd[0].revents & POLLIN)
+		take_signal(s);
+	if (s->pidfd >= 0 && (pfd[1].revents & POLLIN))
+		s->target_gone = s->stop = true;
+	if (s->pidfd < 0 && s->t.pid > 0 && kill(s->t.pid, 0) && errno == ESRCH)
+		s->target_gone = s->stop = true;
+	now = now_ns(CLOCK_MONOTONIC);
+	if (s->deadline && now >= s->deadline)
+		s->stop = true;
+}
+
+void session_loop(struct session *s, uint64_t until_ns)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	bool backlog = false;
+
+	/* -d counts from the first window's start */
+	if (!s->deadline && s->env->duration > 0)
+		s->deadline = now + (uint64_t)(s->env->duration * 1e9);
+	s->last_ns = now;
+	s->last_events = 0;
+	s->next_status = now + 1000000000ull;
+	s->next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
+	while (!s->stop && !s->hup) {
+		wait_events(s, backlog ? 0 : TRACER_DRAIN_MS);
+		backlog = tracer_drain(&s->tr, &s->cons, false);
+		cost_meter_sample(&s->meter);
+		now = now_ns(CLOCK_MONOTONIC);
+		if (s->stop || s->hup || (until_ns && now >= until_ns))
+			break;
+		if (now >= s->next_rescan) {
+			session_rescan(s);
+			s->next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
+		}
+		if (now >= s->next_status)
+			session_status(s);
+	}
+}
+
+void session_wait(struct session *s, uint64_t until_ns)
+{
+	while (!s->stop && !s->hup) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC), end = until_ns;
+
+		/* -d first: no file is begun for a window that would end at once */
+		if (s->deadline && now >= s->deadline)
+			s->stop = true;
+		if (s->stop || now >= until_ns)
+			break;
+		if (s->deadline && s->deadline < end)
+			end = s->deadline;
+		wait_events(s, (int)((end - now) / 1000000 + 1));
+	}
+}
+
+/* A process that crashed while traced is worth a line in the operator's log. */
+static void say_killed(struct session *s)
+{
+	char name[48];
+
+	if (!s->fleet && run_end_signal(&s->end))
+		pr_info("target %d was killed by %s while traced", s->t.pid,
+			run_end_signame(&s->end, name, sizeof(name)));
+	for (int i = 0; i < s->cons.nexits; i++) {
+		const struct run_end e = { .exit_known = true, .exit_code = s->cons.exits[i].code };
+
+		if (!s->fleet && (int)s->cons.exits[i].pid == s->t.pid)
+			continue;	/* said above */
+		if (run_end_signal(&e))
+			pr_info("process %u was killed by %s while traced", s->cons.exits[i].pid,
+				run_end_signame(&e, name, sizeof(name)));
+	}
+}
+
+int session_window_end(struct session *s, uint64_t index)
+{
+	const struct env *env = s->env;
+	char *extra;
+	int err;
+
+	if (s->status && s->tty)
+		fputc('\n', stderr);
+	/* the last stretch of the cost estimate, while the job's CPU clock can still be read */
+	tracer_read_counters(&s->tr, s->t.cnt);
+	cost_meter_update(&s->meter, &s->t, s->tr.counters);
+	/* detach first so the counters stop moving, then take everything left in the ring; in
+	 * fleet mode the jobs pay nothing between windows: no probe stays behind */
+	detach_tiers(&s->tr, &s->t, s->vfio);
+	tracer_drain(&s->tr, &s->cons, true);
+	tracer_read_counters(&s->tr, s->t.cnt);
+	consumer_write_metadata(&s->cons);
+	s->end = (struct run_end){ .target_exited = s->target_gone,
+				   .unwound_untracked = s->tr.unwound_untracked,
+				   .cost = &s->meter, .max_overhead = env->max_overhead };
+	/* launch mode: a user's library the job never loaded */
+	target_say_missing(&s->t, "warning: ", false, s->said);
+	/* the exit hook's record of the target's end (a launched child is also reaped here) */
+	if (s->t.pid > 0)
+		s->end.exit_known = consumer_exit_code(&s->cons, s->t.pid, &s->end.exit_code);
+	if (!s->end.exit_known && s->launch_pid > 0 && s->target_gone &&
+	    waitpid(s->launch_pid, &s->end.exit_code, WNOHANG) == s->launch_pid)
+		s->end.exit_known = true;
+	say_killed(s);
+	extra = fleet_trace_metadata(env, &s->cons, &s->t, s->tr.counters, &s->end, index);
+	err = trace_end(s->tw, extra);
+	s->tw = NULL;
+	free(extra);
+	if (err) {
+		pr_err("writing %s failed: %s", s->path, strerror(-err));
+		/* the next file would go the same way */
+		s->write_err = err;
+		s->stop = true;
+	}
+	return err;
+}
+
+void session_window_close(struct session *s)
+{
+	/* a job that ended holds nothing now */
+	for (int i = 0; i < s->cons.nexits; i++)
+		memledger_forget(&s->mem, s->cons.exits[i].pid);
+	tracer_reset_counters(&s->tr, s->t.cnt);
+	tracer_clear_stacks(&s->tr);
+	consumer_free(&s->cons);
+}
+
+int session_exit_code(const struct session *s)
+{
+	if (s->write_err)
+		return EXIT_OUTPUT;
+	return run_end_signal(&s->end) ? EXIT_TARGET_KILLED : EXIT_OK;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * One tracing session, for every mode: the probes loaded and attached, a consumer draining the
+ * ring into a trace file, the stop conditions (signals, -d, the target's end, a full disk), the
+ * status line, the rescan, and the closing sequence of a trace (detach, drain, counters,
+ * metadata, end). Trace mode (-p PID, -- CMD) is one window until it stops; fleet mode (-a,
+ * --window/--period) is a window per period, each into its own file.
+ *
+ *	session_init -> session_load_begin -> (resolve) -> session_load_end
+ *	per window: session_window_begin -> session_attach -> session_loop -> session_window_end
+ *		    -> session_window_close, then session_wait for the next one
+ *	session_free
+ */
+#ifndef SPYRE_SESSION_H
+#define SPYRE_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "consumer.h"
+#include "cost.h"
+#include "env.h"
+#include "fleet.h"
+#include "memledger.h"
+#include "resolve.h"
+#include "summary.h"
+#include "tracer.h"
+#include "vfio.h"
+
+struct bg_load;
+struct calibration;
+struct warmer;
+
+struct session {
+	const struct env *env;
+	bool fleet;		/* windows: SIGHUP ends one, per-process statistics */
+	/* what is traced */
+	struct target t;
+	struct tracer tr;
+	struct tracer_opts topts;
+	bool loaded;		/* tr is open */
+	struct vfio_tracer *vfio;	/* the driver tier, or NULL */
+	struct bg_load *upl, *drv;	/* the two BPF objects' loads (session_load_begin) */
+	int ring_fd;
+	struct warmer *warm;
+	struct pidset seen;	/* -a: processes scanned */
+	int scans;
+	bool *said;		/* user specs said to resolve nowhere */
+	pid_t launch_pid;	/* -- CMD: our child, reaped at the end; 0 = none */
+	/* what the probes cost */
+	struct hit_costs costs;
+	struct calibration *cal;
+	struct cost_meter meter;
+	int *shed, nshed;	/* --max-overhead: entries detached, returns to go */
+	/* the window */
+	struct trace_writer *tw;	/* NULL outside a window */
+	const char *path;	/* its file */
+	struct consumer cons;
+	struct memledger mem;	/* across windows: what a job holds outlives one */
+	struct run_end end;
+	uint64_t next_status, next_rescan, last_events, last_ns, deadline;
+	/* stop conditions */
+	int sfd, pidfd;
+	int status;		/* the status line: env->status with auto resolved */
+	bool tty, ready;
+	bool stop, hup, target_gone;
+	int write_err;		/* a trace file could not be written (-errno): stop, exit 7 */
+};
+
+/*
+ * Target @pid (-1: every process), the table, the memory ledger, the stop signals and the
+ * deadline (-d). Returns 0 or an exit code, after saying why.
+ */
+int session_init(struct session *s, const struct env *env, struct probe_table *table, int pid,
+		 bool fleet);
+void session_free(struct session *s);
+
+/* The ring, then the BPF objects in threads (the driver tier's with @driver), with room for
+ * @resolved functions (0: not resolved yet, looked at again in session_load_end). */
+int session_load_begin(struct session *s, int resolved, bool driver);
+/* The uprobe tier loaded, with room for what resolved. Returns 0 or an exit code. */
+int session_load_end(struct session *s);
+/* The driver tier asked for by name (--driver) could not be loaded: attach nothing. */
+bool session_driver_failed(struct session *s);
+/* The driver tier loaded and attached (or found unusable in auto mode), the ring mapped.
+ * Returns 0 or an exit code. */
+int session_driver_end(struct session *s);
+
+/* Resolve again: new libraries (-p), new processes (-a; everything again with @all). */
+int session_scan(struct session *s, bool all);
+
+/* Attach everything resolved; the cost meter starts here. Returns 0 or -errno. */
+int session_attach(struct session *s);
+
+/* A window into @tw (owned from here on), file @path, starting at @start_ns. Returns -errno. */
+int session_window_begin(struct session *s, struct trace_writer *tw, const char *path,
+			 uint64_t start_ns);
+/* The ready file, once. */
+void session_ready(struct session *s);
+/* Per-hit costs measured now that the job runs, and said (once). */
+void session_calibrate(struct session *s);
+
+/* Drain, rescan, weigh and show until a stop, a SIGHUP (fleet) or @until_ns (0: none). */
+void session_loop(struct session *s, uint64_t until_ns);
+/* Between windows, nothing attached: wait for @until_ns, a signal, the target's end or -d. */
+void session_wait(struct session *s, uint64_t until_ns);
+
+/*
+ * Close the window: detach, take what is left in the ring, counters, metadata (window
+ * @index, 0 = not windowed), end the trace file. The consumer and counters stay for the
+ * summary until session_window_close. Returns 0 or -errno of writing the file.
+ */
+int session_window_end(struct session *s, uint64_t index);
+/* The consumer gone, counters and stacks cleared for the next window. */
+void session_window_close(struct session *s);
+
+/* The exit code of a run that got this far. */
+int session_exit_code(const struct session *s);
+
+/* Refuse what cannot be traced, with the reason: gone, zombie, kernel thread. */
+int check_pid(pid_t pid);
+
+#endif
