@@ -264,12 +264,6 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	char hostname[64] = "";
 	int rc, err;
 
-	/* a job launched for a window would run untraced between windows, unwatched */
-	if (env->argv_cmd) {
-		pr_err("--window needs -p PID or -a: a command launched with -- CMD is traced "
-		       "whole");
-		return EXIT_USAGE;
-	}
 	/* -p with --window: one process in duty cycles; -a: every process */
 	if (!env->system_wide && (rc = check_pid(env->pid)))
 		return rc;

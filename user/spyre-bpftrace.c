@@ -32,17 +32,6 @@
 
 static struct env env;
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (libbpf_is_quiet())
-		return 0;
-	if (level == LIBBPF_DEBUG && !env.verbose)
-		return 0;
-	if (level == LIBBPF_INFO && !env.verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 static int add_lib_cb(const char *path, void *ctx)
 {
 	int n = target_add_lib(ctx, path);
@@ -252,9 +241,8 @@ int main(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	/* to try s390x return sites on hardware (user guide: C++ exceptions) */
 	s390x_br_sites = env_is_1("SPYRE_S390X_BR_SITES");
-	libbpf_set_print(libbpf_print);
-	if (env.verbose)
-		log_set_level(LOG_DEBUG);
+	/* libbpf's messages by the -v level (log.h) */
+	libbpf_set_print(log_libbpf_print);
 
 	switch (env.cmd) {
 	case CMD_CHECK:

@@ -15,15 +15,6 @@
 #include "log.h"
 #include "util.h"
 
-void die_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(LOG_ERROR, fmt, ap);
-	va_end(ap);
-}
-
 int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
 	va_list ap;

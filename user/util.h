@@ -9,11 +9,6 @@
 #include <stdint.h>
 #include <time.h>
 
-/*
- * "spyre-bpftrace: ..." on stderr, newline added. On its way out: log.h's pr_err, pr_warn,
- * pr_info and pr_debug say what kind of message it is.
- */
-void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ns(clockid_t clk);
 /* Format a message into @err (may be NULL or 0 long) and return @ret: errors with a reason. */
 int errf(char *err, size_t errlen, int ret, const char *fmt, ...)

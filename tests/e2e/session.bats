@@ -75,11 +75,3 @@ start_orphaned_job() {
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 }
-
-@test "-- CMD with --window: refused with exit 2, the command not started" {
-	run "$TOOL" --window 1s --period 1s --output-dir "$OUT" -d 1 -- touch "$BATS_TEST_TMPDIR/ran"
-	echo "$output"
-	[ "$status" -eq 2 ]
-	[[ "$output" == *"--window needs -p PID or -a"* ]]
-	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
-}
