@@ -349,7 +349,8 @@ int rotate_enforce(struct rotate *r)
 	err = scan(r, &v, &n);
 	if (err)
 		return err;
-	qsort(v, n, sizeof(*v), by_age);
+	if (n)	/* qsort wants an array, and an empty directory has none */
+		qsort(v, n, sizeof(*v), by_age);
 	for (int i = 0; i < n; i++)
 		total += v[i].size;
 	left = n;
