@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsonparse.h"
+#include "utf8.h"
 
 #define ARENA_BLK	(1u << 20)
 
@@ -129,61 +130,6 @@ static int hex4(const char *p, unsigned int *out)
 	return 0;
 }
 
-static size_t put_utf8(char *o, unsigned int cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-/* Length of the valid UTF-8 sequence at @p (lead byte >= 0x80), 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	size_t n, i;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /* ps->p is on the opening quote. */
 static int parse_string(struct parser *ps, const char **out, size_t *out_len)
 {
@@ -238,7 +184,7 @@ static int parse_string(struct parser *ps, const char **out, size_t *out_len)
 		if (c < 0x20)
 			return fail(ps, p, "control character in string");
 		if (c >= 0x80) {
-			k = utf8_len((const unsigned char *)p, (const unsigned char *)end);
+			k = utf8_seq_len((const unsigned char *)p, (size_t)(end - p));
 			if (!k)
 				return fail(ps, p, "invalid UTF-8 in string");
 			memcpy(o, p, k);
@@ -268,7 +214,7 @@ static int parse_string(struct parser *ps, const char **out, size_t *out_len)
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				p += 6;
 			}
-			o += put_utf8(o, cp);
+			o += utf8_encode(o, cp);
 			p += 6;
 			continue;
 		default:

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "prom.h"
+#include "utf8.h"
 
 /* Longest label value kept, in input bytes: comm is 16, container ids 64, names from tables. */
 #define PROM_LABEL_MAX	256
@@ -83,35 +84,6 @@ static void sb_dbl(struct sbuf *b, double v)
 	sb_put(b, t, n);
 }
 
-/* Length of a valid UTF-8 sequence at @s (at most @n bytes), 0 if invalid. */
-static int utf8_len(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	int len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if ((size_t)len > n)
-		return 0;
-	for (int i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 /*
  * A label value from the traced process: the format escapes only \, " and newline, and the
  * collector rejects the whole file on invalid UTF-8, so bad bytes and other control characters
@@ -123,7 +95,7 @@ static void sb_label_value(struct sbuf *b, const char *str)
 	size_t n = strnlen(str, PROM_LABEL_MAX);
 
 	for (size_t i = 0; i < n;) {
-		int l = utf8_len(s + i, n - i);
+		size_t l = utf8_seq_len(s + i, n - i);
 
 		if (s[i] == '\\') {
 			sb_str(b, "\\\\");
