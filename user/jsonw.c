@@ -113,6 +113,21 @@ const char *jw_mem_data(struct jw *w, size_t *len)
 	return w->buf;
 }
 
+char *jw_mem_take(struct jw *w, size_t *len)
+{
+	char *text = NULL;
+
+	if (!w->err) {
+		text = w->buf;
+		text[w->len] = '\0';
+		if (len)
+			*len = w->len;
+		w->buf = NULL;
+	}
+	jw_close(w);
+	return text;
+}
+
 int jw_error(const struct jw *w)
 {
 	return w->err;

@@ -401,3 +401,29 @@ TEST(jsonw_enospc)
 		CHECK_EQ_INT(jw_close(w), -ENOSPC);
 	}
 }
+
+TEST(jsonw_mem_take)
+{
+	struct jw *w = jw_memopen();
+	char big[5000];
+	size_t len = 0;
+	char *text;
+
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	jw_lit(w, "a ");
+	jw_u64(w, 42);
+	/* past the first buffer: the text taken is the grown one */
+	memset(big, 'x', sizeof(big));
+	for (int i = 0; i < 20; i++)
+		jw_raw(w, big, sizeof(big));
+	text = jw_mem_take(w, &len);
+	CHECK(text != NULL);
+	if (!text)
+		return;
+	CHECK_EQ_INT(len, 4 + 20 * sizeof(big));
+	CHECK(!strncmp(text, "a 42xxx", 7));
+	CHECK_EQ_INT(text[len], '\0');
+	free(text);
+}
