@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
 #include "env.h"
 #include "intset.h"
 #include "jsonparse.h"
@@ -21,6 +20,7 @@
 #include "jsonw.h"
 #include "merge.h"
 #include "output.h"
+#include "tracefile.h"
 
 /* ts beyond ±9e12 µs (104 days of ns in a double) is not a Kineto or spyre-bpftrace ts */
 #define MERGE_MAX_US		9000000000000LL

@@ -23,6 +23,7 @@
 #include "consumer.h"
 #include "memledger.h"
 #include "check.h"
+#include "recover.h"
 #include "cost.h"
 #include "env.h"
 #include "fleet.h"
