@@ -128,7 +128,7 @@ static void problem(struct ctx *c, enum check_kind k, size_t idx, const char *fm
 	va_start(ap, fmt);
 	vfprintf(c->out, fmt, ap);
 	va_end(ap);
-	fprintf(c->out, " [%s]\n", kind_names[k]);
+	fprintf(c->out, " [%s]\n", check_kind_name(k));
 }
 
 /* Non-negative integer written as plain digits (what the analyzer and Perfetto key on). */

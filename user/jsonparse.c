@@ -546,15 +546,6 @@ struct jv *jv_first(const struct jv *v)
 	return v->kids.first;
 }
 
-struct jv *jv_at(const struct jv *v, size_t i)
-{
-	struct jv *c;
-
-	for (c = jv_first(v); c && i; c = c->next)
-		i--;
-	return c;
-}
-
 const char *jv_str(const struct jv *v)
 {
 	return v && v->type == JV_STRING ? v->str.s : NULL;

@@ -388,14 +388,6 @@ void jw_hex(struct jw *w, uint64_t v)
 		jw_advance(w, jw_fmt_hex(p, v));
 }
 
-void jw_us(struct jw *w, uint64_t ns)
-{
-	char *p = reserve(w, JW_FMT_MAX);
-
-	if (p)
-		jw_advance(w, jw_fmt_us(p, ns));
-}
-
 void jw_us_signed(struct jw *w, int64_t ns)
 {
 	char *p = reserve(w, JW_FMT_MAX);

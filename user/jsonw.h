@@ -47,8 +47,7 @@ void jw_i64(struct jw *w, int64_t v);
 void jw_hex(struct jw *w, uint64_t v);		/* "0x1f" as a JSON string */
 /* At most @decimals (0..9) decimals, trailing zeros dropped (12.50 -> 12.5); non-finite -> 0 */
 void jw_dbl(struct jw *w, double v, int decimals);
-void jw_us(struct jw *w, uint64_t ns);		/* ns -> µs with 3 decimals: 1234567 -> 1234.567 */
-void jw_us_signed(struct jw *w, int64_t ns);
+void jw_us_signed(struct jw *w, int64_t ns);	/* ns -> µs with 3 decimals: 1234567 -> 1234.567 */
 
 /*
  * Direct formatting, for a caller that writes a whole event at once: jw_reserve() returns room

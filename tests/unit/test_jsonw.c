@@ -46,7 +46,10 @@ static const char *uss(uint64_t v)
 {
 	struct jw *w = jw_memopen();
 
-	jw_us(w, v);
+	char *p = jw_reserve(w, JW_FMT_MAX);
+
+	if (p)
+		jw_advance(w, jw_fmt_us(p, v));
 	return take(w);
 }
 
@@ -203,7 +206,7 @@ static void produce(struct jw *w)
 		jw_lit(w, "{\"i\":");
 		jw_i64(w, (int64_t)i * 7919 - 5000000);
 		jw_lit(w, ",\"ts\":");
-		jw_us(w, (uint64_t)i * 1234567);
+		jw_us_signed(w, (int64_t)i * 1234567);
 		snprintf(name, sizeof(name), "ev\"%d\\", i);
 		jw_lit(w, ",\"name\":");
 		jw_str(w, name);
