@@ -319,75 +319,44 @@ static int parse_number(struct parser *ps, struct jv *v)
 
 static int parse_value(struct parser *ps, struct jv *v);
 
-static int parse_array(struct parser *ps, struct jv *v)
+/*
+ * An array or an object (@object), from its opening bracket: the members are read the same
+ * way, an object's with a name first.
+ */
+static int parse_members(struct parser *ps, struct jv *v, bool object)
 {
+	const char close = object ? '}' : ']';
+	const char *eof = object ? "unexpected end of input in object" :
+				   "unexpected end of input in array";
 	struct jv *last = NULL, *e;
-
-	v->type = JV_ARRAY;
-	v->kids.first = NULL;
-	v->kids.n = 0;
-	ps->p++;
-	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == ']') {
-		ps->p++;
-		return 0;
-	}
-	for (;;) {
-		e = arena_alloc(ps, sizeof(*e));
-		if (!e)
-			return fail_oom(ps);
-		e->next = NULL;
-		e->key = NULL;
-		if (parse_value(ps, e))
-			return -1;
-		if (last)
-			last->next = e;
-		else
-			v->kids.first = e;
-		last = e;
-		v->kids.n++;
-		skip_ws(ps);
-		if (ps->p >= ps->end)
-			return fail(ps, ps->p, "unexpected end of input in array");
-		if (*ps->p == ']') {
-			ps->p++;
-			return 0;
-		}
-		if (*ps->p != ',')
-			return fail_char(ps, ps->p, ", expected ',' or ']'");
-		ps->p++;
-	}
-}
-
-static int parse_object(struct parser *ps, struct jv *v)
-{
-	struct jv *last = NULL, *e;
-	const char *key;
+	const char *key = NULL;
 	size_t klen;
 
-	v->type = JV_OBJECT;
+	v->type = object ? JV_OBJECT : JV_ARRAY;
 	v->kids.first = NULL;
 	v->kids.n = 0;
 	ps->p++;
 	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == '}') {
+	if (ps->p < ps->end && *ps->p == close) {
 		ps->p++;
 		return 0;
 	}
 	for (;;) {
-		skip_ws(ps);
-		if (ps->p >= ps->end)
-			return fail(ps, ps->p, "unexpected end of input in object");
-		if (*ps->p != '"')
-			return fail_char(ps, ps->p, ", expected a member name");
-		if (parse_string(ps, &key, &klen))
-			return -1;
-		skip_ws(ps);
-		if (ps->p >= ps->end)
-			return fail(ps, ps->p, "unexpected end of input in object");
-		if (*ps->p != ':')
-			return fail_char(ps, ps->p, ", expected ':'");
-		ps->p++;
+		if (object) {
+			skip_ws(ps);
+			if (ps->p >= ps->end)
+				return fail(ps, ps->p, eof);
+			if (*ps->p != '"')
+				return fail_char(ps, ps->p, ", expected a member name");
+			if (parse_string(ps, &key, &klen))
+				return -1;
+			skip_ws(ps);
+			if (ps->p >= ps->end)
+				return fail(ps, ps->p, eof);
+			if (*ps->p != ':')
+				return fail_char(ps, ps->p, ", expected ':'");
+			ps->p++;
+		}
 		e = arena_alloc(ps, sizeof(*e));
 		if (!e)
 			return fail_oom(ps);
@@ -403,13 +372,14 @@ static int parse_object(struct parser *ps, struct jv *v)
 		v->kids.n++;
 		skip_ws(ps);
 		if (ps->p >= ps->end)
-			return fail(ps, ps->p, "unexpected end of input in object");
-		if (*ps->p == '}') {
+			return fail(ps, ps->p, eof);
+		if (*ps->p == close) {
 			ps->p++;
 			return 0;
 		}
 		if (*ps->p != ',')
-			return fail_char(ps, ps->p, ", expected ',' or '}'");
+			return fail_char(ps, ps->p, object ? ", expected ',' or '}'" :
+							     ", expected ',' or ']'");
 		ps->p++;
 	}
 }
@@ -435,7 +405,7 @@ static int parse_value(struct parser *ps, struct jv *v)
 		if (ps->depth >= JV_MAX_DEPTH)
 			return fail(ps, ps->p, "nesting too deep");
 		ps->depth++;
-		ret = *ps->p == '{' ? parse_object(ps, v) : parse_array(ps, v);
+		ret = parse_members(ps, v, *ps->p == '{');
 		ps->depth--;
 		return ret;
 	case '"':
