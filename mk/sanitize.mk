@@ -28,8 +28,8 @@ $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz.h $(2) $(wildcard 
 endef
 $(eval $(call fuzz_rule,elfsym,user/elfsym.c))
 $(eval $(call fuzz_rule,procmaps,user/procmaps.c))
-$(eval $(call fuzz_rule,probes,user/probes.c user/globcap.c $(BUILD)/user/default_probes.c))
-$(eval $(call fuzz_rule,jsonparse,user/jsonparse.c))
+$(eval $(call fuzz_rule,probes,user/probes.c user/globcap.c user/utf8.c $(BUILD)/user/default_probes.c))
+$(eval $(call fuzz_rule,jsonparse,user/jsonparse.c user/utf8.c tests/unit/jv_at.h))
 
 fuzz-build: $(FUZZ_BINS)
 

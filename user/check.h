@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Subcommands that read traces: check (validate) and recover (close a cut trace). */
+/* `check`: validate a trace against the rules the trace viewers and analyzers depend on. */
 #ifndef SPYRE_CHECK_H
 #define SPYRE_CHECK_H
 
@@ -11,10 +11,7 @@ struct jv;
 
 /* Exit codes per env.h: 0 clean, EXIT_CHECK problems found, others for unreadable input. */
 int cmd_check(const char *path);
-int cmd_recover(const char *path);
 
-/* Largest trace (uncompressed) check and recover read into memory. */
-#define CHECK_MAX_BYTES		(2ull << 30)
 /* Problem lines printed; the rest are only counted. */
 #define CHECK_MAX_LINES		50
 
@@ -66,51 +63,5 @@ long check_doc(const struct jv *root, const char *label, FILE *out, struct check
 
 /* cmd_check with the report going to @out (errors still go to stderr). Returns an exit code. */
 int check_file(const char *path, FILE *out);
-
-/* A whole trace file in memory, decompressed. */
-struct trace_file {
-	char *data;		/* malloc'd, NUL-terminated */
-	size_t len;
-	bool gzip;		/* the file started with the gzip magic */
-	bool cut;		/* gzip stream ended early or in corrupt data: data is what inflated */
-};
-
-/*
- * Read @path (plain, or gzip detected by its magic bytes) into @tf; refuses more than
- * CHECK_MAX_BYTES uncompressed (-EFBIG). A message goes to @err. Returns 0 or -errno.
- */
-int trace_file_read(const char *path, struct trace_file *tf, char *err, size_t errlen);
-void trace_file_free(struct trace_file *tf);
-
-/* recover_buffer() results besides -errno */
-#define RECOVER_REPAIRED	0
-#define RECOVER_COMPLETE	1
-
-struct recover_info {
-	size_t kept_events;	/* events in the repaired trace */
-	size_t dropped_bytes;	/* bytes of the input cut away */
-};
-
-/*
- * Repair a cut trace held in the malloc'd buffer *@buf (@len bytes): drop the partial tail
- * after the last complete event line and close the document. *@buf may be reallocated; on
- * RECOVER_REPAIRED *@len is the repaired length and the result was proven to parse.
- * Returns RECOVER_COMPLETE (untouched) when the input already parses, -EINVAL when it is not a
- * trace (no "traceEvents":[ near the start), -EBADMSG when the repaired text still does not
- * parse, -ENOMEM. A message goes to @err.
- */
-int recover_buffer(char **buf, size_t *len, struct recover_info *ri, char *err, size_t errlen);
-
-/*
- * Name of the repaired copy: t.json -> t.recovered.json, t.json.gz -> t.recovered.json.gz,
- * anything else gets ".recovered.json[.gz]" appended. Returns 0 or -ENAMETOOLONG.
- */
-int recover_out_path(const char *in, bool gzip, char *out, size_t outlen);
-
-/*
- * cmd_recover with the report going to @out; the output path is copied to @outpath when
- * @outpath_len > 0 (empty when nothing was written). Returns an exit code.
- */
-int recover_file(const char *path, FILE *out, char *outpath, size_t outpath_len);
 
 #endif

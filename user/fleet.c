@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "consumer.h"
 #include "fleet.h"
+#include "intset.h"
 #include "jsonw.h"
 #include "log.h"
 #include "memledger.h"
@@ -21,50 +22,7 @@
 #include "warm.h"
 #include "util.h"
 
-static bool pidset_has(const struct pidset *s, int pid)
-{
-	int lo = 0, hi = s->cnt - 1;
-
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-
-		if (s->pids[mid] == pid)
-			return true;
-		if (s->pids[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return false;
-}
-
-static int pidset_add(struct pidset *s, int pid)
-{
-	int i;
-
-	if (s->cnt == s->cap) {
-		int cap = s->cap ? s->cap * 2 : 256;
-		int *np = realloc(s->pids, cap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		s->pids = np;
-		s->cap = cap;
-	}
-	for (i = s->cnt; i > 0 && s->pids[i - 1] > pid; i--)
-		s->pids[i] = s->pids[i - 1];
-	s->pids[i] = pid;
-	s->cnt++;
-	return 0;
-}
-
-void pidset_free(struct pidset *s)
-{
-	free(s->pids);
-	memset(s, 0, sizeof(*s));
-}
-
-int fleet_scan(struct target *t, struct pidset *seen, bool all, const char *procfs)
+int fleet_scan(struct target *t, struct intset *seen, bool all, const char *procfs)
 {
 	struct dirent *de;
 	int added = 0, self = getpid();
@@ -81,9 +39,9 @@ int fleet_scan(struct target *t, struct pidset *seen, bool all, const char *proc
 
 		if (*end || pid <= 0 || pid == self)
 			continue;
-		if (!all && pidset_has(seen, pid))
+		if (!all && intset_has(seen, pid))
 			continue;
-		if (!pidset_has(seen, pid) && pidset_add(seen, pid))
+		if (intset_insert(seen, pid) < 0)
 			break;
 		snprintf(path, sizeof(path), "%s/%ld/maps", procfs, pid);
 		snprintf(mf, sizeof(mf), "%s/%ld/map_files", procfs, pid);

@@ -25,11 +25,7 @@ char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
 /* Resolve the probe table in every process not scanned before (all of them with @all).
  * Returns new probes or -errno. Exposed for tests. */
 struct target;
-struct pidset {
-	int *pids;
-	int cnt, cap;
-};
-int fleet_scan(struct target *t, struct pidset *seen, bool all, const char *procfs);
-void pidset_free(struct pidset *s);
+struct intset;
+int fleet_scan(struct target *t, struct intset *seen, bool all, const char *procfs);
 
 #endif

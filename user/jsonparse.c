@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsonparse.h"
+#include "utf8.h"
 
 #define ARENA_BLK	(1u << 20)
 
@@ -129,61 +130,6 @@ static int hex4(const char *p, unsigned int *out)
 	return 0;
 }
 
-static size_t put_utf8(char *o, unsigned int cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-/* Length of the valid UTF-8 sequence at @p (lead byte >= 0x80), 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	size_t n, i;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /* ps->p is on the opening quote. */
 static int parse_string(struct parser *ps, const char **out, size_t *out_len)
 {
@@ -238,7 +184,7 @@ static int parse_string(struct parser *ps, const char **out, size_t *out_len)
 		if (c < 0x20)
 			return fail(ps, p, "control character in string");
 		if (c >= 0x80) {
-			k = utf8_len((const unsigned char *)p, (const unsigned char *)end);
+			k = utf8_seq_len((const unsigned char *)p, (size_t)(end - p));
 			if (!k)
 				return fail(ps, p, "invalid UTF-8 in string");
 			memcpy(o, p, k);
@@ -268,7 +214,7 @@ static int parse_string(struct parser *ps, const char **out, size_t *out_len)
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				p += 6;
 			}
-			o += put_utf8(o, cp);
+			o += utf8_encode(o, cp);
 			p += 6;
 			continue;
 		default:
@@ -373,75 +319,44 @@ static int parse_number(struct parser *ps, struct jv *v)
 
 static int parse_value(struct parser *ps, struct jv *v);
 
-static int parse_array(struct parser *ps, struct jv *v)
+/*
+ * An array or an object (@object), from its opening bracket: the members are read the same
+ * way, an object's with a name first.
+ */
+static int parse_members(struct parser *ps, struct jv *v, bool object)
 {
+	const char close = object ? '}' : ']';
+	const char *eof = object ? "unexpected end of input in object" :
+				   "unexpected end of input in array";
 	struct jv *last = NULL, *e;
-
-	v->type = JV_ARRAY;
-	v->kids.first = NULL;
-	v->kids.n = 0;
-	ps->p++;
-	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == ']') {
-		ps->p++;
-		return 0;
-	}
-	for (;;) {
-		e = arena_alloc(ps, sizeof(*e));
-		if (!e)
-			return fail_oom(ps);
-		e->next = NULL;
-		e->key = NULL;
-		if (parse_value(ps, e))
-			return -1;
-		if (last)
-			last->next = e;
-		else
-			v->kids.first = e;
-		last = e;
-		v->kids.n++;
-		skip_ws(ps);
-		if (ps->p >= ps->end)
-			return fail(ps, ps->p, "unexpected end of input in array");
-		if (*ps->p == ']') {
-			ps->p++;
-			return 0;
-		}
-		if (*ps->p != ',')
-			return fail_char(ps, ps->p, ", expected ',' or ']'");
-		ps->p++;
-	}
-}
-
-static int parse_object(struct parser *ps, struct jv *v)
-{
-	struct jv *last = NULL, *e;
-	const char *key;
+	const char *key = NULL;
 	size_t klen;
 
-	v->type = JV_OBJECT;
+	v->type = object ? JV_OBJECT : JV_ARRAY;
 	v->kids.first = NULL;
 	v->kids.n = 0;
 	ps->p++;
 	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == '}') {
+	if (ps->p < ps->end && *ps->p == close) {
 		ps->p++;
 		return 0;
 	}
 	for (;;) {
-		skip_ws(ps);
-		if (ps->p >= ps->end)
-			return fail(ps, ps->p, "unexpected end of input in object");
-		if (*ps->p != '"')
-			return fail_char(ps, ps->p, ", expected a member name");
-		if (parse_string(ps, &key, &klen))
-			return -1;
-		skip_ws(ps);
-		if (ps->p >= ps->end)
-			return fail(ps, ps->p, "unexpected end of input in object");
-		if (*ps->p != ':')
-			return fail_char(ps, ps->p, ", expected ':'");
-		ps->p++;
+		if (object) {
+			skip_ws(ps);
+			if (ps->p >= ps->end)
+				return fail(ps, ps->p, eof);
+			if (*ps->p != '"')
+				return fail_char(ps, ps->p, ", expected a member name");
+			if (parse_string(ps, &key, &klen))
+				return -1;
+			skip_ws(ps);
+			if (ps->p >= ps->end)
+				return fail(ps, ps->p, eof);
+			if (*ps->p != ':')
+				return fail_char(ps, ps->p, ", expected ':'");
+			ps->p++;
+		}
 		e = arena_alloc(ps, sizeof(*e));
 		if (!e)
 			return fail_oom(ps);
@@ -457,13 +372,14 @@ static int parse_object(struct parser *ps, struct jv *v)
 		v->kids.n++;
 		skip_ws(ps);
 		if (ps->p >= ps->end)
-			return fail(ps, ps->p, "unexpected end of input in object");
-		if (*ps->p == '}') {
+			return fail(ps, ps->p, eof);
+		if (*ps->p == close) {
 			ps->p++;
 			return 0;
 		}
 		if (*ps->p != ',')
-			return fail_char(ps, ps->p, ", expected ',' or '}'");
+			return fail_char(ps, ps->p, object ? ", expected ',' or '}'" :
+							     ", expected ',' or ']'");
 		ps->p++;
 	}
 }
@@ -489,7 +405,7 @@ static int parse_value(struct parser *ps, struct jv *v)
 		if (ps->depth >= JV_MAX_DEPTH)
 			return fail(ps, ps->p, "nesting too deep");
 		ps->depth++;
-		ret = *ps->p == '{' ? parse_object(ps, v) : parse_array(ps, v);
+		ret = parse_members(ps, v, *ps->p == '{');
 		ps->depth--;
 		return ret;
 	case '"':
@@ -598,15 +514,6 @@ struct jv *jv_first(const struct jv *v)
 	if (!v || (v->type != JV_ARRAY && v->type != JV_OBJECT))
 		return NULL;
 	return v->kids.first;
-}
-
-struct jv *jv_at(const struct jv *v, size_t i)
-{
-	struct jv *c;
-
-	for (c = jv_first(v); c && i; c = c->next)
-		i--;
-	return c;
 }
 
 const char *jv_str(const struct jv *v)

@@ -51,8 +51,6 @@ struct jv *jv_get(const struct jv *obj, const char *key);
 size_t jv_len(const struct jv *v);
 /* First element/member of an array/object (then follow ->next), NULL if none. */
 struct jv *jv_first(const struct jv *v);
-/* Element @i of an array/object (linear), NULL when out of range. */
-struct jv *jv_at(const struct jv *v, size_t i);
 #define jv_foreach(c, parent) for ((c) = jv_first(parent); (c); (c) = (c)->next)
 
 /* Typed access: NULL / false when @v is NULL or of another type. */

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "jsonw.h"
+#include "utf8.h"
 
 #define JW_BUFSZ	(256u << 10)
 /* Headroom above the threshold so ordinary events never make the buffer grow. */
@@ -110,6 +111,21 @@ const char *jw_mem_data(struct jw *w, size_t *len)
 	if (len)
 		*len = w->len;
 	return w->buf;
+}
+
+char *jw_mem_take(struct jw *w, size_t *len)
+{
+	char *text = NULL;
+
+	if (!w->err) {
+		text = w->buf;
+		text[w->len] = '\0';
+		if (len)
+			*len = w->len;
+		w->buf = NULL;
+	}
+	jw_close(w);
+	return text;
 }
 
 int jw_error(const struct jw *w)
@@ -372,14 +388,6 @@ void jw_hex(struct jw *w, uint64_t v)
 		jw_advance(w, jw_fmt_hex(p, v));
 }
 
-void jw_us(struct jw *w, uint64_t ns)
-{
-	char *p = reserve(w, JW_FMT_MAX);
-
-	if (p)
-		jw_advance(w, jw_fmt_us(p, ns));
-}
-
 void jw_us_signed(struct jw *w, int64_t ns)
 {
 	char *p = reserve(w, JW_FMT_MAX);
@@ -452,39 +460,6 @@ static const unsigned char plain[256] = {
 	[0x5d ... 0x7f] = 1,
 };
 
-/* Length of the valid UTF-8 sequence at @p (lead byte >= 0x80), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
-{
-	size_t avail = (size_t)(end - p);
-	unsigned char c = p[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n, i;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;	/* overlong */
-		else if (c == 0xed)
-			hi = 0x9f;	/* UTF-16 surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;	/* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f;	/* > U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (avail < n || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 static void put_str(struct jw *w, const unsigned char *p, const unsigned char *end)
 {
 	static const char hexd[] = "0123456789abcdef";
@@ -535,7 +510,7 @@ static void put_str(struct jw *w, const unsigned char *p, const unsigned char *e
 			p++;
 			continue;
 		}
-		n = utf8_seq(p, end);
+		n = utf8_seq_len(p, (size_t)(end - p));
 		if (n) {
 			memcpy(o, p, n);
 			w->len += n;

@@ -16,10 +16,15 @@ struct jw;
 
 /* Takes ownership of @fd. @gzip_level: 0 = plain text, 1..9 = gzip. NULL on ENOMEM. */
 struct jw *jw_fdopen(int fd, int gzip_level);
-/* Writer into a growable memory buffer (tests, benchmarks); jw_mem_data() reads it. */
+/* Writer into a growable memory buffer (text built whole, tests); jw_mem_data() reads it. */
 struct jw *jw_memopen(void);
 /* Everything written so far, NUL-terminated; valid until the next write or jw_close. */
 const char *jw_mem_data(struct jw *w, size_t *len);
+/*
+ * End a memory writer and keep its text: malloc'd and NUL-terminated, the caller frees it
+ * (@len may be NULL). NULL if memory ran out on the way; the writer is freed either way.
+ */
+char *jw_mem_take(struct jw *w, size_t *len);
 /*
  * Write out at a jw_commit once this many bytes are buffered (default: most of the 256 KiB
  * buffer). 0 writes at every commit; tests use small values to exercise partial flushes.
@@ -42,8 +47,7 @@ void jw_i64(struct jw *w, int64_t v);
 void jw_hex(struct jw *w, uint64_t v);		/* "0x1f" as a JSON string */
 /* At most @decimals (0..9) decimals, trailing zeros dropped (12.50 -> 12.5); non-finite -> 0 */
 void jw_dbl(struct jw *w, double v, int decimals);
-void jw_us(struct jw *w, uint64_t ns);		/* ns -> µs with 3 decimals: 1234567 -> 1234.567 */
-void jw_us_signed(struct jw *w, int64_t ns);
+void jw_us_signed(struct jw *w, int64_t ns);	/* ns -> µs with 3 decimals: 1234567 -> 1234.567 */
 
 /*
  * Direct formatting, for a caller that writes a whole event at once: jw_reserve() returns room

@@ -13,13 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
 #include "env.h"
+#include "intset.h"
 #include "jsonparse.h"
 #include "util.h"
 #include "jsonw.h"
 #include "merge.h"
 #include "output.h"
+#include "tracefile.h"
 
 /* ts beyond ±9e12 µs (104 days of ns in a double) is not a Kineto or spyre-bpftrace ts */
 #define MERGE_MAX_US		9000000000000LL
@@ -117,53 +118,6 @@ static bool int_of(const struct jv *v, int64_t *out)
 	return true;
 }
 
-/* --- sorted sets of integers ------------------------------------------------------------------ */
-
-struct iset {
-	int64_t *v;
-	size_t n, cap;
-};
-
-static int iset_add(struct iset *s, int64_t x)
-{
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		int64_t *nv = realloc(s->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = ncap;
-	}
-	s->v[s->n++] = x;
-	return 0;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void iset_seal(struct iset *s)
-{
-	size_t j = 0;
-
-	if (!s->n)
-		return;
-	qsort(s->v, s->n, sizeof(*s->v), cmp_i64);
-	for (size_t i = 0; i < s->n; i++)
-		if (!j || s->v[j - 1] != s->v[i])
-			s->v[j++] = s->v[i];
-	s->n = j;
-}
-
-static bool iset_has(const struct iset *s, int64_t x)
-{
-	return s->n && bsearch(&x, s->v, s->n, sizeof(*s->v), cmp_i64);
-}
-
 /* (pid, tid) packed for the thread-name set; pids and tids of real traces fit 32 bits */
 static int64_t lane_key(int64_t pid, int64_t tid)
 {
@@ -174,12 +128,12 @@ static int64_t lane_key(int64_t pid, int64_t tid)
 
 struct side {
 	const struct jv *events;	/* the traceEvents array */
-	struct iset pids;		/* every integer pid */
-	struct iset ids;		/* correlation and flow ids */
-	struct iset named_pids;		/* pids with a process_name */
-	struct iset named_lanes;	/* (pid, tid) with a thread_name */
-	struct iset dev_pids;		/* pids holding device work */
-	struct iset legacy_tids;	/* tids of events whose pid is a string (legacy export) */
+	struct intset pids;		/* every integer pid */
+	struct intset ids;		/* correlation and flow ids */
+	struct intset named_pids;	/* pids with a process_name */
+	struct intset named_lanes;	/* (pid, tid) with a thread_name */
+	struct intset dev_pids;		/* pids holding device work */
+	struct intset legacy_tids;	/* tids of events whose pid is a string (legacy export) */
 	bool string_pid;		/* some event has a string pid ("CPU functions") */
 	double first_us, last_us;	/* X events, on the side's own time base */
 	bool have_x;
@@ -213,17 +167,17 @@ static int scan(struct side *s, const struct jv *events)
 		if (jv_get_str(ev, "pid")) {
 			s->string_pid = true;
 			if (has_tid)
-				err = err ?: iset_add(&s->legacy_tids, tid);
+				err = err ?: intset_append(&s->legacy_tids, tid);
 		}
 		if (has_pid)
-			err = err ?: iset_add(&s->pids, pid);
+			err = err ?: intset_append(&s->pids, pid);
 		if (raw_u64(jv_get(args, "correlation"), &id)) {
-			err = err ?: iset_add(&s->ids, (int64_t)(id & INT64_MAX));
+			err = err ?: intset_append(&s->ids, (int64_t)(id & INT64_MAX));
 			if (id > s->max_id)
 				s->max_id = id;
 		}
 		if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && raw_u64(jv_get(ev, "id"), &id)) {
-			err = err ?: iset_add(&s->ids, (int64_t)(id & INT64_MAX));
+			err = err ?: intset_append(&s->ids, (int64_t)(id & INT64_MAX));
 			if (id > s->max_id)
 				s->max_id = id;
 		}
@@ -231,15 +185,15 @@ static int scan(struct side *s, const struct jv *events)
 			const char *val = jv_get_str(args, "name");
 
 			if (!strcmp(name, "process_name")) {
-				err = err ?: iset_add(&s->named_pids, pid);
+				err = err ?: intset_append(&s->named_pids, pid);
 				if (val && !strncmp(val, "Spyre", 5))
-					err = err ?: iset_add(&s->dev_pids, pid);
+					err = err ?: intset_append(&s->dev_pids, pid);
 			} else if (!strcmp(name, "thread_name") && has_tid) {
-				err = err ?: iset_add(&s->named_lanes, lane_key(pid, tid));
+				err = err ?: intset_append(&s->named_lanes, lane_key(pid, tid));
 			}
 		}
 		if (!strcmp(ph, "X") && has_pid && is_device_cat(jv_get_str(ev, "cat")))
-			err = err ?: iset_add(&s->dev_pids, pid);
+			err = err ?: intset_append(&s->dev_pids, pid);
 		if (!strcmp(ph, "X") && jv_get_num(ev, "ts", &ts)) {
 			if (!jv_get_num(ev, "dur", &dur) || !(dur >= 0))
 				dur = 0;
@@ -252,23 +206,23 @@ static int scan(struct side *s, const struct jv *events)
 	}
 	if (err)
 		return err;
-	iset_seal(&s->pids);
-	iset_seal(&s->ids);
-	iset_seal(&s->named_pids);
-	iset_seal(&s->named_lanes);
-	iset_seal(&s->dev_pids);
-	iset_seal(&s->legacy_tids);
+	intset_seal(&s->pids);
+	intset_seal(&s->ids);
+	intset_seal(&s->named_pids);
+	intset_seal(&s->named_lanes);
+	intset_seal(&s->dev_pids);
+	intset_seal(&s->legacy_tids);
 	return 0;
 }
 
 static void side_free(struct side *s)
 {
-	free(s->pids.v);
-	free(s->ids.v);
-	free(s->named_pids.v);
-	free(s->named_lanes.v);
-	free(s->dev_pids.v);
-	free(s->legacy_tids.v);
+	intset_free(&s->pids);
+	intset_free(&s->ids);
+	intset_free(&s->named_pids);
+	intset_free(&s->named_lanes);
+	intset_free(&s->dev_pids);
+	intset_free(&s->legacy_tids);
 }
 
 /* --- writing ---------------------------------------------------------------------------------- */
@@ -388,9 +342,9 @@ static bool drop_meta(const struct mctx *m, const char *name, int64_t pid, int64
 	if (!name)
 		return false;
 	if (!strncmp(name, "process_", 8))
-		return iset_has(&m->k.named_pids, pid);
+		return intset_has(&m->k.named_pids, pid);
 	if (!strncmp(name, "thread_", 7))
-		return has_tid && iset_has(&m->k.named_lanes, lane_key(pid, tid));
+		return has_tid && intset_has(&m->k.named_lanes, lane_key(pid, tid));
 	return false;
 }
 
@@ -746,10 +700,10 @@ static void plan_pids(struct mctx *m)
 		int64_t p = m->o.dev_pids.v[i];
 		bool taken;
 
-		if (!iset_has(&m->k.pids, p))
+		if (!intset_has(&m->k.pids, p))
 			continue;
 		do {
-			taken = iset_has(&m->k.pids, next) || iset_has(&m->o.pids, next);
+			taken = intset_has(&m->k.pids, next) || intset_has(&m->o.pids, next);
 			for (int j = 0; j < mi->ndev && !taken; j++)
 				taken = mi->dev_to[j] == next;
 		} while (taken && ++next < INT32_MAX);
@@ -762,7 +716,7 @@ static void plan_pids(struct mctx *m)
 static void plan_ids(struct mctx *m)
 {
 	for (size_t i = 0; i < m->o.ids.n; i++) {
-		if (iset_has(&m->k.ids, m->o.ids.v[i])) {
+		if (intset_has(&m->k.ids, m->o.ids.v[i])) {
 			if (m->k.max_id < UINT64_MAX / 2 && m->o.max_id < UINT64_MAX / 2)
 				m->mi->corr_offset = m->k.max_id + 1;
 			return;

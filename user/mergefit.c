@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "mergefit.h"
 
 /* Nesting passes before a lane that still overlaps gets its own track: each pass settles one
@@ -196,15 +197,10 @@ struct ivs {
 
 static int ivs_add(struct ivs *s, int64_t lo, int64_t hi)
 {
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 256;
-		struct iv *nv = realloc(s->v, ncap * sizeof(*nv));
+	int err = array_reserve(&s->v, &s->cap, s->n + 1, sizeof(*s->v), 256);
 
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = ncap;
-	}
+	if (err)
+		return err;
 	s->v[s->n++] = (struct iv){ lo, hi };
 	return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "globcap.h"
 #include "probes.h"
+#include "utf8.h"
 
 #define DEFAULT_CAT "privateuse1_runtime"
 /* How much of an offending token an error message quotes. */
@@ -91,36 +92,6 @@ static bool tok_eq(struct tok t, const char *s)
 	return t.n == strlen(s) && !memcmp(t.p, s, t.n);
 }
 
-/* Bytes of a well-formed UTF-8 sequence starting at @p (at most @n), 0 if malformed. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	/* overlong forms, UTF-16 surrogates, beyond Unicode */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /*
  * Control characters are refused everywhere: they cannot be typed in a spec line and would
  * garble terminal output. @json: the value is written into the trace as a JSON string, so it
@@ -137,7 +108,7 @@ static int check_text(const struct pctx *c, const char *what, struct tok v, bool
 		if (json && (p[i] == '"' || p[i] == '\\'))
 			return fail(c, "%s: character '%c' not allowed", what, p[i]);
 		if (json && p[i] >= 0x80) {
-			l = utf8_len(p + i, v.n - i);
+			l = utf8_seq_len(p + i, v.n - i);
 			if (!l)
 				return fail(c, "%s: invalid UTF-8", what);
 			i += l;

@@ -8,54 +8,21 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "array.h"
+#include "jsonw.h"
 #include "prom.h"
+#include "utf8.h"
+
+/*
+ * The exposition text is built whole in jsonw's memory writer (its raw calls only: the format
+ * is not JSON) and written out in one go.
+ */
 
 /* Longest label value kept, in input bytes: comm is 16, container ids 64, names from tables. */
 #define PROM_LABEL_MAX	256
 
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void sb_put(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *np;
-
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = 0;
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-	sb_put(b, s, strlen(s));
-}
-
-static void sb_u64(struct sbuf *b, uint64_t v)
-{
-	char t[24];
-
-	sb_put(b, t, snprintf(t, sizeof(t), "%llu", (unsigned long long)v));
-}
-
 /* ns as decimal seconds, exactly (no float rounding): 1500000000 -> "1.5". */
-static void sb_secs(struct sbuf *b, uint64_t ns)
+static void put_secs(struct jw *b, uint64_t ns)
 {
 	char t[40];
 	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)(ns / 1000000000));
@@ -66,11 +33,11 @@ static void sb_secs(struct sbuf *b, uint64_t ns)
 		while (t[n - 1] == '0')
 			n--;
 	}
-	sb_put(b, t, n);
+	jw_raw(b, t, n);
 }
 
 /* Shortest text that reads back as the same double. */
-static void sb_dbl(struct sbuf *b, double v)
+static void put_dbl(struct jw *b, double v)
 {
 	char t[40];
 	int n = 0;
@@ -80,36 +47,7 @@ static void sb_dbl(struct sbuf *b, double v)
 		if (strtod(t, NULL) == v)
 			break;
 	}
-	sb_put(b, t, n);
-}
-
-/* Length of a valid UTF-8 sequence at @s (at most @n bytes), 0 if invalid. */
-static int utf8_len(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	int len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if ((size_t)len > n)
-		return 0;
-	for (int i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
+	jw_raw(b, t, n);
 }
 
 /*
@@ -117,73 +55,73 @@ static int utf8_len(const unsigned char *s, size_t n)
  * collector rejects the whole file on invalid UTF-8, so bad bytes and other control characters
  * become U+FFFD.
  */
-static void sb_label_value(struct sbuf *b, const char *str)
+static void put_label_value(struct jw *b, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t n = strnlen(str, PROM_LABEL_MAX);
 
 	for (size_t i = 0; i < n;) {
-		int l = utf8_len(s + i, n - i);
+		size_t l = utf8_seq_len(s + i, n - i);
 
 		if (s[i] == '\\') {
-			sb_str(b, "\\\\");
+			jw_lit(b, "\\\\");
 		} else if (s[i] == '"') {
-			sb_str(b, "\\\"");
+			jw_lit(b, "\\\"");
 		} else if (s[i] == '\n') {
-			sb_str(b, "\\n");
+			jw_lit(b, "\\n");
 		} else if (!l || s[i] < 0x20 || s[i] == 0x7f) {
-			sb_str(b, "\xef\xbf\xbd");
+			jw_lit(b, "\xef\xbf\xbd");
 			l = 1;
 		} else {
-			sb_put(b, (const char *)s + i, l);
+			jw_raw(b, (const char *)s + i, l);
 		}
 		i += l ? l : 1;
 	}
 }
 
-static void sb_label(struct sbuf *b, bool *first, const char *key, const char *val)
+static void put_label(struct jw *b, bool *first, const char *key, const char *val)
 {
-	sb_str(b, *first ? "{" : ",");
+	jw_lit(b, *first ? "{" : ",");
 	*first = false;
-	sb_str(b, key);
-	sb_str(b, "=\"");
-	sb_label_value(b, val);
-	sb_str(b, "\"");
+	jw_lit(b, key);
+	jw_lit(b, "=\"");
+	put_label_value(b, val);
+	jw_lit(b, "\"");
 }
 
 /* name{pid=..,comm=..,container_id=..,function=..[,extra=..]} */
-static void sb_series(struct sbuf *b, const char *name, const struct prom_series *s,
+static void put_series(struct jw *b, const char *name, const struct prom_series *s,
 		      const char *xkey, const char *xval)
 {
 	bool first = true;
 	char pid[16];
 
-	sb_str(b, name);
+	jw_lit(b, name);
 	if (s->has_job) {
 		snprintf(pid, sizeof(pid), "%u", s->pid);
-		sb_label(b, &first, "pid", pid);
+		put_label(b, &first, "pid", pid);
 		if (s->comm)
-			sb_label(b, &first, "comm", s->comm);
+			put_label(b, &first, "comm", s->comm);
 		if (s->container)
-			sb_label(b, &first, "container_id", s->container);
+			put_label(b, &first, "container_id", s->container);
 	}
-	sb_label(b, &first, "function", s->func);
+	put_label(b, &first, "function", s->func);
 	if (xkey)
-		sb_label(b, &first, xkey, xval);
-	sb_str(b, "} ");
+		put_label(b, &first, xkey, xval);
+	jw_lit(b, "} ");
 }
 
-static void sb_family(struct sbuf *b, const char *name, const char *type, const char *help)
+static void put_family(struct jw *b, const char *name, const char *type, const char *help)
 {
-	sb_str(b, "# HELP ");
-	sb_str(b, name);
-	sb_str(b, " ");
-	sb_str(b, help);
-	sb_str(b, "\n# TYPE ");
-	sb_str(b, name);
-	sb_str(b, " ");
-	sb_str(b, type);
-	sb_str(b, "\n");
+	jw_lit(b, "# HELP ");
+	jw_lit(b, name);
+	jw_lit(b, " ");
+	jw_lit(b, help);
+	jw_lit(b, "\n# TYPE ");
+	jw_lit(b, name);
+	jw_lit(b, " ");
+	jw_lit(b, type);
+	jw_lit(b, "\n");
 }
 
 void prom_window_init(struct prom_window *w, const char *version, unsigned int sample_every,
@@ -301,15 +239,8 @@ static struct prom_series *lookup(struct prom_window *w, const struct prom_job *
 		    str_eq(s->comm, comm) && str_eq(s->container, container))
 			goto found;
 	}
-	if (w->nseries == w->cap) {
-		int cap = w->cap ? w->cap * 2 : 32;
-		struct prom_series *ns = realloc(w->series, sizeof(*ns) * cap);
-
-		if (!ns)
-			return NULL;
-		w->series = ns;
-		w->cap = cap;
-	}
+	if (array_reserve(&w->series, &w->cap, (size_t)w->nseries + 1, sizeof(*w->series), 32))
+		return NULL;
 	s = &w->series[w->nseries];
 	memset(s, 0, sizeof(*s));
 	s->has_job = !!job;
@@ -409,7 +340,7 @@ static bool has(const struct prom_series *s, enum which k)
 	}
 }
 
-static void per_series(struct sbuf *b, const struct prom_window *w, enum which k,
+static void per_series(struct jw *b, const struct prom_window *w, enum which k,
 		       const char *name, const char *type, const char *help)
 {
 	bool any = false;
@@ -418,7 +349,7 @@ static void per_series(struct sbuf *b, const struct prom_window *w, enum which k
 		any = has(&w->series[i], k);
 	if (!any)
 		return;	/* no empty families: the Go parser drops them anyway */
-	sb_family(b, name, type, help);
+	put_family(b, name, type, help);
 	for (int i = 0; i < w->nseries; i++) {
 		const struct prom_series *s = &w->series[i];
 		char sub[64];
@@ -427,52 +358,52 @@ static void per_series(struct sbuf *b, const struct prom_window *w, enum which k
 			continue;
 		switch (k) {
 		case CALLS:
-			sb_series(b, name, s, NULL, NULL);
-			sb_u64(b, s->calls);
+			put_series(b, name, s, NULL, NULL);
+			jw_u64(b, s->calls);
 			break;
 		case SECONDS:
-			sb_series(b, name, s, NULL, NULL);
-			sb_secs(b, s->total_ns);
+			put_series(b, name, s, NULL, NULL);
+			put_secs(b, s->total_ns);
 			break;
 		case WIN_CALLS:
-			sb_series(b, name, s, NULL, NULL);
-			sb_u64(b, s->win_calls);
+			put_series(b, name, s, NULL, NULL);
+			jw_u64(b, s->win_calls);
 			break;
 		case WIN_SECONDS:
-			sb_series(b, name, s, NULL, NULL);
-			sb_secs(b, s->win_total_ns);
+			put_series(b, name, s, NULL, NULL);
+			put_secs(b, s->win_total_ns);
 			break;
 		case DURATION:
 			/* no calls in the window: no quantile (NaN, as client libraries do) */
-			sb_series(b, name, s, "quantile", "0.5");
+			put_series(b, name, s, "quantile", "0.5");
 			if (s->win_q_calls)
-				sb_secs(b, s->win_p50_ns);
+				put_secs(b, s->win_p50_ns);
 			else
-				sb_str(b, "NaN");
-			sb_str(b, "\n");
-			sb_series(b, name, s, "quantile", "0.99");
+				jw_lit(b, "NaN");
+			jw_lit(b, "\n");
+			put_series(b, name, s, "quantile", "0.99");
 			if (s->win_q_calls)
-				sb_secs(b, s->win_p99_ns);
+				put_secs(b, s->win_p99_ns);
 			else
-				sb_str(b, "NaN");
-			sb_str(b, "\n");
+				jw_lit(b, "NaN");
+			jw_lit(b, "\n");
 			snprintf(sub, sizeof(sub), "%s_sum", name);
-			sb_series(b, sub, s, NULL, NULL);
-			sb_secs(b, s->total_ns);
-			sb_str(b, "\n");
+			put_series(b, sub, s, NULL, NULL);
+			put_secs(b, s->total_ns);
+			jw_lit(b, "\n");
 			snprintf(sub, sizeof(sub), "%s_count", name);
-			sb_series(b, sub, s, NULL, NULL);
-			sb_u64(b, s->calls);
+			put_series(b, sub, s, NULL, NULL);
+			jw_u64(b, s->calls);
 			break;
 		case DROPS:
-			sb_series(b, name, s, "reason", "ring_full");
-			sb_u64(b, s->drops_ring);
-			sb_str(b, "\n");
-			sb_series(b, name, s, "reason", "too_deep");
-			sb_u64(b, s->drops_depth);
+			put_series(b, name, s, "reason", "ring_full");
+			jw_u64(b, s->drops_ring);
+			jw_lit(b, "\n");
+			put_series(b, name, s, "reason", "too_deep");
+			jw_u64(b, s->drops_depth);
 			break;
 		}
-		sb_str(b, "\n");
+		jw_lit(b, "\n");
 	}
 }
 
@@ -491,15 +422,8 @@ int prom_window_set_memory(struct prom_window *w, const struct prom_job *job, in
 		    str_eq(w->mem[i].container, container))
 			m = &w->mem[i];
 	if (!m) {
-		if (w->nmem == w->capmem) {
-			int cap = w->capmem ? w->capmem * 2 : 16;
-
-			m = realloc(w->mem, cap * sizeof(*m));
-			if (!m)
-				return -ENOMEM;
-			w->mem = m;
-			w->capmem = cap;
-		}
+		if (array_reserve(&w->mem, &w->capmem, (size_t)w->nmem + 1, sizeof(*w->mem), 16))
+			return -ENOMEM;
 		m = &w->mem[w->nmem];
 		memset(m, 0, sizeof(*m));
 		m->pid = job->pid;
@@ -519,7 +443,7 @@ int prom_window_set_memory(struct prom_window *w, const struct prom_job *job, in
 	return 0;
 }
 
-static void mem_families(struct sbuf *b, const struct prom_window *w)
+static void mem_families(struct jw *b, const struct prom_window *w)
 {
 	static const char *const names[] = { "spyre_device_memory_bytes",
 					     "spyre_device_memory_peak_bytes" };
@@ -532,85 +456,82 @@ static void mem_families(struct sbuf *b, const struct prom_window *w)
 	if (!w->nmem)
 		return;
 	for (int k = 0; k < 2; k++) {
-		sb_family(b, names[k], "gauge", help[k]);
+		put_family(b, names[k], "gauge", help[k]);
 		for (int i = 0; i < w->nmem; i++) {
 			const struct prom_mem *m = &w->mem[i];
 			bool first = true;
 			char num[16];
 
-			sb_str(b, names[k]);
+			jw_lit(b, names[k]);
 			snprintf(num, sizeof(num), "%u", m->pid);
-			sb_label(b, &first, "pid", num);
+			put_label(b, &first, "pid", num);
 			if (m->comm)
-				sb_label(b, &first, "comm", m->comm);
+				put_label(b, &first, "comm", m->comm);
 			if (m->container)
-				sb_label(b, &first, "container_id", m->container);
+				put_label(b, &first, "container_id", m->container);
 			if (!m->mapped) {
 				snprintf(num, sizeof(num), "%d", m->dev);
-				sb_label(b, &first, "device", num);
+				put_label(b, &first, "device", num);
 			}
-			sb_label(b, &first, "kind", m->mapped ? "mapped" : "allocated");
-			sb_str(b, "} ");
-			sb_u64(b, k ? m->peak : m->cur);
-			sb_str(b, "\n");
+			put_label(b, &first, "kind", m->mapped ? "mapped" : "allocated");
+			jw_lit(b, "} ");
+			jw_u64(b, k ? m->peak : m->cur);
+			jw_lit(b, "\n");
 		}
 	}
 }
 
 char *prom_render(const struct prom_window *w, size_t *len)
 {
-	struct sbuf b = { 0 };
+	struct jw *b = jw_memopen();
 
-	sb_family(&b, "spyre_tracer_info", "gauge", "spyre-bpftrace version, always 1.");
-	sb_str(&b, "spyre_tracer_info{version=\"");
-	sb_label_value(&b, w->version);
-	sb_str(&b, "\"} 1\n");
-	sb_family(&b, "spyre_sampling_ratio", "gauge",
+	if (!b)
+		return NULL;
+
+	put_family(b, "spyre_tracer_info", "gauge", "spyre-bpftrace version, always 1.");
+	jw_lit(b, "spyre_tracer_info{version=\"");
+	put_label_value(b, w->version);
+	jw_lit(b, "\"} 1\n");
+	put_family(b, "spyre_sampling_ratio", "gauge",
 		  "Fraction of calls traced inside a window (1/N with --sample-every N).");
-	sb_str(&b, "spyre_sampling_ratio ");
-	sb_dbl(&b, w->sample_every > 1 ? 1.0 / w->sample_every : 1.0);
-	sb_str(&b, "\n");
-	sb_family(&b, "spyre_window_start_seconds", "gauge",
+	jw_lit(b, "spyre_sampling_ratio ");
+	put_dbl(b, w->sample_every > 1 ? 1.0 / w->sample_every : 1.0);
+	jw_lit(b, "\n");
+	put_family(b, "spyre_window_start_seconds", "gauge",
 		  "Start of the last tracing window, Unix time.");
-	sb_str(&b, "spyre_window_start_seconds ");
-	sb_secs(&b, w->start_ns);
-	sb_str(&b, "\n");
-	sb_family(&b, "spyre_window_duration_seconds", "gauge",
+	jw_lit(b, "spyre_window_start_seconds ");
+	put_secs(b, w->start_ns);
+	jw_lit(b, "\n");
+	put_family(b, "spyre_window_duration_seconds", "gauge",
 		  "Length of the last tracing window.");
-	sb_str(&b, "spyre_window_duration_seconds ");
-	sb_secs(&b, w->duration_ns);
-	sb_str(&b, "\n");
-	sb_family(&b, "spyre_window_period_seconds", "gauge",
+	jw_lit(b, "spyre_window_duration_seconds ");
+	put_secs(b, w->duration_ns);
+	jw_lit(b, "\n");
+	put_family(b, "spyre_window_period_seconds", "gauge",
 		  "Time from one window start to the next (0: tracing continuously).");
-	sb_str(&b, "spyre_window_period_seconds ");
-	sb_secs(&b, w->period_ns);
-	sb_str(&b, "\n");
-	sb_family(&b, "spyre_windows_total", "counter",
+	jw_lit(b, "spyre_window_period_seconds ");
+	put_secs(b, w->period_ns);
+	jw_lit(b, "\n");
+	put_family(b, "spyre_windows_total", "counter",
 		  "Tracing windows completed since the tracer started.");
-	sb_str(&b, "spyre_windows_total ");
-	sb_u64(&b, w->windows);
-	sb_str(&b, "\n");
-	per_series(&b, w, CALLS, "spyre_calls_total", "counter",
+	jw_lit(b, "spyre_windows_total ");
+	jw_u64(b, w->windows);
+	jw_lit(b, "\n");
+	per_series(b, w, CALLS, "spyre_calls_total", "counter",
 		   "Traced calls since the tracer started (cumulative over windows).");
-	per_series(&b, w, SECONDS, "spyre_call_seconds_total", "counter",
+	per_series(b, w, SECONDS, "spyre_call_seconds_total", "counter",
 		   "Time spent in traced calls since the tracer started "
 		   "(cumulative over windows).");
-	per_series(&b, w, WIN_CALLS, "spyre_window_calls", "gauge",
+	per_series(b, w, WIN_CALLS, "spyre_window_calls", "gauge",
 		   "Traced calls in the last window.");
-	per_series(&b, w, WIN_SECONDS, "spyre_window_call_seconds", "gauge",
+	per_series(b, w, WIN_SECONDS, "spyre_window_call_seconds", "gauge",
 		   "Time spent in traced calls in the last window.");
-	per_series(&b, w, DURATION, "spyre_call_duration_seconds", "summary",
+	per_series(b, w, DURATION, "spyre_call_duration_seconds", "summary",
 		   "Call duration: quantiles over the last window, _sum and _count cumulative.");
-	per_series(&b, w, DROPS, "spyre_dropped_events_total", "counter",
+	per_series(b, w, DROPS, "spyre_dropped_events_total", "counter",
 		   "Events lost by the tracer since it started (cumulative over windows).");
-	mem_families(&b, w);
-	if (b.oom) {
-		free(b.p);
-		return NULL;
-	}
-	if (len)
-		*len = b.len;
-	return b.p;
+	mem_families(b, w);
+	return jw_mem_take(b, len);
 }
 
 int prom_write(const char *path, const struct prom_window *w)

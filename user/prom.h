@@ -71,9 +71,11 @@ struct prom_window {
 	uint64_t window;		/* index of the current window, from 1 */
 	unsigned int expire_after;	/* idle windows a series is still exported; default 3 */
 	struct prom_series *series;
-	int nseries, cap;
+	int nseries;
+	size_t cap;
 	struct prom_mem *mem;
-	int nmem, capmem;
+	int nmem;
+	size_t capmem;
 };
 
 void prom_window_init(struct prom_window *w, const char *version, unsigned int sample_every,

@@ -187,7 +187,7 @@ void session_free(struct session *s)
 	if (s->upl && s->upl->started && !s->upl->err)	/* loaded */
 		tracer_close(&s->tr);
 	target_free(&s->t);
-	pidset_free(&s->seen);
+	intset_free(&s->seen);
 	cost_calibrate_free(s->cal);
 	cost_meter_free(&s->meter);
 	free(s->said);

@@ -21,6 +21,7 @@
 #include "cost.h"
 #include "env.h"
 #include "fleet.h"
+#include "intset.h"
 #include "memledger.h"
 #include "resolve.h"
 #include "summary.h"
@@ -43,7 +44,7 @@ struct session {
 	struct bg_load *upl, *drv;	/* the two BPF objects' loads (session_load_begin) */
 	int ring_fd;
 	struct warmer *warm;
-	struct pidset seen;	/* -a: processes scanned */
+	struct intset seen;	/* -a: processes scanned */
 	int scans;
 	bool *said;		/* user specs said to resolve nowhere */
 	pid_t launch_pid;	/* -- CMD: our child, reaped at the end; 0 = none */

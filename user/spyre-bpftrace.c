@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "check.h"
 #include "cmd_list.h"
+#include "recover.h"
 #include "env.h"
 #include "fleet.h"
 #include "launch.h"

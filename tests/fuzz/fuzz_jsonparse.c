@@ -9,6 +9,7 @@
 
 #include "fuzz.h"
 #include "jsonparse.h"
+#include "../unit/jv_at.h"
 
 struct out {
 	char *buf;
@@ -28,46 +29,13 @@ static void put(struct out *o, const char *s, size_t n)
 	o->len += n;
 }
 
-static bool utf8_ok(const unsigned char *s, size_t n)
-{
-	size_t i = 0, k, j;
-	uint32_t cp;
-
-	while (i < n) {
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if ((s[i] & 0xe0) == 0xc0)
-			k = 1, cp = s[i] & 0x1f;
-		else if ((s[i] & 0xf0) == 0xe0)
-			k = 2, cp = s[i] & 0x0f;
-		else if ((s[i] & 0xf8) == 0xf0)
-			k = 3, cp = s[i] & 0x07;
-		else
-			return false;
-		if (n - i <= k)
-			return false;
-		for (j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + j] & 0x3f);
-		}
-		if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return false;
-		i += k + 1;
-	}
-	return true;
-}
-
 static void put_string(struct out *o, const char *s, size_t n)
 {
 	char esc[8];
 	size_t i;
 
 	FUZZ_CHECK(s && s[n] == '\0');
-	FUZZ_CHECK(utf8_ok((const unsigned char *)s, n));
+	FUZZ_CHECK(fuzz_utf8_ok((const unsigned char *)s, n));
 	put(o, "\"", 1);
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];

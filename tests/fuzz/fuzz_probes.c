@@ -10,38 +10,6 @@
 #include "globcap.h"
 #include "probes.h"
 
-/* Well-formed UTF-8 without overlongs, surrogates or code points beyond U+10FFFF. */
-static bool utf8_ok(const unsigned char *s)
-{
-	uint32_t cp;
-	int n, i;
-
-	while (*s) {
-		if (*s < 0x80) {
-			s++;
-			continue;
-		}
-		if ((*s & 0xe0) == 0xc0)
-			n = 1, cp = *s & 0x1f;
-		else if ((*s & 0xf0) == 0xe0)
-			n = 2, cp = *s & 0x0f;
-		else if ((*s & 0xf8) == 0xf0)
-			n = 3, cp = *s & 0x07;
-		else
-			return false;
-		for (i = 1; i <= n; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return false;
-		s += n + 1;
-	}
-	return true;
-}
-
 static bool no_ctl(const char *s)
 {
 	for (; *s; s++)
@@ -53,7 +21,7 @@ static bool no_ctl(const char *s)
 /* Text written into the trace JSON without escaping. */
 static bool json_safe(const char *s)
 {
-	return no_ctl(s) && !strpbrk(s, "\"\\") && utf8_ok((const unsigned char *)s);
+	return no_ctl(s) && !strpbrk(s, "\"\\") && fuzz_utf8_ok((const unsigned char *)s, strlen(s));
 }
 
 static bool label_ok(const char *s)

@@ -9,7 +9,9 @@
 #include "check.h"
 #include "env.h"
 #include "jsonparse.h"
+#include "recover.h"
 #include "trace.h"
+#include "tracefile.h"
 #include "unit.h"
 
 
@@ -206,7 +208,7 @@ TEST(check_file_reports_and_exit_codes)
 	snprintf(big, sizeof(big), "%s/big.json", dir);
 	fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	CHECK(fd >= 0);
-	CHECK_EQ_INT(ftruncate(fd, (off_t)CHECK_MAX_BYTES + 1), 0);
+	CHECK_EQ_INT(ftruncate(fd, (off_t)TRACE_FILE_MAX_BYTES + 1), 0);
 	close(fd);
 	{
 		struct trace_file tf;

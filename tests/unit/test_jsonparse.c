@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "jsonparse.h"
+#include "jv_at.h"
 #include "unit.h"
 
 static struct jv *parse(const char *s, char *err, size_t errlen)

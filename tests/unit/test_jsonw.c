@@ -46,7 +46,10 @@ static const char *uss(uint64_t v)
 {
 	struct jw *w = jw_memopen();
 
-	jw_us(w, v);
+	char *p = jw_reserve(w, JW_FMT_MAX);
+
+	if (p)
+		jw_advance(w, jw_fmt_us(p, v));
 	return take(w);
 }
 
@@ -203,7 +206,7 @@ static void produce(struct jw *w)
 		jw_lit(w, "{\"i\":");
 		jw_i64(w, (int64_t)i * 7919 - 5000000);
 		jw_lit(w, ",\"ts\":");
-		jw_us(w, (uint64_t)i * 1234567);
+		jw_us_signed(w, (int64_t)i * 1234567);
 		snprintf(name, sizeof(name), "ev\"%d\\", i);
 		jw_lit(w, ",\"name\":");
 		jw_str(w, name);
@@ -400,4 +403,30 @@ TEST(jsonw_enospc)
 		CHECK_EQ_INT(jw_error(w), 0);
 		CHECK_EQ_INT(jw_close(w), -ENOSPC);
 	}
+}
+
+TEST(jsonw_mem_take)
+{
+	struct jw *w = jw_memopen();
+	char big[5000];
+	size_t len = 0;
+	char *text;
+
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	jw_lit(w, "a ");
+	jw_u64(w, 42);
+	/* past the first buffer: the text taken is the grown one */
+	memset(big, 'x', sizeof(big));
+	for (int i = 0; i < 20; i++)
+		jw_raw(w, big, sizeof(big));
+	text = jw_mem_take(w, &len);
+	CHECK(text != NULL);
+	if (!text)
+		return;
+	CHECK_EQ_INT(len, 4 + 20 * sizeof(big));
+	CHECK(!strncmp(text, "a 42xxx", 7));
+	CHECK_EQ_INT(text[len], '\0');
+	free(text);
 }

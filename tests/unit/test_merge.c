@@ -9,6 +9,7 @@
 #include "jsonparse.h"
 #include "jsonw.h"
 #include "merge.h"
+#include "tracefile.h"
 #include "unit.h"
 
 

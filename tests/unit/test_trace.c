@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "jsonparse.h"
+#include "jv_at.h"
 #include "trace.h"
 #include "unit.h"
 
