@@ -21,15 +21,18 @@ VERSION		:= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 CFLAGS		?= -g -O2
 CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11
-CPPFLAGS	+= -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) -DSPYRE_VERSION='"$(VERSION)"'
+# user/ is grouped by the data path (docs/architecture.md); every folder is on the include path
+USER_DIRS	:= $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c user/*/*.h))))
+USER_HDRS	:= $(wildcard user/*/*.h)
+CPPFLAGS	+= -D_GNU_SOURCE $(addprefix -I,$(USER_DIRS)) -Ibpf -I$(BUILD) -DSPYRE_VERSION='"$(VERSION)"'
 LDLIBS		+= -lbpf -lelf -lz -lcapstone -lstdc++
 
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS		:= $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
-MAIN_SRC	:= user/spyre-bpftrace.c
-LIB_SRCS	:= $(filter-out $(MAIN_SRC),$(wildcard user/*.c))
+MAIN_SRC	:= user/cmd/spyre-bpftrace.c
+LIB_SRCS	:= $(filter-out $(MAIN_SRC),$(wildcard user/*/*.c))
 LIB_OBJS	:= $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS)) $(BUILD)/user/default_probes.o
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%.o,$(UNIT_SRCS))
@@ -75,21 +78,23 @@ endif
 
 # --- userspace ---------------------------------------------------------------------------------
 # the built-in tables (probes.h), all in one generated file
-$(BUILD)/user/default_probes.c: user/spyre-default.probes user/torch.probes tools/embed-text.sh | $(BUILD)/user
-	{ sh tools/embed-text.sh probes_default_text < user/spyre-default.probes && \
-	  sh tools/embed-text.sh probes_torch_text < user/torch.probes; } > $@
+$(BUILD)/user/default_probes.c: user/resolve/spyre-default.probes user/resolve/torch.probes \
+			       tools/embed-text.sh | $(BUILD)/user
+	{ sh tools/embed-text.sh probes_default_text < user/resolve/spyre-default.probes && \
+	  sh tools/embed-text.sh probes_torch_text < user/resolve/torch.probes; } > $@
 
 $(BUILD)/user/%.o: $(BUILD)/user/%.c | $(BUILD)/user
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) bpf/spyre_trace.h $(SKELS) | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c $(USER_HDRS) bpf/spyre_event.h $(SKELS) | $(BUILD)/user
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(TOOL): $(BUILD)/user/spyre-bpftrace.o $(LIB_OBJS)
+$(TOOL): $(BUILD)/user/cmd/spyre-bpftrace.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # --- tests -------------------------------------------------------------------------------------
-$(BUILD)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h) | $(BUILD)/tests/unit
+$(BUILD)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(USER_HDRS) | $(BUILD)/tests/unit
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -c $< -o $@
 
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
@@ -128,8 +133,8 @@ vmlinux:
 
 install: $(TOOL)
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/spyre-bpftrace
-	install -D -m 0644 user/spyre-default.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/spyre-default.probes
-	install -D -m 0644 user/torch.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/torch.probes
+	install -D -m 0644 user/resolve/spyre-default.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/spyre-default.probes
+	install -D -m 0644 user/resolve/torch.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/torch.probes
 
 clean:
 	rm -rf $(BUILD)

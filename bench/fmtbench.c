@@ -3,7 +3,7 @@
  * fmtbench: the consumer's per-event userspace work without BPF, uprobes or a second core:
  * how many spans per second one core turns into trace JSON.
  *
- *   path "trace":    trace_complete() only (user/trace.c + user/jsonw.c), args of a copy launch
+ *   path "trace":    trace_complete() only (user/output/trace_writer.c + user/output/jsonw.c), args of a copy launch
  *   path "consumer": consumer_event() on ringbuf-shaped records of the default probe table:
  *                    statistics, thread table, argument decoding, then trace_complete()
  * into three sinks: memory (jw_memopen), /dev/null (write(2) included) and gzip level 1 into
@@ -18,7 +18,7 @@
 #include "consumer.h"
 #include "probes.h"
 #include "resolve.h"
-#include "trace.h"
+#include "trace_writer.h"
 
 enum sink { SINK_MEM, SINK_NULL, SINK_GZNULL };
 static const char *const sink_names[] = { "memory", "/dev/null", "gzip1>/dev/null" };

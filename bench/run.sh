@@ -297,7 +297,7 @@ bpfstats() {
 	echo 1 >/proc/sys/kernel/bpf_stats_enabled
 	k=$((k + 1)); phase "$C_PID" "$WORK/cb-$C_V.res.$k" >/dev/null
 	for id in $ids; do
-		# gone meanwhile: the registration warm-up's program (user/warm.c)
+		# gone meanwhile: the registration warm-up's program (user/attach/warm.c)
 		j=$(bpftool prog show id "$id" --json 2>/dev/null) || continue
 		/usr/bin/python3 -c '
 import json, sys
@@ -476,7 +476,7 @@ excbench() {
 	# --uretprobes only where the unwind guard works; the guard goes on the unwinders of the
 	# default table, which --no-default leaves out: a probes file with them (--allow-missing:
 	# a file's line that resolves nowhere is an error, and libunwind is not mapped here)
-	grep -E '^(libgcc_s|libunwind)\.so\*.*type=unwind' "$ROOT/user/spyre-default.probes" >"$WORK/ex.probes"
+	grep -E '^(libgcc_s|libunwind)\.so\*.*type=unwind' "$ROOT/user/resolve/spyre-default.probes" >"$WORK/ex.probes"
 	printf 'libexc.so\texc_call\n' >>"$WORK/ex.probes"
 	EX[uret]=unknown
 	for i in $(seq "$ROUNDS"); do
@@ -749,7 +749,7 @@ mockrun stress "$PAIRS" "${STRESS_OPTS[@]}"
 # the memory ledger's share: the same stress job with the default table and with that table
 # without its mem= keys (aiuMalloc/aiuFree then staged and sampled like any span, no entry
 # record for the free, no [memory] or counter events), their pairs alternating
-sed 's/ mem=[a-z]*//; s/ ptr=[a-z0-9]*//; s/ size=arg[0-9]//' "$ROOT/user/spyre-default.probes" \
+sed 's/ mem=[a-z]*//; s/ ptr=[a-z0-9]*//; s/ size=arg[0-9]//' "$ROOT/user/resolve/spyre-default.probes" \
 	>"$WORK/nomem.probes"
 grep -Eq '^[^#].*[[:space:]]mem=' "$WORK/nomem.probes" && die "nomem.probes still has mem= keys"
 # (--allow-missing: as a file, its torch_spyre and libunwind lines would be typos here)
@@ -804,7 +804,7 @@ bt_script() {
 		[ -n "$mangled" ] || continue
 		is_unwind "$name" && continue	# records nothing: no bpftrace equivalent
 		instant=0
-		grep -E "name=$name( |$)" "$ROOT/user/spyre-default.probes" | grep -q 'type=instant' && instant=1
+		grep -E "name=$name( |$)" "$ROOT/user/resolve/spyre-default.probes" | grep -q 'type=instant' && instant=1
 		i=$((i + 1))
 		if ((instant)); then
 			echo "uprobe:$path:$mangled { printf(\"%s %d\\n\", \"$name\", nsecs); }"
@@ -815,7 +815,7 @@ bt_script() {
 	done
 }
 # is_unwind NAME: the default table's probe NAME is an unwinder guard (type=unwind)
-is_unwind() { grep -E "name=$1( |$)" "$ROOT/user/spyre-default.probes" | grep -q 'type=unwind'; }
+is_unwind() { grep -E "name=$1( |$)" "$ROOT/user/resolve/spyre-default.probes" | grep -q 'type=unwind'; }
 # What each probe of the table costs per call depends on the instruction it lands on.
 say "   attach points of the default table in the mock job (calls per phase: section 2, real):"
 printf '%s\n' "$LISTING" | awk 'NF >= 3 && $3 ~ /\.so[^+]*\+0x/ { print $1, $2, $3 }' |
@@ -859,7 +859,7 @@ if "$TOOL" --help 2>&1 | grep -q -- '--driver MODE'; then
 		OFF_DET+=("$(kv "$WORK/bjt.out" stop_ns)")
 	done
 fi
-# the registration warm-up (user/warm.h) on and off, alternated on the same job
+# the registration warm-up (user/attach/warm.h) on and off, alternated on the same job
 WON_ATT=() WOFF_ATT=()
 for _ in $(seq $((ROUNDS < 5 ? 5 : ROUNDS))); do
 	for w in 0 1; do

@@ -6,7 +6,7 @@
 #ifndef SPYRE_COMMON_BPF_H
 #define SPYRE_COMMON_BPF_H
 
-#include "spyre_trace.h"
+#include "spyre_event.h"
 
 /*
  * libbpf 1.1's bpf_tracing.h names powerpc's stack pointer "sp", a field struct pt_regs does

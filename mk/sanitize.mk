@@ -22,14 +22,14 @@ FUZZ_CFLAGS	:= -g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Wno-unus
 
 # fuzz_NAME links only the module under test (every module's code gets coverage feedback).
 define fuzz_rule
-$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz.h $(2) $(wildcard user/*.h)
+$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz.h $(2) $(USER_HDRS)
 	@mkdir -p $$(@D)
 	$$(FUZZ_CC) $$(CPPFLAGS) -Itests/fuzz $$(FUZZ_CFLAGS) $$(filter %.c,$$^) $$(LDLIBS) -o $$@
 endef
-$(eval $(call fuzz_rule,elfsym,user/elfsym.c))
-$(eval $(call fuzz_rule,procmaps,user/procmaps.c))
-$(eval $(call fuzz_rule,probes,user/probes.c user/globcap.c user/utf8.c $(BUILD)/user/default_probes.c))
-$(eval $(call fuzz_rule,jsonparse,user/jsonparse.c user/utf8.c tests/unit/jv_at.h))
+$(eval $(call fuzz_rule,elfsym,user/resolve/elfsym.c))
+$(eval $(call fuzz_rule,procmaps,user/resolve/procmaps.c))
+$(eval $(call fuzz_rule,probes,user/resolve/probes.c user/resolve/globcap.c user/common/utf8.c $(BUILD)/user/default_probes.c))
+$(eval $(call fuzz_rule,jsonparse,user/offline/jsonparse.c user/common/utf8.c tests/unit/jv_at.h))
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -54,11 +54,11 @@ $(ASAN_DIR)/user/default_probes.o: $(BUILD)/user/default_probes.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(ASAN_FLAGS) -c $< -o $@
 
-$(ASAN_DIR)/user/%.o: user/%.c $(wildcard user/*.h) bpf/spyre_trace.h $(SKELS)
+$(ASAN_DIR)/user/%.o: user/%.c $(USER_HDRS) bpf/spyre_event.h $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(ASAN_FLAGS) -c $< -o $@
 
-$(ASAN_DIR)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h)
+$(ASAN_DIR)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(USER_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(ASAN_FLAGS) -Itests/unit -c $< -o $@
 

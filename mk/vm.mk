@@ -15,7 +15,7 @@ vm-deps:
 	sh tools/vm/deps.sh
 
 # The same objects as $(TOOL), linked statically: the guest has no shared libraries for it.
-$(VM_TOOL): $(BUILD)/user/spyre-bpftrace.o $(LIB_OBJS)
+$(VM_TOOL): $(BUILD)/user/cmd/spyre-bpftrace.o $(LIB_OBJS)
 	@mkdir -p $(VM_DIR)
 	$(CC) $(CFLAGS) $(LDFLAGS) -static $^ $(LDLIBS) -lpthread -o $@
 

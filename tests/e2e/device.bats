@@ -130,7 +130,7 @@ print(len({e["tid"] for e in d["traceEvents"] if e["ph"] == "M" and e["pid"] == 
 	trace_phase --threads 2 --streams 2 --iters 10 --compute-us 50
 	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
 	grep -q '"name":"senWriteDoorbell"' "$BATS_TEST_TMPDIR/t.json"
-	grep '^libflex' "$ROOT/user/spyre-default.probes" >"$BATS_TEST_TMPDIR/flex.probes"
+	grep '^libflex' "$ROOT/user/resolve/spyre-default.probes" >"$BATS_TEST_TMPDIR/flex.probes"
 	rm -f "$BATS_TEST_TMPDIR/counts.json"
 	start_job --threads 2 --streams 2 --iters 10 --compute-us 50
 	start_tracer -o "$BATS_TEST_TMPDIR/t2.json" --no-default --probes "$BATS_TEST_TMPDIR/flex.probes"

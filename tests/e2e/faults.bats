@@ -227,7 +227,7 @@ PY
 	stop_mid_phase INT
 }
 
-# warm_site: the probe site of the tracer's registration warm-up (user/warm.c), in the format
+# warm_site: the probe site of the tracer's registration warm-up (user/attach/warm.c), in the format
 # of `spyre-bpftrace list` for probe_sites.py
 warm_site() {
 	python3 - "$TOOL" <<'PY'

@@ -36,7 +36,7 @@ static inline char *fuzz_strdup(const uint8_t *data, size_t size)
 
 /*
  * Well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF), decoded the slow
- * way on purpose: an oracle written apart from user/utf8.c, so the fuzzers can catch it.
+ * way on purpose: an oracle written apart from user/common/utf8.c, so the fuzzers can catch it.
  */
 static inline bool fuzz_utf8_ok(const unsigned char *s, size_t n)
 {

@@ -10,7 +10,7 @@
 #include "env.h"
 #include "jsonparse.h"
 #include "recover.h"
-#include "trace.h"
+#include "trace_writer.h"
 #include "tracefile.h"
 #include "unit.h"
 

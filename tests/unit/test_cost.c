@@ -6,7 +6,7 @@
 #include "cost.h"
 #include "probes.h"
 #include "resolve.h"
-#include "spyre_trace_user.h"
+#include "spyre_event_user.h"
 #include "unit.h"
 
 static const struct hit_costs costs = { .emulated_ns = 1000, .stepped_ns = 10000,

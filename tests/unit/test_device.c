@@ -4,7 +4,7 @@
 #include "device.h"
 #include "jsonparse.h"
 #include "jsonw.h"
-#include "trace.h"
+#include "trace_writer.h"
 #include "unit.h"
 
 #define BASE 1000000ull

@@ -2,7 +2,7 @@
 /* Device timeline over long traces: completions that never get a launch must not pile up. */
 #include "device.h"
 #include "jsonw.h"
-#include "trace.h"
+#include "trace_writer.h"
 #include "unit.h"
 
 #define OBASE 1000000ull

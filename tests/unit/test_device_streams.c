@@ -3,7 +3,7 @@
 #include "device.h"
 #include "jsonparse.h"
 #include "jsonw.h"
-#include "trace.h"
+#include "trace_writer.h"
 #include "unit.h"
 
 #define SBASE 1000000ull

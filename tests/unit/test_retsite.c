@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Return sites found by disassembly (user/retsite.c), on hand-assembled x86-64 bodies. */
+/* Return sites found by disassembly (user/resolve/retsite.c), on hand-assembled x86-64 bodies. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "jsonparse.h"
-#include "trace.h"
+#include "trace_writer.h"
 #include "unit.h"
 #include "vfio.h"
 

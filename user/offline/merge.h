@@ -26,7 +26,7 @@ struct jw;
  * below 2^22); profiler threads of a legacy export that match none of ours to this + its number. */
 #define MERGE_OWN_TRACK_TID	0x40000000
 #define MERGE_LEGACY_TID	0x20000000
-/* Our span boundaries may move this much to nest with the profiler's (see user/mergefit.h) */
+/* Our span boundaries may move this much to nest with the profiler's (see user/offline/mergefit.h) */
 #define MERGE_DEFAULT_TOL_NS	2000
 
 struct merge_opts {

@@ -52,8 +52,8 @@
  * ':' separates fields, ":::" is rejected as ambiguous, LIB cannot contain ':'. NAME is a
  * template as name= is.
  *
- * Built-in tables, compiled in, are chosen by name: "spyre" (user/spyre-default.probes, loaded
- * unless --no-default) and "torch" (user/torch.probes: PyTorch's op layer, autograd, the CPU
+ * Built-in tables, compiled in, are chosen by name: "spyre" (user/resolve/spyre-default.probes, loaded
+ * unless --no-default) and "torch" (user/resolve/torch.probes: PyTorch's op layer, autograd, the CPU
  * allocator). --probes ARG takes a built-in table when ARG has no '/' and is one's name, a file
  * otherwise ("./torch" for a file named torch).
  */
@@ -122,7 +122,7 @@ int probes_parse_text(struct probe_table *t, const char *text, const char *origi
 int probes_parse_file(struct probe_table *t, const char *path, char *err, size_t errlen);
 /* --probe LIB:SYMBOL_GLOB[:NAME]; a span probe with defaults, origin "--probe". */
 int probes_parse_cli(struct probe_table *t, const char *arg, char *err, size_t errlen);
-/* The table shipped with the tool (user/spyre-default.probes, compiled in). */
+/* The table shipped with the tool (user/resolve/spyre-default.probes, compiled in). */
 int probes_load_default(struct probe_table *t, char *err, size_t errlen);
 extern const char probes_default_text[];
 extern const char probes_torch_text[];

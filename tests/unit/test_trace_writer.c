@@ -7,7 +7,7 @@
 
 #include "jsonparse.h"
 #include "jv_at.h"
-#include "trace.h"
+#include "trace_writer.h"
 #include "unit.h"
 
 #define MONO_BASE	5000000000ull

@@ -25,7 +25,7 @@
 #include "memledger.h"
 #include "resolve.h"
 #include "summary.h"
-#include "tracer.h"
+#include "uprobe_tier.h"
 #include "vfio.h"
 
 struct bg_load;

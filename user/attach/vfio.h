@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "spyre_trace_user.h"
+#include "spyre_event_user.h"
 #include "jsonw.h"
-#include "trace.h"
+#include "trace_writer.h"
 
 /* --driver */
 enum vfio_mode {

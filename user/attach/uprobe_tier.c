@@ -12,7 +12,7 @@
 #include "log.h"
 #include "ringbuf.h"
 #include "spyre.skel.h"
-#include "tracer.h"
+#include "uprobe_tier.h"
 #include "umulti.h"
 #include "util.h"
 

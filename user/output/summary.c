@@ -394,7 +394,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_u64(w, c->dev.st.completions_unmatched);
 	jw_lit(w, ",\"deviceOverflow\":");
 	jw_u64(w, device_lost(&c->dev));
-	if (c->vfio)	/* driver tier: driverPath, driverSpans, ... (user/vfio.c) */
+	if (c->vfio)	/* driver tier: driverPath, driverSpans, ... (user/attach/vfio.c) */
 		vfio_stats_json(c->vfio, w);
 	jw_lit(w, ",\"unwound\":");
 	jw_u64(w, summary_unwound(t, counters, end->unwound_untracked));

@@ -18,7 +18,7 @@
 #include "rotate.h"
 #include "session.h"
 #include "summary.h"
-#include "tracer.h"
+#include "uprobe_tier.h"
 #include "warm.h"
 #include "util.h"
 

@@ -4,8 +4,8 @@
  * attach, then drain the ring buffer on a timer. Used once by `-p`/`--` and once per window in
  * fleet mode.
  */
-#ifndef SPYRE_TRACER_H
-#define SPYRE_TRACER_H
+#ifndef SPYRE_UPROBE_TIER_H
+#define SPYRE_UPROBE_TIER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,7 +35,7 @@ struct tracer_opts {
 
 struct tracer {
 	struct spyre_bpf *skel;
-	struct rb_reader *rb;			/* user/ringbuf.h */
+	struct rb_reader *rb;			/* user/stream/ringbuf.h */
 	/* perf-event links of probe i (no uprobe_multi): its entry, its uretprobe */
 	struct bpf_link **entry_links, **ret_links;
 	int nlinks;				/* probes they have room for */

@@ -19,7 +19,7 @@
 #include "jsonw.h"
 #include "log.h"
 #include "session.h"
-#include "trace.h"
+#include "trace_writer.h"
 #include "util.h"
 #include "warm.h"
 

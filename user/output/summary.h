@@ -11,7 +11,7 @@ struct cost_meter;
 
 /* How a run ended, beyond the per-probe counters. */
 struct run_end {
-	uint64_t unwound_untracked;	/* unwound calls deeper than tracked (tracer.h) */
+	uint64_t unwound_untracked;	/* unwound calls deeper than tracked (uprobe_tier.h) */
 	bool target_exited;
 	bool exit_known;		/* the target's exit code was seen */
 	int exit_code;			/* as wait(2) reports it */

@@ -26,7 +26,7 @@
 #include "retsite.h"
 #include "session.h"
 #include "summary.h"
-#include "trace.h"
+#include "trace_writer.h"
 #include "util.h"
 #include "vfio.h"
 #include "warm.h"

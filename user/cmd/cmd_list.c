@@ -8,7 +8,7 @@
 #include "log.h"
 #include "resolve.h"
 #include "session.h"
-#include "tracer.h"
+#include "uprobe_tier.h"
 #include "umulti.h"
 #include "util.h"
 

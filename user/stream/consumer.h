@@ -5,11 +5,11 @@
 #define SPYRE_CONSUMER_H
 
 #include <stdint.h>
-#include "spyre_trace_user.h"
+#include "spyre_event_user.h"
 #include "device.h"
 #include "resolve.h"
 #include "stats.h"
-#include "trace.h"
+#include "trace_writer.h"
 
 struct vfio_tracer;
 struct memledger;

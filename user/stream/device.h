@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 #include "probes.h"
-#include "trace.h"
+#include "trace_writer.h"
 
 #define DEVICE_PID		0	/* Kineto puts device work under pid = device index */
 /*

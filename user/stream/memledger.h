@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "jsonw.h"
-#include "trace.h"
+#include "trace_writer.h"
 
 struct consumer;
 struct probe_spec;

@@ -499,7 +499,7 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	}
 	if (e->type == SPYRE_EV_EXIT)
 		return on_exit_event(c, e);
-	/* --- driver tier: VFIO ioctls (user/vfio.c) --- */
+	/* --- driver tier: VFIO ioctls (user/attach/vfio.c) --- */
 	if (e->type == SPYRE_EV_IOCTL) {
 		c->events++;
 		see_thread(c, e->tgid, e->tid);

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cost.h"
-#include "spyre_trace_user.h"
+#include "spyre_event_user.h"
 #include "resolve.h"
 #include "umulti.h"
 #include "util.h"

@@ -3,13 +3,13 @@
  * Shared between the BPF programs and the userspace loader: fixed-size types only, so the
  * layout is identical in both compilations.
  */
-#ifndef SPYRE_TRACE_H
-#define SPYRE_TRACE_H
+#ifndef SPYRE_EVENT_H
+#define SPYRE_EVENT_H
 
 #define SPYRE_MAX_ARGS		6
 /*
  * Probe index travels as the attach cookie; it also indexes the per-probe counters, a per-CPU
- * array the loader sizes before load (tracer_room in user/tracer.c): at least
+ * array the loader sizes before load (tracer_room in user/attach/uprobe_tier.c): at least
  * SPYRE_PROBE_ROOM entries; the functions of one run, at most SPYRE_MAX_PROBES unless
  * --max-probes says otherwise.
  */
@@ -63,7 +63,7 @@ enum spyre_event_type {
 /*
  * A uprobe's attach cookie is one 64-bit word: the probe index in its low half, and in its high
  * half a word that depends on the link (SPYRE_CK_MEM* of an entry or instant link, the x86 jcc
- * condition + 1 of a jump site, see user/retsite.h). Packed by the loader (user/tracer.c),
+ * condition + 1 of a jump site, see user/resolve/retsite.h). Packed by the loader (user/attach/uprobe_tier.c),
  * unpacked by the programs.
  */
 static inline __attribute__((always_inline)) __u64 spyre_cookie(__u32 probe, __u32 aux)
@@ -236,4 +236,4 @@ struct spyre_counters {
 				 * at the jump and the return value is not known */
 };
 
-#endif /* SPYRE_TRACE_H */
+#endif /* SPYRE_EVENT_H */

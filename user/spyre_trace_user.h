@@ -1,7 +1,0 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* bpf/spyre_trace.h for userspace: its __u* types come from linux/types.h here. */
-#ifndef SPYRE_TRACE_USER_H
-#define SPYRE_TRACE_USER_H
-#include <linux/types.h>
-#include "spyre_trace.h"
-#endif
