@@ -162,7 +162,7 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[[ "$output" == *"invalid duration '0'"* ]]
 }
 
-@test "-vv: libbpf's debug output and the tracer's own choices; -v -v is the same" {
+@test "-vv: libbpf's debug output and the tracer's own choices; -v -v is the same; -v only ours" {
 	start_job
 	for v in -vv "-v -v"; do
 		trace_briefly $v -o "$BATS_TEST_TMPDIR/t.json" --force
@@ -170,6 +170,15 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 		[[ "$output" == *"libbpf: "*"found program"* ]]
 		[[ "$output" == *"probes attached in"* ]]
 	done
+	# one -v: the tracer's choices, not libbpf's debug output
+	trace_briefly -v -o "$BATS_TEST_TMPDIR/t.json" --force
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"probes attached in"* ]]
+	[[ "$output" != *"found program"* ]]
+	# none: neither
+	trace_briefly -o "$BATS_TEST_TMPDIR/t.json" --force
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"probes attached in"* ]]
 }
 
 @test "malformed --probe: exit 2 with the reason" {
