@@ -289,34 +289,6 @@ int rotate_next_path(struct rotate *r, char *buf, size_t len)
 	return rotate_next_path_at(r, time(NULL), buf, len);
 }
 
-int rotate_open_next(struct rotate *r, time_t t, char *buf, size_t len)
-{
-	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	char name[sizeof(r->last)];
-	int fd, err;
-
-	if (r->dirfd < 0)
-		return -EBADF;
-	for (int i = 0; i < ROTATE_MAX_TRIES; i++) {
-		err = format_name(r, t, name, sizeof(name));
-		if (err)
-			return err;
-		if (buf) {
-			err = join(r, name, buf, len);
-			if (err)
-				return err;
-		}
-		fd = openat(r->dirfd, name, flags, 0600);
-		if (fd >= 0) {
-			strcpy(r->last, name);
-			return fd;
-		}
-		if (errno != EEXIST && errno != ELOOP)
-			return -errno;
-	}
-	return -EEXIST;
-}
-
 int rotate_usage(struct rotate *r, int *files, uint64_t *bytes)
 {
 	struct rfile *v;
