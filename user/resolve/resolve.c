@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "array.h"
 #include "cost.h"
 #include "elfsym.h"
 #include "globcap.h"
@@ -258,15 +259,8 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, cons
 		return 0;
 	if (t->cnt >= t->max_probes)
 		return -E2BIG;
-	if (t->cnt == t->cap) {
-		int cap = t->cap ? t->cap * 2 : 32;
-		struct rprobe *np = realloc(t->probes, cap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		t->probes = np;
-		t->cap = cap;
-	}
+	if (array_reserve(&t->probes, &t->cap, (size_t)t->cnt + 1, sizeof(*t->probes), 32))
+		return -ENOMEM;
 	p = &t->probes[t->cnt];
 	memset(p, 0, sizeof(*p));
 	base = probe_name(&t->table->specs[spec], f->qualname, matched, caps);

@@ -64,7 +64,8 @@ struct target {
 	int pid;
 	const struct probe_table *table;
 	struct rprobe *probes;
-	int cnt, cap;
+	int cnt;
+	size_t cap;
 	struct rlib *libs;
 	int nlibs;
 	int *spec_hits;		/* per spec: functions resolved */
