@@ -183,8 +183,8 @@ static void enforce_and_report(struct rotate *rot)
 
 	if (!log_enabled(LOG_DEBUG) || rotate_usage(rot, &files, &bytes))
 		return;
-	pr_debug("%s: %d trace files, %llu bytes (%d deleted)", rot->dir, files,
-		 (unsigned long long)bytes, deleted > 0 ? deleted : 0);
+	pr_debug("%s holds %d trace file%s, %llu bytes (%d deleted)", rot->dir, files,
+		 files == 1 ? "" : "s", (unsigned long long)bytes, deleted > 0 ? deleted : 0);
 }
 
 static int begin_window(struct session *s, struct rotate *rot, struct window_out *wo,
