@@ -152,6 +152,20 @@ PY
 	[ "$(ls "$OUT" | wc -l)" -le 2 ]
 }
 
+@test "with -v each window says what the output directory holds after rotation" {
+	bg_job v --iters 20
+	"$TOOL" -a --window 1s --period 1s --output-dir "$OUT" --max-files 1 -v -q -d 2.5 \
+		>/dev/null 2>"$BATS_TEST_TMPDIR/tracer.err"
+	grep -E "holds [0-9]+ trace files?, [0-9]+ bytes" "$BATS_TEST_TMPDIR/tracer.err"
+	# the last one is what is left: one file, its size
+	last=$(grep -E "holds [0-9]+ trace files?," "$BATS_TEST_TMPDIR/tracer.err" | tail -n 1)
+	size=$(stat -c %s "$OUT"/*)
+	echo "$last; on disk: $size"
+	[[ "$last" == *"$OUT holds 1 trace file, $size bytes ("* ]]
+	# two windows or more: the earlier files were deleted on the way
+	grep -Eq "holds 1 trace file, [0-9]+ bytes \([1-9][0-9]* deleted\)" "$BATS_TEST_TMPDIR/tracer.err"
+}
+
 @test "the Prometheus textfile parses and has per-job, per-function series" {
 	[ -x "$PYPROM" ] && "$PYPROM" -c 'import prometheus_client' || skip "python3-prometheus-client missing"
 	bg_job p --iters 20

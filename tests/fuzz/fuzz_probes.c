@@ -105,7 +105,7 @@ static void check_result(int err, const struct probe_table *t, int before, const
 			 size_t msglen)
 {
 	FUZZ_CHECK(err == 0 || err == -EINVAL || err == -ENOMEM);
-	FUZZ_CHECK(t->cnt >= before && t->cnt <= t->cap);
+	FUZZ_CHECK(t->cnt >= before && (size_t)t->cnt <= t->cap);
 	if (err) {
 		FUZZ_CHECK(t->cnt == before);
 		if (msglen) {

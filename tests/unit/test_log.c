@@ -81,3 +81,45 @@ TEST(log_libbpf_print_keeps_a_long_verifier_log_whole)
 	free(big);
 	free(out);
 }
+
+/* Everything the log helpers print while @fn runs, stderr caught in @out. */
+static void caught(void (*fn)(void), char *out, size_t len)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	fn();
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, len - 1, tmp);
+	out[n] = 0;
+	fclose(tmp);
+}
+
+static void say_as_check_then_default(void)
+{
+	pr_err("x %d", 1);
+	log_set_prefix("check");
+	pr_err("%s: warning: the gzip stream is cut short", "t.json.gz");
+	pr_warn("w");
+	pr_debug("not shown without -v");
+	log_set_prefix(NULL);
+	pr_info("back");
+}
+
+TEST(log_prefix_names_the_subcommand)
+{
+	const char *want = "spyre-bpftrace: x 1\n"
+			   "check: t.json.gz: warning: the gzip stream is cut short\n"
+			   "check: warning: w\n"
+			   "spyre-bpftrace: back\n";
+	char out[160];
+
+	caught(say_as_check_then_default, out, sizeof(out));
+	CHECK_STR(out, want);
+}

@@ -24,7 +24,7 @@ TEST(probes_default_table)
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
 	CHECK_STR(err, "");
 	CHECK_EQ_INT(t.cnt, 25);
-	CHECK(t.cap >= t.cnt);
+	CHECK(t.cap >= (size_t)t.cnt);
 
 	s = find_sym(&t, "flex::RuntimeStream::launchOperationH2D");
 	CHECK(s);

@@ -83,7 +83,8 @@ double cost_overhead_pct(double probe_ns, double cpu_ns)
 	return 100 * probe_ns / rest;
 }
 
-uint64_t cost_process_cpu_ns(int pid)
+/* The CPU time (user + system, ns) process @pid has used, or 0 when it cannot be read. */
+static uint64_t cost_process_cpu_ns(int pid)
 {
 	struct timespec ts;
 	clockid_t clk;

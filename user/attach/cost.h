@@ -58,8 +58,6 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
  * is slowed less in wall time than this says. 0 without CPU time; capped at 10000 %.
  */
 double cost_overhead_pct(double probe_ns, double cpu_ns);
-/* The CPU time (user + system, ns) process @pid has used, or 0 when it cannot be read. */
-uint64_t cost_process_cpu_ns(int pid);
 
 struct spyre_counters;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "array.h"
 #include "log.h"
 #include "ringbuf.h"
 #include "spyre.skel.h"
@@ -245,26 +246,15 @@ static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *p
 		      unsigned long *offs, __u64 *cookies, int n, bool uret, bool first, int pid,
 		      int owner)
 {
+	size_t need = (size_t)tr->nmlinks + 1, cap = tr->capmlinks, cap2 = cap, cap3 = cap;
 	int fd;
 
-	if (tr->nmlinks == tr->capmlinks) {
-		int cap = tr->capmlinks ? tr->capmlinks * 2 : 16;
-		int *nl = realloc(tr->mlinks, cap * sizeof(*nl)), *np;
-		bool *nr;
-
-		if (!nl)
-			return -ENOMEM;
-		tr->mlinks = nl;
-		nr = realloc(tr->mlink_ret, cap * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		tr->mlink_ret = nr;
-		np = realloc(tr->mlink_probe, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		tr->mlink_probe = np;
-		tr->capmlinks = cap;
-	}
+	/* parallel arrays: all three grow to the same capacity */
+	if (array_reserve(&tr->mlinks, &cap, need, sizeof(*tr->mlinks), 16) ||
+	    array_reserve(&tr->mlink_ret, &cap2, need, sizeof(*tr->mlink_ret), 16) ||
+	    array_reserve(&tr->mlink_probe, &cap3, need, sizeof(*tr->mlink_probe), 16))
+		return -ENOMEM;
+	tr->capmlinks = cap;
 	fd = umulti_link(bpf_program__fd(prog), path, offs, cookies, n, uret, pid);
 	if (fd < 0)
 		return fd;
@@ -505,20 +495,13 @@ static void warn_unguarded(struct tracer *tr, const struct target *t)
 /* A perf-event link kept in tr->site_links (return sites: any number per probe). */
 static int keep_site_link(struct tracer *tr, struct bpf_link *l, int owner)
 {
-	if (tr->nsite_links == tr->cap_site_links) {
-		int cap = tr->cap_site_links ? tr->cap_site_links * 2 : 64;
-		struct bpf_link **v = realloc(tr->site_links, cap * sizeof(*v));
-		int *o;
+	size_t need = (size_t)tr->nsite_links + 1, cap = tr->cap_site_links, cap2 = cap;
 
-		if (!v)
-			return -ENOMEM;
-		tr->site_links = v;
-		o = realloc(tr->site_owner, cap * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		tr->site_owner = o;
-		tr->cap_site_links = cap;
-	}
+	/* parallel arrays: both grow to the same capacity */
+	if (array_reserve(&tr->site_links, &cap, need, sizeof(*tr->site_links), 64) ||
+	    array_reserve(&tr->site_owner, &cap2, need, sizeof(*tr->site_owner), 64))
+		return -ENOMEM;
+	tr->cap_site_links = cap;
 	tr->site_owner[tr->nsite_links] = owner;
 	tr->site_links[tr->nsite_links++] = l;
 	return 0;
@@ -527,24 +510,17 @@ static int keep_site_link(struct tracer *tr, struct bpf_link *l, int owner)
 /* Room in tr->entry_links and tr->ret_links for the @n probes of the target. */
 static int grow_links(struct tracer *tr, int n)
 {
-	struct bpf_link **e, **r;
-	int cap = tr->nlinks ? tr->nlinks : 64;
+	size_t cap = (size_t)tr->nlinks, cap2 = cap;
 
-	while (cap < n)
-		cap *= 2;
-	if (cap == tr->nlinks)
+	/* parallel arrays: both grow to the same capacity, new slots empty */
+	if (n <= 0 || (size_t)n <= cap)
 		return 0;
-	e = realloc(tr->entry_links, cap * sizeof(*e));
-	if (!e)
+	if (array_reserve(&tr->entry_links, &cap, (size_t)n, sizeof(*tr->entry_links), 64) ||
+	    array_reserve(&tr->ret_links, &cap2, (size_t)n, sizeof(*tr->ret_links), 64))
 		return -ENOMEM;
-	tr->entry_links = e;
-	r = realloc(tr->ret_links, cap * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	tr->ret_links = r;
-	memset(e + tr->nlinks, 0, (cap - tr->nlinks) * sizeof(*e));
-	memset(r + tr->nlinks, 0, (cap - tr->nlinks) * sizeof(*r));
-	tr->nlinks = cap;
+	memset(tr->entry_links + tr->nlinks, 0, (cap - tr->nlinks) * sizeof(*tr->entry_links));
+	memset(tr->ret_links + tr->nlinks, 0, (cap - tr->nlinks) * sizeof(*tr->ret_links));
+	tr->nlinks = (int)cap;
 	return 0;
 }
 

@@ -58,7 +58,8 @@ struct tracer {
 	bool exit_hook;
 	struct bpf_link *exit_link;
 	struct bpf_link **site_links;		/* return sites, perf-event links */
-	int nsite_links, cap_site_links;
+	int nsite_links;
+	size_t cap_site_links;
 	uint64_t unwound_untracked;		/* unwound calls deeper than tracked */
 	bool unwind_guard;			/* type=unwind probes can be attached */
 	bool unwind_warned;			/* ... or the user was told they cannot */
@@ -68,7 +69,8 @@ struct tracer {
 	bool *mlink_ret;			/* ... of return probes (closed first) */
 	int *mlink_probe;			/* ... of this probe only (per_probe), or -1 */
 	int *site_owner;			/* the probe of each of site_links */
-	int nmlinks, capmlinks;
+	int nmlinks;
+	size_t capmlinks;
 };
 
 /*

@@ -261,7 +261,7 @@ static void print_subcommand_options(FILE *f)
 	}
 }
 
-void env_usage(FILE *f)
+static void env_usage(FILE *f)
 {
 	fputs(
 "usage: spyre-bpftrace [OPTIONS] -p PID            trace a running Spyre job\n"

@@ -72,6 +72,5 @@ struct env {
  */
 int env_parse(struct env *env, int argc, char **argv);
 void env_free(struct env *env);
-void env_usage(FILE *f);
 
 #endif

@@ -172,6 +172,21 @@ static void window_prom(struct prom_window *pw, const struct consumer *c, const 
 }
 
 /* The window's file, its trace begun, the session's consumer on it. Returns 0 or an exit code. */
+/*
+ * Keep the directory within its limits after a window; with -v say what it holds then, so an
+ * operator sizing --max-disk/--max-files sees the totals the limits are checked against.
+ */
+static void enforce_and_report(struct rotate *rot)
+{
+	uint64_t bytes;
+	int deleted = rotate_enforce(rot), files;
+
+	if (!log_enabled(LOG_DEBUG) || rotate_usage(rot, &files, &bytes))
+		return;
+	pr_debug("%s holds %d trace file%s, %llu bytes (%d deleted)", rot->dir, files,
+		 files == 1 ? "" : "s", (unsigned long long)bytes, deleted > 0 ? deleted : 0);
+}
+
 static int begin_window(struct session *s, struct rotate *rot, struct window_out *wo,
 			uint64_t win, uint64_t start, const char *hostname, uint64_t *real_ns)
 {
@@ -298,7 +313,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 				 wo.path, (unsigned long long)s.cons.events);
 		session_window_close(&s);
 		if (env->output_dir)
-			rotate_enforce(&rot);
+			enforce_and_report(&rot);
 		if (!env->output_dir)
 			break;	/* one file: the run is over */
 		/* between windows: nothing attached, wait for the next one, a signal, the end */

@@ -23,7 +23,8 @@ char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
 			   const struct run_end *end, uint64_t window_index);
 
 /* Resolve the probe table in every process not scanned before (all of them with @all).
- * Returns new probes or -errno. Exposed for tests. */
+ * Returns new probes or -errno. The session rescans with it (fleet mode's -a, and -p PID
+ * --window). */
 struct target;
 struct intset;
 int fleet_scan(struct target *t, struct intset *seen, bool all, const char *procfs);

@@ -247,9 +247,11 @@ int main(int argc, char **argv)
 
 	switch (env.cmd) {
 	case CMD_CHECK:
+		log_set_prefix("check");
 		rc = cmd_check(env.file_arg);
 		goto out;
 	case CMD_RECOVER:
+		log_set_prefix("recover");
 		rc = cmd_recover(env.file_arg);
 		goto out;
 	case CMD_MERGE: {
@@ -257,6 +259,7 @@ int main(int argc, char **argv)
 					 MERGE_DEFAULT_TOL_NS,
 					 .profiler_start_ns = env.profiler_start_ns };
 
+		log_set_prefix("merge");
 		rc = cmd_merge(env.file_arg, env.file_arg2, env.output, env.force, &mo);
 		goto out;
 	}

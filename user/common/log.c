@@ -5,7 +5,15 @@
 #include "log.h"
 #include "util.h"
 
+#define DEFAULT_PREFIX	"spyre-bpftrace"
+
 static enum log_level cur_level = LOG_INFO;
+static const char *prefix = DEFAULT_PREFIX;
+
+void log_set_prefix(const char *name)
+{
+	prefix = name ? name : DEFAULT_PREFIX;
+}
 
 void log_set_level(enum log_level level)
 {
@@ -24,8 +32,7 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 
 	if (!log_enabled(level))
 		return;
-	n = snprintf(buf, sizeof(buf), "spyre-bpftrace: %s",
-		     level == LOG_WARN ? "warning: " : "");
+	n = snprintf(buf, sizeof(buf), "%s: %s", prefix, level == LOG_WARN ? "warning: " : "");
 	if (n < 0 || n >= (int)sizeof(buf))
 		return;
 	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Messages on stderr, one line each, "spyre-bpftrace: " first, by level:
+ * Messages on stderr, one line each, "spyre-bpftrace: " first (or a subcommand's name, see
+ * log_set_prefix), by level:
  *   pr_err   what stopped a command (always shown)
  *   pr_warn  "warning: ..." what the user should know (always shown)
  *   pr_info  what happened, for the operator's log (always shown)
@@ -32,6 +33,13 @@ static inline bool log_enabled(enum log_level level)
 {
 	return level <= log_get_level();
 }
+
+/*
+ * Start every message with "@name: " instead of "spyre-bpftrace: ": the subcommands that read
+ * traces back (check, recover, merge) speak as themselves. @name must stay valid (a literal);
+ * NULL restores the default.
+ */
+void log_set_prefix(const char *name);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(enum log_level level, const char *fmt, va_list ap)

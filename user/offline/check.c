@@ -15,6 +15,7 @@
 #include "check.h"
 #include "env.h"
 #include "jsonparse.h"
+#include "log.h"
 #include "strutil.h"
 #include "tracefile.h"
 
@@ -657,27 +658,28 @@ int check_file(const char *path, FILE *out)
 	long n;
 
 	if (trace_file_read(path, &tf, err, sizeof(err))) {
-		fprintf(stderr, "check: %s: %s\n", path, err);
+		pr_err("%s: %s", path, err);
 		return EXIT_ERROR;
 	}
 	doc = jv_parse(tf.data, tf.len, err, sizeof(err));
 	if (!doc) {
 		bool cut = tf.cut || strstr(err, "unexpected end of input");
 
-		fprintf(stderr, "check: %s: not valid JSON: %s%s\n", path, err,
-			cut ? " (cut short? `spyre-bpftrace recover` can close it)" : "");
+		pr_err("%s: not valid JSON: %s%s", path, err,
+		       cut ? " (cut short? `spyre-bpftrace recover` can close it)" : "");
 		trace_file_free(&tf);
 		return EXIT_ERROR;
 	}
 	if (tf.cut)
-		fprintf(stderr, "check: %s: warning: the gzip stream is cut short or corrupt after "
-			"the end of the JSON\n", path);
+		/* not pr_warn: check names the file first, its "warning: " after the path */
+		pr_err("%s: warning: the gzip stream is cut short or corrupt after the end of the "
+		       "JSON", path);
 	/* the tree does not point into the text: free it before the checks allocate */
 	trace_file_free(&tf);
 	n = check_doc(doc, path, out, &res);
 	jv_free(doc);
 	if (n < 0) {
-		fprintf(stderr, "check: %s: %s\n", path, strerror((int)-n));
+		pr_err("%s: %s", path, strerror((int)-n));
 		return EXIT_ERROR;
 	}
 	fprintf(out, "check: %s: %zu events, %zu problems\n", path, res.events, res.problems);

@@ -16,6 +16,7 @@
 #include "env.h"
 #include "intset.h"
 #include "jsonparse.h"
+#include "log.h"
 #include "util.h"
 #include "jsonw.h"
 #include "merge.h"
@@ -1008,13 +1009,13 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 	if (od)
 		kd = load(kineto, err, sizeof(err));
 	if (!od || !kd) {
-		fprintf(stderr, "merge: %s\n", err);
+		pr_err("%s", err);
 		goto out;
 	}
 	ret = output_open(&o, out, force);
 	if (ret) {
-		fprintf(stderr, "merge: cannot create %s: %s%s\n", out, strerror(-ret),
-			ret == -EEXIST ? " (use --force to replace it)" : "");
+		pr_err("cannot create %s: %s%s", out, strerror(-ret),
+		       ret == -EEXIST ? " (use --force to replace it)" : "");
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
@@ -1022,7 +1023,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 	if (ret) {
 		output_close(&o);
 		unlink(out);
-		fprintf(stderr, "merge: %s\n", err);
+		pr_err("%s", err);
 		rc = ret == -EINVAL || ret == -ERANGE ? EXIT_ERROR : EXIT_OUTPUT;
 		goto out;
 	}
@@ -1030,7 +1031,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 	o.jw = NULL;
 	if (ret) {
 		unlink(out);
-		fprintf(stderr, "merge: writing %s: %s\n", out, strerror(-ret));
+		pr_err("writing %s: %s", out, strerror(-ret));
 		rc = EXIT_OUTPUT;
 		goto out;
 	}

@@ -13,6 +13,7 @@
 
 #include "env.h"
 #include "jsonparse.h"
+#include "log.h"
 #include "recover.h"
 #include "strutil.h"
 #include "tracefile.h"
@@ -263,7 +264,7 @@ int recover_file(const char *path, FILE *out, char *outpath, size_t outpath_len)
 	if (outpath_len)
 		outpath[0] = '\0';
 	if (trace_file_read(path, &tf, err, sizeof(err))) {
-		fprintf(stderr, "recover: %s: %s\n", path, err);
+		pr_err("%s: %s", path, err);
 		return EXIT_ERROR;
 	}
 	if (tf.cut)
@@ -276,26 +277,26 @@ int recover_file(const char *path, FILE *out, char *outpath, size_t outpath_len)
 		goto out;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "recover: %s: %s\n", path, err);
+		pr_err("%s: %s", path, err);
 		rc = EXIT_ERROR;
 		goto out;
 	}
 	/* RECOVER_COMPLETE with a cut gzip stream: the JSON is whole, rewrite a sound .gz */
 	if (recover_out_path(path, tf.gzip, op, sizeof(op))) {
-		fprintf(stderr, "recover: %s: output name too long\n", path);
+		pr_err("%s: output name too long", path);
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
 	fd = open(op, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		fprintf(stderr, "recover: %s: %s%s\n", op, strerror(errno),
-			errno == EEXIST ? " (refusing to overwrite it)" : "");
+		pr_err("%s: %s%s", op, strerror(errno),
+		       errno == EEXIST ? " (refusing to overwrite it)" : "");
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
 	ret = write_out(fd, tf.data, tf.len, tf.gzip);
 	if (ret) {
-		fprintf(stderr, "recover: %s: %s\n", op, strerror(-ret));
+		pr_err("%s: %s", op, strerror(-ret));
 		unlink(op);
 		rc = EXIT_OUTPUT;
 		goto out;

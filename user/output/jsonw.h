@@ -26,8 +26,10 @@ const char *jw_mem_data(struct jw *w, size_t *len);
  */
 char *jw_mem_take(struct jw *w, size_t *len);
 /*
- * Write out at a jw_commit once this many bytes are buffered (default: most of the 256 KiB
- * buffer). 0 writes at every commit; tests use small values to exercise partial flushes.
+ * A test knob: jw_commit writes out once this many bytes are buffered (default, the only value
+ * the tool uses: most of the 256 KiB buffer). Tests use small values to exercise partial
+ * writes; 0 writes at every commit and, for gzip, sync-flushes, so that the file on disk
+ * decompresses to exactly the committed events (recover's cut points).
  */
 void jw_set_flush_threshold(struct jw *w, size_t bytes);
 
@@ -66,8 +68,6 @@ char *jw_fmt_us_signed(char *p, int64_t ns);
 
 /* End of a whole event: the buffer may be written out here, and only here. */
 void jw_commit(struct jw *w);
-/* Write out everything committed so far (periodic durability). */
-int jw_flush(struct jw *w);
 /* First error seen (-errno), sticky; 0 if none. */
 int jw_error(const struct jw *w);
 /* Bytes produced so far, buffered ones included (before compression). */

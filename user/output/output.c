@@ -7,7 +7,8 @@
 #include <unistd.h>
 #include "output.h"
 
-bool output_is_gzip(const char *path)
+/* True when @path names a gzip output. */
+static bool output_is_gzip(const char *path)
 {
 	size_t n = strlen(path);
 

@@ -18,7 +18,5 @@ struct output {
 /* *.gz -> gzip. -EEXIST when the file exists and !force; -ELOOP for a symlink. */
 int output_open(struct output *o, const char *path, bool force);
 void output_close(struct output *o);
-/* True when @path names a gzip output. */
-bool output_is_gzip(const char *path);
 
 #endif

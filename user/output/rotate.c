@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "array.h"
 #include "rotate.h"
 
 /* Names skipped because something already sits there: a bound, not a loop forever. */
@@ -127,8 +128,9 @@ static int make_dirs(const char *dir)
 /* Our regular files in the directory, unsorted, malloc'd into *@out. */
 static int scan(struct rotate *r, struct rfile **out, int *cnt)
 {
-	struct rfile *v = NULL, *nv;
-	int n = 0, cap = 0, fd, err = 0;
+	struct rfile *v = NULL;
+	size_t cap = 0;
+	int n = 0, fd, err = 0;
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
@@ -155,14 +157,9 @@ static int scan(struct rotate *r, struct rfile **out, int *cnt)
 			continue;
 		strcpy(f.name, de->d_name);
 		f.size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, sizeof(*v) * cap);
-			if (!nv) {
-				err = -ENOMEM;
-				goto out;
-			}
-			v = nv;
+		if (array_reserve(&v, &cap, (size_t)n + 1, sizeof(*v), 64)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		v[n++] = f;
 	}
@@ -287,34 +284,6 @@ int rotate_next_path_at(struct rotate *r, time_t t, char *buf, size_t len)
 int rotate_next_path(struct rotate *r, char *buf, size_t len)
 {
 	return rotate_next_path_at(r, time(NULL), buf, len);
-}
-
-int rotate_open_next(struct rotate *r, time_t t, char *buf, size_t len)
-{
-	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	char name[sizeof(r->last)];
-	int fd, err;
-
-	if (r->dirfd < 0)
-		return -EBADF;
-	for (int i = 0; i < ROTATE_MAX_TRIES; i++) {
-		err = format_name(r, t, name, sizeof(name));
-		if (err)
-			return err;
-		if (buf) {
-			err = join(r, name, buf, len);
-			if (err)
-				return err;
-		}
-		fd = openat(r->dirfd, name, flags, 0600);
-		if (fd >= 0) {
-			strcpy(r->last, name);
-			return fd;
-		}
-		if (errno != EEXIST && errno != ELOOP)
-			return -errno;
-	}
-	return -EEXIST;
 }
 
 int rotate_usage(struct rotate *r, int *files, uint64_t *bytes)

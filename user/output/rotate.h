@@ -49,13 +49,6 @@ int rotate_next_path(struct rotate *r, char *buf, size_t len);
 int rotate_next_path_at(struct rotate *r, time_t t, char *buf, size_t len);
 
 /*
- * Race-free alternative: create the next file (O_EXCL | O_NOFOLLOW, mode 0600) relative to the
- * pinned directory and return its fd (path in @buf when non-NULL); hand the fd to
- * jw_fdopen(fd, r->gzip ? 1 : 0). Returns fd >= 0 or -errno.
- */
-int rotate_open_next(struct rotate *r, time_t t, char *buf, size_t len);
-
-/*
  * Delete our oldest files until their total size (st_size) is <= max_bytes and their count
  * <= max_files. The newest file, and the name last handed out, are always kept. Files of a
  * previous run count. Call it after a window's file is closed (and, to make room, before the
@@ -63,7 +56,7 @@ int rotate_open_next(struct rotate *r, time_t t, char *buf, size_t len);
  */
 int rotate_enforce(struct rotate *r);
 
-/* Totals over our files currently in the directory (for status and tests). */
+/* Totals over our files currently in the directory (fleet mode says them with -v). */
 int rotate_usage(struct rotate *r, int *files, uint64_t *bytes);
 
 /* True when @name (a basename) is one of ours for @prefix; @seq gets its sequence number. */

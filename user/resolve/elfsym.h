@@ -36,6 +36,7 @@ typedef int (*elfsym_cb)(const struct elf_func *f, void *ctx);
  * missing file, -ENOEXEC not a usable ELF).
  */
 int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx);
+/* Same, from an image in memory (used by the fuzzer and tests). */
 int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
 
 /*

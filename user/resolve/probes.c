@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "globcap.h"
 #include "probes.h"
 #include "utf8.h"
@@ -557,19 +558,10 @@ static int parse_line(const struct pctx *c, const char *p, const char *end,
 
 static int table_add(struct probe_table *t, const struct probe_spec *s)
 {
-	struct probe_spec *n;
-	int cap;
-
-	if (t->cnt == t->cap) {
-		if (t->cap > INT32_MAX / 2)
-			return -ENOMEM;
-		cap = t->cap ? t->cap * 2 : 16;
-		n = realloc(t->specs, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->specs = n;
-		t->cap = cap;
-	}
+	/* the count is an int */
+	if (t->cnt == INT32_MAX ||
+	    array_reserve(&t->specs, &t->cap, (size_t)t->cnt + 1, sizeof(*t->specs), 16))
+		return -ENOMEM;
 	t->specs[t->cnt++] = *s;
 	return 0;
 }

@@ -107,7 +107,7 @@ struct probe_spec {
 struct probe_table {
 	struct probe_spec *specs;
 	int cnt;
-	int cap;
+	size_t cap;
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "array.h"
 #include "cost.h"
 #include "elfsym.h"
 #include "globcap.h"
@@ -258,15 +259,8 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, cons
 		return 0;
 	if (t->cnt >= t->max_probes)
 		return -E2BIG;
-	if (t->cnt == t->cap) {
-		int cap = t->cap ? t->cap * 2 : 32;
-		struct rprobe *np = realloc(t->probes, cap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		t->probes = np;
-		t->cap = cap;
-	}
+	if (array_reserve(&t->probes, &t->cap, (size_t)t->cnt + 1, sizeof(*t->probes), 32))
+		return -ENOMEM;
 	p = &t->probes[t->cnt];
 	memset(p, 0, sizeof(*p));
 	base = probe_name(&t->table->specs[spec], f->qualname, matched, caps);
@@ -353,7 +347,7 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 {
 	const char *base = path_basename(path);
 	struct sym_ctx c = { .t = t };
-	struct rlib *nl, *l;
+	struct rlib *l;
 	int *specs, n = 0, err;
 
 	if (find_lib(t, maj, min, ino, path) >= 0)
@@ -368,12 +362,10 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 		free(specs);
 		return 0;
 	}
-	nl = realloc(t->libs, (t->nlibs + 1) * sizeof(*nl));
-	if (!nl) {
+	if (array_reserve(&t->libs, &t->libs_cap, (size_t)t->nlibs + 1, sizeof(*t->libs), 8)) {
 		free(specs);
 		return -ENOMEM;
 	}
-	t->libs = nl;
 	l = &t->libs[t->nlibs];
 	memset(l, 0, sizeof(*l));
 	l->path = strdup(path);
@@ -427,19 +419,16 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 /* Remember a mapped file's basename (once) for the near misses of a library glob. */
 static void note_mapped(struct target *t, const char *base)
 {
-	char **v;
-
 	/* a system-wide scan sees thousands of files: enough to suggest from */
 	if (t->nmapped >= 4096)
 		return;
 	for (int i = 0; i < t->nmapped; i++)
 		if (!strcmp(t->mapped[i], base))
 			return;
-	v = realloc(t->mapped, (t->nmapped + 1) * sizeof(*v));
-	if (!v)
+	if (array_reserve(&t->mapped, &t->mapped_cap, (size_t)t->nmapped + 1, sizeof(*t->mapped),
+			  64))
 		return;
-	t->mapped = v;
-	if ((v[t->nmapped] = strdup(base)))
+	if ((t->mapped[t->nmapped] = strdup(base)))
 		t->nmapped++;
 }
 

@@ -64,9 +64,11 @@ struct target {
 	int pid;
 	const struct probe_table *table;
 	struct rprobe *probes;
-	int cnt, cap;
+	int cnt;
+	size_t cap;
 	struct rlib *libs;
 	int nlibs;
+	size_t libs_cap;
 	int *spec_hits;		/* per spec: functions resolved */
 	int *spec_libs;		/* per spec: libraries whose name matched */
 	int *names;		/* hash of probes[].name: probe index + 1, 0 empty */
@@ -83,6 +85,7 @@ struct target {
 	const struct hit_costs *costs;	/* set: target_report prints each probe's cost */
 	char **mapped;		/* basenames of the mapped files seen, each once (near misses) */
 	int nmapped;
+	size_t mapped_cap;
 	/* system-wide: probes are attached again in later windows, after the process whose
 	 * map_files gave us the library may be gone; hold the library open instead */
 	bool pin_libs;

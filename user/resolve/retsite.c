@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <capstone/capstone.h>
+#include "array.h"
 #include "retsite.h"
 
 /* s390x return instructions as sites: off until verified on hardware (sites_s390x) */
@@ -25,17 +26,10 @@ enum retsite_arch retsite_host_arch(void)
 #endif
 }
 
-static int add_site(struct ret_sites *s, int *cap, uint64_t off, bool jump, uint8_t cond)
+static int add_site(struct ret_sites *s, size_t *cap, uint64_t off, bool jump, uint8_t cond)
 {
-	if (s->n == *cap) {
-		int nc = *cap ? *cap * 2 : 4;
-		struct ret_site *v = realloc(s->v, nc * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		*cap = nc;
-	}
+	if (array_reserve(&s->v, cap, (size_t)s->n + 1, sizeof(*s->v), 4))
+		return -ENOMEM;
 	s->v[s->n++] = (struct ret_site){ .off = off, .jump = jump, .cond = cond };
 	return 0;
 }
@@ -55,7 +49,7 @@ static bool outside(uint64_t target, uint64_t vaddr, size_t len)
  * through one is seen as an unwound call.
  */
 static int sites_x86(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struct ret_sites *s,
-		    int *cap)
+		    size_t *cap)
 {
 	const cs_x86 *x = &in->detail->x86;
 	const cs_x86_op *op = &x->operands[0];
@@ -93,7 +87,7 @@ static int sites_x86(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struc
  * evaluated here: such a function is refused.
  */
 static int sites_s390x(csh h __attribute__((unused)), const cs_insn *in, uint64_t vaddr, size_t len, struct ret_sites *s,
-		      int *cap)
+		      size_t *cap)
 {
 	const cs_sysz *z = &in->detail->sysz;
 	uint64_t off = in->address - vaddr;
@@ -129,7 +123,7 @@ static int sites_s390x(csh h __attribute__((unused)), const cs_insn *in, uint64_
 
 /* ppc64le: blr returns, b out of the function is a tail call; conditional returns refused. */
 static int sites_ppc64le(csh h __attribute__((unused)), const cs_insn *in, uint64_t vaddr, size_t len,
-			struct ret_sites *s, int *cap)
+			struct ret_sites *s, size_t *cap)
 {
 	const cs_ppc *p = &in->detail->ppc;
 	uint64_t off = in->address - vaddr;
@@ -163,7 +157,8 @@ int retsite_find(enum retsite_arch arch, const uint8_t *code, size_t len, uint64
 	uint64_t addr = vaddr;
 	size_t left = len;
 	cs_insn *in = NULL;
-	int err = 0, cap = 0;
+	size_t cap = 0;
+	int err = 0;
 	csh h;
 
 	memset(out, 0, sizeof(*out));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array.h"
 #include "consumer.h"
 #include "util.h"
 #include "memledger.h"
@@ -444,15 +445,8 @@ static const struct trace_fmt *probe_fmt(struct consumer *c, uint32_t probe,
 
 static int on_exit_event(struct consumer *c, const struct spyre_event *e)
 {
-	if (c->nexits == c->capexits) {
-		int cap = c->capexits ? c->capexits * 2 : 4;
-		struct proc_exit *v = realloc(c->exits, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->exits = v;
-		c->capexits = cap;
-	}
+	if (array_reserve(&c->exits, &c->capexits, (size_t)c->nexits + 1, sizeof(*c->exits), 4))
+		return -ENOMEM;
 	c->exits[c->nexits++] = (struct proc_exit){ .pid = e->tgid,
 						    .code = (int)e->exit.code };
 	return 0;

@@ -68,7 +68,8 @@ struct consumer {
 	uint32_t pcap, pcnt;
 	uint64_t rename_ts;		/* ts of the last rename written: they never go back */
 	struct proc_exit *exits;	/* traced processes that ended (SPYRE_EV_EXIT) */
-	int nexits, capexits;
+	int nexits;
+	size_t capexits;
 };
 
 struct proc_exit {

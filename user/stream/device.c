@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "device.h"
 
 int device_init(struct device_tl *d, struct trace_writer *tw)
@@ -191,18 +192,15 @@ static int stream_new(struct device_tl *d)
 	if (d->nstreams == DEVICE_MAX_STREAMS)
 		return -1;
 	if (d->nstreams == d->scap) {
-		uint32_t ncap = d->scap ? 2 * d->scap : 64;
-		struct dev_stream *ns = realloc(d->streams, ncap * sizeof(*ns));
-		uint32_t *nf;
+		size_t cap = d->scap, cap2 = cap;
 
-		if (!ns)
+		/* parallel arrays: both grow to the same capacity */
+		if (array_reserve(&d->streams, &cap, (size_t)d->nstreams + 1, sizeof(*d->streams),
+				  64) ||
+		    array_reserve(&d->free_slots, &cap2, (size_t)d->nstreams + 1,
+				  sizeof(*d->free_slots), 64))
 			return -1;
-		d->streams = ns;
-		nf = realloc(d->free_slots, ncap * sizeof(*nf));
-		if (!nf)
-			return -1;
-		d->free_slots = nf;
-		d->scap = ncap;
+		d->scap = (uint32_t)cap;	/* <= DEVICE_MAX_STREAMS */
 	}
 	memset(&d->streams[d->nstreams], 0, sizeof(d->streams[0]));
 	/* named now: a trace cut short (recover) keeps the names of the tracks it has */

@@ -3,6 +3,7 @@
 #include <linux/vfio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "consumer.h"
 #include "memledger.h"
 #include "prom.h"
@@ -99,15 +100,8 @@ struct mem_acct *memledger_acct(struct memledger *m, uint32_t pid, enum mem_kind
 	}
 	if (!create)
 		return NULL;
-	if (m->nacct == m->capacct) {
-		int cap = m->capacct ? m->capacct * 2 : 8;
-
-		a = realloc(m->accts, cap * sizeof(*a));
-		if (!a)
-			return NULL;
-		m->accts = a;
-		m->capacct = cap;
-	}
+	if (array_reserve(&m->accts, &m->capacct, (size_t)m->nacct + 1, sizeof(*m->accts), 8))
+		return NULL;
 	a = &m->accts[m->nacct++];
 	memset(a, 0, sizeof(*a));
 	a->pid = pid;

@@ -88,7 +88,8 @@ struct memledger {
 	uint32_t pcap, pcnt;
 	uint64_t entries_lost;		/* free spans whose entry found the ring full */
 	struct mem_acct *accts;
-	int nacct, capacct;
+	int nacct;
+	size_t capacct;
 	uint64_t blocks_untracked;	/* over MEMLEDGER_MAX_BLOCKS */
 	uint64_t no_pointer;		/* ptr=ret allocations seen at entry only */
 	uint64_t base_ns;		/* the current trace's ts 0 */

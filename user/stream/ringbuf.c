@@ -98,12 +98,6 @@ int rb_open_mem(struct rb_reader **out, unsigned long *consumer_pos,
 	return 0;
 }
 
-size_t rb_avail(const struct rb_reader *r)
-{
-	return __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE);
-}
-
 /* The payload of @n bytes at data offset @off, contiguous (copied if it wraps); NULL: ENOMEM. */
 static const void *payload(struct rb_reader *r, size_t off, size_t n)
 {

@@ -28,8 +28,6 @@ int rb_open_mem(struct rb_reader **out, unsigned long *consumer_pos,
  * negative value (the record it refused counts as consumed).
  */
 int rb_consume(struct rb_reader *r);
-/* Bytes committed by the producers and not consumed yet. */
-size_t rb_avail(const struct rb_reader *r);
 void rb_close(struct rb_reader *r);
 
 #endif
