@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Trace mode: one job (-p PID, or -- CMD launched held before exec) traced in one window of
+ * the session (session.h) until a signal, -d, the job's end or a write error.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "check.h"
+#include "cmd_list.h"
+#include "recover.h"
+#include "env.h"
+#include "fleet.h"
+#include "launch.h"
+#include "log.h"
+#include "merge.h"
+#include "output.h"
+#include "probes.h"
+#include "resolve.h"
+#include "retsite.h"
+#include "session.h"
+#include "summary.h"
+#include "trace_writer.h"
+#include "util.h"
+#include "vfio.h"
+#include "warm.h"
+
+#include "trace_mode.h"
+
+static int add_lib_cb(const char *path, void *ctx)
+{
+	int n = target_add_lib(ctx, path);
+
+	return n < 0 && n != -ENOENT ? n : 0;
+}
+
+/*
+ * What to trace in the target, before anything is attached: the libraries a launched job
+ * will load, or those the process maps now, with the refusals that go with each. Returns 0 or
+ * an exit code, after saying why.
+ */
+static int resolve_target(struct session *s, struct probe_table *table)
+{
+	const struct env *env = s->env;
+	struct target *t = &s->t;
+	int err;
+
+	if (env->argv_cmd) {
+		err = launch_needed_libs(env->argv_cmd, add_lib_cb, t);
+		if (err == -E2BIG) {
+			target_warn_too_many(t, false);
+			return EXIT_USAGE;
+		}
+		if (err) {
+			pr_err("cannot list the libraries of %s: %s", env->argv_cmd[0],
+			       strerror(-err));
+			return EXIT_ERROR;
+		}
+		/*
+		 * A library the job will load that lacks the symbol is a typo; one not among
+		 * those it links may come with a dlopen: said at the end if it never came
+		 */
+		if (target_say_missing(t, env->allow_missing ? "warning: " : "", true, s->said) &&
+		    !env->allow_missing) {
+			pr_err("not starting %s: a --probe/--probes line resolves nowhere in the "
+			       "libraries it loads (--allow-missing traces the others)",
+			       env->argv_cmd[0]);
+			return EXIT_NO_MATCH;
+		}
+		return 0;
+	}
+	err = session_scan(s, true);
+	if (err == -E2BIG) {
+		target_warn_too_many(t, false);
+		return EXIT_USAGE;
+	}
+	if (err < 0) {
+		pr_err("cannot read the mappings of %d: %s", env->pid, strerror(-err));
+		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
+	}
+	/* a runtime we cannot read is not the same as no runtime: say which */
+	if (target_warn_unreadable(t) && !t->cnt)
+		return EXIT_NO_RUNTIME;
+	/* the user's own lines first: a typo there is the likelier story */
+	if (target_say_missing(t, env->allow_missing ? "warning: " : "", false, s->said) &&
+	    !env->allow_missing) {
+		pr_err("not tracing process %d: a --probe/--probes line resolves nowhere "
+		       "(--allow-missing traces the others, e.g. for a library loaded later; "
+		       "`spyre-bpftrace list -p %d` shows what resolves)", env->pid, env->pid);
+		return EXIT_NO_MATCH;
+	}
+	if (!t->cnt && t->user_from < table->cnt) {
+		pr_err("nothing to trace in process %d: none of the probe table's lines resolves "
+		       "(see `spyre-bpftrace list -p %d`)", env->pid, env->pid);
+		return EXIT_NO_RUNTIME;
+	}
+	if (!t->cnt) {
+		pr_err("no Spyre runtime in process %d: no mapped library matches the probe table "
+		       "(see `spyre-bpftrace list -p %d`)", env->pid, env->pid);
+		return EXIT_NO_RUNTIME;
+	}
+	return 0;
+}
+
+/*
+ * Attach while the driver tier may still be loading (without the warm-up, the first uprobe
+ * link waits 8-20 ms in the kernel, time the other thread uses). Records wait in the ring
+ * until it is mapped. Returns 0 or an exit code.
+ */
+static int attach_target(struct session *s)
+{
+	const struct env *env = s->env;
+	uint64_t start_ns = now_ns(CLOCK_MONOTONIC);
+	struct target *t = &s->t;
+	int err, nwarm;
+
+	if (session_driver_failed(s))
+		return session_driver_end(s);
+	err = session_attach(s);
+	if (err)
+		return err == -EPERM || err == -EACCES ? EXIT_PERM :
+		       err == -E2BIG ? EXIT_USAGE : EXIT_ERROR;
+	nwarm = warm_end(s->warm);
+	if (t->entry_only)
+		pr_warn("%d probe%s record%s entries only: %s returns cannot be seen safely "
+			"(`spyre-bpftrace list -p %d` says why)", t->entry_only,
+			t->entry_only > 1 ? "s" : "", t->entry_only > 1 ? "" : "s",
+			t->entry_only > 1 ? "their" : "its", env->pid);
+	pr_debug("%d probes attached in %.1f ms, %d links (%d uprobes kept the registration "
+		 "lock warm)", s->tr.attached, (now_ns(CLOCK_MONOTONIC) - start_ns) / 1e6,
+		 s->tr.multi ? s->tr.nmlinks : s->tr.perf_uprobes, nwarm);
+	return session_driver_end(s);
+}
+
+/* Trace mode: one process (or a launched command), one trace file, one window until it stops. */
+int cmd_trace(struct env *env, struct probe_table *table)
+{
+	struct launch launch = { .pid = -1, .go_fd = -1 };
+	struct trace_writer *tw = NULL;
+	struct trace_meta meta = {};
+	struct output out = {};
+	struct session s = {};
+	char default_out[96], hostname[64] = "";
+	int rc, err;
+
+	/* preflight, cheapest and most specific first */
+	if (env->pid && (rc = check_pid(env->pid)))
+		return rc;
+	if ((rc = preflight_bpf()))
+		return rc;
+
+	if (env->argv_cmd) {
+		err = launch_start(&launch, env->argv_cmd);
+		if (err) {
+			pr_err("cannot start %s: %s", env->argv_cmd[0], strerror(-err));
+			return EXIT_ERROR;
+		}
+		env->pid = launch.pid;
+	}
+	rc = session_init(&s, env, table, env->pid, false);
+	if (rc)
+		goto cleanup;
+	s.launch_pid = env->argv_cmd ? launch.pid : 0;
+
+	/* ts 0 comes before anything is attached: no event can predate the trace */
+	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
+	meta.real_base_ns = now_ns(CLOCK_REALTIME);
+
+	/*
+	 * Both BPF objects load in threads, into one ring buffer made first, while this thread
+	 * resolves the probes: on two CPUs, start to ready in about the time of the longest load.
+	 */
+	if ((rc = session_load_begin(&s, 0, true)) || (rc = resolve_target(&s, table)))
+		goto cleanup;
+
+	if (!env->output) {
+		snprintf(default_out, sizeof(default_out), "spyre-trace-%d.json", env->pid);
+		env->output = default_out;
+	}
+	err = output_open(&out, env->output, env->force);
+	if (err) {
+		pr_err("cannot create %s: %s%s", env->output, strerror(-err),
+		       err == -EEXIST ? " (use --force to replace it)" : "");
+		rc = EXIT_OUTPUT;
+		goto cleanup;
+	}
+	if ((rc = session_load_end(&s)) || (rc = attach_target(&s)))
+		goto cleanup;
+
+	gethostname(hostname, sizeof(hostname) - 1);
+	meta.trace_name = env->output;
+	meta.tool_version = SPYRE_VERSION;
+	meta.hostname = hostname;
+	meta.device_id = 0;
+	rc = EXIT_ERROR;
+	err = trace_begin(&tw, out.jw, &meta);
+	out.jw = NULL;	/* owned (and on failure closed) by the trace writer */
+	if (err || session_window_begin(&s, tw, env->output, meta.mono_base_ns))
+		goto cleanup;
+
+	session_ready(&s);
+	if (env->argv_cmd)
+		launch_release(&launch);
+	session_calibrate(&s);
+
+	session_loop(&s, 0);
+	session_window_end(&s, 0);
+	rc = session_exit_code(&s);
+	if (!env->quiet)
+		summary_print(stdout, &s.cons, &s.t, s.tr.counters, env->pid, &s.end);
+	if (!env->quiet && s.vfio)
+		vfio_summary(s.vfio, stdout);
+	pr_info("wrote %s (%llu events)%s; open it in https://ui.perfetto.dev or chrome://tracing",
+		env->output, (unsigned long long)s.cons.events, !s.target_gone ? "" :
+		run_end_signal(&s.end) ? ", target killed" : ", target exited");
+
+cleanup:
+	if (env->argv_cmd && launch.go_fd >= 0)
+		launch_abort(&launch);
+	else if (env->argv_cmd && launch.pid > 0)
+		waitpid(launch.pid, NULL, WNOHANG);
+	if (out.jw) {
+		/* failed before the trace began: do not leave an empty, unloadable file behind */
+		output_close(&out);
+		unlink(env->output);
+	}
+	session_free(&s);
+	return rc;
+}
