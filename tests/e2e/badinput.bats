@@ -124,7 +124,15 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[[ "$output" == *"  merge     -o --force --profiler-start --nest-tolerance"* ]]
 }
 
-@test "fleet mode's files without fleet mode, or windows of a launched command: exit 2, not ignored" {
+@test "fleet mode's files without fleet mode, the driver tier in fleet mode, or windows of a launched command: exit 2, not ignored" {
+	# fleet mode has no driver tier: its options were ignored there
+	run "$TOOL" -a --sample-every 2 --driver off -d 1 -o "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--driver is not for fleet mode"* ]]
+	run "$TOOL" -p 1 --window 1s --period 2s --output-dir "$BATS_TEST_TMPDIR/out" \
+		--driver-funcs vfio_device_fops_unl_ioctl
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--driver-funcs is not for fleet mode"* ]]
 	run "$TOOL" -p 1 --output-dir "$BATS_TEST_TMPDIR/out"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--output-dir is for fleet mode: give -a or --window"* ]]

@@ -32,6 +32,8 @@
  * option would be ignored, and a trace written where the user did not ask for it.
  */
 #define FLEET_ONLY	(1u << 16)
+/* Tracing outside fleet mode only: fleet mode has no driver tier yet (docs/fleet.md) */
+#define NOT_FLEET	(1u << 17)
 
 static const char *const cmd_names[] = {
 	[CMD_TRACE] = "tracing",
@@ -82,7 +84,7 @@ struct opt_def {
 	const char *name;	/* --name */
 	int key;		/* the short letter, or an OPT_* for a long option only */
 	const char *arg;	/* the argument, as the help names it; NULL: a flag */
-	unsigned int cmds;	/* FOR_* (| FLEET_ONLY) */
+	unsigned int cmds;	/* FOR_* (| FLEET_ONLY or NOT_FLEET) */
 	enum opt_section section;
 	/* the help's lines ('\n' between); NULL: said with the entry before (see label) */
 	const char *help;
@@ -127,9 +129,9 @@ static const struct opt_def opt_defs[] = {
 	  "status line on stderr (default: when stderr is a terminal)",
 	  "--status, --no-status" },
 	{ "no-status", OPT_NO_STATUS, NULL, FOR_TRACE, SEC_TRACE, NULL },
-	{ "driver", OPT_DRIVER, "MODE", FOR_TRACE, SEC_TRACE,
+	{ "driver", OPT_DRIVER, "MODE", FOR_TRACE | NOT_FLEET, SEC_TRACE,
 	  "VFIO ioctl tracing: auto (default), fentry, kprobe, tracepoint, off" },
-	{ "driver-funcs", OPT_DRIVER_FUNCS, "LIST", FOR_TRACE, SEC_TRACE,
+	{ "driver-funcs", OPT_DRIVER_FUNCS, "LIST", FOR_TRACE | NOT_FLEET, SEC_TRACE,
 	  "kernel functions for fentry/kprobe (comma-separated)" },
 	{ "follow", 'f', NULL, FOR_TRACE, SEC_TRACE,
 	  "also trace the processes the target forks (like strace -f)" },
@@ -525,8 +527,16 @@ static int check_trace(struct env *env, const bool *seen)
 				 "weigh the probes against)");
 	if ((env->max_disk || env->max_files) && !env->output_dir)
 		return usage_err("--max-disk/--max-files need --output-dir");
-	if (env->system_wide || env->window)
+	if (env->system_wide || env->window) {
+		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+			if (!seen[i] || !(opt_defs[i].cmds & NOT_FLEET))
+				continue;
+			return usage_err("%s is not for fleet mode (-a, --window): it has no driver "
+					 "tier yet (docs/fleet.md)",
+					 opt_name(&opt_defs[i], name, sizeof(name)));
+		}
 		return 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
 		if (!seen[i] || !(opt_defs[i].cmds & FLEET_ONLY))
 			continue;
