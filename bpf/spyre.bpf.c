@@ -295,6 +295,12 @@ static __always_inline struct tstack *thread_stack(struct task_struct *task, __u
 const volatile bool ret_sites = true;
 
 /*
+ * Tests only (SPYRE_TEST_NO_STACK_EVERY=N): every Nth entry per CPU finds no thread stack, as
+ * when task storage is busy on that CPU; 0, the default, compiles the check away.
+ */
+const volatile __u32 test_nostack_every = 0;
+
+/*
  * Is the return address at @sp the kernel's uretprobe trampoline? Then the open call whose
  * frame has this same sp tail-called (jmp) into the one being entered, and is still running.
  * The trampoline starts the page of the process's uprobe area: a page-aligned return address
@@ -460,11 +466,13 @@ int spyre_entry(struct pt_regs *ctx)
 	if (c)
 		c->hits++;
 	st = thread_stack(task, tid);
+	if (test_nostack_every && c && c->hits % test_nostack_every == 0)
+		st = NULL;
 	if (mem & SPYRE_CK_MEM_ENTRY)
 		mem_entry(ctx, tgid, tid, probe);
 	if (!st) {
 		if (c)
-			c->drops_depth++;
+			c->drops_nostack++;
 		return 0;
 	}
 	d = st->depth;

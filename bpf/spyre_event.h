@@ -226,7 +226,7 @@ struct spyre_drv_counters {
 struct spyre_counters {
 	__u64 hits;		/* entries seen */
 	__u64 drops_ring;	/* ringbuf reservation failed */
-	__u64 drops_depth;	/* nesting deeper than SPYRE_MAX_DEPTH or no stack slot */
+	__u64 drops_depth;	/* nesting deeper than SPYRE_MAX_DEPTH */
 	__u64 unmatched;	/* return without a matching entry */
 	__u64 sampled_out;	/* not recorded by --sample-every (by design, not a loss) */
 	__u64 drops_rate;	/* not recorded: the process was over its --rate-cap */
@@ -234,6 +234,8 @@ struct spyre_counters {
 				 * cancel or exit (found when the stack is seen above them) */
 	__u64 tail_exits;	/* calls ended at a tail jump (return sites): the span stops
 				 * at the jump and the return value is not known */
+	__u64 drops_nostack;	/* no per-thread call stack could be had (task storage busy
+				 * on this CPU, or the hash fallback full): not recorded */
 };
 
 #endif /* SPYRE_EVENT_H */

@@ -108,7 +108,7 @@ def check_counts(d, counts, problems, allow_drops):
             problems.append(f"{p['name']}: metadata says {p['events']} events, trace has {got}")
         if p["name"] == "aiuOperationComplete":
             got = p["events"]  # completions become device spans, counted in metadata
-        lost = p["dropsRingFull"] + p["dropsTooDeep"]
+        lost = p["dropsRingFull"] + p["dropsTooDeep"] + p.get("dropsNoStack", 0)
         if (got != want) if not drops else (got + lost != want):
             problems.append(f"{sym} ({p['name']}): job made {want} calls, trace has {got}"
                             f" (+{lost} dropped)")

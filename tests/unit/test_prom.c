@@ -59,7 +59,7 @@ static void small_window(struct prom_window *w)
 	prom_window_begin(w, 1700000000500000000ull);
 	CHECK_EQ_INT(prom_window_add_span(w, &job, "aiuMalloc", s), 0);
 	CHECK_EQ_INT(prom_window_add_count(w, &job, "aiuOperationComplete", 7), 0);
-	CHECK_EQ_INT(prom_window_add_drops(w, NULL, "aiuMalloc", 2, 0), 0);
+	CHECK_EQ_INT(prom_window_add_drops(w, NULL, "aiuMalloc", 2, 0, 0), 0);
 	prom_window_end(w, 2000000000);
 	free(s);
 }
@@ -149,7 +149,7 @@ TEST(prom_cumulative_across_windows)
 	small_window(&w);
 	prom_window_begin(&w, 1700000060000000000ull);
 	CHECK_EQ_INT(prom_window_add_span(&w, &job, "aiuMalloc", s), 0);
-	CHECK_EQ_INT(prom_window_add_drops(&w, NULL, "aiuMalloc", 1, 5), 0);
+	CHECK_EQ_INT(prom_window_add_drops(&w, NULL, "aiuMalloc", 1, 5, 0), 0);
 	/* the instant probe saw nothing this window but is still traced */
 	CHECK_EQ_INT(prom_window_add_count(&w, &job, "aiuOperationComplete", 0), 0);
 	prom_window_end(&w, 1999999999);
@@ -173,6 +173,13 @@ TEST(prom_cumulative_across_windows)
 	CHECK(t && strstr(t, "_count{pid=\"4242\",comm=\"python3\",container_id=\"0123abcd\","
 			  "function=\"aiuMalloc\"} 5\n"));
 	CHECK(t && strstr(t, "{function=\"aiuMalloc\",reason=\"ring_full\"} 3\n"));
+	CHECK(t && strstr(t, "{function=\"aiuMalloc\",reason=\"too_deep\"} 5\n"));
+	/* no thread stack: no series until it happens, then one that counts on */
+	CHECK(t && !strstr(t, "reason=\"no_stack\""));
+	free(t);
+	CHECK_EQ_INT(prom_window_add_drops(&w, NULL, "aiuMalloc", 0, 0, 4), 0);
+	t = prom_render(&w, NULL);
+	CHECK(t && strstr(t, "{function=\"aiuMalloc\",reason=\"no_stack\"} 4\n"));
 	CHECK(t && strstr(t, "{function=\"aiuMalloc\",reason=\"too_deep\"} 5\n"));
 	free(t);
 
@@ -398,7 +405,7 @@ TEST(prom_parses_with_prometheus_client)
 	small_window(&w);
 	prom_window_begin(&w, 1700000060000000000ull);
 	CHECK_EQ_INT(prom_window_add_span(&w, &job, "aiuScheduleWait", s), 0);
-	CHECK_EQ_INT(prom_window_add_drops(&w, &job, "aiuScheduleWait", 0, 1), 0);
+	CHECK_EQ_INT(prom_window_add_drops(&w, &job, "aiuScheduleWait", 0, 1, 0), 0);
 	CHECK_EQ_INT(prom_window_add_span(&w, &(struct prom_job){ 10, NULL, NULL }, "idle", s), 0);
 	prom_window_end(&w, 2000000000);
 	/* "idle" had calls in an earlier window only: NaN quantiles must parse too */

@@ -79,6 +79,8 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	/* the hash fallback is not used then: keep its kernel memory free */
 	if (tr->task_storage)
 		bpf_map__set_max_entries(tr->skel->maps.stacks, 1);
+	if (getenv("SPYRE_TEST_NO_STACK_EVERY"))	/* fault injection (bpf/spyre.bpf.c) */
+		tr->skel->rodata->test_nostack_every = atoi(getenv("SPYRE_TEST_NO_STACK_EVERY"));
 	err = bpf_map__set_max_entries(tr->skel->maps.counters, tr->room);
 	if (err)
 		return err;
@@ -771,6 +773,7 @@ void tracer_read_counters(struct tracer *tr, int n)
 			tr->counters[i].hits += v[c].hits;
 			tr->counters[i].drops_ring += v[c].drops_ring;
 			tr->counters[i].drops_depth += v[c].drops_depth;
+			tr->counters[i].drops_nostack += v[c].drops_nostack;
 			tr->counters[i].unmatched += v[c].unmatched;
 			tr->counters[i].sampled_out += v[c].sampled_out;
 			tr->counters[i].drops_rate += v[c].drops_rate;

@@ -168,7 +168,7 @@ static void window_prom(struct prom_window *pw, const struct consumer *c, const 
 	/* drops are counted in BPF per probe, not per process */
 	for (int i = 0; i < t->cnt; i++)
 		prom_window_add_drops(pw, NULL, prom_func(&t->probes[i]), counters[i].drops_ring,
-				      counters[i].drops_depth);
+				      counters[i].drops_depth, counters[i].drops_nostack);
 }
 
 /* The window's file, its trace begun, the session's consumer on it. Returns 0 or an exit code. */

@@ -310,7 +310,7 @@ int prom_window_add_count(struct prom_window *w, const struct prom_job *job, con
 }
 
 int prom_window_add_drops(struct prom_window *w, const struct prom_job *job, const char *func,
-			  uint64_t ring_full, uint64_t too_deep)
+			  uint64_t ring_full, uint64_t too_deep, uint64_t no_stack)
 {
 	struct prom_series *s;
 	int err;
@@ -321,6 +321,7 @@ int prom_window_add_drops(struct prom_window *w, const struct prom_job *job, con
 	s->has_drops = true;
 	s->drops_ring += ring_full;
 	s->drops_depth += too_deep;
+	s->drops_nostack += no_stack;
 	return 0;
 }
 
@@ -401,6 +402,12 @@ static void per_series(struct jw *b, const struct prom_window *w, enum which k,
 			jw_lit(b, "\n");
 			put_series(b, name, s, "reason", "too_deep");
 			jw_u64(b, s->drops_depth);
+			/* rare (task storage busy): a series from its first occurrence on */
+			if (s->drops_nostack) {
+				jw_lit(b, "\n");
+				put_series(b, name, s, "reason", "no_stack");
+				jw_u64(b, s->drops_nostack);
+			}
 			break;
 		}
 		jw_lit(b, "\n");

@@ -41,6 +41,7 @@ struct prom_series {
 	uint64_t total_ns;
 	uint64_t drops_ring;
 	uint64_t drops_depth;
+	uint64_t drops_nostack;
 	/* last window */
 	uint64_t win_calls;
 	uint64_t win_total_ns;
@@ -98,11 +99,12 @@ int prom_window_add_span(struct prom_window *w, const struct prom_job *job, cons
 int prom_window_add_count(struct prom_window *w, const struct prom_job *job, const char *func,
 			  uint64_t calls);
 /*
- * Events lost in this window (ring buffer full, nesting too deep). @job may be NULL when the
+ * Events lost in this window (ring buffer full, nesting too deep, no thread stack: that series
+ * only once it happened, it is rare). @job may be NULL when the
  * BPF counters are per probe only: the series then has only a function label.
  */
 int prom_window_add_drops(struct prom_window *w, const struct prom_job *job, const char *func,
-			  uint64_t ring_full, uint64_t too_deep);
+			  uint64_t ring_full, uint64_t too_deep, uint64_t no_stack);
 
 /*
  * A job's device memory at the end of this window: bytes @cur live now, @peak the most since

@@ -29,8 +29,8 @@ static int by_total_desc(const void *a, const void *b)
 static uint64_t no_return(const struct probe_spec *sp, const struct spyre_counters *k,
 			  uint64_t delivered)
 {
-	uint64_t accounted = delivered + k->drops_ring + k->drops_depth + k->sampled_out +
-			     k->drops_rate + k->unwound;
+	uint64_t accounted = delivered + k->drops_ring + k->drops_depth + k->drops_nostack +
+			     k->sampled_out + k->drops_rate + k->unwound;
 
 	if (sp->type != PROBE_SPAN || k->hits <= accounted)
 		return 0;
@@ -130,10 +130,10 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, int pid, const struct run_end *end)
 {
-	uint64_t hits = 0, ring = 0, depth = 0, unmatched = 0, noret = 0, throws = 0;
+	uint64_t hits = 0, ring = 0, depth = 0, nostack = 0, unmatched = 0, noret = 0, throws = 0;
 	uint64_t unwound;
 	int *order, n = 0, w = 28, renamed = 0;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], nsbuf[48];
 
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
 	if (!order)
@@ -144,6 +144,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 
 		ring += counters[i].drops_ring;
 		depth += counters[i].drops_depth;
+		nostack += counters[i].drops_nostack;
 		unmatched += counters[i].unmatched;
 		noret += no_return(sp, &counters[i], c->delivered[i]);
 		/* an unwinder's hits are exceptions, not calls of the runtime */
@@ -169,12 +170,15 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	else
 		fprintf(f, "\nspyre-bpftrace summary for all processes: ");
 	/* device spans lost for want of room (device.h) are losses too, not only the BPF's */
+	/* "no thread stack" only when it happened: the line's usual form is what scripts read */
+	if (nostack)
+		snprintf(nsbuf, sizeof(nsbuf), ", no thread stack %llu", (unsigned long long)nostack);
 	fprintf(f, "%llu events, %llu probe hits, "
-		"%llu dropped (ring full %llu, too deep %llu, device spans %llu), %llu unwound\n",
+		"%llu dropped (ring full %llu, too deep %llu%s, device spans %llu), %llu unwound\n",
 		(unsigned long long)c->events, (unsigned long long)hits,
-		(unsigned long long)(ring + depth + device_lost(&c->dev)), (unsigned long long)ring,
-		(unsigned long long)depth, (unsigned long long)device_lost(&c->dev),
-		(unsigned long long)unwound);
+		(unsigned long long)(ring + depth + nostack + device_lost(&c->dev)),
+		(unsigned long long)ring, (unsigned long long)depth, nostack ? nsbuf : "",
+		(unsigned long long)device_lost(&c->dev), (unsigned long long)unwound);
 	print_target_end(f, pid, end);
 	fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, "function", "count", "total", "mean",
 		"p50", "p99");
@@ -214,10 +218,11 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fputc('\n', f);
 	}
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
-		if (counters[i].drops_ring || counters[i].drops_depth)
-			fprintf(f, "drops: %s: %llu ring full, %llu too deep\n", t->probes[i].name,
-				(unsigned long long)counters[i].drops_ring,
-				(unsigned long long)counters[i].drops_depth);
+		if (counters[i].drops_ring || counters[i].drops_depth || counters[i].drops_nostack)
+			fprintf(f, "drops: %s: %llu ring full, %llu too deep, %llu no thread stack\n",
+				t->probes[i].name, (unsigned long long)counters[i].drops_ring,
+				(unsigned long long)counters[i].drops_depth,
+				(unsigned long long)counters[i].drops_nostack);
 	if (unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
 			"probes were being attached)\n", (unsigned long long)unmatched);
@@ -323,7 +328,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 
 		if (t->table->specs[p->spec].type != PROBE_UNWIND)
 			hits += counters[i].hits;
-		drops += counters[i].drops_ring + counters[i].drops_depth;
+		drops += counters[i].drops_ring + counters[i].drops_depth +
+			 counters[i].drops_nostack;
 		jw_lit(w, i ? ",\n{\"name\":" : "\n{\"name\":");
 		jw_str(w, p->name);
 		if (p->shared_name) {
@@ -344,6 +350,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, counters[i].drops_ring);
 		jw_lit(w, ",\"dropsTooDeep\":");
 		jw_u64(w, counters[i].drops_depth);
+		jw_lit(w, ",\"dropsNoStack\":");
+		jw_u64(w, counters[i].drops_nostack);
 		jw_lit(w, ",\"unmatchedReturns\":");
 		jw_u64(w, counters[i].unmatched);
 		jw_lit(w, ",\"sampledOut\":");
