@@ -455,8 +455,7 @@ static void session_status(struct session *s)
 	if (s->env->max_overhead)
 		s->nshed = shed_probes(s);
 	for (int i = 0; i < s->t.cnt; i++)
-		drops += s->tr.counters[i].drops_ring + s->tr.counters[i].drops_depth +
-			 s->tr.counters[i].drops_nostack;
+		drops += summary_dropped(&s->tr.counters[i]);
 	if (s->status) {
 		cost_meter_status(&s->meter, &s->t, cost, sizeof(cost));
 		summary_status_line(&s->cons, drops, summary_unwound(&s->t, s->tr.counters,

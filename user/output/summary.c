@@ -29,8 +29,8 @@ static int by_total_desc(const void *a, const void *b)
 static uint64_t no_return(const struct probe_spec *sp, const struct spyre_counters *k,
 			  uint64_t delivered)
 {
-	uint64_t accounted = delivered + k->drops_ring + k->drops_depth + k->drops_nostack +
-			     k->sampled_out + k->drops_rate + k->unwound;
+	uint64_t accounted = delivered + summary_dropped(k) + k->sampled_out + k->drops_rate +
+			     k->unwound;
 
 	if (sp->type != PROBE_SPAN || k->hits <= accounted)
 		return 0;
@@ -218,7 +218,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fputc('\n', f);
 	}
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
-		if (counters[i].drops_ring || counters[i].drops_depth || counters[i].drops_nostack)
+		if (summary_dropped(&counters[i]))
 			fprintf(f, "drops: %s: %llu ring full, %llu too deep, %llu no thread stack\n",
 				t->probes[i].name, (unsigned long long)counters[i].drops_ring,
 				(unsigned long long)counters[i].drops_depth,
@@ -328,8 +328,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 
 		if (t->table->specs[p->spec].type != PROBE_UNWIND)
 			hits += counters[i].hits;
-		drops += counters[i].drops_ring + counters[i].drops_depth +
-			 counters[i].drops_nostack;
+		drops += summary_dropped(&counters[i]);
 		jw_lit(w, i ? ",\n{\"name\":" : "\n{\"name\":");
 		jw_str(w, p->name);
 		if (p->shared_name) {

@@ -23,6 +23,14 @@ struct run_end {
 int run_end_signal(const struct run_end *e);
 /* "SIGABRT (core dumped)": that signal's name, into @buf; @buf is returned. */
 const char *run_end_signame(const struct run_end *e, char *buf, size_t len);
+/*
+ * Calls of one probe the BPF dropped, every reason (ring full, too deep, no thread stack): the
+ * sum the status line, the summary's "dropped" and the metadata's "drops" all mean.
+ */
+static inline uint64_t summary_dropped(const struct spyre_counters *k)
+{
+	return k->drops_ring + k->drops_depth + k->drops_nostack;
+}
 /* Unwound calls in all: per probe, plus @untracked (tracer.unwound_untracked). */
 uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
 			 uint64_t untracked);
