@@ -97,9 +97,6 @@ char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
 {
 	char *base = summary_trace_metadata(c, t, counters, end);
 	struct jw *w = jw_memopen();
-	const char *data;
-	char *out = NULL;
-	size_t len;
 
 	if (!w || !base) {
 		free(base);
@@ -122,14 +119,8 @@ char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
 	jw_lit(w, ",\"window\":");
 	jw_u64(w, window_index);
 	jw_lit(w, "}");
-	data = jw_mem_data(w, &len);
-	if (data && (out = malloc(len + 1))) {
-		memcpy(out, data, len);
-		out[len] = 0;
-	}
-	jw_close(w);
 	free(base);
-	return out;
+	return jw_mem_take(w, NULL);
 }
 
 /*

@@ -316,9 +316,6 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 {
 	uint64_t drops = 0, hits = 0;
 	struct jw *w = jw_memopen();
-	const char *data;
-	char *out = NULL;
-	size_t len;
 
 	if (!w)
 		return NULL;
@@ -438,16 +435,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_lit(w, "]}");
 	if (c->mem)	/* ,"spyreMemory":{...} */
 		memledger_json(c->mem, c, w);
-	data = jw_mem_data(w, &len);
-	if (data) {
-		out = malloc(len + 1);
-		if (out) {
-			memcpy(out, data, len);
-			out[len] = 0;
-		}
-	}
-	jw_close(w);
-	return out;
+	return jw_mem_take(w, NULL);
 }
 
 void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,

@@ -249,7 +249,6 @@ int trace_fmt_init(struct trace_fmt *f, bool instant, const char *cat, const cha
 		   const char *const *keys, int nkeys)
 {
 	struct jw *m = jw_memopen();
-	const char *text;
 	size_t len;
 	int err;
 
@@ -271,14 +270,8 @@ int trace_fmt_init(struct trace_fmt *f, bool instant, const char *cat, const cha
 		jw_mem_data(m, &len);
 		f->key_len[i] = len - f->key_off[i];
 	}
-	text = jw_mem_data(m, &len);
 	err = jw_error(m);
-	f->text = err ? NULL : malloc(len + 1);
-	if (f->text)
-		memcpy(f->text, text, len + 1);
-	else if (!err)
-		err = -ENOMEM;
-	jw_close(m);
+	f->text = jw_mem_take(m, NULL);	/* NULL exactly when err */
 	if (err) {
 		memset(f, 0, sizeof(*f));
 		return err;
