@@ -162,7 +162,6 @@ static void window_prom(struct prom_window *pw, const struct consumer *c, const 
 				      counters[i].drops_depth, counters[i].drops_nostack);
 }
 
-/* The window's file, its trace begun, the session's consumer on it. Returns 0 or an exit code. */
 /*
  * Keep the directory within its limits after a window; with -v say what it holds then, so an
  * operator sizing --max-disk/--max-files sees the totals the limits are checked against.
@@ -178,6 +177,7 @@ static void enforce_and_report(struct rotate *rot)
 		 files == 1 ? "" : "s", (unsigned long long)bytes, deleted > 0 ? deleted : 0);
 }
 
+/* The window's file, its trace begun, the session's consumer on it. Returns 0 or an exit code. */
 static int begin_window(struct session *s, struct rotate *rot, struct window_out *wo,
 			uint64_t win, uint64_t start, const char *hostname, uint64_t *real_ns)
 {
