@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "unit.h"
 #include "log.h"
@@ -18,8 +19,8 @@ static int libbpf_says(enum libbpf_print_level level, const char *fmt, ...)
 	return n;
 }
 
-/* What libbpf's WARN, INFO and DEBUG lines print at @level, stderr caught in @out. */
-static void libbpf_at(enum log_level level, bool quiet, char *out, size_t len)
+/* Everything printed on stderr while @fn(@ctx) runs, caught in @out; returns its length. */
+static size_t caught(void (*fn)(void *), void *ctx, char *out, size_t len)
 {
 	FILE *tmp = tmpfile();
 	int saved = dup(STDERR_FILENO);
@@ -27,13 +28,7 @@ static void libbpf_at(enum log_level level, bool quiet, char *out, size_t len)
 
 	fflush(stderr);
 	dup2(fileno(tmp), STDERR_FILENO);
-	log_set_level(level);
-	libbpf_quiet(quiet);
-	libbpf_says(LIBBPF_WARN, "libbpf: %s\n", "W");
-	libbpf_says(LIBBPF_INFO, "libbpf: %s\n", "I");
-	libbpf_says(LIBBPF_DEBUG, "libbpf: %s\n", "D");
-	libbpf_quiet(false);
-	log_set_level(LOG_INFO);
+	fn(ctx);
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
@@ -41,6 +36,33 @@ static void libbpf_at(enum log_level level, bool quiet, char *out, size_t len)
 	n = fread(out, 1, len - 1, tmp);
 	out[n] = 0;
 	fclose(tmp);
+	return n;
+}
+
+struct libbpf_case {
+	enum log_level level;
+	bool quiet;
+};
+
+static void libbpf_lines(void *ctx)
+{
+	const struct libbpf_case *c = ctx;
+
+	log_set_level(c->level);
+	libbpf_quiet(c->quiet);
+	libbpf_says(LIBBPF_WARN, "libbpf: %s\n", "W");
+	libbpf_says(LIBBPF_INFO, "libbpf: %s\n", "I");
+	libbpf_says(LIBBPF_DEBUG, "libbpf: %s\n", "D");
+	libbpf_quiet(false);
+	log_set_level(LOG_INFO);
+}
+
+/* What libbpf's WARN, INFO and DEBUG lines print at @level, stderr caught in @out. */
+static void libbpf_at(enum log_level level, bool quiet, char *out, size_t len)
+{
+	struct libbpf_case c = { level, quiet };
+
+	caught(libbpf_lines, &c, out, len);
 }
 
 TEST(log_libbpf_print_warn_always_info_with_v_debug_with_vv)
@@ -58,50 +80,24 @@ TEST(log_libbpf_print_warn_always_info_with_v_debug_with_vv)
 	CHECK_STR(out, "");
 }
 
+static void long_warning(void *big)
+{
+	CHECK_EQ_INT(libbpf_says(LIBBPF_WARN, "%s\n", (const char *)big), strlen(big) + 1);
+}
+
 TEST(log_libbpf_print_keeps_a_long_verifier_log_whole)
 {
 	size_t len = 20000;
 	char *big = malloc(len + 1), *out = malloc(len + 64);
-	FILE *tmp = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	size_t n;
 
 	memset(big, 'x', len);
 	big[len] = 0;
-	fflush(stderr);
-	dup2(fileno(tmp), STDERR_FILENO);
-	CHECK_EQ_INT(libbpf_says(LIBBPF_WARN, "%s\n", big), len + 1);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(tmp);
-	n = fread(out, 1, len + 63, tmp);
-	CHECK_EQ_INT(n, len + 1);
-	fclose(tmp);
+	CHECK_EQ_INT(caught(long_warning, big, out, len + 64), len + 1);
 	free(big);
 	free(out);
 }
 
-/* Everything the log helpers print while @fn runs, stderr caught in @out. */
-static void caught(void (*fn)(void), char *out, size_t len)
-{
-	FILE *tmp = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	size_t n;
-
-	fflush(stderr);
-	dup2(fileno(tmp), STDERR_FILENO);
-	fn();
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(tmp);
-	n = fread(out, 1, len - 1, tmp);
-	out[n] = 0;
-	fclose(tmp);
-}
-
-static void say_as_check_then_default(void)
+static void say_as_check_then_default(void *ctx)
 {
 	pr_err("x %d", 1);
 	log_set_prefix("check");
@@ -120,6 +116,6 @@ TEST(log_prefix_names_the_subcommand)
 			   "spyre-bpftrace: back\n";
 	char out[160];
 
-	caught(say_as_check_then_default, out, sizeof(out));
+	caught(say_as_check_then_default, NULL, out, sizeof(out));
 	CHECK_STR(out, want);
 }
