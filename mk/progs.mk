@@ -6,6 +6,7 @@
 #   mock-spyre/      the mock Spyre runtime: libsenlib-dd2.so, libflex.so and mock-spyre-job,
 #                    traced by the end-to-end, VM and bench runs          -> $(BUILD)/mock/
 #   fixture.cpp      libfixture.so (and a stripped copy): symbols for the unit tests' ELF reader
+#                    (DT_SONAME libfixture.so.1: a library glob matches it too)
 #   throwjob.cpp     throwjob, throwjob-static: a job that leaves traced calls by exceptions,
 #                    cancellation and abort (exceptions.bats, the VM's throwjob step)
 #   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
@@ -54,7 +55,7 @@ $(MOCK_DIR)/mock-spyre-job: $(MOCK_SRC)/mock-spyre-job.cpp $(MOCK_HDRS) $(MOCK_D
 fixtures: $(FIXTURES)
 
 $(BUILD)/tests/libfixture.so: $(PROGS_DIR)/fixture.cpp | $(BUILD)/tests
-	$(CXX) $(MOCK_CXXFLAGS) -shared $< -o $@
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libfixture.so.1 $< -o $@
 
 $(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
 	$(STRIP) --strip-all $< -o $@

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * elfsym_foreach_mem() and demangle_qualname() on hostile bytes: the libraries come from the
+ * elfsym_foreach_mem(), elfsym_soname_mem() and demangle_qualname() on hostile bytes: the libraries come from the
  * traced process. An input starting with "_Z" is a symbol name for the demangler, anything else
  * an ELF image (ELF symbol names reach the demangler too, through elfsym).
  */
@@ -46,8 +46,13 @@ static int on_func(const struct elf_func *f, void *ctx)
 static void fuzz_elf(const uint8_t *data, size_t size)
 {
 	struct walk w = { .img = data, .size = size };
+	char soname[256];
 	int err;
 
+	/* the SONAME is read from the same hostile image: a name that ends inside the buffer */
+	err = elfsym_soname_mem(data, size, soname, sizeof(soname));
+	FUZZ_CHECK(err == 0 || err == -ENOEXEC || err == -ENAMETOOLONG || err == -EINVAL);
+	FUZZ_CHECK(strlen(soname) < sizeof(soname));
 	err = elfsym_foreach_mem(data, size, on_func, &w);
 	FUZZ_CHECK(err == 0 || err == -ENOEXEC || err == -ENOMEM);
 	if (err || !w.calls)

@@ -421,6 +421,42 @@ TEST(elfsym_errors)
 	free(img);
 }
 
+/* DT_SONAME: the name a library glob also matches (libstdc++.so.6 for libstdc++.so.6.0.30) */
+TEST(elfsym_soname_read)
+{
+	char path[PATH_MAX], name[64];
+	const char text[] = "not an ELF file\n";
+	size_t len = 0;
+	char *img;
+
+	fixture_path(path, sizeof(path), "libfixture.so");
+	CHECK_EQ_INT(elfsym_soname(path, name, sizeof(name)), 0);
+	CHECK_STR(name, "libfixture.so.1");
+	/* the stripped copy keeps .dynamic */
+	fixture_path(path, sizeof(path), "libfixture-stripped.so");
+	CHECK_EQ_INT(elfsym_soname(path, name, sizeof(name)), 0);
+	CHECK_STR(name, "libfixture.so.1");
+	img = slurp(path, &len);
+	CHECK(img);
+	if (img) {
+		CHECK_EQ_INT(elfsym_soname_mem(img, len, name, sizeof(name)), 0);
+		CHECK_STR(name, "libfixture.so.1");
+		/* a name that does not fit is refused, not cut */
+		CHECK_EQ_INT(elfsym_soname_mem(img, len, name, 8), -ENAMETOOLONG);
+		CHECK_STR(name, "");
+		/* cut short: the dynamic section is past the end */
+		CHECK(elfsym_soname_mem(img, 1000, name, sizeof(name)) <= 0);
+		CHECK_STR(name, "");
+		free(img);
+	}
+	/* no DT_SONAME (an executable): "" */
+	CHECK_EQ_INT(elfsym_soname("/proc/self/exe", name, sizeof(name)), 0);
+	CHECK_STR(name, "");
+	CHECK_EQ_INT(elfsym_soname("/nonexistent/libx.so", name, sizeof(name)), -ENOENT);
+	CHECK_EQ_INT(elfsym_soname_mem(text, sizeof(text) - 1, name, sizeof(name)), -ENOEXEC);
+	CHECK_STR(name, "");
+}
+
 static int count_cb(const struct elf_func *f, void *ctx)
 {
 	/* Touch the strings so that ASan sees any dangling pointer. */

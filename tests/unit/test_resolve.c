@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "probes.h"
 #include "resolve.h"
 #include "unit.h"
@@ -107,8 +108,9 @@ TEST(resolve_globs_offsets_and_reasons)
 	target_why_missing(&t, 3, why, sizeof(why));
 	CHECK(strstr(why, "no function matching 'fixture::nothing_here' in libfixture.so ("));
 	target_why_missing(&t, 4, why, sizeof(why));
+	/* the fixture's DT_SONAME is among the names mapped */
 	CHECK(strstr(why, "no mapped library matches 'libmissing.so' (mapped: job, "
-		     "libfixture.so, libc.so.6)"));
+		     "libfixture.so, libfixture.so.1, libc.so.6)"));
 	/* the built-in table's lines (before user_from) may match nothing */
 	t.user_from = 4;
 	CHECK(!target_spec_missing(&t, 3));
@@ -253,5 +255,66 @@ TEST(resolve_limits_and_unreadable)
 	CHECK_EQ_INT(t.nlibs, 1);
 	CHECK_EQ_INT(t.libs[0].err, -ENOENT);
 	target_free(&t);
+	probes_free(&tab);
+}
+
+/*
+ * A library glob matches the file's basename, its DT_SONAME and, in launch mode, the name it
+ * was asked for by: libstdc++.so.6 is the file libstdc++.so.6.0.30.
+ */
+TEST(resolve_lib_glob_matches_soname_and_alias)
+{
+	struct probe_table tab = {};
+	struct target t;
+	char lib[PATH_MAX], link[PATH_MAX + 32], err[256], why[2048], report[8192] = "";
+	char tmp[] = "/tmp/resolve-test-XXXXXX";
+	FILE *maps, *rep;
+
+	CHECK(realpath(unit_fixture_dir(), lib));
+	strncat(lib, "/libfixture.so", sizeof(lib) - strlen(lib) - 1);
+	CHECK_EQ_INT(probes_parse_text(&tab,
+		"libfixture.so.1 fixture_c_entry\n"
+		"libfixture.so.2 fixture_c_entry\n"
+		"fixlink fixture::Widget::id\n", "t", err, sizeof(err)), 0);
+	CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
+	maps = fixture_maps(lib);
+	CHECK(maps);
+	/* mapped as libfixture.so: the SONAME line resolves, the alias line cannot */
+	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 1);
+	fclose(maps);
+	CHECK_EQ_INT(t.nlibs, 1);
+	CHECK_EQ_INT(t.spec_hits[0], 1);
+	CHECK_STR(t.libs[0].soname, "libfixture.so.1");
+	CHECK(!t.libs[0].alias);
+	CHECK(target_lib_matches(&t, 0, 0) && !target_lib_matches(&t, 1, 0));
+	/* a near miss of a SONAME is offered */
+	CHECK(target_spec_missing(&t, 1));
+	target_why_missing(&t, 1, why, sizeof(why));
+	CHECK(strstr(why, "no mapped library matches 'libfixture.so.2'"));
+	CHECK(strstr(why, "near misses: libfixture.so.1"));
+	rep = fmemopen(report, sizeof(report) - 1, "w");
+	target_report(&t, rep);
+	fclose(rep);
+	CHECK(strstr(report, "resolved: 1 function in libfixture.so\n"));
+	CHECK(strstr(report, "(soname libfixture.so.1): 1 probe\n"));
+	target_free(&t);
+
+	/* launch mode: by a symbolic link's name; the library is its real file */
+	CHECK(mkdtemp(tmp));
+	snprintf(link, sizeof(link), "%s/fixlink", tmp);
+	CHECK_EQ_INT(symlink(lib, link), 0);
+	CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
+	CHECK_EQ_INT(target_add_lib(&t, link, NULL), 2);
+	CHECK_EQ_INT(t.nlibs, 1);
+	CHECK_STR(t.libs[0].path, lib);
+	CHECK_STR(t.libs[0].alias, "fixlink");
+	CHECK_EQ_INT(t.spec_hits[0], 1);
+	CHECK_EQ_INT(t.spec_hits[2], 1);
+	/* the same file again (the maps, later): known by its inode */
+	CHECK_EQ_INT(target_add_lib(&t, lib, "libfixture.so.1"), 0);
+	CHECK_EQ_INT(target_add_lib(&t, "/nonexistent/libx.so", NULL), -ENOENT);
+	target_free(&t);
+	unlink(link);
+	rmdir(tmp);
 	probes_free(&tab);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "launch.h"
 #include "log.h"
+#include "procmaps.h"
 
 int launch_start(struct launch *l, char **argv)
 {
@@ -65,7 +66,7 @@ void launch_abort(struct launch *l)
 }
 
 /* Resolve CMD like execvp would, so we inspect the file that will run. */
-static int find_exe(const char *cmd, char *out, size_t len)
+static int find_cmd(const char *cmd, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
 
@@ -85,6 +86,51 @@ static int find_exe(const char *cmd, char *out, size_t len)
 		path = *e ? e + 1 : e;
 	}
 	return -ENOENT;
+}
+
+/*
+ * A script's interpreter ("#!/usr/bin/python3", "#!/usr/bin/env python3": the first word after
+ * env that is no option, found in PATH) into @out; -ENOEXEC when @path is no script. One level:
+ * an interpreter that is a script itself is not followed.
+ */
+static int script_interp(const char *path, char *out, size_t len)
+{
+	char line[PATH_MAX + 2], *w, *save;
+	FILE *f = fopen(path, "re");
+	bool env = false;
+	int err = -ENOEXEC;
+
+	if (!f)
+		return -errno;
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "#!", 2)) {
+		fclose(f);
+		return -ENOEXEC;
+	}
+	fclose(f);
+	for (w = strtok_r(line + 2, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
+		if (!env && !strcmp(path_basename(w), "env")) {
+			env = true;
+			continue;
+		}
+		if (env && (w[0] == '-' || strchr(w, '=')))
+			continue;	/* env's options and assignments */
+		return env ? find_cmd(w, out, len) :
+		       snprintf(out, len, "%s", w) >= (int)len ? -ENAMETOOLONG : 0;
+	}
+	return err;
+}
+
+int launch_find_image(const char *cmd, char *out, size_t len)
+{
+	char file[PATH_MAX];
+	int err = find_cmd(cmd, file, sizeof(file));
+
+	if (err)
+		return err;
+	err = script_interp(file, out, len);
+	if (err == -ENOEXEC)
+		return snprintf(out, len, "%s", file) >= (int)len ? -ENAMETOOLONG : 0;
+	return err;
 }
 
 static bool has_interp(const char *exe)
@@ -111,17 +157,15 @@ static bool has_interp(const char *exe)
 	return found;
 }
 
-int launch_needed_libs(char **argv, int (*cb)(const char *path, void *ctx), void *ctx)
+int launch_needed_libs(const char *exe, char **argv,
+		       int (*cb)(const char *path, const char *name, void *ctx), void *ctx)
 {
-	char exe[PATH_MAX], line[PATH_MAX + 64];
+	char line[PATH_MAX + 64];
 	int p[2], err = 0, status;
 	FILE *f;
 	pid_t pid;
 
-	err = find_exe(argv[0], exe, sizeof(exe));
-	if (err)
-		return err;
-	/* scripts (#!) and static programs: nothing to preload, the maps rescan finds libraries */
+	/* static programs: nothing to preload, the maps rescan finds what they dlopen */
 	if (!has_interp(exe))
 		return 0;
 	if (pipe2(p, O_CLOEXEC))
@@ -154,9 +198,15 @@ int launch_needed_libs(char **argv, int (*cb)(const char *path, void *ctx), void
 	while (f && fgets(line, sizeof(line), f)) {
 		/* "\tlibflex.so => /path/libflex.so (0x...)" or "\t/lib64/ld-linux... (0x...)" */
 		char *s = strstr(line, "=> ");
-		char *e;
+		char *name = line + strspn(line, " \t"), *e;
 
-		s = s ? s + 3 : line + strspn(line, " \t");
+		if (s) {
+			s[-1] = 0;	/* the name the program asks for: "libflex.so" */
+			s += 3;
+		} else {
+			s = name;
+			name = NULL;
+		}
 		if (*s != '/')
 			continue;
 		e = strstr(s, " (0x");
@@ -164,7 +214,7 @@ int launch_needed_libs(char **argv, int (*cb)(const char *path, void *ctx), void
 			continue;
 		*e = 0;
 		if (!err)
-			err = cb(s, ctx);
+			err = cb(s, name, ctx);
 	}
 	if (f)
 		fclose(f);

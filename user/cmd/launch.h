@@ -21,10 +21,19 @@ int launch_release(struct launch *l);
 void launch_abort(struct launch *l);
 
 /*
- * List the shared libraries the dynamic loader would load for CMD (as ldd does, through
- * LD_TRACE_LOADED_OBJECTS, which makes the loader print and exit before main). Only done
- * for dynamically linked executables: a static one would simply run. Calls @cb per path.
+ * The program image CMD will run, found as execvp finds it: the file itself, or for a script
+ * (#!) its interpreter (through env too). Returns 0 or -errno.
  */
-int launch_needed_libs(char **argv, int (*cb)(const char *path, void *ctx), void *ctx);
+int launch_find_image(const char *cmd, char *out, size_t len);
+
+/*
+ * List the shared libraries the dynamic loader would load for the program image @exe run
+ * with @argv (as ldd does, through LD_TRACE_LOADED_OBJECTS, which makes the loader print and
+ * exit before main). Only done for dynamically linked executables: a static one would simply
+ * run. Calls @cb per path, with the name the program asks for ("libstdc++.so.6"; NULL for
+ * the loader itself).
+ */
+int launch_needed_libs(const char *exe, char **argv,
+		       int (*cb)(const char *path, const char *name, void *ctx), void *ctx);
 
 #endif

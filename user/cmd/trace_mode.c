@@ -4,6 +4,7 @@
  * the session (session.h) until a signal, -d, the job's end or a write error.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "merge.h"
 #include "output.h"
 #include "probes.h"
+#include "procmaps.h"
 #include "resolve.h"
 #include "retsite.h"
 #include "session.h"
@@ -32,11 +34,28 @@
 
 #include "trace_mode.h"
 
-static int add_lib_cb(const char *path, void *ctx)
+static int add_lib_cb(const char *path, const char *name, void *ctx)
 {
-	int n = target_add_lib(ctx, path);
+	int n = target_add_lib(ctx, path, name);
 
 	return n < 0 && n != -ENOENT ? n : 0;
+}
+
+/*
+ * Launch mode: what the job will map, before it runs: the program image (the executable, or
+ * a script's interpreter: its own functions are probe targets as by PID, under its file's
+ * name and the command's), then the libraries the loader will load for it.
+ */
+static int resolve_launched(struct target *t, char **argv)
+{
+	char exe[PATH_MAX];
+	int err;
+
+	err = launch_find_image(argv[0], exe, sizeof(exe));
+	if (err)
+		return err;
+	err = add_lib_cb(exe, path_basename(exe), t);
+	return err ?: launch_needed_libs(exe, argv, add_lib_cb, t);
 }
 
 /*
@@ -51,7 +70,7 @@ static int resolve_target(struct session *s, struct probe_table *table)
 	int err;
 
 	if (env->argv_cmd) {
-		err = launch_needed_libs(env->argv_cmd, add_lib_cb, t);
+		err = resolve_launched(t, env->argv_cmd);
 		if (err == -E2BIG) {
 			target_warn_too_many(t, false);
 			return EXIT_USAGE;
@@ -62,14 +81,15 @@ static int resolve_target(struct session *s, struct probe_table *table)
 			return EXIT_ERROR;
 		}
 		/*
-		 * A library the job will load that lacks the symbol is a typo; one not among
-		 * those it links may come with a dlopen: said at the end if it never came
+		 * A line whose library is the program or one it will load, lacking the symbol,
+		 * is a typo; one naming no such file may come with a dlopen: said at the end
+		 * if it never came
 		 */
 		if (target_say_missing(t, env->allow_missing ? "warning: " : "", true, s->said) &&
 		    !env->allow_missing) {
 			pr_err("not starting %s: a --probe/--probes line resolves nowhere in the "
-			       "libraries it loads (--allow-missing traces the others)",
-			       env->argv_cmd[0]);
+			       "program or the libraries it loads (--allow-missing traces the "
+			       "others)", env->argv_cmd[0]);
 			return EXIT_NO_MATCH;
 		}
 		return 0;

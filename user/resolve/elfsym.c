@@ -252,40 +252,56 @@ out:
 	return err;
 }
 
-int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
+/*
+ * Open the ELF file at @path for reading into @src and @elf; returns its descriptor (the caller
+ * closes it after elf_end) or -errno.
+ */
+static int elf_open(const char *path, struct elf_src *src, Elf **elf)
 {
-	struct elf_src src = { .fd = -1 };
 	struct stat st;
-	Elf *elf = NULL;
 	int fd, err;
 
-	if (!path || !cb)
+	*elf = NULL;
+	if (!path)
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-
 	/* O_NONBLOCK: the path may have been swapped for a FIFO, which would block open(). */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
 		err = -errno;
-		goto out;
+		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		err = -ENOEXEC;
-		goto out;
+		goto fail;
 	}
-	src.fd = fd;
-	src.size = (size_t)st.st_size;
-
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf) {
+	*src = (struct elf_src){ .fd = fd, .size = (size_t)st.st_size };
+	*elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!*elf) {
 		err = -ENOEXEC;
-		goto out;
+		goto fail;
 	}
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
+int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
+{
+	struct elf_src src;
+	Elf *elf;
+	int fd, err;
+
+	if (!cb)
+		return -EINVAL;
+	fd = elf_open(path, &src, &elf);
+	if (fd < 0)
+		return fd;
 	err = foreach_elf(elf, &src, cb, ctx);
-out:
 	elf_end(elf);
 	close(fd);
 	return err;
@@ -307,6 +323,80 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx)
 	if (!elf)
 		return -ENOEXEC;
 	err = foreach_elf(elf, &src, cb, ctx);
+	elf_end(elf);
+	return err;
+}
+
+/*
+ * DT_SONAME through the SHT_DYNAMIC section and the string table it links to; libelf checks
+ * that both lie in the file and elf_strptr that the name ends inside its table.
+ */
+static int soname_elf(Elf *elf, char *out, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (!len)
+		return -EINVAL;
+	out[0] = 0;
+	if (elf_kind(elf) != ELF_K_ELF)
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
+			const char *name;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_SONAME)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (!name)
+				return -ENOEXEC;
+			if (strlen(name) >= len)
+				return -ENAMETOOLONG;
+			strcpy(out, name);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int elfsym_soname(const char *path, char *out, size_t len)
+{
+	struct elf_src src;
+	Elf *elf;
+	int fd, err;
+
+	if (len)
+		out[0] = 0;
+	fd = elf_open(path, &src, &elf);
+	if (fd < 0)
+		return fd;
+	err = soname_elf(elf, out, len);
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int elfsym_soname_mem(const void *buf, size_t size, char *out, size_t len)
+{
+	Elf *elf;
+	int err;
+
+	if (len)
+		out[0] = 0;
+	if (!buf || elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	elf = elf_memory((char *)buf, size);
+	if (!elf)
+		return -ENOEXEC;
+	err = soname_elf(elf, out, len);
 	elf_end(elf);
 	return err;
 }

@@ -40,6 +40,14 @@ int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx);
 int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
 
 /*
+ * The DT_SONAME of the ELF file at @path (the name a library is linked against, what `ldd`
+ * prints: "libstdc++.so.6" for libstdc++.so.6.0.30), into @out; "" when it has none. Returns 0
+ * or -errno (-ENOEXEC: not a usable ELF). The _mem variant reads an image in memory.
+ */
+int elfsym_soname(const char *path, char *out, size_t len);
+int elfsym_soname_mem(const void *buf, size_t size, char *out, size_t len);
+
+/*
  * Demangle an Itanium C++ name to its qualified name without parameters or return type
  * ("_ZN4flex13RuntimeStream11synchronizeEv" -> "flex::RuntimeStream::synchronize").
  * Returns a malloc'd string, or NULL when @name is not a mangled C++ name.

@@ -18,6 +18,17 @@
 #include "procmaps.h"
 #include "resolve.h"
 
+struct soname_slot {
+	unsigned long ino;
+	unsigned int dev_major, dev_minor;
+	bool used;
+	char *soname;		/* NULL: none (or not an ELF file) */
+};
+
+/*
+ * Files whose DT_SONAME is remembered: a system-wide scan maps ~10,000 distinct files; past
+ * this many, each is read again at each scan rather than held.
+ */
 int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes)
 {
 	memset(t, 0, sizeof(*t));
@@ -40,11 +51,14 @@ void target_free(struct target *t)
 		free(t->probes[i].name);
 		free(t->probes[i].shared_name);
 		free(t->probes[i].qualname);
+		free(t->probes[i].symbol);
 		retsite_free(&t->probes[i].sites);
 	}
 	for (int i = 0; i < t->nlibs; i++) {
 		free(t->libs[i].path);
 		free(t->libs[i].open_path);
+		free(t->libs[i].soname);
+		free(t->libs[i].alias);
 		if (t->libs[i].fd > 0)
 			close(t->libs[i].fd);
 	}
@@ -57,12 +71,95 @@ void target_free(struct target *t)
 	for (int i = 0; i < t->nmapped; i++)
 		free(t->mapped[i]);
 	free(t->mapped);
+	for (unsigned int i = 0; i < t->sonames_cap; i++)
+		free(t->sonames[i].soname);
+	free(t->sonames);
 	memset(t, 0, sizeof(*t));
 }
 
-static bool lib_matches(const struct probe_spec *s, const char *base)
+static bool lib_matches(const struct probe_spec *s, const char *name)
 {
-	return fnmatch(s->lib, base, 0) == 0;
+	return name && fnmatch(s->lib, name, 0) == 0;
+}
+
+/* A library glob matches the file's basename, its DT_SONAME, or the name it was asked by. */
+static bool lib_named(const struct probe_spec *s, const struct rlib *l)
+{
+	return lib_matches(s, path_basename(l->path)) || lib_matches(s, l->soname) ||
+	       lib_matches(s, l->alias);
+}
+
+bool target_lib_matches(const struct target *t, int s, int l)
+{
+	return lib_named(&t->table->specs[s], &t->libs[l]);
+}
+
+#define SONAME_CACHE_MAX	(1u << 16)
+
+static unsigned int file_hash(unsigned int maj, unsigned int min, unsigned long ino)
+{
+	unsigned long h = ino * 0x9e3779b97f4a7c15ull ^ ((unsigned long)maj << 20 | min);
+
+	return (unsigned int)(h ^ h >> 29);
+}
+
+/* The slot of (dev, ino), or the empty one where it goes; NULL when the table is full. */
+static struct soname_slot *soname_slot(struct target *t, unsigned int maj, unsigned int min,
+				       unsigned long ino)
+{
+	unsigned int m, h;
+
+	if ((t->nsonames + 1) * 2 > t->sonames_cap && t->sonames_cap < SONAME_CACHE_MAX) {
+		unsigned int cap = t->sonames_cap ? t->sonames_cap * 2 : 256;
+		struct soname_slot *v = calloc(cap, sizeof(*v)), *old = t->sonames;
+
+		if (!v)
+			return NULL;
+		for (unsigned int i = 0; i < t->sonames_cap; i++) {
+			if (!old[i].used)
+				continue;
+			for (h = file_hash(old[i].dev_major, old[i].dev_minor, old[i].ino) &
+				 (cap - 1); v[h].used; h = (h + 1) & (cap - 1))
+				;
+			v[h] = old[i];
+		}
+		free(old);
+		t->sonames = v;
+		t->sonames_cap = cap;
+	}
+	if (!t->sonames_cap)
+		return NULL;
+	m = t->sonames_cap - 1;
+	for (h = file_hash(maj, min, ino) & m; t->sonames[h].used; h = (h + 1) & m) {
+		struct soname_slot *e = &t->sonames[h];
+
+		if (e->ino == ino && e->dev_major == maj && e->dev_minor == min)
+			return e;
+	}
+	return (t->nsonames + 1) * 2 > t->sonames_cap ? NULL : &t->sonames[h];
+}
+
+/*
+ * The DT_SONAME of the file (dev, ino), opened as @open_path, read once per file (a library
+ * is mapped in four pieces, and rescans see it again); NULL when it has none, or it is not a
+ * readable ELF file. Read into @buf when it cannot be remembered.
+ */
+static const char *file_soname(struct target *t, const char *open_path, unsigned int maj,
+			       unsigned int min, unsigned long ino, char *buf, size_t len)
+{
+	struct soname_slot *e = ino ? soname_slot(t, maj, min, ino) : NULL;
+
+	if (e && e->used)
+		return e->soname;
+	if (elfsym_soname(open_path, buf, len))
+		buf[0] = 0;
+	if (e) {
+		*e = (struct soname_slot){ .ino = ino, .dev_major = maj, .dev_minor = min,
+					   .used = true, .soname = buf[0] ? strdup(buf) : NULL };
+		t->nsonames++;
+		return e->soname;
+	}
+	return buf[0] ? buf : NULL;
 }
 
 struct sym_ctx {
@@ -341,23 +438,40 @@ static int find_lib(const struct target *t, unsigned int maj, unsigned int min, 
 	return -1;
 }
 
-/* Resolve a library not seen before; returns new probes or -errno. */
-static int resolve_lib(struct target *t, const char *path, const char *open_path,
-		       unsigned int maj, unsigned int min, unsigned long ino)
+/* @name when it is one more name than @a and @b (either may be NULL), else NULL */
+static const char *other_name(const char *name, const char *a, const char *b)
 {
-	const char *base = path_basename(path);
+	return name && name[0] && (!a || strcmp(name, a)) && (!b || strcmp(name, b)) ? name :
+	       NULL;
+}
+
+/*
+ * Resolve a library not seen before, known as its path's basename, its DT_SONAME and @alias
+ * (NULL: none); returns new probes or -errno.
+ */
+static int resolve_lib(struct target *t, const char *path, const char *open_path,
+		       unsigned int maj, unsigned int min, unsigned long ino, const char *alias)
+{
+	const char *base = path_basename(path), *soname;
 	struct sym_ctx c = { .t = t };
+	char buf[PATH_MAX];
 	struct rlib *l;
 	int *specs, n = 0, err;
 
 	if (find_lib(t, maj, min, ino, path) >= 0)
 		return 0;
+	soname = other_name(file_soname(t, open_path, maj, min, ino, buf, sizeof(buf)), base,
+			    NULL);
+	alias = other_name(alias, base, soname);
 	specs = malloc(sizeof(int) * (t->table->cnt ? t->table->cnt : 1));
 	if (!specs)
 		return -ENOMEM;
-	for (int i = 0; i < t->table->cnt; i++)
-		if (lib_matches(&t->table->specs[i], base))
+	for (int i = 0; i < t->table->cnt; i++) {
+		const struct probe_spec *sp = &t->table->specs[i];
+
+		if (lib_matches(sp, base) || lib_matches(sp, soname) || lib_matches(sp, alias))
 			specs[n++] = i;
+	}
 	if (!n) {
 		free(specs);
 		return 0;
@@ -370,12 +484,16 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	memset(l, 0, sizeof(*l));
 	l->path = strdup(path);
 	l->open_path = strdup(open_path);
+	l->soname = soname ? strdup(soname) : NULL;
+	l->alias = alias ? strdup(alias) : NULL;
 	l->ino = ino;
 	l->dev_major = maj;
 	l->dev_minor = min;
-	if (!l->path || !l->open_path) {
+	if (!l->path || !l->open_path || (soname && !l->soname) || (alias && !l->alias)) {
 		free(l->path);
 		free(l->open_path);
+		free(l->soname);
+		free(l->alias);
 		free(specs);
 		return -ENOMEM;
 	}
@@ -391,6 +509,8 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 			if (!l->open_path) {
 				close(fd);
 				free(l->path);
+				free(l->soname);
+				free(l->alias);
 				free(specs);
 				return -ENOMEM;
 			}
@@ -442,8 +562,8 @@ struct maps_ctx {
 static int on_map(const struct map_entry *e, void *ctx)
 {
 	struct maps_ctx *c = ctx;
-	char open_path[PATH_MAX];
-	const char *base;
+	char open_path[PATH_MAX], buf[PATH_MAX];
+	const char *base, *soname;
 	bool any = false;
 	int n;
 
@@ -451,10 +571,6 @@ static int on_map(const struct map_entry *e, void *ctx)
 		return 0;
 	base = path_basename(e->path);
 	note_mapped(c->t, base);
-	for (int i = 0; i < c->t->table->cnt && !any; i++)
-		any = lib_matches(&c->t->table->specs[i], base);
-	if (!any)
-		return 0;
 	if (c->map_files) {
 		if (snprintf(open_path, sizeof(open_path), "%s/%lx-%lx", c->map_files, e->start,
 			     e->end) >= (int)sizeof(open_path))
@@ -463,7 +579,17 @@ static int on_map(const struct map_entry *e, void *ctx)
 		if (snprintf(open_path, sizeof(open_path), "%s", e->path) >= (int)sizeof(open_path))
 			return 0;
 	}
-	n = resolve_lib(c->t, e->path, open_path, e->dev_major, e->dev_minor, e->inode);
+	/* libstdc++.so.6.0.30 is libstdc++.so.6 to the loader, ldd and the user */
+	soname = other_name(file_soname(c->t, open_path, e->dev_major, e->dev_minor, e->inode,
+					buf, sizeof(buf)), base, NULL);
+	if (soname)
+		note_mapped(c->t, soname);
+	for (int i = 0; i < c->t->table->cnt && !any; i++)
+		any = lib_matches(&c->t->table->specs[i], base) ||
+		      lib_matches(&c->t->table->specs[i], soname);
+	if (!any)
+		return 0;
+	n = resolve_lib(c->t, e->path, open_path, e->dev_major, e->dev_minor, e->inode, NULL);
 	if (n < 0) {
 		c->err = n;
 		return 1;
@@ -501,14 +627,19 @@ int target_scan(struct target *t)
 	return err;
 }
 
-int target_add_lib(struct target *t, const char *path)
+int target_add_lib(struct target *t, const char *path, const char *alias)
 {
+	char real[PATH_MAX];
 	struct stat st;
 
-	if (stat(path, &st))
+	/* the maps will name the file, not the symbolic link ldd or PATH went through */
+	if (!realpath(path, real) || stat(real, &st))
 		return -errno;
-	note_mapped(t, path_basename(path));
-	return resolve_lib(t, path, path, major(st.st_dev), minor(st.st_dev), st.st_ino);
+	if (!alias)
+		alias = path_basename(path);
+	note_mapped(t, path_basename(real));
+	note_mapped(t, alias);
+	return resolve_lib(t, real, real, major(st.st_dev), minor(st.st_dev), st.st_ino, alias);
 }
 
 int target_warn_unreadable(struct target *t)
@@ -584,8 +715,7 @@ bool target_spec_missing(const struct target *t, int s)
 		return false;
 	/* libraries that matched but cannot be read: said as such (target_warn_unreadable) */
 	for (int l = 0; l < t->nlibs && !readable; l++)
-		readable = !t->libs[l].err &&
-			   lib_matches(&t->table->specs[s], path_basename(t->libs[l].path));
+		readable = !t->libs[l].err && target_lib_matches(t, s, l);
 	return readable;
 }
 
@@ -636,7 +766,7 @@ const char *target_why_missing(const struct target *t, int s, char *buf, size_t 
 			const struct rlib *lib = &t->libs[l];
 			const char *base = path_basename(lib->path);
 
-			if (!lib_matches(sp, base))
+			if (!lib_named(sp, lib))
 				continue;
 			if (lib->err)
 				PUT("%s %s (unreadable: %s)", n++ ? "," : "", base,
@@ -744,8 +874,7 @@ void target_report(const struct target *t, FILE *f)
 			bool unreadable = false;
 
 			for (int l = 0; l < t->nlibs; l++) {
-				if (!fnmatch(sp->lib, path_basename(t->libs[l].path), 0) &&
-				    t->libs[l].err) {
+				if (target_lib_matches(t, s, l) && t->libs[l].err) {
 					fprintf(f, "0, NOT RESOLVED: cannot read %s: %s\n",
 						t->libs[l].path, strerror(-t->libs[l].err));
 					unreadable = true;
@@ -757,7 +886,15 @@ void target_report(const struct target *t, FILE *f)
 					t->spec_libs[s] > 1 ? "ies" : "y");
 		}
 	}
-	for (int l = 0; l < t->nlibs; l++)
-		fprintf(f, "library %s: %d probe%s\n", t->libs[l].path, t->libs[l].nprobes,
-			t->libs[l].nprobes == 1 ? "" : "s");
+	for (int l = 0; l < t->nlibs; l++) {
+		const struct rlib *lib = &t->libs[l];
+
+		/* the other names its glob may have matched */
+		fprintf(f, "library %s", lib->path);
+		if (lib->soname)
+			fprintf(f, " (soname %s)", lib->soname);
+		if (lib->alias)
+			fprintf(f, " (as %s)", lib->alias);
+		fprintf(f, ": %d probe%s\n", lib->nprobes, lib->nprobes == 1 ? "" : "s");
+	}
 }

@@ -12,6 +12,7 @@
 #include "retsite.h"
 
 struct hit_costs;
+struct soname_slot;
 
 /* How the return of a span probe's call is seen. */
 enum ret_how {
@@ -24,14 +25,19 @@ struct rprobe {
 	int spec;		/* index into the probe table */
 	int lib;		/* index into target.libs */
 	/*
-	 * Display name, never shared with another probe of the target: the spec's name (or
-	 * template) or the qualified name, and when a function resolved earlier has that name
-	 * already, " (QUALNAME)", " (SIGNATURE)" (overloads) or " (LIBRARY PATH)", the first
-	 * that tells the two apart and is free, else " #N" (N = 2, 3, ...). malloc'd.
+	 * Display name: the spec's name (or template) or the qualified name, and when another
+	 * function resolved earlier has that name already, " (QUALNAME)", " (SIGNATURE)"
+	 * (overloads) or " (LIBRARY PATH)" (another library), the first that tells the two
+	 * apart and is free, else " #N" (N = 2, 3, ...). Shared only by the same function in
+	 * another file of its library (same basename, same symbol): one function, one name;
+	 * those have other_file set. malloc'd.
 	 */
 	char *name;
 	char *shared_name;	/* the name before it was made distinct; NULL if it was not */
 	char *qualname;		/* demangled qualified name (or raw name) */
+	char *symbol;		/* the symbol as stored (mangled) */
+	/* its name is shared with the same function in another file: events carry the file */
+	bool other_file;
 	unsigned long sym_off;	/* file offset of the function's first instruction */
 	unsigned long attach_off; /* where the uprobe goes (past endbr64) */
 	bool endbr;
@@ -50,6 +56,14 @@ struct rprobe {
 
 struct rlib {
 	char *path;		/* as mapped in the target */
+	/*
+	 * Other names a library glob matches besides the path's basename, NULL when there is
+	 * none or it is the basename: its DT_SONAME ("libstdc++.so.6" for the file
+	 * libstdc++.so.6.0.30), and the name it was asked for by in launch mode (the name ldd
+	 * prints, the command's name when it is a symbolic link: "python3" for python3.11).
+	 */
+	char *soname;
+	char *alias;
 	char *open_path;	/* what we open/attach: /proc/PID/map_files/A-B, or path */
 	unsigned long ino;
 	unsigned int dev_major, dev_minor;
@@ -83,7 +97,8 @@ struct target {
 	 */
 	int user_from;
 	const struct hit_costs *costs;	/* set: target_report prints each probe's cost */
-	char **mapped;		/* basenames of the mapped files seen, each once (near misses) */
+	char **mapped;		/* names of the mapped files seen (basenames, SONAMEs), each once,
+				 * for the near misses */
 	int nmapped;
 	size_t mapped_cap;
 	/* system-wide: probes are attached again in later windows, after the process whose
@@ -92,6 +107,9 @@ struct target {
 	/* span returns through the kernel's uretprobes instead of return sites */
 	bool uretprobes;
 	int entry_only;		/* span probes left with RET_NONE */
+	/* DT_SONAME per mapped file (dev, inode), read once: open addressing */
+	struct soname_slot *sonames;
+	unsigned int sonames_cap, nsonames;
 };
 
 int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes);
@@ -106,8 +124,14 @@ void target_free(struct target *t);
 int target_scan_maps(struct target *t, FILE *maps, const char *map_files);
 /* Same for /proc/PID/maps of t->pid. */
 int target_scan(struct target *t);
-/* Resolve one library by path (launch mode: libraries not mapped yet). */
-int target_add_lib(struct target *t, const char *path);
+/*
+ * Resolve one file by path (launch mode: the executable and its libraries, not mapped yet),
+ * under its real path (as the maps will show it); @alias is the name it was asked for by (what
+ * ldd prints, the command's name), NULL for @path's basename.
+ */
+int target_add_lib(struct target *t, const char *path, const char *alias);
+/* Does spec @s's LIB_GLOB match library @l (its basename, DT_SONAME or alias)? */
+bool target_lib_matches(const struct target *t, int s, int l);
 
 /* One warning on stderr per library that matched but could not be read (once each). Returns
  * how many libraries are unreadable. */
