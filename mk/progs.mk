@@ -7,8 +7,9 @@
 #                    traced by the end-to-end, VM and bench runs          -> $(BUILD)/mock/
 #   fixture.cpp      libfixture.so (and a stripped copy): symbols for the unit tests' ELF reader
 #                    (DT_SONAME libfixture.so.1: a library glob matches it too)
-#   throwjob.cpp     throwjob, throwjob-static: a job that leaves traced calls by exceptions,
-#                    cancellation and abort (exceptions.bats, the VM's throwjob step)
+#   throwjob.cpp     throwjob, throwjob-static, throwjob-allstatic: a job that leaves traced calls
+#                    by exceptions, cancellation and abort (exceptions.bats, the VM's throwjob
+#                    step); launch.bats traces its own functions, PIE and static
 #   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
 #                    throws, longjmps and tail-calls after the tracer attached (faults.bats)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
@@ -29,7 +30,8 @@ MOCK_DIR	:= $(BUILD)/mock
 MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
 FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
-TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static $(BUILD)/tests/flexhelper
+TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static \
+		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -69,6 +71,11 @@ $(BUILD)/tests/throwjob: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 # The same with the C++ runtime and the unwinder linked in: no libgcc_s.so for a tracer to find.
 $(BUILD)/tests/throwjob-static: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie -static-libstdc++ -static-libgcc $< -o $@
+
+# Statically linked, not PIE (ET_EXEC, no program interpreter): a runtime shipped as one file,
+# whose own functions are the only probe targets (launch.bats).
+$(BUILD)/tests/throwjob-allstatic: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -no-pie -static $< -o $@
 
 # -O1 and none of the mock's hardening flags, as when faults.bats compiled it itself: its tests
 # probe flexhelper's own functions, whose code they were written against. The runtime is found

@@ -5,7 +5,12 @@ load helpers
 
 LIB=$BUILD/tests/libfixture.so
 
-@test "one library mapped from two files: each copy's events and summary row say which file" {
+# trace_count TRACE NAME: the events named NAME in TRACE
+trace_count() {
+	python3 -c 'import json,sys; print(sum(e["name"] == sys.argv[2] for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$1" "$2"
+}
+
+@test "one library mapped from two files: one name for its function, each event and summary row says which file" {
 	# two copies of the fixture library (same basename, other inodes and paths), both loaded
 	# by one process that calls fixture_c_entry 3 times in copy a and 5 times in copy b
 	mkdir "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
@@ -33,31 +38,82 @@ PY
 	TRACER_PID=
 	cat "$BATS_TEST_TMPDIR/tracer.out" "$BATS_TEST_TMPDIR/tracer.err"
 	[ "$CHILD_RC" -eq 0 ]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
 	python3 - "$BATS_TEST_TMPDIR" <<'PY'
 import collections, json, re, sys
 d = sys.argv[1]
 t = json.load(open(f"{d}/t.json"))
-probes = {p["name"]: p for p in t["spyreProbes"]}
-assert len(probes) == 2 == len(t["spyreProbes"]), probes.keys()
 want = {f"{d}/a/libfixture.so": 3, f"{d}/b/libfixture.so": 5}
-events = collections.Counter(e["name"] for e in t["traceEvents"] if e["ph"] == "X")
-plain = probes["fixture_c_entry"]
-other = next(p for n, p in probes.items() if n != "fixture_c_entry")
-# the second copy resolved names its file; the first keeps the plain name
-assert other["name"] == f"fixture_c_entry ({other['library']})", other
-assert other["sharedName"] == "fixture_c_entry" and "sharedName" not in plain
-assert {plain["library"], other["library"]} == set(want)
-for p in (plain, other):
-    assert p["events"] == events[p["name"]] == want[p["library"]], (p, events)
-# the summary: one row each, with its count, and the renamed one explained
+probes = t["spyreProbes"]
+# one function, one name: both copies' probes are fixture_c_entry, nothing renamed
+assert len(probes) == 2, probes
+assert all(p["name"] == "fixture_c_entry" and "sharedName" not in p for p in probes), probes
+assert {p["library"] for p in probes} == set(want), probes
+for p in probes:
+    assert p["events"] == want[p["library"]], p
+# every event has the function's name; its file is in args
+spans = [e for e in t["traceEvents"] if e["ph"] == "X"]
+assert {e["name"] for e in spans} == {"fixture_c_entry"}, {e["name"] for e in spans}
+files = collections.Counter(e["args"]["file"] for e in spans)
+assert files == want, files
+# the summary: one row per file, the function's name and its file, with its count
 rows = {}
 for line in open(f"{d}/tracer.out"):
     m = re.match(r"(fixture_c_entry.*?)\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\S+$", line.rstrip())
     if m:
         rows[m.group(1)] = int(m.group(2))
-assert rows == {p["name"]: want[p["library"]] for p in (plain, other)}, rows
-summary = open(f"{d}/tracer.out").read()
-assert (f"renamed: {other['name']} is fixture_c_entry in {other['library']} "
-        f"(fixture_c_entry is fixture_c_entry in {plain['library']})") in summary, summary
+assert rows == {f"fixture_c_entry [{f}]": n for f, n in want.items()}, rows
+assert "renamed:" not in open(f"{d}/tracer.out").read()
 PY
+}
+
+@test "a library glob matches the library's DT_SONAME: libstdc++.so.6 is libstdc++.so.6.0.30, by PID and in launch mode" {
+	# the fixture library's DT_SONAME is libfixture.so.1; by PID, loaded as libfixture.so
+	python3 - "$BATS_TEST_TMPDIR" "$LIB" >"$BATS_TEST_TMPDIR/job.out" 2>&1 <<'PY' &
+import ctypes, os, sys, time
+d, lib = sys.argv[1:]
+f = ctypes.CDLL(lib)
+open(f"{d}/job.ready.tmp", "w").write(f"{os.getpid()}\n")
+os.rename(f"{d}/job.ready.tmp", f"{d}/job.ready")
+while not os.path.exists(f"{d}/go"):
+    time.sleep(0.01)
+for i in range(7):
+    f.fixture_c_entry(i)
+PY
+	JOB_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/job.ready"
+	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'libfixture.so.1:fixture_c_entry' \
+		--probe 'libfixture.so.2:fixture_c_entry'
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"libfixture.so.1 fixture_c_entry "*"-> resolved: 1 function in libfixture.so"* ]]
+	[[ "$output" == *"no mapped library matches 'libfixture.so.2'"*"near misses: libfixture.so.1"* ]]
+	[[ "$output" == *"libfixture.so (soname libfixture.so.1): 1 probe"* ]]
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default \
+		--probe 'libfixture.so.1:fixture_c_entry'
+	touch "$BATS_TEST_TMPDIR/go"
+	wait_child "$JOB_PID" 30
+	JOB_PID=
+	wait_child "$TRACER_PID" 30
+	TRACER_PID=
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	[ "$(trace_count "$BATS_TEST_TMPDIR/t.json" fixture_c_entry)" -eq 7 ]
+	# launch mode, the names ldd prints: throwjob links libstdc++.so.6 (the file
+	# libstdc++.so.6.0.30) and throws 5 exceptions a round through __cxa_throw
+	[ "$(basename "$(readlink -f "$(ldd "$BUILD/tests/throwjob" | awk '/libstdc\+\+/ {print $3}')")")" != libstdc++.so.6 ]
+	rm -f "$BATS_TEST_TMPDIR/job.ready"
+	"$TOOL" -q -o "$BATS_TEST_TMPDIR/l.json" --no-default --probe 'libstdc++.so.6:__cxa_throw' \
+		-- "$BUILD/tests/throwjob" "$BATS_TEST_TMPDIR/job.ready" \
+		"$BATS_TEST_TMPDIR/counts.json" normal 10 >"$BATS_TEST_TMPDIR/l.out" 2>&1 &
+	TRACER_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/job.ready"
+	kill -USR1 "$(cat "$BATS_TEST_TMPDIR/job.ready")"
+	wait_child "$TRACER_PID" 60
+	TRACER_PID=
+	cat "$BATS_TEST_TMPDIR/l.out"
+	[ "$CHILD_RC" -eq 0 ]
+	[ "$(trace_count "$BATS_TEST_TMPDIR/l.json" __cxa_throw)" -eq 50 ]
 }

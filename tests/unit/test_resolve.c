@@ -119,7 +119,10 @@ TEST(resolve_globs_offsets_and_reasons)
 	probes_free(&tab);
 }
 
-/* Every probe's name is its own: a fixed name on a glob, templates, one library twice. */
+/*
+ * Two functions never share a name (a fixed name on a glob, templates); one function does,
+ * in every file its library is mapped from.
+ */
 TEST(resolve_names_distinct)
 {
 	struct probe_table tab = {};
@@ -149,10 +152,20 @@ TEST(resolve_names_distinct)
 	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 21);
 	fclose(maps);
 	CHECK_EQ_INT(t.nlibs, 3);
-	for (int i = 0; i < t.cnt; i++)
-		for (int j = i + 1; j < t.cnt; j++)
-			if (!strcmp(t.probes[i].name, t.probes[j].name))
-				unit_fail(__FILE__, __LINE__, t.probes[i].name);
+	/* in one file, every name is its own; across the files, a symbol has one name */
+	for (int i = 0; i < t.cnt; i++) {
+		for (int j = i + 1; j < t.cnt; j++) {
+			const struct rprobe *a = &t.probes[i], *b = &t.probes[j];
+
+			if (a->lib == b->lib && !strcmp(a->name, b->name))
+				unit_fail(__FILE__, __LINE__, a->name);
+			if (a->lib != b->lib && !strcmp(a->symbol, b->symbol) &&
+			    strcmp(a->name, b->name))
+				unit_fail(__FILE__, __LINE__, b->name);
+		}
+		/* ... and its events say which file */
+		CHECK(t.probes[i].other_file);
+	}
 	/*
 	 * A fixed name on a glob: the first function resolved keeps it, the others add their
 	 * qualified name (overloads: their signature). A template that gives several functions
@@ -172,36 +185,65 @@ TEST(resolve_names_distinct)
 	}
 	CHECK_EQ_INT(n, 2);
 	n = 0;
-	/* the C function without name=: its name; in the second copy, that copy's path */
+	/* the C function without name=: its name, in every copy, not made distinct */
 	for (int i = 0; i < t.cnt; i++) {
 		p = &t.probes[i];
 		if (strcmp(p->qualname, "fixture_c_entry"))
 			continue;
-		if (p->lib == 0) {
-			CHECK_STR(p->name, "fixture_c_entry");
-		} else if (p->lib == 2) {
-			CHECK_STR(p->name, "fixture_c_entry #2");
-		} else {
-			snprintf(buf, sizeof(buf), "fixture_c_entry (%s/./libfixture.so)", dir);
-			CHECK(!strcmp(p->name, buf));
-			CHECK_STR(p->shared_name, "fixture_c_entry");
-		}
+		CHECK_STR(p->name, "fixture_c_entry");
+		CHECK(!p->shared_name);
 		n++;
 	}
 	CHECK_EQ_INT(n, 3);
 	for (int i = 0; i < t.cnt; i++) {
 		p = &t.probes[i];
-		/* in the third copy: not told apart by its signature, it is no overload */
-		if (p->lib == 2 && !strcmp(p->qualname, "fixture::Widget::id"))
-			CHECK_STR(p->name, "w #2");
 		/* the second overload of scale under the fixed name: by its signature */
-		if (p->lib == 0 && !strcmp(p->qualname, "fixture::Widget::scale") &&
+		if (!strcmp(p->qualname, "fixture::Widget::scale") &&
 		    strcmp(p->name, "w") && strcmp(p->name, "w (fixture::Widget::scale)") &&
 		    strcmp(p->name, "w (fixture::Widget::scale(int))") &&
 		    strcmp(p->name, "w (fixture::Widget::scale(double))"))
 			unit_fail(__FILE__, __LINE__, p->name);
 	}
 	target_free(&t);
+	probes_free(&tab);
+}
+
+/* Another library with a function of the same name: that is another function, named apart. */
+TEST(resolve_names_other_library)
+{
+	struct probe_table tab = {};
+	struct target t;
+	char lib[PATH_MAX], link[PATH_MAX + 32], err[256], buf[3 * PATH_MAX + 512];
+	char want[PATH_MAX + 64];
+	char tmp[] = "/tmp/resolve-test-XXXXXX";
+	FILE *maps;
+
+	CHECK(realpath(unit_fixture_dir(), lib));
+	strncat(lib, "/libfixture.so", sizeof(lib) - strlen(lib) - 1);
+	CHECK(mkdtemp(tmp));
+	snprintf(link, sizeof(link), "%s/libfixother.so", tmp);
+	CHECK_EQ_INT(symlink(lib, link), 0);
+	CHECK_EQ_INT(probes_parse_text(&tab, "libfix*.so fixture_c_entry\n", "t", err,
+				       sizeof(err)), 0);
+	CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
+	snprintf(buf, sizeof(buf),
+		 "7f0000000000-7f0000001000 r-xp 00000000 fd:01 4242 %s\n"
+		 "7f0000100000-7f0000101000 r-xp 00000000 fd:01 4343 %s\n", lib, link);
+	maps = fmemopen(buf, strlen(buf), "r");
+	CHECK(maps);
+	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 2);
+	fclose(maps);
+	CHECK_EQ_INT(t.cnt, 2);
+	if (t.cnt == 2) {
+		snprintf(want, sizeof(want), "fixture_c_entry (%s)", link);
+		CHECK_STR(t.probes[0].name, "fixture_c_entry");
+		CHECK(!strcmp(t.probes[1].name, want));
+		CHECK_STR(t.probes[1].shared_name, "fixture_c_entry");
+		CHECK(!t.probes[0].other_file && !t.probes[1].other_file);
+	}
+	target_free(&t);
+	unlink(link);
+	rmdir(tmp);
 	probes_free(&tab);
 }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cost.h"
@@ -127,13 +128,26 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 	}
 }
 
+/*
+ * A summary row's label: the probe's name, and for a function traced in two files of its
+ * library (one name, as in the trace) the file, as its events' "file" argument says.
+ */
+static const char *row_label(const struct target *t, const struct rprobe *p, char *buf,
+			     size_t len)
+{
+	if (!p->other_file)
+		return p->name;
+	snprintf(buf, len, "%s [%s]", p->name, t->libs[p->lib].path);
+	return buf;
+}
+
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, int pid, const struct run_end *end)
 {
 	uint64_t hits = 0, ring = 0, depth = 0, nostack = 0, unmatched = 0, noret = 0, throws = 0;
 	uint64_t unwound;
 	int *order, n = 0, w = 28, renamed = 0;
-	char b1[32], b2[32], b3[32], b4[32], nsbuf[48];
+	char b1[32], b2[32], b3[32], b4[32], nsbuf[48], label[PATH_MAX + 512];
 
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
 	if (!order)
@@ -157,7 +171,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	}
 	/* names are whole (qualified C++ names can be long): the column fits them, to a point */
 	for (int k = 0; k < n; k++) {
-		int len = (int)strlen(t->probes[order[k]].name);
+		int len = (int)strlen(row_label(t, &t->probes[order[k]], label, sizeof(label)));
 
 		if (len > w)
 			w = len > 72 ? 72 : len;
@@ -186,13 +200,14 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		int i = order[k];
 		const struct fn_stats *s = &c->stats[i];
 		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
+		const char *name = row_label(t, &t->probes[i], label, sizeof(label));
 
 		if (sp->type == PROBE_INSTANT) {
-			fprintf(f, "%-*s %10llu %10s %10s %10s %10s\n", w, t->probes[i].name,
+			fprintf(f, "%-*s %10llu %10s %10s %10s %10s\n", w, name,
 				(unsigned long long)c->delivered[i], "-", "-", "-", "-");
 			continue;
 		}
-		fprintf(f, "%-*s %10llu %10s %10s %10s %10s\n", w, t->probes[i].name,
+		fprintf(f, "%-*s %10llu %10s %10s %10s %10s\n", w, name,
 			(unsigned long long)s->count, fmt_duration(s->total_ns, b1, sizeof(b1)),
 			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)),
 			fmt_duration(fn_stats_quantile(s, 0.5), b3, sizeof(b3)),

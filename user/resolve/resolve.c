@@ -228,19 +228,6 @@ static unsigned int name_hash(const char *s)
 	return h;
 }
 
-/* The probe named @name, or -1. */
-static int name_find(const struct target *t, const char *name)
-{
-	unsigned int m = t->names_cap - 1;
-
-	if (!t->names_cap)
-		return -1;
-	for (unsigned int h = name_hash(name) & m; t->names[h]; h = (h + 1) & m)
-		if (!strcmp(t->probes[t->names[h] - 1].name, name))
-			return t->names[h] - 1;
-	return -1;
-}
-
 /* Enter probe @i's name; the table grows to keep at most half of it used. */
 static int name_add(struct target *t, int i)
 {
@@ -267,12 +254,46 @@ static int name_add(struct target *t, int i)
 }
 
 /*
- * A name no other probe has, for @base: @base itself when it is free, else @base followed by
- * what sets this function apart from the one that has it, the first of these that gives a
- * free name: its qualified name, its whole signature (overloads), its library's path; else
- * by " #N" (a copy of the library under the same path: another container's). Functions are
- * resolved in a fixed order (maps, then symbol table order), so the same job gives the same
- * names.
+ * Is probe @h the function @f of library @lib in another file of that library (same basename,
+ * same symbol)? Then it is one function to the user, and has one name.
+ */
+static bool same_function(const struct target *t, const struct rprobe *h, int lib,
+			  const struct elf_func *f)
+{
+	return h->lib != lib && !strcmp(h->symbol, f->name) &&
+	       !strcmp(path_basename(t->libs[h->lib].path), path_basename(t->libs[lib].path));
+}
+
+/*
+ * The probe that keeps @name from being function @f's (of library @lib), or -1: @name is free
+ * when nobody has it, or only the same function in other files of the library does (never
+ * another function of @lib: two static functions of one name stay two names in each copy).
+ */
+static int name_holder(const struct target *t, const char *name, int lib,
+		       const struct elf_func *f)
+{
+	unsigned int m = t->names_cap - 1;
+
+	if (!t->names_cap)
+		return -1;
+	for (unsigned int h = name_hash(name) & m; t->names[h]; h = (h + 1) & m) {
+		const struct rprobe *o = &t->probes[t->names[h] - 1];
+
+		if (!strcmp(o->name, name) && !same_function(t, o, lib, f))
+			return t->names[h] - 1;
+	}
+	return -1;
+}
+
+/*
+ * A name no other function has, for @base: @base itself when it is free, else @base followed
+ * by what sets this function apart from the one that has it, the first of these that gives a
+ * free name: its qualified name, its whole signature (overloads), its library's path (another
+ * library of that function name); else by " #N". A name held by the same function in another
+ * file of its library (the same basename mapped twice, each container's copy) counts as free:
+ * the copies share their name, and their events say which file (rprobe.other_file).
+ * Functions are resolved in a fixed order (maps, then symbol table order), so the same job
+ * gives the same names.
  */
 static int distinct_name(const struct target *t, int lib, const struct elf_func *f,
 			 const char *base, char **out)
@@ -280,7 +301,7 @@ static int distinct_name(const struct target *t, int lib, const struct elf_func 
 	const struct rprobe *h;
 	char *sig = NULL, *cand = NULL, *num = NULL;
 	const char *desc[3] = {};
-	int holder = name_find(t, base), err = -ENOMEM, k;
+	int holder = name_holder(t, base, lib, f), err = -ENOMEM, k;
 
 	*out = NULL;
 	if (holder < 0) {
@@ -290,12 +311,12 @@ static int distinct_name(const struct target *t, int lib, const struct elf_func 
 	h = &t->probes[holder];
 	if (strcmp(h->qualname, f->qualname))
 		desc[0] = f->qualname;
-	/* the signature tells overloads apart, not two copies of one library */
-	if ((desc[0] || h->lib == lib) && (sig = demangle_full(f->name)) &&
-	    strcmp(sig, f->qualname))
-		desc[1] = sig;
-	if (strcmp(t->libs[h->lib].path, t->libs[lib].path))
+	/* the path tells libraries apart; files of one library share their names (above) */
+	if (strcmp(path_basename(t->libs[h->lib].path), path_basename(t->libs[lib].path)))
 		desc[2] = t->libs[lib].path;
+	/* the signature tells overloads apart, in one library (any of its files) */
+	if ((desc[0] || !desc[2]) && (sig = demangle_full(f->name)) && strcmp(sig, f->qualname))
+		desc[1] = sig;
 	for (k = 0; k < 3; k++) {
 		if (!desc[k])
 			continue;
@@ -304,7 +325,7 @@ static int distinct_name(const struct target *t, int lib, const struct elf_func 
 			cand = NULL;
 			goto out;
 		}
-		if (name_find(t, cand) < 0) {
+		if (name_holder(t, cand, lib, f) < 0) {
 			*out = cand;
 			cand = NULL;
 			err = 0;
@@ -325,7 +346,7 @@ static int distinct_name(const struct target *t, int lib, const struct elf_func 
 			num = NULL;
 			goto out;
 		}
-		if (name_find(t, num) < 0) {
+		if (name_holder(t, num, lib, f) < 0) {
 			*out = num;
 			num = NULL;
 			err = 0;
@@ -337,6 +358,23 @@ out:
 	free(cand);
 	free(sig);
 	return err;
+}
+
+/*
+ * Probe @i shares its name with the same function in other files of its library: all of them
+ * say their file in their events from now on.
+ */
+static void mark_other_files(struct target *t, int i)
+{
+	unsigned int m = t->names_cap - 1;
+	struct rprobe *p = &t->probes[i];
+
+	for (unsigned int h = name_hash(p->name) & m; t->names[h]; h = (h + 1) & m) {
+		struct rprobe *o = &t->probes[t->names[h] - 1];
+
+		if (o != p && !strcmp(o->name, p->name))
+			o->other_file = p->other_file = true;
+	}
 }
 
 static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, const char *matched,
@@ -367,12 +405,15 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, cons
 	else
 		free(base);
 	p->qualname = strdup(f->qualname);
-	if (err || !p->qualname || name_add(t, t->cnt)) {
+	p->symbol = strdup(f->name);
+	if (err || !p->qualname || !p->symbol || name_add(t, t->cnt)) {
 		free(p->name);
 		free(p->shared_name);
 		free(p->qualname);
+		free(p->symbol);
 		return err ?: -ENOMEM;
 	}
+	mark_other_files(t, t->cnt);
 	p->spec = spec;
 	p->lib = c->lib;
 	p->sym_off = f->file_off;

@@ -377,8 +377,15 @@ uint64_t consumer_value(const struct spyre_event *e, int src)
 	return 0;
 }
 
-/* The trace arguments of a probe's event, keys included; returns how many. */
-static int build_args(const struct probe_spec *s, const struct spyre_event *e,
+/* A probe's event's arguments at most: its own, the correlation, the file */
+#define EVENT_MAX_ARGS (PROBE_MAX_ARGS + 3)
+
+/*
+ * The trace arguments of probe @p's event, keys included; returns how many. A function traced
+ * in two files of its library has one name: its events say which file ("file").
+ */
+static int build_args(const struct consumer *c, const struct rprobe *p,
+		      const struct probe_spec *s, const struct spyre_event *e,
 		      struct trace_arg *args)
 {
 	int n = 0;
@@ -415,6 +422,12 @@ static int build_args(const struct probe_spec *s, const struct spyre_event *e,
 		args[n].u = consumer_value(e, s->key);
 		n++;
 	}
+	if (p->other_file) {
+		args[n].key = "file";
+		args[n].type = TA_STR;
+		args[n].s = c->t->libs[p->lib].path;
+		n++;
+	}
 	return n;
 }
 
@@ -427,15 +440,21 @@ static const struct trace_fmt *probe_fmt(struct consumer *c, uint32_t probe,
 					 const struct spyre_event *e)
 {
 	struct probe_out *o = &c->out[probe];
-	struct trace_arg args[PROBE_MAX_ARGS + 2];
-	const char *keys[PROBE_MAX_ARGS + 2];
+	struct trace_arg args[EVENT_MAX_ARGS];
+	const char *keys[EVENT_MAX_ARGS];
 	int n;
 
+	/* the same function came in another file since: its events say which file from now */
+	if (o->state == 1 && o->file != p->other_file) {
+		trace_fmt_free(&o->fmt);
+		o->state = 0;
+	}
 	if (o->state == 1)
 		return &o->fmt;
 	if (o->state < 0)
 		return NULL;
-	n = build_args(s, e, args);
+	o->file = p->other_file;
+	n = build_args(c, p, s, e, args);
 	for (int i = 0; i < n; i++)
 		keys[i] = args[i].key;
 	o->state = trace_fmt_init(&o->fmt, e->type == SPYRE_EV_INSTANT, s->cat, p->name, keys, n)
@@ -481,7 +500,7 @@ static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
 
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
-	struct trace_arg args[PROBE_MAX_ARGS + 2];
+	struct trace_arg args[EVENT_MAX_ARGS];
 	const struct trace_fmt *f;
 	const struct probe_spec *s;
 	const struct rprobe *p;
@@ -535,7 +554,7 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	if (s->dev == DEV_SUBMIT && thread_slot(c, e->tid)->tid)
 		thread_slot(c, e->tid)->submit = e->ts + e->dur;
 	if (c->tw) {
-		n = build_args(s, e, args);
+		n = build_args(c, p, s, e, args);
 		f = probe_fmt(c, e->probe, p, s, e);
 		/* a probe is either a span or an instant: the type of its first event holds */
 		if (f && f->instant == (e->type == SPYRE_EV_INSTANT))

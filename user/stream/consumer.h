@@ -44,6 +44,7 @@ struct pid_probe_stats {
 struct probe_out {
 	struct trace_fmt fmt;
 	int state;		/* 0: not yet, 1: fmt ready, -1: failed (generic path) */
+	bool file;		/* fmt has the "file" key (rprobe.other_file) */
 };
 
 struct consumer {
