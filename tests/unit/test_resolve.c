@@ -108,9 +108,9 @@ TEST(resolve_globs_offsets_and_reasons)
 	target_why_missing(&t, 3, why, sizeof(why));
 	CHECK(strstr(why, "no function matching 'fixture::nothing_here' in libfixture.so ("));
 	target_why_missing(&t, 4, why, sizeof(why));
-	/* the fixture's DT_SONAME is among the names mapped */
+	/* the files, by basename (their DT_SONAMEs are offered as near misses, not listed) */
 	CHECK(strstr(why, "no mapped library matches 'libmissing.so' (mapped: job, "
-		     "libfixture.so, libfixture.so.1, libc.so.6)"));
+		     "libfixture.so, libc.so.6)"));
 	/* the built-in table's lines (before user_from) may match nothing */
 	t.user_from = 4;
 	CHECK(!target_spec_missing(&t, 3));

@@ -125,7 +125,8 @@ char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
 
 /*
  * A series is per job and function name: the copies of a library in each container (one file
- * each, so probes of their own, with names made distinct) add up under the function's name.
+ * each, so probes of their own, sharing the function's name) add up under it, and so do the
+ * functions whose names were made distinct (sharedName).
  */
 static const char *prom_func(const struct rprobe *p)
 {

@@ -70,6 +70,9 @@ void target_free(struct target *t)
 	free(t->spec_shadowed);
 	for (int i = 0; i < t->nmapped; i++)
 		free(t->mapped[i]);
+	for (int i = 0; i < t->nalso; i++)
+		free(t->also[i]);
+	free(t->also);
 	free(t->mapped);
 	for (unsigned int i = 0; i < t->sonames_cap; i++)
 		free(t->sonames[i].soname);
@@ -577,20 +580,31 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	return c.added;
 }
 
-/* Remember a mapped file's basename (once) for the near misses of a library glob. */
-static void note_mapped(struct target *t, const char *base)
+/* Remember a name (once) in a list of names for the near misses of a library glob. */
+static void note_name(char ***v, int *n, size_t *cap, const char *name)
 {
 	/* a system-wide scan sees thousands of files: enough to suggest from */
-	if (t->nmapped >= 4096)
+	if (*n >= 4096)
 		return;
-	for (int i = 0; i < t->nmapped; i++)
-		if (!strcmp(t->mapped[i], base))
+	for (int i = 0; i < *n; i++)
+		if (!strcmp((*v)[i], name))
 			return;
-	if (array_reserve(&t->mapped, &t->mapped_cap, (size_t)t->nmapped + 1, sizeof(*t->mapped),
-			  64))
+	if (array_reserve(v, cap, (size_t)*n + 1, sizeof(**v), 64))
 		return;
-	if ((t->mapped[t->nmapped] = strdup(base)))
-		t->nmapped++;
+	if (((*v)[*n] = strdup(name)))
+		(*n)++;
+}
+
+/* A mapped file's basename: listed when a library glob matches none, and offered near */
+static void note_mapped(struct target *t, const char *base)
+{
+	note_name(&t->mapped, &t->nmapped, &t->mapped_cap, base);
+}
+
+/* Another name of a mapped file (DT_SONAME, alias): offered near, not listed */
+static void note_also(struct target *t, const char *name)
+{
+	note_name(&t->also, &t->nalso, &t->also_cap, name);
 }
 
 struct maps_ctx {
@@ -624,7 +638,7 @@ static int on_map(const struct map_entry *e, void *ctx)
 	soname = other_name(file_soname(c->t, open_path, e->dev_major, e->dev_minor, e->inode,
 					buf, sizeof(buf)), base, NULL);
 	if (soname)
-		note_mapped(c->t, soname);
+		note_also(c->t, soname);
 	for (int i = 0; i < c->t->table->cnt && !any; i++)
 		any = lib_matches(&c->t->table->specs[i], base) ||
 		      lib_matches(&c->t->table->specs[i], soname);
@@ -679,7 +693,7 @@ int target_add_lib(struct target *t, const char *path, const char *alias)
 	if (!alias)
 		alias = path_basename(path);
 	note_mapped(t, path_basename(real));
-	note_mapped(t, alias);
+	note_also(t, alias);
 	return resolve_lib(t, real, real, major(st.st_dev), minor(st.st_dev), st.st_ino, alias);
 }
 
@@ -794,6 +808,8 @@ const char *target_why_missing(const struct target *t, int s, char *buf, size_t 
 		PUT("no mapped library matches '%s'", sp->lib);
 		for (int i = 0; i < t->nmapped; i++)
 			nearmiss_offer(&m, sp->lib, t->mapped[i]);
+		for (int i = 0; i < t->nalso; i++)
+			nearmiss_offer(&m, sp->lib, t->also[i]);
 		/* what the user can pick from: the first few, the count */
 		for (int i = 0; i < t->nmapped && i < 6; i++)
 			PUT("%s%s", i ? ", " : " (mapped: ", t->mapped[i]);

@@ -97,10 +97,12 @@ struct target {
 	 */
 	int user_from;
 	const struct hit_costs *costs;	/* set: target_report prints each probe's cost */
-	char **mapped;		/* names of the mapped files seen (basenames, SONAMEs), each once,
-				 * for the near misses */
+	char **mapped;		/* basenames of the mapped files seen, each once (near misses) */
 	int nmapped;
 	size_t mapped_cap;
+	char **also;		/* their other names (DT_SONAME, alias), each once: near misses */
+	int nalso;
+	size_t also_cap;
 	/* system-wide: probes are attached again in later windows, after the process whose
 	 * map_files gave us the library may be gone; hold the library open instead */
 	bool pin_libs;
