@@ -95,3 +95,25 @@ n = {k: sum(e["name"] == "Py_GetVersion" for e in json.load(open(f"{d}/p{k}.json
 assert n[17] - n[0] == 17, n
 PY
 }
+
+@test "launch mode: a script's program is its interpreter, found through env" {
+	# Debian's python3 first in PATH (a shim that is itself a script would be the program)
+	printf '#!/usr/bin/env python3\nimport ctypes, sys\nfor _ in range(int(sys.argv[1])):\n    ctypes.pythonapi.Py_GetVersion()\n' \
+		>"$BATS_TEST_TMPDIR/job.py"
+	chmod +x "$BATS_TEST_TMPDIR/job.py"
+	local n
+	for n in 0 9; do
+		PATH=/usr/bin:/bin run "$TOOL" -q -o "$BATS_TEST_TMPDIR/p$n.json" --no-default \
+			--probe 'python3*:Py_GetVersion' -- "$BATS_TEST_TMPDIR/job.py" $n
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ "$output" != *"resolves nowhere"* ]]
+	done
+	python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+n = {k: sum(e["name"] == "Py_GetVersion" for e in json.load(open(f"{d}/p{k}.json"))["traceEvents"])
+     for k in (0, 9)}
+assert n[9] - n[0] == 9, n
+PY
+}

@@ -120,6 +120,17 @@ static int script_interp(const char *path, char *out, size_t len)
 	return err;
 }
 
+static bool is_elf(const char *path)
+{
+	unsigned char b[SELFMAG];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool elf = fd >= 0 && read(fd, b, sizeof(b)) == SELFMAG && !memcmp(b, ELFMAG, SELFMAG);
+
+	if (fd >= 0)
+		close(fd);
+	return elf;
+}
+
 int launch_find_image(const char *cmd, char *out, size_t len)
 {
 	char file[PATH_MAX];
@@ -128,9 +139,12 @@ int launch_find_image(const char *cmd, char *out, size_t len)
 	if (err)
 		return err;
 	err = script_interp(file, out, len);
-	if (err == -ENOEXEC)
-		return snprintf(out, len, "%s", file) >= (int)len ? -ENAMETOOLONG : 0;
-	return err;
+	if (err == -ENOEXEC && snprintf(out, len, "%s", file) >= (int)len)
+		return -ENAMETOOLONG;
+	if (err && err != -ENOEXEC)
+		return err;
+	/* a script whose interpreter is a script (a pyenv shim), or no program at all */
+	return is_elf(out) ? 0 : -ENOEXEC;
 }
 
 static bool has_interp(const char *exe)

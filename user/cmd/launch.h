@@ -22,7 +22,8 @@ void launch_abort(struct launch *l);
 
 /*
  * The program image CMD will run, found as execvp finds it: the file itself, or for a script
- * (#!) its interpreter (through env too). Returns 0 or -errno.
+ * (#!) its interpreter (through env too). Returns 0, -ENOEXEC when that is no ELF file (an
+ * interpreter that is a script itself is not followed), or -errno.
  */
 int launch_find_image(const char *cmd, char *out, size_t len);
 

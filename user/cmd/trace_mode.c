@@ -52,6 +52,9 @@ static int resolve_launched(struct target *t, char **argv)
 	int err;
 
 	err = launch_find_image(argv[0], exe, sizeof(exe));
+	/* a wrapper script run by a script: what it runs in the end is found by the rescan */
+	if (err == -ENOEXEC)
+		return 0;
 	if (err)
 		return err;
 	err = add_lib_cb(exe, path_basename(exe), t);
