@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * elfsym_foreach_mem(), elfsym_soname_mem() and demangle_qualname() on hostile bytes: the libraries come from the
- * traced process. An input starting with "_Z" is a symbol name for the demangler, anything else
- * an ELF image (ELF symbol names reach the demangler too, through elfsym).
+ * elfsym_foreach_mem(), elfsym_soname_mem() and demangle_qualname() on hostile bytes: the
+ * libraries come from the traced process. An input starting with "_Z" is a symbol name for the
+ * demangler, anything else an ELF image (ELF symbol names reach the demangler too, through
+ * elfsym).
  */
 #include <errno.h>
 
