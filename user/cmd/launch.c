@@ -98,7 +98,6 @@ static int script_interp(const char *path, char *out, size_t len)
 	char line[PATH_MAX + 2], *w, *save;
 	FILE *f = fopen(path, "re");
 	bool env = false;
-	int err = -ENOEXEC;
 
 	if (!f)
 		return -errno;
@@ -117,7 +116,7 @@ static int script_interp(const char *path, char *out, size_t len)
 		return env ? find_cmd(w, out, len) :
 		       snprintf(out, len, "%s", w) >= (int)len ? -ENAMETOOLONG : 0;
 	}
-	return err;
+	return -ENOEXEC;
 }
 
 static bool is_elf(const char *path)
