@@ -113,6 +113,34 @@ assert n == {parent: 40, child: 25}, n
 PY
 }
 
+@test "a followed child's device work: each arrow from its own process's launch to its own span, ids unique" {
+	"$TOOL" --help | grep -q -- '--follow' || skip "needs --follow"
+	# parent and child copy 4096 and 8192 bytes; the child goes on from the parent's op
+	# counter, so both use the same op ids at the same time
+	start_helper forkdev 30 "$BATS_TEST_TMPDIR/done.json"
+	start_tracer --follow -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	child=$(json_get "$BATS_TEST_TMPDIR/done.json" 'd["child"]')
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" "$child" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); parent = int(sys.argv[2]); child = int(sys.argv[3])
+corr = {p: {e["args"]["correlation"] for e in d["traceEvents"] if e["ph"] == "X"
+            and e["pid"] == p and e["name"].startswith(("aiuDataTransfer", "aiuLaunchCompute"))}
+        for p in (parent, child)}
+# 30 rounds of H2D, compute, D2H each, with op ids both processes use
+assert len(corr[parent]) == 90 and len(corr[child]) == 90, {p: len(c) for p, c in corr.items()}
+assert len(corr[parent] & corr[child]) >= 80, len(corr[parent] & corr[child])
+PY
+	# every launch of both: one arrow, to a span of its own process (its byte count)
+	python3 "$ROOT/tests/e2e/verify_flows.py" "$BATS_TEST_TMPDIR/t.json" \
+		--bytes "$JOB_PID:4096" --bytes "$child:8192" \
+		--min-arrows "$JOB_PID:90" --min-arrows "$child:90"
+	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+}
+
 @test "target execs a program without the runtime: tracer keeps waiting, trace valid on SIGINT" {
 	start_helper exec 30 "$BATS_TEST_TMPDIR/done.json" /bin/sleep 60
 	start_tracer --status -o "$BATS_TEST_TMPDIR/t.json"

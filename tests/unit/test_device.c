@@ -228,6 +228,32 @@ TEST(device_ops_are_per_process_and_arrow_ids_unique)
 	device_free(&d);
 }
 
+/* One stream address in two processes (a forked child's copy of its parent's): two queues. */
+TEST(device_same_stream_address_in_two_processes_is_two_tracks)
+{
+	struct trace_writer *tw = mem_trace();
+	const struct ev *a, *b;
+	struct device_tl d;
+	struct ev evs[32];
+	int n;
+
+	CHECK_EQ_INT(device_init(&d, tw), 0);
+	device_launch(&d, 10, 11, 1, 0xA, OP_COMPUTE, 0, BASE + 1000, BASE + 1000);
+	device_launch(&d, 20, 21, 2, 0xA, OP_COMPUTE, 0, BASE + 1100, BASE + 1100);
+	device_complete(&d, 10, 1, 0xA, BASE + 5000);
+	device_complete(&d, 20, 2, 0xA, BASE + 4000);
+	n = read_events(tw, evs, 32);
+	a = device_span(evs, n, 1);
+	b = device_span(evs, n, 2);
+	CHECK(a && b);
+	if (a && b) {
+		CHECK(a->tid != b->tid);
+		/* pid 20's kernel ran from its launch, not after pid 10's (which ended later) */
+		CHECK(b->ts == 1.1 && b->dur == 2.9);
+	}
+	device_free(&d);
+}
+
 TEST(device_concurrent_copies_get_lanes)
 {
 	struct trace_writer *tw = mem_trace();

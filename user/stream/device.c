@@ -145,6 +145,16 @@ static struct pending_op *insert(struct device_tl *d, uint32_t pid, uint64_t key
 	return &d->slots[h];
 }
 
+/*
+ * A stream is its id within its process: a forked child's streams can sit at its parent's
+ * addresses, and two processes' streams are two queues, never one track. The pid is folded
+ * into the id the stream table keys on (args.stream shows the slot, the launch the raw id).
+ */
+static uint64_t stream_of(uint32_t pid, uint64_t stream)
+{
+	return stream ^ (uint64_t)pid * 0x9e3779b97f4a7c15ull;
+}
+
 /* The tid of stream slot @s: past the copy lanes' 100-107 and 200-207 from 100 streams on. */
 static uint32_t stream_tid(int s)
 {
@@ -254,9 +264,9 @@ static int stream_index(struct device_tl *d, uint64_t stream, uint64_t ts)
 	return s;
 }
 
-void device_stream_destroy(struct device_tl *d, uint64_t stream, uint64_t ts)
+void device_stream_destroy(struct device_tl *d, uint32_t pid, uint64_t stream, uint64_t ts)
 {
-	int s = stream_find(d, stream);
+	int s = stream_find(d, stream_of(pid, stream));
 
 	if (s < 0 || d->streams[s].dead_ts)
 		return;
@@ -407,7 +417,7 @@ void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key
 	p = find(d, pid, key);
 	if (p && p->completed) {
 		/* the work finished before the launch call returned */
-		struct pending_op l = { .ts = ts, .submit = submit, .stream = stream,
+		struct pending_op l = { .ts = ts, .submit = submit, .stream = stream_of(pid, stream),
 					.bytes = bytes, .pid = pid, .tid = tid, .op = op };
 		uint64_t done = p->ts;
 
@@ -425,7 +435,7 @@ void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key
 	}
 	p->ts = ts;
 	p->submit = submit;
-	p->stream = stream;
+	p->stream = stream_of(pid, stream);
 	p->bytes = bytes;
 	p->pid = pid;
 	p->tid = tid;
@@ -457,7 +467,7 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 	if (!p)
 		return;
 	p->ts = ts;
-	p->stream = stream;
+	p->stream = stream_of(pid, stream);
 	p->pid = pid;
 	p->completed = 1;
 }
