@@ -140,11 +140,22 @@ corr = lambda ev: {e["args"]["correlation"] for e in ev if "correlation" in e.ge
 # both jobs counted their ops from 1: the ids collide (the case under test)
 assert len(ids(a) & ids(b)) > 50 and len(corr(a) & corr(b)) > 50
 PY
-	run "$TOOL" merge "$BATS_TEST_TMPDIR/r1.json" "$BATS_TEST_TMPDIR/r2.json" \
+	# the later one first: the other's time base is the merged one's, and an earlier base
+	# keeps every ts at or after 0
+	run "$TOOL" merge "$BATS_TEST_TMPDIR/r2.json" "$BATS_TEST_TMPDIR/r1.json" \
 		-o "$BATS_TEST_TMPDIR/m.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"arrow ids clash"* ]]
+	# correlations move past the other rank's correlations only, not past its arrow ids
+	python3 - "$BATS_TEST_TMPDIR/r1.json" "$BATS_TEST_TMPDIR/m.json" <<'PY'
+import json, sys
+r1, m = (json.load(open(p)) for p in sys.argv[1:3])
+top = max(e["args"]["correlation"] for e in r1["traceEvents"] if "correlation" in e.get("args", {}))
+mg = m["spyreMerged"]
+assert mg["correlationOffset"] == top + 1, (mg["correlationOffset"], top)
+assert mg["flowIdOffset"] > 10**15, mg["flowIdOffset"]
+PY
 	# every arrow of both ranks joins its own rank's launch to its own rank's copy
 	python3 "$ROOT/tests/e2e/verify_flows.py" "$BATS_TEST_TMPDIR/m.json" \
 		--bytes "$p1:4096" --bytes "$p2:8192" --min-arrows "$p1:100" --min-arrows "$p2:100"

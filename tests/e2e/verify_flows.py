@@ -21,6 +21,12 @@ def ns(us):
     return round(us * 1000)
 
 
+def base_name(e):
+    """A probe's name without the " (LIBRARY)" that system-wide tracing appends when several
+    libraries export the function."""
+    return e.get("name", "").split(" (/")[0]
+
+
 def arrows(events, bad):
     """[(launch, device span, s, f)] of every well-formed arrow; problems go to bad(msg)."""
     launch_at, span_at = {}, {}
@@ -30,7 +36,7 @@ def arrows(events, bad):
         ph = e.get("ph")
         if ph in ("s", "f") and e.get("cat") == "ac2g":
             flows[(e.get("name"), e.get("id"))][ph].append(e)
-        elif ph == "X" and e.get("name") in LAUNCHES:
+        elif ph == "X" and base_name(e) in LAUNCHES:
             launch_at[(e["pid"], e["tid"], ns(e["ts"]))] = e
         elif ph == "X" and e.get("cat") in DEVICE_CATS:
             span_at[(e["pid"], e["tid"], ns(e["ts"]))] = e

@@ -461,7 +461,6 @@ static bool same_flow(const struct flow *x, const struct flow *y)
 /* A flow id as Perfetto reads it: an integer of int64 range, or a string of hex digits. */
 static bool flow_id(const struct jv *v, uint64_t *out)
 {
-	const char *p;
 	char *end;
 
 	if (v && v->type == JV_STRING) {
@@ -471,16 +470,8 @@ static bool flow_id(const struct jv *v, uint64_t *out)
 		*out = strtoull(v->str.s, &end, 16);
 		return !*end && !errno;
 	}
-	if (!v || v->type != JV_NUMBER || v->num.d < -9.2e18 || v->num.d > 9.2e18)
+	if (!is_int(v) || v->num.d < -9.2e18 || v->num.d > 9.2e18)
 		return false;
-	p = v->num.raw;
-	if (*p == '-')
-		p++;
-	if (!*p)
-		return false;
-	for (; *p; p++)
-		if (*p < '0' || *p > '9')
-			return false;
 	*out = (uint64_t)(int64_t)strtoll(v->num.raw, NULL, 10);
 	return true;
 }
