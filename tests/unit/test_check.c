@@ -100,7 +100,7 @@ static const struct expect fixtures[] = {
 	{ "flow-no-cat.json", CK_FLOW_NO_CAT, 2, 4 },
 	{ "bad-args.json", CK_BAD_ARGS, 2, 3 },
 	{ "counter-args.json", CK_COUNTER, 4, 6 },
-	/* two processes' arrows with one id; not: a hex string id, the same id under another name */
+	/* two processes' arrows with one id; fine: a hex string id, one id under another name */
 	{ "flow-duplicate-id.json", CK_FLOW_DUP, 2, 12 },
 	{ "flow-invalid-id.json", CK_FLOW_BAD_ID, 2, 6 },
 	{ "flow-backwards.json", CK_FLOW_BACKWARDS, 1, 4 },

@@ -396,9 +396,11 @@ TEST(merge_of_two_of_ours_gives_every_arrow_its_own_id)
 	"{\"deviceProperties\":[{\"id\":0}],\"baseTimeNanoseconds\":" base ","			\
 	"\"spyreTracer\":{\"realtimeBaseNs\":" base "},\"traceEvents\":["			\
 	"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aiuLaunchComputeStream\","	\
-	"\"pid\":" pid ",\"tid\":" pid ",\"ts\":10.000,\"dur\":20.000,\"args\":{\"correlation\":5}},"\
+	"\"pid\":" pid ",\"tid\":" pid ",\"ts\":10.000,\"dur\":20.000,"			\
+	"\"args\":{\"correlation\":5}},"							\
 	"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aiuLaunchComputeStream\","	\
-	"\"pid\":" pid ",\"tid\":" pid ",\"ts\":40.000,\"dur\":20.000,\"args\":{\"correlation\":6}},"\
+	"\"pid\":" pid ",\"tid\":" pid ",\"ts\":40.000,\"dur\":20.000,"			\
+	"\"args\":{\"correlation\":6}},"							\
 	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"Spyre compute\",\"pid\":0,\"tid\":0,"	\
 	"\"ts\":35.000,\"dur\":10.000,\"args\":{\"device\":0,\"stream\":0,\"correlation\":5}},"	\
 	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"Spyre compute\",\"pid\":0,\"tid\":0,"	\

@@ -500,13 +500,17 @@ static void check_flow_group(struct ctx *c, const struct flow *g, size_t n)
 		return;
 	}
 	if (ns > 1 || nf > 1) {
-		/* the first of each binds; Perfetto drops the other starts and binds the other
-		 * finishes to the first start: arrows between the wrong slices */
-		for (size_t k = 0; k < n; k++)
-			if (&g[k] != s && &g[k] != f)
-				problem(c, CK_FLOW_DUP, g[k].idx, "flow id %s is used by %zu starts and "
-					"%zu finishes (Perfetto: flow_duplicate_id; one arrow per id)",
-					id, ns, nf);
+		/*
+		 * the first of each binds; Perfetto drops the other starts and binds the other
+		 * finishes to the first start: arrows between the wrong slices
+		 */
+		for (size_t k = 0; k < n; k++) {
+			if (&g[k] == s || &g[k] == f)
+				continue;
+			problem(c, CK_FLOW_DUP, g[k].idx, "flow id %s is used by %zu starts and "
+				"%zu finishes (Perfetto: flow_duplicate_id: one arrow an id)", id,
+				ns, nf);
+		}
 		return;
 	}
 	if (s->ts_ok && f->ts_ok && f->ts < s->ts)
@@ -613,8 +617,8 @@ static int check_metadata(struct ctx *c, size_t nev)
 			bool proc = name[0] == 'p';
 
 			if (!val || !val[0])
-				problem(c, CK_META_NAME, i, "%s without a non-empty string args.name "
-					"(Perfetto: json_parser_failure)", name);
+				problem(c, CK_META_NAME, i, "%s without a non-empty string "
+					"args.name (Perfetto: json_parser_failure)", name);
 
 			/* a process's name does not depend on the tid its M event carries */
 			m[n++] = (struct meta){ r->pid, proc ? 0 : r->tid, r->ts_ok ? r->ts : 0,

@@ -3,8 +3,9 @@
  * Merging works on the two DOMs: Kineto's events are written back as they were read (numbers
  * keep their exact text), ours are rewritten on the way out: ts shifted by an integer number
  * of ns (parsed from the decimal text, so no float rounding creeps in), device pids,
- * correlation ids and arrow ids moved where they would clash with Kineto's. Output is one event a line,
- * traceEvents last, like the tracer's own files, so `recover` can close a cut merge too.
+ * correlation ids and arrow ids moved where they would clash with Kineto's. Output is one
+ * event a line, traceEvents last, like the tracer's own files, so `recover` can close a cut
+ * merge too.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -417,8 +417,9 @@ void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key
 	p = find(d, pid, key);
 	if (p && p->completed) {
 		/* the work finished before the launch call returned */
-		struct pending_op l = { .ts = ts, .submit = submit, .stream = stream_of(pid, stream),
-					.bytes = bytes, .pid = pid, .tid = tid, .op = op };
+		struct pending_op l = { .ts = ts, .submit = submit,
+					.stream = stream_of(pid, stream), .bytes = bytes,
+					.pid = pid, .tid = tid, .op = op };
 		uint64_t done = p->ts;
 
 		erase(d, p);

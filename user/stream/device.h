@@ -42,7 +42,7 @@ struct pending_op {
 	uint64_t key;		/* 0 = empty slot; an op is (pid, key) */
 	uint64_t ts;		/* launch entry, or completion time for a completion-first entry */
 	uint64_t submit;	/* when the device can have it: the launch's submission (below) */
-	uint64_t stream;	/* stream_of(pid, raw stream value, e.g. the RuntimeStream pointer) */
+	uint64_t stream;	/* the raw stream value (RuntimeStream pointer) mixed with pid */
 	uint64_t bytes;
 	uint32_t pid, tid;	/* launching thread */
 	uint8_t op;		/* enum dev_op; OP_NONE for a completion-first entry */
@@ -60,7 +60,7 @@ struct device_stats {
 
 /* A device track of one stream (slot index = track). */
 struct dev_stream {
-	uint64_t id;		/* the stream's raw value mixed with its pid (device.c: stream_of) */
+	uint64_t id;		/* raw stream value mixed with its pid (device.c: stream_of) */
 	uint64_t end;		/* last device end on this track, kept across owners */
 	uint64_t dead_ts;	/* destroyed at (0: live); spans launched before still go here */
 	uint32_t listed;	/* in free_slots (a revived slot stays listed, skipped there) */
