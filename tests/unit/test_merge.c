@@ -464,3 +464,38 @@ out:
 	jv_free(r0);
 	jv_free(r1);
 }
+
+/* Our names at our ts 0, before the other trace's ts 0: at 0, not dropped by Perfetto's sorter. */
+TEST(merge_keeps_our_metadata_at_or_after_ts_0)
+{
+	static const char ours_text[] =
+		"{\"baseTimeNanoseconds\":1799178264001000000,\"spyreTracer\":{\"realtimeBaseNs\":"
+		"1799178264001000000},\"traceEvents\":["
+		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":7,\"ts\":0.000,"
+		"\"args\":{\"name\":\"train-0\"}},"
+		"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aiuMalloc\",\"pid\":7,"
+		"\"tid\":7,\"ts\":1500.000,\"dur\":1.5}]}";
+	static const char later_text[] =
+		"{\"deviceProperties\":[{\"id\":0}],\"baseTimeNanoseconds\":1799178264002000000,"
+		"\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\","
+		"\"pid\":7,\"tid\":7,\"ts\":400.0,\"dur\":200}]}";
+	struct jv *ours = parse_text(ours_text), *later = parse_text(later_text), *out;
+	struct check_result res;
+	struct merge_info mi;
+	char err[256];
+	int ret;
+
+	CHECK(ours && later);
+	if (!ours || !later)
+		goto out;
+	out = merge_mem(ours, later, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	CHECK_EQ_INT(mi.shift_ns, -1000000);
+	CHECK_STR(raw(jv_get(find(out, "M", "thread_name", 7, 7), "ts")), "0.000");
+	CHECK_STR(raw(jv_get(find(out, "X", "aiuMalloc", 7, 7), "ts")), "500.000");
+	CHECK_EQ_INT(check_doc(out, "merged", NULL, &res), 0);
+	jv_free(out);
+out:
+	jv_free(ours);
+	jv_free(later);
+}

@@ -386,7 +386,7 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 {
 	const char *ph, *name, *suffix = NULL;
 	int64_t pid = -1, tid = 0, to = 0, ts;
-	bool moved = false, has_tid, flow, own = false, adj;
+	bool moved = false, has_tid, flow, meta, own = false, adj;
 	const struct jv *c;
 	bool first = true;
 	size_t lane = 0;
@@ -418,6 +418,12 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 	}
 	adj = idx < m->nours && m->adj_o[idx].set;
 	flow = ph && (!strcmp(ph, "s") || !strcmp(ph, "f"));
+	/*
+	 * Names and labels written at our ts 0 land before the other trace's ts 0 when it began
+	 * later (a legacy export counts from the profiler's start): Perfetto's sorter drops every
+	 * event before 0, names included. Metadata has no time of its own: it goes to 0.
+	 */
+	meta = ph && !strcmp(ph, "M");
 	event_sep(m);
 	jw_raw(m->w, "{", 1);
 	jv_foreach(c, ev) {
@@ -429,7 +435,8 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 		if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && adj)
 			put_adjusted(m->w, &m->adj_o[idx], c->key);
 		else if (!strcmp(c->key, "ts") && us_ns(c, &ts))
-			jw_us_signed(m->w, ts + m->mi->shift_ns);
+			jw_us_signed(m->w, meta && ts + m->mi->shift_ns < 0 ? 0 :
+				     ts + m->mi->shift_ns);
 		else if (!strcmp(c->key, "pid") && moved)
 			jw_i64(m->w, to);
 		else if (!strcmp(c->key, "tid") && own)
