@@ -113,6 +113,57 @@ assert n == {parent: 40, child: 25}, n
 PY
 }
 
+# forkdev_arrows TRACE PARENT CHILD: flexhelper forkdev 30 traced into TRACE: parent and child
+# copy 4096 and 8192 bytes; the child goes on from the parent's op counter, so both use the
+# same op ids at the same time. Every launch of both has one arrow, to a span of its own
+# process (its byte count), each with an id of its own.
+forkdev_arrows() {
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); parent = int(sys.argv[2]); child = int(sys.argv[3])
+corr = {p: {e["args"]["correlation"] for e in d["traceEvents"] if e["ph"] == "X"
+            and e["pid"] == p and e["name"].startswith(("aiuDataTransfer", "aiuLaunchCompute"))}
+        for p in (parent, child)}
+# 30 rounds of H2D, compute, D2H each, with op ids both processes use
+assert len(corr[parent]) == 90 and len(corr[child]) == 90, {p: len(c) for p, c in corr.items()}
+assert len(corr[parent] & corr[child]) >= 80, len(corr[parent] & corr[child])
+PY
+	python3 "$ROOT/tests/e2e/verify_flows.py" "$1" --bytes "$2:4096" --bytes "$3:8192" \
+		--min-arrows "$2:90" --min-arrows "$3:90"
+	"$TOOL" check "$1"
+}
+
+@test "a followed child's device work: each arrow from its own process's launch to its own span, ids unique" {
+	"$TOOL" --help | grep -q -- '--follow' || skip "needs --follow"
+	start_helper forkdev 30 "$BATS_TEST_TMPDIR/done.json"
+	start_tracer --follow -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	forkdev_arrows "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" \
+		"$(json_get "$BATS_TEST_TMPDIR/done.json" 'd["child"]')"
+}
+
+@test "launch mode with --follow: a launched job and its child launching device work, arrows right" {
+	"$TOOL" --follow -q -o "$BATS_TEST_TMPDIR/t.json" -- "$FLEXHELPER" \
+		"$BATS_TEST_TMPDIR/job.ready" forkdev 30 "$BATS_TEST_TMPDIR/done.json" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/job.ready" 60
+	JOB_PID=$(cat "$BATS_TEST_TMPDIR/job.ready")
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json" 60
+	kill -TERM "$JOB_PID"
+	# the tracer ends with its target
+	TRACER_RC=0
+	wait "$TRACER_PID" || TRACER_RC=$?
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	forkdev_arrows "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" \
+		"$(json_get "$BATS_TEST_TMPDIR/done.json" 'd["child"]')"
+}
+
 @test "target execs a program without the runtime: tracer keeps waiting, trace valid on SIGINT" {
 	start_helper exec 30 "$BATS_TEST_TMPDIR/done.json" /bin/sleep 60
 	start_tracer --status -o "$BATS_TEST_TMPDIR/t.json"

@@ -152,6 +152,34 @@ PY
 	[ "$(ls "$OUT" | wc -l)" -le 2 ]
 }
 
+@test "fleet windows over three jobs: one arrow per id, each from its job's launch to its job's span" {
+	# alike jobs number their ops alike: op ids in flight at once in all three. Each copies
+	# its own byte count, so a span of the wrong job is seen
+	bg_job a --iters 20 --bytes 16384
+	bg_job b --iters 20 --bytes 32768
+	bg_job c --iters 20 --bytes 65536
+	"$TOOL" -a --sample-every 10 --window 2s --period 4s --output-dir "$OUT" -q -d 3 \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err"
+	local files=("$OUT"/*.json*)
+	[ "${#files[@]}" -eq 1 ]
+	gzip -dc "${files[0]}" >"$BATS_TEST_TMPDIR/w.json" 2>/dev/null ||
+		cp "${files[0]}" "$BATS_TEST_TMPDIR/w.json"
+	python3 - "$BATS_TEST_TMPDIR/w.json" "${EXTRA_PIDS[@]}" <<'PY'
+import itertools, json, sys
+d = json.load(open(sys.argv[1])); pids = [int(p) for p in sys.argv[2:]]
+corr = {p: {e["args"]["correlation"] for e in d["traceEvents"] if e["ph"] == "X"
+            and e["pid"] == p and "correlation" in e.get("args", {})} for p in pids}
+shared = sum(len(a & b) for a, b in itertools.combinations(corr.values(), 2))
+print("launches", {p: len(c) for p, c in corr.items()}, "op ids shared:", shared)
+assert shared > 0, "the jobs shared no op id: nothing tested"
+PY
+	python3 "$ROOT/tests/e2e/verify_flows.py" "$BATS_TEST_TMPDIR/w.json" \
+		--bytes "${EXTRA_PIDS[0]}:16384" --bytes "${EXTRA_PIDS[1]}:32768" \
+		--bytes "${EXTRA_PIDS[2]}:65536" --min-arrows "${EXTRA_PIDS[0]}:5" \
+		--min-arrows "${EXTRA_PIDS[1]}:5" --min-arrows "${EXTRA_PIDS[2]}:5"
+	"$TOOL" check "${files[0]}"
+}
+
 @test "with -v each window says what the output directory holds after rotation" {
 	bg_job v --iters 20
 	"$TOOL" -a --window 1s --period 1s --output-dir "$OUT" --max-files 1 -v -q -d 2.5 \

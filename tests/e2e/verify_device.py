@@ -10,6 +10,8 @@ import json
 import sys
 from collections import Counter, defaultdict
 
+import verify_flows
+
 LAUNCH_KIND = {
     "aiuDataTransferHtoD": ("gpu_memcpy", "Memcpy (HtoD)"),
     "aiuDataTransferDtoH": ("gpu_memcpy", "Memcpy (DtoH)"),
@@ -53,17 +55,13 @@ class Checker:
         self.nodev = []             # device spans without correlation
         self.syncs = defaultdict(list)  # (pid, tid, stream) -> [(ts, end)]
         self.submits = defaultdict(list)  # (pid, tid) -> [(ts, end)] of doorbell writes
-        self.flows = defaultdict(lambda: {"s": [], "f": []})
         self.pnames, self.tnames = {}, {}
         for i, e in enumerate(self.ev):
-            e["_i"] = i             # file order
             ph, name = e.get("ph"), e.get("name")
             if ph == "M" and name == "process_name":
                 self.pnames[e["pid"]] = e["args"]["name"]
             elif ph == "M" and name == "thread_name":
                 self.tnames[(e["pid"], e["tid"])] = e["args"]["name"]
-            elif ph in ("s", "f") and e.get("cat") == "ac2g":
-                self.flows[e.get("id")][ph].append(e)
             elif ph != "X":
                 continue
             elif e.get("cat") in ("kernel", "gpu_memcpy"):
@@ -189,37 +187,16 @@ class Checker:
                     break
 
     def check_flows(self):
-        nflow = 0
-        for fid, f in self.flows.items():
-            if len(f["s"]) != 1 or len(f["f"]) != 1:
-                self.bad(f"ac2g id {fid}: {len(f['s'])} starts, {len(f['f'])} finishes")
-                continue
-            s, fi = f["s"][0], f["f"][0]
-            nflow += 1
-            l = self.launches.get(fid)
-            spans = self.devspans.get(fid, [])
-            if l is None or len(spans) != 1:
-                self.bad(f"ac2g id {fid} does not join one launch to one device span")
-                continue
-            d = spans[0]
-            if (s["pid"], s["tid"]) != (l["pid"], l["tid"]):
-                self.bad(f"ac2g id {fid}: 's' on {s['pid']}/{s['tid']}, launch on "
-                         f"{l['pid']}/{l['tid']}")
-            if not ns(l["ts"]) <= ns(s["ts"]) <= ns(l["ts"]) + ns(l["dur"]):
-                self.bad(f"ac2g id {fid}: 's' at {s['ts']} is outside its launch "
-                         f"[{l['ts']}, +{l['dur']}]")
-            if fi.get("bp") != "e":
-                self.bad(f"ac2g id {fid}: 'f' without bp 'e'")
-            # a trace cut after an arrow but before its slices (tracer killed) cannot be
-            # recovered into a valid one: arrows are written after both slices, start first
-            if not l["_i"] < s["_i"] or not d["_i"] < s["_i"] or not s["_i"] < fi["_i"]:
-                self.bad(f"ac2g id {fid}: written in the order launch {l['_i']}, device span "
-                         f"{d['_i']}, 's' {s['_i']}, 'f' {fi['_i']}")
-            if (fi["pid"], fi["tid"]) != (d["pid"], d["tid"]) or ns(fi["ts"]) != ns(d["ts"]):
-                self.bad(f"ac2g id {fid}: 'f' at {fi['pid']}/{fi['tid']} {fi['ts']}, device "
-                         f"span at {d['pid']}/{d['tid']} {d['ts']}")
-        if nflow != len(self.launches):
-            self.bad(f"{nflow} ac2g arrows for {len(self.launches)} launches")
+        joined = set()
+        for l, d, s, fi in verify_flows.arrows(self.ev, self.bad):
+            corr = l["args"]["correlation"]
+            if self.launches.get(corr) is not l or self.devspans.get(corr) != [d]:
+                self.bad(f"ac2g id {s.get('id')} does not join one launch to one device span")
+            elif corr in joined:
+                self.bad(f"correlation {corr} has two ac2g arrows")
+            joined.add(corr)
+        if len(joined) != len(self.launches):
+            self.bad(f"{len(joined)} ac2g arrows for {len(self.launches)} launches")
 
     def check_counts(self, counts):
         calls = counts["calls"]

@@ -6,6 +6,10 @@
 //   flexhelper READY MODE ARGS...
 //     threads N K DONE    start N threads "late-<i>", each calls the runtime K times
 //     fork N M DONE       fork: the child calls getNumDevices M times, the parent N times
+//     forkdev N DONE      fork; then parent and child each copy in, compute and copy out on
+//                         a stream of their own N times, the parent 4096 bytes a copy, the
+//                         child 8192. The child goes on from the parent's op counter: both
+//                         use the same op ids (the launches' correlation ids)
 //     exec N DONE PROG... call getNumDevices N times, then exec PROG with its arguments
 //     tail N DONE         N times flexhelper_tail_outer, which jumps (a tail call) into
 //                         flexhelper_tail_inner: two traceable calls that return together
@@ -91,6 +95,26 @@ static void calls(long n)
 	for (long i = 0; i < n; i++)
 		if (flex::getNumDevices() != 1)
 			die("getNumDevices");
+}
+
+// N rounds of H2D, compute, D2H of @bytes on a new stream, each waited for.
+static void device_work(long n, size_t bytes)
+{
+	flex::FlexAllocator alloc(0);
+	flex::RuntimeStream stream(0, 1);
+	std::vector<char> host(bytes);
+	void *dev = alloc.allocate(bytes, 1);
+
+	if (!dev)
+		die("allocate");
+	for (long i = 0; i < n; i++) {
+		if (!stream.launchOperationH2D(dev, host.data(), bytes) ||
+		    !stream.launchOperationCompute("forkdev", dev, bytes / 4, 20000) ||
+		    !stream.launchOperationD2H(host.data(), dev, bytes))
+			die("launch");
+		stream.synchronize();
+	}
+	alloc.deallocate(dev);
 }
 
 static void worker(int index, long k)
@@ -188,7 +212,8 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: flexhelper READY threads N K DONE | fork N M DONE | "
-				"exec N DONE PROG [ARGS...] | tail N DONE | longjmp N DONE |\n"
+				"forkdev N DONE | exec N DONE PROG [ARGS...] | tail N DONE | "
+				"longjmp N DONE |\n"
 				"throw N DONE\n");
 		return 2;
 	}
@@ -234,6 +259,23 @@ int main(int argc, char **argv)
 		    WEXITSTATUS(status))
 			die("child");
 		write_atomic(argv[5], counts_json(",\"child\":" + std::to_string(child)));
+		linger();
+	} else if (mode == "forkdev" && argc == 5) {
+		long n = atol(argv[3]);
+		int status;
+		pid_t child = fork();
+
+		if (child < 0)
+			die("fork");
+		if (child == 0) {
+			device_work(n, 8192);
+			_exit(0);
+		}
+		device_work(n, 4096);
+		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			die("child");
+		write_atomic(argv[4], counts_json(",\"child\":" + std::to_string(child)));
 		linger();
 	} else if (mode == "tail" && argc == 5) {
 		for (long i = 0, n = atol(argv[3]); i < n; i++)

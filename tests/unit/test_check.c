@@ -94,11 +94,19 @@ static const struct expect fixtures[] = {
 	{ "sort-index.json", CK_SORT_INDEX, 3, 4 },
 	{ "metadata-order.json", CK_META_ORDER, 1, 4 },
 	{ "no-name.json", CK_NO_NAME, 2, 4 },
-	{ "negative-ts.json", CK_NEGATIVE_TS, 1, 4 },
+	/* every event before ts 0: Perfetto drops each */
+	{ "negative-ts.json", CK_NEGATIVE_TS, 3, 4 },
 	{ "instant-scope.json", CK_INSTANT_SCOPE, 2, 3 },
 	{ "flow-no-cat.json", CK_FLOW_NO_CAT, 2, 4 },
 	{ "bad-args.json", CK_BAD_ARGS, 2, 3 },
 	{ "counter-args.json", CK_COUNTER, 4, 6 },
+	/* two processes' arrows with one id; fine: a hex string id, one id under another name */
+	{ "flow-duplicate-id.json", CK_FLOW_DUP, 2, 12 },
+	{ "flow-invalid-id.json", CK_FLOW_BAD_ID, 2, 6 },
+	{ "flow-backwards.json", CK_FLOW_BACKWARDS, 1, 4 },
+	{ "flow-no-direction.json", CK_FLOW_NO_DIR, 2, 4 },
+	{ "metadata-no-name.json", CK_META_NAME, 3, 4 },
+	{ "too-deep.json", CK_TOO_DEEP, 2, 514 },
 };
 
 TEST(check_fixtures_find_exactly_their_problem)

@@ -14,7 +14,7 @@ struct ev {
 	char name[48];
 	char cat[24];
 	unsigned pid, tid;
-	double ts, dur, corr, bytes;
+	double ts, dur, corr, bytes, id;
 };
 
 /* Finish @tw and read back every event of the trace. */
@@ -56,7 +56,7 @@ static int read_events(struct trace_writer *tw, struct ev *out, int max)
 			jv_get_num(args, "bytes", &v->bytes);
 		}
 		if (v->ph == 's' || v->ph == 'f')
-			jv_get_num(e, "id", &v->corr);
+			jv_get_num(e, "id", &v->id);
 		n++;
 	}
 	jv_free(root);
@@ -77,6 +77,31 @@ static const struct ev *device_span(const struct ev *evs, int n, double corr)
 {
 	for (int i = 0; i < n; i++)
 		if (evs[i].ph == 'X' && evs[i].corr == corr)
+			return &evs[i];
+	return NULL;
+}
+
+/* The 'f' of the arrow that 's' @s starts (the only one with its id), NULL if none or several. */
+static const struct ev *flow_finish(const struct ev *evs, int n, const struct ev *s)
+{
+	const struct ev *f = NULL;
+
+	for (int i = 0; i < n; i++) {
+		if (evs[i].ph != 'f' || evs[i].id != s->id)
+			continue;
+		if (f)
+			return NULL;
+		f = &evs[i];
+	}
+	return f;
+}
+
+/* The device span an arrow's 'f' binds to: on its pid/tid, starting at its ts. */
+static const struct ev *span_at(const struct ev *evs, int n, const struct ev *f)
+{
+	for (int i = 0; i < n; i++)
+		if (evs[i].ph == 'X' && evs[i].pid == f->pid && evs[i].tid == f->tid &&
+		    evs[i].ts == f->ts)
 			return &evs[i];
 	return NULL;
 }
@@ -129,23 +154,103 @@ TEST(device_spans_serialize_per_stream_and_flows_link)
 	CHECK_EQ_INT(c->tid, 100);		/* first HtoD lane: tid = 100 * kind (1) + lane */
 	for (int i = 0; i < n; i++) {
 		if (evs[i].ph == 's') {
+			const struct ev *f = flow_finish(evs, n, &evs[i]);
+			const struct ev *sp = f ? span_at(evs, n, f) : NULL;
+
 			flows_s++;
+			CHECK(sp);
+			if (!sp)
+				continue;
 			/* the arrow leaves the launch's thread at the launch time */
 			CHECK_EQ_INT(evs[i].pid, 10);
-			CHECK(evs[i].corr != 3 || evs[i].ts == 2.0);
-			CHECK(evs[i].corr != 1 || evs[i].ts == 1.0);
+			CHECK(sp->corr != 3 || evs[i].ts == 2.0);
+			CHECK(sp->corr != 1 || evs[i].ts == 1.0);
+			/* ids are their own sequence, not the correlation */
+			CHECK(evs[i].id == (double)(DEVICE_FLOW_ID_BASE + flows_s));
 		}
-		if (evs[i].ph == 'f') {
-			const struct ev *sp = device_span(evs, n, evs[i].corr);
-
+		if (evs[i].ph == 'f')
 			flows_f++;
-			CHECK(sp && sp->ts == evs[i].ts && sp->tid == evs[i].tid);
-		}
 	}
 	c = device_span(evs, n, 5);
 	CHECK(c && c->ts == 3.0 && c->dur == 0.5);
 	CHECK_EQ_INT(flows_s, 4);
 	CHECK_EQ_INT(flows_f, 4);
+	device_free(&d);
+}
+
+/*
+ * Two processes with the same op ids in flight at once (jobs started alike, a forked child
+ * going on from its parent's counter): each completion goes to its own process's launch, and
+ * every arrow has an id of its own.
+ */
+TEST(device_ops_are_per_process_and_arrow_ids_unique)
+{
+	struct trace_writer *tw = mem_trace();
+	struct device_tl d;
+	struct ev evs[64];
+	double ids[8];
+	int n, ns = 0;
+
+	CHECK_EQ_INT(device_init(&d, tw), 0);
+	/* pid 10 copies 1000 bytes, pid 20 2000, both as op 7, then both as op 8 */
+	device_launch(&d, 10, 11, 7, 0xA, OP_H2D, 1000, BASE + 1000, BASE + 1000);
+	device_launch(&d, 20, 21, 7, 0xB, OP_H2D, 2000, BASE + 1100, BASE + 1100);
+	device_complete(&d, 20, 7, 0xB, BASE + 3000);
+	device_complete(&d, 10, 7, 0xA, BASE + 4000);
+	device_complete(&d, 10, 8, 0xA, BASE + 5000);	/* before its launch record */
+	device_launch(&d, 20, 21, 8, 0xB, OP_D2H, 2000, BASE + 4500, BASE + 4500);
+	device_launch(&d, 10, 11, 8, 0xA, OP_D2H, 1000, BASE + 4600, BASE + 4600);
+	device_complete(&d, 20, 8, 0xB, BASE + 6000);
+	device_finish(&d);
+	CHECK_EQ_INT(d.st.matched, 4);
+	CHECK_EQ_INT(d.st.launches_unmatched, 0);
+	CHECK_EQ_INT(d.st.completions_unmatched, 0);
+	n = read_events(tw, evs, 64);
+	for (int i = 0; i < n; i++) {
+		const struct ev *f, *sp;
+
+		if (evs[i].ph != 's')
+			continue;
+		f = flow_finish(evs, n, &evs[i]);
+		sp = f ? span_at(evs, n, f) : NULL;
+		CHECK(sp);
+		if (!sp || ns == 8)
+			continue;
+		/* the span of the launching process: its byte count, its completion time */
+		CHECK(sp->bytes == (evs[i].pid == 10 ? 1000 : 2000));
+		if (sp->corr == 7)
+			CHECK(sp->ts + sp->dur == (evs[i].pid == 10 ? 4.0 : 3.0));
+		for (int k = 0; k < ns; k++)
+			CHECK(ids[k] != evs[i].id);
+		ids[ns++] = evs[i].id;
+	}
+	CHECK_EQ_INT(ns, 4);
+	device_free(&d);
+}
+
+/* One stream address in two processes (a forked child's copy of its parent's): two queues. */
+TEST(device_same_stream_address_in_two_processes_is_two_tracks)
+{
+	struct trace_writer *tw = mem_trace();
+	const struct ev *a, *b;
+	struct device_tl d;
+	struct ev evs[32];
+	int n;
+
+	CHECK_EQ_INT(device_init(&d, tw), 0);
+	device_launch(&d, 10, 11, 1, 0xA, OP_COMPUTE, 0, BASE + 1000, BASE + 1000);
+	device_launch(&d, 20, 21, 2, 0xA, OP_COMPUTE, 0, BASE + 1100, BASE + 1100);
+	device_complete(&d, 10, 1, 0xA, BASE + 5000);
+	device_complete(&d, 20, 2, 0xA, BASE + 4000);
+	n = read_events(tw, evs, 32);
+	a = device_span(evs, n, 1);
+	b = device_span(evs, n, 2);
+	CHECK(a && b);
+	if (a && b) {
+		CHECK(a->tid != b->tid);
+		/* pid 20's kernel ran from its launch, not after pid 10's (which ended later) */
+		CHECK(b->ts == 1.1 && b->dur == 2.9);
+	}
 	device_free(&d);
 }
 

@@ -100,11 +100,11 @@ TEST(device_destroyed_streams_free_their_tracks)
 		device_launch(&d, 10, 11, i, st, OP_COMPUTE, 0, t, t);
 		device_complete(&d, 10, i, st, t + 500);
 		if (i > 1)
-			device_stream_destroy(&d, st - 64, t + 600);
+			device_stream_destroy(&d, 10, st - 64, t + 600);
 		t += 1000;
 	}
 	/* a launch from before its stream's end that reaches us after the destroy: same track */
-	device_stream_destroy(&d, 0x100000 + 1000 * 64, t);
+	device_stream_destroy(&d, 10, 0x100000 + 1000 * 64, t);
 	device_launch(&d, 10, 12, 5000, 0x100000 + 1000 * 64, OP_COMPUTE, 0, t - 100, t - 100);
 	device_complete(&d, 10, 5000, 0x100000 + 1000 * 64, t + 50);
 	device_finish(&d);

@@ -384,3 +384,118 @@ out_free:
 	jv_free(ours);
 	jv_free(kin);
 }
+
+/*
+ * Two ranks of ours: the same op ids (correlations 5 and 6) and the same arrow ids. The merged
+ * trace keeps one arrow per id: ours move past the other rank's, and still join each launch to
+ * its own device span.
+ */
+TEST(merge_of_two_of_ours_gives_every_arrow_its_own_id)
+{
+#define RANK(pid, base)										\
+	"{\"deviceProperties\":[{\"id\":0}],\"baseTimeNanoseconds\":" base ","			\
+	"\"spyreTracer\":{\"realtimeBaseNs\":" base "},\"traceEvents\":["			\
+	"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aiuLaunchComputeStream\","	\
+	"\"pid\":" pid ",\"tid\":" pid ",\"ts\":10.000,\"dur\":20.000,"			\
+	"\"args\":{\"correlation\":5}},"							\
+	"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aiuLaunchComputeStream\","	\
+	"\"pid\":" pid ",\"tid\":" pid ",\"ts\":40.000,\"dur\":20.000,"			\
+	"\"args\":{\"correlation\":6}},"							\
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"Spyre compute\",\"pid\":0,\"tid\":0,"	\
+	"\"ts\":35.000,\"dur\":10.000,\"args\":{\"device\":0,\"stream\":0,\"correlation\":5}},"	\
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"Spyre compute\",\"pid\":0,\"tid\":0,"	\
+	"\"ts\":65.000,\"dur\":10.000,\"args\":{\"device\":0,\"stream\":0,\"correlation\":6}},"	\
+	"{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1000000000000001,\"pid\":" pid	\
+	",\"tid\":" pid ",\"ts\":10.000},"							\
+	"{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1000000000000001,\"pid\":0,"	\
+	"\"tid\":0,\"ts\":35.000,\"bp\":\"e\"},"						\
+	"{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1000000000000002,\"pid\":" pid	\
+	",\"tid\":" pid ",\"ts\":40.000},"							\
+	"{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1000000000000002,\"pid\":0,"	\
+	"\"tid\":0,\"ts\":65.000,\"bp\":\"e\"}]}"
+	struct jv *r0 = parse_text(RANK("100", "1799178264001000000"));
+	struct jv *r1 = parse_text(RANK("200", "1799178264000000000"));
+#undef RANK
+	struct check_result res;
+	struct merge_info mi;
+	const struct jv *ev;
+	struct jv *out;
+	char err[256];
+	int ret;
+
+	CHECK(r0 && r1);
+	if (!r0 || !r1)
+		goto out;
+	/* each alone is clean; merged without the move, the two ranks' arrows would share ids */
+	CHECK_EQ_INT(check_doc(r0, "r0", NULL, &res), 0);
+	out = merge_mem(r0, r1, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	CHECK(out != NULL);
+	if (!out)
+		goto out;
+	CHECK_EQ_INT(mi.flow_offset, 1000000000000003ull);
+	CHECK_EQ_INT(mi.corr_offset, 7);
+	CHECK_STR(raw(jv_get(jv_get(out, "spyreMerged"), "flowIdOffset")), "1000000000000003");
+	/* our arrows: from our launch (pid 100) to our device, moved to pid 1 */
+	ev = find(out, "s", "ac2g", 100, 100);
+	CHECK(ev == NULL);	/* two */
+	CHECK_EQ_INT(count_ph(out, "s", "ac2g", 100), 2);
+	ev = find(out, "f", "ac2g", 1, 0);
+	CHECK(ev == NULL);
+	CHECK_EQ_INT(count_ph(out, "f", "ac2g", 1), 2);
+	jv_foreach(ev, jv_get(out, "traceEvents")) {
+		const char *ph = jv_get_str(ev, "ph");
+		double pid = -1;
+
+		jv_get_num(ev, "pid", &pid);
+		if (strcmp(ph, "s") && strcmp(ph, "f"))
+			continue;
+		if (pid == 100 || pid == 1)
+			CHECK(!strcmp(raw(jv_get(ev, "id")), "2000000000000004") ||
+			      !strcmp(raw(jv_get(ev, "id")), "2000000000000005"));
+		else
+			CHECK(!strcmp(raw(jv_get(ev, "id")), "1000000000000001") ||
+			      !strcmp(raw(jv_get(ev, "id")), "1000000000000002"));
+	}
+	CHECK_EQ_INT(check_doc(out, "merged", NULL, &res), 0);
+	CHECK_EQ_INT(res.by_kind[CK_FLOW_DUP], 0);
+	jv_free(out);
+out:
+	jv_free(r0);
+	jv_free(r1);
+}
+
+/* Our names at our ts 0, before the other trace's ts 0: at 0, not dropped by Perfetto's sorter. */
+TEST(merge_keeps_our_metadata_at_or_after_ts_0)
+{
+	static const char ours_text[] =
+		"{\"baseTimeNanoseconds\":1799178264001000000,\"spyreTracer\":{\"realtimeBaseNs\":"
+		"1799178264001000000},\"traceEvents\":["
+		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":7,\"ts\":0.000,"
+		"\"args\":{\"name\":\"train-0\"}},"
+		"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aiuMalloc\",\"pid\":7,"
+		"\"tid\":7,\"ts\":1500.000,\"dur\":1.5}]}";
+	static const char later_text[] =
+		"{\"deviceProperties\":[{\"id\":0}],\"baseTimeNanoseconds\":1799178264002000000,"
+		"\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\","
+		"\"pid\":7,\"tid\":7,\"ts\":400.0,\"dur\":200}]}";
+	struct jv *ours = parse_text(ours_text), *later = parse_text(later_text), *out;
+	struct check_result res;
+	struct merge_info mi;
+	char err[256];
+	int ret;
+
+	CHECK(ours && later);
+	if (!ours || !later)
+		goto out;
+	out = merge_mem(ours, later, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	CHECK_EQ_INT(mi.shift_ns, -1000000);
+	CHECK_STR(raw(jv_get(find(out, "M", "thread_name", 7, 7), "ts")), "0.000");
+	CHECK_STR(raw(jv_get(find(out, "X", "aiuMalloc", 7, 7), "ts")), "500.000");
+	CHECK_EQ_INT(check_doc(out, "merged", NULL, &res), 0);
+	jv_free(out);
+out:
+	jv_free(ours);
+	jv_free(later);
+}

@@ -45,6 +45,12 @@ static const char *const kind_names[CK_NKINDS] = {
 	[CK_FLOW_NO_CAT] = "flow-no-cat",
 	[CK_BAD_ARGS] = "bad-args",
 	[CK_COUNTER] = "counter-args",
+	[CK_FLOW_DUP] = "flow-duplicate-id",
+	[CK_FLOW_BAD_ID] = "flow-invalid-id",
+	[CK_FLOW_BACKWARDS] = "flow-backwards",
+	[CK_FLOW_NO_DIR] = "flow-no-direction",
+	[CK_META_NAME] = "metadata-no-name",
+	[CK_TOO_DEEP] = "too-deep",
 };
 
 const char *check_kind_name(enum check_kind k)
@@ -161,6 +167,11 @@ static bool is_int(const struct jv *v)
 	return true;
 }
 
+static bool is_true(const struct jv *v)
+{
+	return v && v->type == JV_BOOL && v->b;
+}
+
 /* µs as written in the trace -> integer ns, the resolution the writer has. */
 static bool us_to_ns(const struct jv *v, int64_t *out)
 {
@@ -231,10 +242,13 @@ static void check_event(struct ctx *c, size_t i)
 		problem(c, CK_NO_TS, i, "ts is not a number in range");
 	else
 		r->ts_ok = true;
-	/* its overlap pass starts every pid/tid at ts 0 and asserts that ts never goes back */
-	if (r->ts_ok && r->ph == 'X' && r->ts < 0)
-		problem(c, CK_NEGATIVE_TS, i, "X event before ts 0 (aiu-trace-analyzer fails an "
-			"assertion on it)");
+	/*
+	 * Perfetto's sorter drops every event before ts 0; aiu-trace-analyzer's overlap pass
+	 * starts every pid/tid at ts 0 and asserts that ts never goes back
+	 */
+	if (r->ts_ok && r->ts < 0)
+		problem(c, CK_NEGATIVE_TS, i, "ts before 0 (Perfetto drops the event%s)",
+			r->ph == 'X' ? ", aiu-trace-analyzer fails an assertion on it" : "");
 
 	/* aiu-trace-analyzer indexes these members unconditionally: KeyError when absent */
 	if (!jv_get_str(ev, "name"))
@@ -295,6 +309,11 @@ static void check_event(struct ctx *c, size_t i)
 		if (missing[0])
 			problem(c, CK_CMPT_EXEC, i, "\"* Cmpt Exec\" event without args %s", missing);
 	}
+	/* a flow v2 end (what Perfetto reads of X events): it must say its direction */
+	if (r->ph == 'X' && jv_get(ev, "bind_id") && !is_true(jv_get(ev, "flow_in")) &&
+	    !is_true(jv_get(ev, "flow_out")))
+		problem(c, CK_FLOW_NO_DIR, i, "bind_id without flow_in or flow_out (Perfetto "
+			"draws no arrow)");
 	if (r->ph == 'f') {
 		const char *bp = jv_get_str(ev, "bp");
 
@@ -371,6 +390,11 @@ static int check_overlaps(struct ctx *c, struct span *sp, size_t n)
 			/* leave it out of the nesting: the rest is judged against the parents */
 			continue;
 		}
+		if (depth >= CHECK_MAX_DEPTH) {
+			problem(c, CK_TOO_DEEP, s->idx, "nested %d deep on its pid/tid: Perfetto "
+				"drops slices past depth %d", CHECK_MAX_DEPTH + 1, CHECK_MAX_DEPTH);
+			continue;
+		}
 		stack[depth++] = i;
 	}
 	free(stack);
@@ -401,10 +425,16 @@ static bool on_span(const struct span *sp, const int64_t *pmax, size_t n, int64_
 
 /* --- flows ------------------------------------------------------------------------------------ */
 
+/*
+ * Perfetto's JSON importer keys an arrow (flow v1) on its cat, name and id, the id being an
+ * integer or a hex string; aiu-trace-analyzer pairs on cat and id.
+ */
 struct flow {
-	const char *cat, *id;
-	bool id_str;
+	const char *cat, *name;
+	uint64_t id;
+	int64_t ts;
 	char ph;
+	bool ts_ok;
 	uint32_t idx;
 };
 
@@ -415,12 +445,77 @@ static int flow_cmp(const void *a, const void *b)
 
 	if (r)
 		return r;
-	if (x->id_str != y->id_str)
-		return x->id_str ? 1 : -1;
-	r = strcmp(x->id, y->id);
+	r = strcmp(x->name, y->name);
 	if (r)
 		return r;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static bool same_flow(const struct flow *x, const struct flow *y)
+{
+	return x->id == y->id && !strcmp(x->cat, y->cat) && !strcmp(x->name, y->name);
+}
+
+/* A flow id as Perfetto reads it: an integer of int64 range, or a string of hex digits. */
+static bool flow_id(const struct jv *v, uint64_t *out)
+{
+	char *end;
+
+	if (v && v->type == JV_STRING) {
+		if (!v->str.s[0])
+			return false;
+		errno = 0;
+		*out = strtoull(v->str.s, &end, 16);
+		return !*end && !errno;
+	}
+	if (!is_int(v) || v->num.d < -9.2e18 || v->num.d > 9.2e18)
+		return false;
+	*out = (uint64_t)(int64_t)strtoll(v->num.raw, NULL, 10);
+	return true;
+}
+
+/* One cat, name and id: one start and one finish, the finish not earlier. */
+static void check_flow_group(struct ctx *c, const struct flow *g, size_t n)
+{
+	size_t ns = 0, nf = 0;
+	const struct flow *s = NULL, *f = NULL;
+	char id[24];
+
+	for (size_t k = 0; k < n; k++) {
+		if (g[k].ph == 's') {
+			ns++;
+			s = s ? s : &g[k];
+		} else {
+			nf++;
+			f = f ? f : &g[k];
+		}
+	}
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)g->id);
+	if (!ns || !nf) {
+		for (size_t k = 0; k < n; k++)
+			problem(c, CK_FLOW_UNMATCHED, g[k].idx, "flow %s id %s has no %s", ns ?
+				"start" : "finish", id, ns ? "finish ('f')" : "start ('s')");
+		return;
+	}
+	if (ns > 1 || nf > 1) {
+		/*
+		 * the first of each binds; Perfetto drops the other starts and binds the other
+		 * finishes to the first start: arrows between the wrong slices
+		 */
+		for (size_t k = 0; k < n; k++) {
+			if (&g[k] == s || &g[k] == f)
+				continue;
+			problem(c, CK_FLOW_DUP, g[k].idx, "flow id %s is used by %zu starts and "
+				"%zu finishes (Perfetto: flow_duplicate_id: one arrow an id)", id,
+				ns, nf);
+		}
+		return;
+	}
+	if (s->ts_ok && f->ts_ok && f->ts < s->ts)
+		problem(c, CK_FLOW_BACKWARDS, f->idx, "flow finish before its start (event %u): "
+			"Perfetto reads events in time order and drops the arrow", s->idx);
 }
 
 static int check_flows(struct ctx *c, size_t nev, const struct span *sp, const int64_t *pmax,
@@ -443,39 +538,31 @@ static int check_flows(struct ctx *c, size_t nev, const struct span *sp, const i
 				"flow %s is not inside any X event of its pid/tid (the arrow "
 				"has no slice to bind to)", r->ph == 's' ? "start" : "finish");
 		id = jv_get(r->ev, "id");
-		if (!id || (id->type != JV_NUMBER && id->type != JV_STRING)) {
+		if (!id) {
 			problem(c, CK_FLOW_UNMATCHED, i, "flow event without an id");
 			continue;
 		}
-		fl[n].cat = jv_get_str(r->ev, "cat");
-		if (!fl[n].cat)
-			fl[n].cat = "";
-		fl[n].id_str = id->type == JV_STRING;
-		fl[n].id = fl[n].id_str ? id->str.s : id->num.raw;
+		if (!flow_id(id, &fl[n].id)) {
+			char t[40];
+
+			value_text(t, sizeof(t), id);
+			problem(c, CK_FLOW_BAD_ID, i, "flow id %s is neither an integer nor a hex "
+				"string (Perfetto: flow_invalid_id)", t);
+			continue;
+		}
+		fl[n].cat = jv_get_str(r->ev, "cat") ?: "";
+		fl[n].name = jv_get_str(r->ev, "name") ?: "";
+		fl[n].ts = r->ts;
+		fl[n].ts_ok = r->ts_ok;
 		fl[n].ph = r->ph;
 		fl[n].idx = (uint32_t)i;
 		n++;
 	}
 	qsort(fl, n, sizeof(*fl), flow_cmp);
 	for (i = 0; i < n; i = j) {
-		size_t ns = 0, nf = 0;
-
-		for (j = i; j < n && !strcmp(fl[j].cat, fl[i].cat) &&
-			    fl[j].id_str == fl[i].id_str && !strcmp(fl[j].id, fl[i].id); j++) {
-			if (fl[j].ph == 's')
-				ns++;
-			else
-				nf++;
-		}
-		if (ns && nf)
-			continue;
-		for (size_t k = i; k < j; k++) {
-			char id[40];
-
-			clean(id, sizeof(id), fl[k].id);
-			problem(c, CK_FLOW_UNMATCHED, fl[k].idx, "flow %s id %s has no %s", ns ?
-				"start" : "finish", id, ns ? "finish ('f')" : "start ('s')");
-		}
+		for (j = i + 1; j < n && same_flow(&fl[j], &fl[i]); j++)
+			;
+		check_flow_group(c, &fl[i], j - i);
 	}
 	free(fl);
 	return 0;
@@ -528,6 +615,10 @@ static int check_metadata(struct ctx *c, size_t nev)
 		if (name && (!strcmp(name, "process_name") || !strcmp(name, "thread_name"))) {
 			const char *val = jv_get_str(jv_get(r->ev, "args"), "name");
 			bool proc = name[0] == 'p';
+
+			if (!val || !val[0])
+				problem(c, CK_META_NAME, i, "%s without a non-empty string "
+					"args.name (Perfetto: json_parser_failure)", name);
 
 			/* a process's name does not depend on the tid its M event carries */
 			m[n++] = (struct meta){ r->pid, proc ? 0 : r->tid, r->ts_ok ? r->ts : 0,

@@ -12,6 +12,9 @@ struct jv;
 /* Exit codes per env.h: 0 clean, EXIT_CHECK problems found, others for unreadable input. */
 int cmd_check(const char *path);
 
+/* X events nested on one pid/tid that Perfetto keeps (its SliceTracker::kMaxDepth) */
+#define CHECK_MAX_DEPTH		512
+
 /* Problem lines printed; the rest are only counted. */
 #define CHECK_MAX_LINES		50
 
@@ -37,11 +40,17 @@ enum check_kind {
 	CK_SORT_INDEX,		/* *_sort_index whose args.sort_index is not an integer */
 	CK_META_ORDER,		/* M events of one pid/tid with decreasing ts */
 	CK_NO_NAME,		/* event without a string name */
-	CK_NEGATIVE_TS,		/* X event with ts < 0 */
+	CK_NEGATIVE_TS,		/* event with ts < 0 */
 	CK_INSTANT_SCOPE,	/* i/I event without a string s (scope) */
 	CK_FLOW_NO_CAT,		/* s/f event without a string cat */
 	CK_BAD_ARGS,		/* args present but not an object */
 	CK_COUNTER,		/* C event without args, or with a member that is not a number */
+	CK_FLOW_DUP,		/* more than one s, or more than one f, with one cat, name and id */
+	CK_FLOW_BAD_ID,		/* flow id neither an integer nor a hex string */
+	CK_FLOW_BACKWARDS,	/* f earlier than its s */
+	CK_FLOW_NO_DIR,		/* bind_id without flow_in or flow_out */
+	CK_META_NAME,		/* process_name/thread_name without a non-empty string args.name */
+	CK_TOO_DEEP,		/* X nested deeper than Perfetto keeps (CHECK_MAX_DEPTH) */
 	CK_NKINDS
 };
 

@@ -2,9 +2,10 @@
 /*
  * Merging works on the two DOMs: Kineto's events are written back as they were read (numbers
  * keep their exact text), ours are rewritten on the way out: ts shifted by an integer number
- * of ns (parsed from the decimal text, so no float rounding creeps in), device pids and
- * correlation ids moved where they would clash with Kineto's. Output is one event a line,
- * traceEvents last, like the tracer's own files, so `recover` can close a cut merge too.
+ * of ns (parsed from the decimal text, so no float rounding creeps in), device pids,
+ * correlation ids and arrow ids moved where they would clash with Kineto's. Output is one
+ * event a line, traceEvents last, like the tracer's own files, so `recover` can close a cut
+ * merge too.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -130,7 +131,8 @@ static int64_t lane_key(int64_t pid, int64_t tid)
 struct side {
 	const struct jv *events;	/* the traceEvents array */
 	struct intset pids;		/* every integer pid */
-	struct intset ids;		/* correlation and flow ids */
+	struct intset corrs;		/* args.correlation values */
+	struct intset flows;		/* s/f ids */
 	struct intset named_pids;	/* pids with a process_name */
 	struct intset named_lanes;	/* (pid, tid) with a thread_name */
 	struct intset dev_pids;		/* pids holding device work */
@@ -138,7 +140,7 @@ struct side {
 	bool string_pid;		/* some event has a string pid ("CPU functions") */
 	double first_us, last_us;	/* X events, on the side's own time base */
 	bool have_x;
-	uint64_t max_id;
+	uint64_t max_corr, max_flow;
 };
 
 static bool is_device_cat(const char *cat)
@@ -173,14 +175,14 @@ static int scan(struct side *s, const struct jv *events)
 		if (has_pid)
 			err = err ?: intset_append(&s->pids, pid);
 		if (raw_u64(jv_get(args, "correlation"), &id)) {
-			err = err ?: intset_append(&s->ids, (int64_t)(id & INT64_MAX));
-			if (id > s->max_id)
-				s->max_id = id;
+			err = err ?: intset_append(&s->corrs, (int64_t)(id & INT64_MAX));
+			if (id > s->max_corr)
+				s->max_corr = id;
 		}
 		if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && raw_u64(jv_get(ev, "id"), &id)) {
-			err = err ?: intset_append(&s->ids, (int64_t)(id & INT64_MAX));
-			if (id > s->max_id)
-				s->max_id = id;
+			err = err ?: intset_append(&s->flows, (int64_t)(id & INT64_MAX));
+			if (id > s->max_flow)
+				s->max_flow = id;
 		}
 		if (!strcmp(ph, "M") && name && has_pid) {
 			const char *val = jv_get_str(args, "name");
@@ -208,7 +210,8 @@ static int scan(struct side *s, const struct jv *events)
 	if (err)
 		return err;
 	intset_seal(&s->pids);
-	intset_seal(&s->ids);
+	intset_seal(&s->corrs);
+	intset_seal(&s->flows);
 	intset_seal(&s->named_pids);
 	intset_seal(&s->named_lanes);
 	intset_seal(&s->dev_pids);
@@ -219,7 +222,8 @@ static int scan(struct side *s, const struct jv *events)
 static void side_free(struct side *s)
 {
 	intset_free(&s->pids);
-	intset_free(&s->ids);
+	intset_free(&s->corrs);
+	intset_free(&s->flows);
 	intset_free(&s->named_pids);
 	intset_free(&s->named_lanes);
 	intset_free(&s->dev_pids);
@@ -382,7 +386,7 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 {
 	const char *ph, *name, *suffix = NULL;
 	int64_t pid = -1, tid = 0, to = 0, ts;
-	bool moved = false, has_tid, flow, own = false, adj;
+	bool moved = false, has_tid, flow, meta, own = false, adj;
 	const struct jv *c;
 	bool first = true;
 	size_t lane = 0;
@@ -414,6 +418,12 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 	}
 	adj = idx < m->nours && m->adj_o[idx].set;
 	flow = ph && (!strcmp(ph, "s") || !strcmp(ph, "f"));
+	/*
+	 * Names and labels written at our ts 0 land before the other trace's ts 0 when it began
+	 * later (a legacy export counts from the profiler's start): Perfetto's sorter drops every
+	 * event before 0, names included. Metadata has no time of its own: it goes to 0.
+	 */
+	meta = ph && !strcmp(ph, "M");
 	event_sep(m);
 	jw_raw(m->w, "{", 1);
 	jv_foreach(c, ev) {
@@ -425,13 +435,14 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 		if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && adj)
 			put_adjusted(m->w, &m->adj_o[idx], c->key);
 		else if (!strcmp(c->key, "ts") && us_ns(c, &ts))
-			jw_us_signed(m->w, ts + m->mi->shift_ns);
+			jw_us_signed(m->w, meta && ts + m->mi->shift_ns < 0 ? 0 :
+				     ts + m->mi->shift_ns);
 		else if (!strcmp(c->key, "pid") && moved)
 			jw_i64(m->w, to);
 		else if (!strcmp(c->key, "tid") && own)
 			jw_i64(m->w, tid + MERGE_OWN_TRACK_TID);
-		else if (!strcmp(c->key, "id") && flow && m->mi->corr_offset && raw_u64(c, &id))
-			jw_u64(m->w, id + m->mi->corr_offset);
+		else if (!strcmp(c->key, "id") && flow && m->mi->flow_offset && raw_u64(c, &id))
+			jw_u64(m->w, id + m->mi->flow_offset);
 		else if (!strcmp(c->key, "args") && c->type == JV_OBJECT)
 			put_our_args(m, c, suffix);
 		else
@@ -609,6 +620,8 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	put_moves(w, mi->dev_from, mi->dev_to, mi->ndev);
 	jw_lit(w, ",\"correlationOffset\":");
 	jw_u64(w, mi->corr_offset);
+	jw_lit(w, ",\"flowIdOffset\":");
+	jw_u64(w, mi->flow_offset);
 	jw_lit(w, ",\"nesting\":{\"toleranceNs\":");
 	jw_i64(w, mi->tol_ns);
 	jw_lit(w, ",\"adjustedSpans\":");
@@ -713,16 +726,43 @@ static void plan_pids(struct mctx *m)
 	}
 }
 
-/* Our op ids become correlation and flow ids; move them all past Kineto's if any clash. */
+/* Is one of @ids, moved by @off, one of Kineto's correlation or arrow ids? */
+static bool ids_clash(const struct mctx *m, const struct intset *ids, uint64_t off)
+{
+	for (size_t i = 0; i < ids->n; i++) {
+		int64_t id = (int64_t)(((uint64_t)ids->v[i] + off) & INT64_MAX);
+
+		if (intset_has(&m->k.corrs, id) || intset_has(&m->k.flows, id))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The offset that moves @ids clear of Kineto's correlation and arrow ids: 0 if they are clear,
+ * else past the largest of @kmax (the same kind of Kineto's), else past Kineto's largest id.
+ * One number, whatever it is, joins them to nothing of Kineto's: aiu-trace-analyzer draws an
+ * arrow from an 's' to every kernel whose args.correlation equals its id, Perfetto one from the
+ * first 's' to every 'f' of an id.
+ */
+static uint64_t clear_offset(const struct mctx *m, const struct intset *ids, uint64_t max,
+			     uint64_t kmax)
+{
+	uint64_t all = m->k.max_corr > m->k.max_flow ? m->k.max_corr : m->k.max_flow;
+
+	if (!ids_clash(m, ids, 0) || max >= UINT64_MAX / 2 || all >= UINT64_MAX / 2)
+		return 0;
+	return ids_clash(m, ids, kmax + 1) ? all + 1 : kmax + 1;
+}
+
+/*
+ * Our correlations (the runtime's op ids) and arrow ids (our own sequence, see device.h) move
+ * apart: each only where it clashes with Kineto's.
+ */
 static void plan_ids(struct mctx *m)
 {
-	for (size_t i = 0; i < m->o.ids.n; i++) {
-		if (intset_has(&m->k.ids, m->o.ids.v[i])) {
-			if (m->k.max_id < UINT64_MAX / 2 && m->o.max_id < UINT64_MAX / 2)
-				m->mi->corr_offset = m->k.max_id + 1;
-			return;
-		}
-	}
+	m->mi->corr_offset = clear_offset(m, &m->o.corrs, m->o.max_corr, m->k.max_corr);
+	m->mi->flow_offset = clear_offset(m, &m->o.flows, m->o.max_flow, m->k.max_flow);
 }
 
 /* An X event's start and end in ns on its own time base (ts as written, dur >= 0). */
@@ -1049,6 +1089,9 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 	if (mi.corr_offset)
 		fprintf(msg, "merge: our correlation ids clash with Kineto's: shifted by %llu\n",
 			(unsigned long long)mi.corr_offset);
+	if (mi.flow_offset)
+		fprintf(msg, "merge: our ac2g arrow ids clash with Kineto's: shifted by %llu\n",
+			(unsigned long long)mi.flow_offset);
 	if (mi.legacy && mi.lfit.votes)
 		fprintf(msg, "merge: legacy profiler export: its ts 0 is %+.3f ms from "
 			"--profiler-start, fitted on %zu of %zu ops inside ours (%d thread%s "

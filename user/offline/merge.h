@@ -41,7 +41,8 @@ struct merge_info {
 	bool kineto_absolute;		/* Kineto had no base: ts are µs since the epoch */
 	int ndev;			/* device pids of ours that were moved */
 	int64_t dev_from[MERGE_MAX_DEVICE_PIDS], dev_to[MERGE_MAX_DEVICE_PIDS];
-	uint64_t corr_offset;		/* added to our correlation/ac2g ids (0: no clash) */
+	uint64_t corr_offset;		/* added to our args.correlation (0: no clash) */
+	uint64_t flow_offset;		/* added to our s/f ids (0: no clash) */
 	size_t kineto_events, spyre_events;
 	size_t dropped_meta;		/* our names of tracks Kineto names already */
 	bool overlap_known;		/* both have X events: gap_us is meaningful */

@@ -574,7 +574,7 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 			      consumer_value(e, s->stream), s->op, consumer_value(e, s->bytes),
 			      e->ts, launch_submit(c, e));
 	else if (s->dev == DEV_DESTROY)	/* no launch on it from its destructor's entry on */
-		device_stream_destroy(&c->dev, consumer_value(e, s->stream), e->ts);
+		device_stream_destroy(&c->dev, e->tgid, consumer_value(e, s->stream), e->ts);
 	return 0;
 }
 

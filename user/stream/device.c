@@ -33,12 +33,22 @@ static uint32_t hash_key(uint64_t key, uint32_t cap)
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
-static struct pending_op *find(struct device_tl *d, uint64_t key)
+/*
+ * An op is its key within its process: processes number their ops alike (a forked child goes on
+ * from its parent's counter, jobs started alike count alike), so one key can be in flight in
+ * several processes of one trace at once.
+ */
+static uint32_t hash_op(uint32_t pid, uint64_t key, uint32_t cap)
 {
-	uint32_t h = hash_key(key, d->cap);
+	return hash_key(key ^ (uint64_t)pid * 0xff51afd7ed558ccdull, cap);
+}
+
+static struct pending_op *find(struct device_tl *d, uint32_t pid, uint64_t key)
+{
+	uint32_t h = hash_op(pid, key, d->cap);
 
 	while (d->slots[h].key) {
-		if (d->slots[h].key == key)
+		if (d->slots[h].key == key && d->slots[h].pid == pid)
 			return &d->slots[h];
 		h = (h + 1) & (d->cap - 1);
 	}
@@ -56,7 +66,7 @@ static void erase(struct device_tl *d, struct pending_op *p)
 		j = (j + 1) & (d->cap - 1);
 		if (!d->slots[j].key)
 			break;
-		k = hash_key(d->slots[j].key, d->cap);
+		k = hash_op(d->slots[j].pid, d->slots[j].key, d->cap);
 		/* move j back to i unless its home k lies cyclically in (i, j] */
 		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
 			d->slots[i] = d->slots[j];
@@ -92,7 +102,7 @@ static int rehash(struct device_tl *d, uint32_t ncap, uint64_t cutoff)
 			d->cnt--;
 			continue;
 		}
-		h = hash_key(old[i].key, ncap);
+		h = hash_op(old[i].pid, old[i].key, ncap);
 		while (ns[h].key)
 			h = (h + 1) & (ncap - 1);
 		ns[h] = old[i];
@@ -104,7 +114,7 @@ static int rehash(struct device_tl *d, uint32_t ncap, uint64_t cutoff)
 }
 
 /* @now: the time of the event that needs the slot, for the orphan cut-off. */
-static struct pending_op *insert(struct device_tl *d, uint64_t key, uint64_t now)
+static struct pending_op *insert(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t now)
 {
 	uint32_t h;
 
@@ -126,12 +136,23 @@ static struct pending_op *insert(struct device_tl *d, uint64_t key, uint64_t now
 			return NULL;
 		}
 	}
-	h = hash_key(key, d->cap);
+	h = hash_op(pid, key, d->cap);
 	while (d->slots[h].key)
 		h = (h + 1) & (d->cap - 1);
 	d->cnt++;
 	d->slots[h].key = key;
+	d->slots[h].pid = pid;
 	return &d->slots[h];
+}
+
+/*
+ * A stream is its id within its process: a forked child's streams can sit at its parent's
+ * addresses, and two processes' streams are two queues, never one track. The pid is folded
+ * into the id the stream table keys on (args.stream shows the slot, the launch the raw id).
+ */
+static uint64_t stream_of(uint32_t pid, uint64_t stream)
+{
+	return stream ^ (uint64_t)pid * 0x9e3779b97f4a7c15ull;
 }
 
 /* The tid of stream slot @s: past the copy lanes' 100-107 and 200-207 from 100 streams on. */
@@ -243,9 +264,9 @@ static int stream_index(struct device_tl *d, uint64_t stream, uint64_t ts)
 	return s;
 }
 
-void device_stream_destroy(struct device_tl *d, uint64_t stream, uint64_t ts)
+void device_stream_destroy(struct device_tl *d, uint32_t pid, uint64_t stream, uint64_t ts)
 {
-	int s = stream_find(d, stream);
+	int s = stream_find(d, stream_of(pid, stream));
 
 	if (s < 0 || d->streams[s].dead_ts)
 		return;
@@ -379,9 +400,10 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 	else
 		trace_complete(d->tw, DEVICE_PID, tid, start, dur, op_name(launch->op),
 			       copy ? "gpu_memcpy" : "kernel", args, n);
-	/* arrow from the launch call to the work it queued */
-	trace_flow(d->tw, 's', key, launch->pid, launch->tid, launch->ts);
-	trace_flow(d->tw, 'f', key, DEVICE_PID, tid, start);
+	/* arrow from the launch call to the work it queued; its id: see DEVICE_FLOW_ID_BASE */
+	trace_flow(d->tw, 's', DEVICE_FLOW_ID_BASE + ++d->flows, launch->pid, launch->tid,
+		   launch->ts);
+	trace_flow(d->tw, 'f', DEVICE_FLOW_ID_BASE + d->flows, DEVICE_PID, tid, start);
 	d->st.matched++;
 }
 
@@ -392,11 +414,12 @@ void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key
 
 	if (!d->tw || !key)
 		return;
-	p = find(d, key);
+	p = find(d, pid, key);
 	if (p && p->completed) {
 		/* the work finished before the launch call returned */
-		struct pending_op l = { .ts = ts, .submit = submit, .stream = stream,
-					.bytes = bytes, .pid = pid, .tid = tid, .op = op };
+		struct pending_op l = { .ts = ts, .submit = submit,
+					.stream = stream_of(pid, stream), .bytes = bytes,
+					.pid = pid, .tid = tid, .op = op };
 		uint64_t done = p->ts;
 
 		erase(d, p);
@@ -407,13 +430,13 @@ void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key
 		/* key reused before completion: the old one is lost */
 		d->st.launches_unmatched++;
 	} else {
-		p = insert(d, key, ts);
+		p = insert(d, pid, key, ts);
 		if (!p)
 			return;
 	}
 	p->ts = ts;
 	p->submit = submit;
-	p->stream = stream;
+	p->stream = stream_of(pid, stream);
 	p->bytes = bytes;
 	p->pid = pid;
 	p->tid = tid;
@@ -428,7 +451,7 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 
 	if (!d->tw || !key)
 		return;
-	p = find(d, key);
+	p = find(d, pid, key);
 	if (p && !p->completed) {
 		struct pending_op l = *p;
 
@@ -441,11 +464,11 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 		p->ts = ts;
 		return;
 	}
-	p = insert(d, key, ts);
+	p = insert(d, pid, key, ts);
 	if (!p)
 		return;
 	p->ts = ts;
-	p->stream = stream;
+	p->stream = stream_of(pid, stream);
 	p->pid = pid;
 	p->completed = 1;
 }

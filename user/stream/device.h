@@ -28,12 +28,21 @@
 #define DEVICE_COPY_LANES	8
 /* in-flight operations tracked at most; more are counted as overflow, never grow unbounded */
 #define DEVICE_MAX_PENDING	(1u << 18)
+/*
+ * ac2g arrow ids: 10^15 + n for the n-th arrow of the timeline (one timeline a file), unique in
+ * the file however many processes it holds, while args.correlation stays the runtime's op id,
+ * which processes share (a forked child inherits its parent's counter). Never a correlation
+ * value (op ids count from 1; addresses stay below 2^47), because aiu-trace-analyzer joins a
+ * kernel's args.correlation to the 's' whose id equals it; below 2^53, where JavaScript
+ * viewers still read integers exactly.
+ */
+#define DEVICE_FLOW_ID_BASE	1000000000000000ull
 
 struct pending_op {
-	uint64_t key;		/* 0 = empty slot */
+	uint64_t key;		/* 0 = empty slot; an op is (pid, key) */
 	uint64_t ts;		/* launch entry, or completion time for a completion-first entry */
 	uint64_t submit;	/* when the device can have it: the launch's submission (below) */
-	uint64_t stream;	/* raw stream value (e.g. the RuntimeStream pointer) */
+	uint64_t stream;	/* the raw stream value (RuntimeStream pointer) mixed with pid */
 	uint64_t bytes;
 	uint32_t pid, tid;	/* launching thread */
 	uint8_t op;		/* enum dev_op; OP_NONE for a completion-first entry */
@@ -51,7 +60,7 @@ struct device_stats {
 
 /* A device track of one stream (slot index = track). */
 struct dev_stream {
-	uint64_t id;		/* raw stream value (e.g. the RuntimeStream pointer) */
+	uint64_t id;		/* raw stream value mixed with its pid (device.c: stream_of) */
 	uint64_t end;		/* last device end on this track, kept across owners */
 	uint64_t dead_ts;	/* destroyed at (0: live); spans launched before still go here */
 	uint32_t listed;	/* in free_slots (a revived slot stays listed, skipped there) */
@@ -72,6 +81,7 @@ struct device_tl {
 	uint64_t lane_end[3][DEVICE_COPY_LANES];	/* [op][lane] for OP_H2D/OP_D2H */
 	uint8_t lane_used[3][DEVICE_COPY_LANES];	/* and named in the trace */
 	bool named;				/* the device's process_name is written */
+	uint64_t flows;				/* ac2g arrows written */
 	struct device_stats st;
 	struct trace_fmt fmt[DEV_NOPS];		/* per op, see op_fmt() */
 	int fmt_state[DEV_NOPS];		/* 0: not made yet, 1: made, -1: failed */
@@ -87,7 +97,7 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
  * @stream was destroyed at @ts: its track goes to the next new stream (spans launched before
  * @ts that arrive later still land on it, unless it was handed on already).
  */
-void device_stream_destroy(struct device_tl *d, uint64_t stream, uint64_t ts);
+void device_stream_destroy(struct device_tl *d, uint32_t pid, uint64_t stream, uint64_t ts);
 /* Device spans lost: more in flight than DEVICE_MAX_PENDING, or no track for their stream. */
 uint64_t device_lost(const struct device_tl *d);
 /*
