@@ -60,7 +60,6 @@ struct tracer {
 	struct bpf_link **site_links;		/* return sites, perf-event links */
 	int nsite_links;
 	size_t cap_site_links;
-	uint64_t unwound_untracked;		/* unwound calls deeper than tracked */
 	bool unwind_guard;			/* type=unwind probes can be attached */
 	bool unwind_warned;			/* ... or the user was told they cannot */
 	bool multi;
