@@ -465,6 +465,20 @@ __noinline int live_below(struct tstack *st, __u32 d, __u64 sp, int over_at_sp,
 	return 0;
 }
 
+/* Is one of the thread's @d open calls the one entered at @sp? */
+__noinline int open_at(struct tstack *st, __u32 d, __u64 sp)
+{
+	if (!st)
+		return 0;
+	for (int j = 0; j < SPYRE_TRACK_DEPTH; j++) {
+		if (j >= d)
+			break;
+		if (st->sp[(d - 1 - j) & TRACK_MASK] == sp)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Open calls @k..@d-1: @r's stack's are over (unwound events), the other stacks' stay, moved
  * down over them. Returns the new depth.
@@ -558,6 +572,12 @@ __noinline int pop_dead_frames(struct tstack *st, __u32 d, __u64 sp, int mode, _
 			return d;
 		d = SPYRE_TRACK_DEPTH;
 	}
+	/*
+	 * a return below the innermost open call: its call can only be open under another
+	 * stack's calls; nothing is over otherwise (a call entered before the probes were)
+	 */
+	if (mode == POP_RETURN && d && st->sp[(d - 1) & TRACK_MASK] > sp && !open_at(st, d, sp))
+		return d;
 	/* one lookup (the mmap lock, tried, not waited for): without it, one stack */
 	if (stack_regions && sp != ~0ull &&
 	    bpf_find_vma(bpf_get_current_task_btf(), sp, region_cb, &r, 0)) {

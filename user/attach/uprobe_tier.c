@@ -78,8 +78,9 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	 * mapping, bpf_find_vma (5.17+), looked up only where a thread's open calls could be
 	 * over (an exception, a longjmp, a stack switch). SPYRE_NO_STACK_REGIONS=1: one stack.
 	 */
-	tr->skel->rodata->stack_regions = !env_is_1("SPYRE_NO_STACK_REGIONS") &&
+	tr->stack_regions = !env_is_1("SPYRE_NO_STACK_REGIONS") &&
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) > 0;
+	tr->skel->rodata->stack_regions = tr->stack_regions;
 	/* the thread-exit hook flushes stages, counts cancelled calls, reports the exit code */
 	bpf_program__set_autoload(tr->skel->progs.spyre_task_exit, tr->exit_hook);
 	bpf_program__set_autoload(tr->skel->progs.spyre_task_iter, tr->task_storage);

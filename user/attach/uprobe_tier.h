@@ -54,6 +54,7 @@ struct tracer {
 	struct bpf_link *fork_link;		/* --follow */
 	bool task_storage;			/* per-thread stacks in task storage, not a hash */
 	bool stage;				/* spans staged per thread (stage_events) */
+	bool stack_regions;			/* open calls kept per stack (stack_regions) */
 	/* thread exits: flushes the stage, counts cancelled calls, reports process exits */
 	bool exit_hook;
 	struct bpf_link *exit_link;
