@@ -331,6 +331,32 @@ static __always_inline __u64 top_sp(const struct tstack *st, __u32 d)
 static __always_inline void flush_stage(struct tstack *st);
 
 /*
+ * Where the record of a call of @probe that ended at @now goes: the next one of the thread's
+ * stage (stage_events; *@n is its index, the caller counts it in) or a reservation in the
+ * ring; NULL when the ring is full, counted on the probe.
+ */
+static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 now, __u32 probe,
+						       __u32 *n)
+{
+	struct spyre_counters *c;
+	struct spyre_event *e;
+
+	if (stage_events) {
+		*n = st->nstaged;
+		if (*n >= SPYRE_STAGE)
+			*n = 0;	/* cannot happen: a full stage is flushed at once */
+		if (*n == 0)
+			st->staged_since = now;
+		return &st->stage[*n & (SPYRE_STAGE - 1)];
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	/* counters only on the rare paths: a lookup per return is measurable */
+	if (!e && (c = counters_of(probe)))
+		c->drops_ring++;
+	return e;
+}
+
+/*
  * Open call @i of the thread was left without returning (a C++ exception, a longjmp, a thread
  * cancel or exit), seen at @now: a recorded call becomes a SPYRE_EV_UNWOUND record, a span from
  * its entry to @now with its entry arguments, and is counted as unwound. A call that was not
@@ -356,21 +382,9 @@ __noinline int emit_unwound(struct tstack *st, __u32 i, __u64 now)
 	c = counters_of(probe);
 	if (c)
 		c->unwound++;
-	if (stage_events) {
-		n = st->nstaged;
-		if (n >= SPYRE_STAGE)
-			n = 0;	/* cannot happen: a full stage is flushed at once */
-		if (n == 0)
-			st->staged_since = now;
-		e = &st->stage[n];
-	} else {
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
-			if (c)
-				c->drops_ring++;
-			return 0;
-		}
-	}
+	e = call_record(st, now, probe, &n);
+	if (!e)
+		return 0;
 	id = bpf_get_current_pid_tgid();
 	e->ts = f->ts;
 	e->dur = now > f->ts ? now - f->ts : 0;
@@ -788,22 +802,9 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	if (!f->record)
 		return 0;
 
-	if (stage_events) {
-		n = st->nstaged;
-		if (n >= SPYRE_STAGE)
-			n = 0;	/* cannot happen: a full stage is flushed at once */
-		if (n == 0)
-			st->staged_since = now;
-		e = &st->stage[n];
-	} else {
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
-			/* counters only on the rare paths: a lookup per return is measurable */
-			if ((c = counters_of(probe)))
-				c->drops_ring++;
-			return 0;
-		}
-	}
+	e = call_record(st, now, probe, &n);
+	if (!e)
+		return 0;
 	e->ts = f->ts;
 	e->dur = now - f->ts;
 	__builtin_memcpy(e->call.args, f->args, sizeof(e->call.args));
