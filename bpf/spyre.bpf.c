@@ -414,6 +414,15 @@ __noinline int emit_unwound(struct tstack *st, __u32 i, __u64 now)
  */
 const volatile bool stack_regions = false;
 
+/*
+ * An entry this far below the innermost open call is taken to be on another stack (a
+ * coroutine's, a signal handler's) and looks for its own stack's dead calls too: a coroutine
+ * abandoned inside traced calls and started again on the same stack, or a handler left by
+ * siglongjmp, would otherwise leave calls that pile up under the other stack's (traced calls
+ * 64 KiB apart on one stack only cost a lookup).
+ */
+#define STACK_SWITCH_BYTES	(64 * 1024)
+
 struct stack_region {
 	__u64 lo, hi;
 };
@@ -695,7 +704,8 @@ int spyre_entry(struct pt_regs *ctx)
 	}
 	d = st->depth;
 	/* off the fast path: the innermost open call of a live caller is above sp */
-	if (d && top_sp(st, d) <= sp)
+	if (d && (top_sp(st, d) <= sp ||
+		  (stack_regions && top_sp(st, d) - sp > STACK_SWITCH_BYTES)))
 		d = pop_dead_frames(st, d, sp, POP_ENTRY, bpf_ktime_get_ns());
 	st->depth = d + 1;
 	if (d < SPYRE_TRACK_DEPTH) {

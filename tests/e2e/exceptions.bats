@@ -261,6 +261,31 @@ PY
 	coroutine_traced interleaved
 }
 
+@test "coroutines abandoned inside traced calls and started again on the same stack: their calls unwound, nothing piles up" {
+	start_throwjob abandoned "$COROUTINE"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default --probe 'coroutine:co_*' \
+		--probe 'coroutine:main_*'
+	finish_job
+	[ "$JOB_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
+p = {x["name"]: x for x in d["spyreProbes"]}
+for name in ("co_resume", "co_step", "co_leaf", "co_yield", "main_leaf"):
+    x = p[name]
+    assert x["hits"] == c[name] == 600 and x["dropsTooDeep"] == 0, x
+    assert x["unmatchedReturns"] == 0, x
+    assert x["events"] + x["noReturn"] == x["hits"], x
+# each round leaves co_step and co_yield open on each coroutine's stack; the next round's
+# co_step on that stack finds them over (unwound); the last round's 3 stay open
+for name in ("co_step", "co_yield"):
+    assert p[name]["unwound"] == 597 and p[name]["noReturn"] == 3, p[name]
+for name in ("co_resume", "co_leaf", "main_leaf"):
+    assert p[name]["unwound"] == 0 and p[name]["noReturn"] == 0, p[name]
+PY
+}
+
 # --- real code: PyTorch ------------------------------------------------------------------------
 
 # torch_traced [TOOL OPTIONS]: trace the training job on torch.mm's two functions

@@ -4,7 +4,7 @@
 // (mmap'd, a guard page below it, as fiber libraries make them); the main stack's traced calls
 // run while the coroutines' traced calls are open, and the other way round.
 //
-//   coroutine READY COUNTS nested|interleaved [ROUNDS]
+//   coroutine READY COUNTS nested|interleaved|abandoned [ROUNDS]
 //
 // READY gets the pid; the work starts on SIGUSR1 (so a tracer attaches by pid first); COUNTS
 // gets, once the work is done, the format of tests/progs/throwjob.cpp:
@@ -20,6 +20,10 @@
 //   interleaved  co_resume switches to the coroutine as above and returns while co_step and
 //                co_yield are open on the other stack; main_leaf runs; an untraced switch lets
 //                them return. Spans overlap in time, as the calls did.
+//   abandoned    as interleaved, but the coroutine is never resumed: each round starts it
+//                again on the same stack, leaving co_step and co_yield open for good (neither
+//                is counted as unwound here: the last round's stay open, the others are
+//                left when their stack is reused).
 // The checksum depends only on the mode and ROUNDS (default 200).
 //
 // The traced functions are plain C, noipa: the compiler must neither inline them, nor clone
@@ -49,6 +53,7 @@ static const char *const names[F_COUNT] = {
 static uint64_t calls[F_COUNT], unwound[F_COUNT];
 static ucontext_t main_ctx, co_ctx[NCO];
 static jmp_buf jump_back;
+static char *stacks[NCO];
 static uint64_t sum;
 
 static void die(const char *what)
@@ -142,6 +147,17 @@ TRACED void co_resume(int co)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* Coroutine @co from the start of co_body, on its stack. */
+static void start_coroutine(int co)
+{
+	if (getcontext(&co_ctx[co]))
+		die("getcontext");
+	co_ctx[co].uc_stack.ss_sp = stacks[co];
+	co_ctx[co].uc_stack.ss_size = STACK_BYTES;
+	co_ctx[co].uc_link = NULL;	/* co_body never returns */
+	makecontext(&co_ctx[co], (void (*)(void))co_body, 1, co);
+}
+
 static void write_atomic(const char *path, const char *text)
 {
 	char tmp[4096];
@@ -157,16 +173,19 @@ int main(int argc, char **argv)
 {
 	/* static: getcontext returns twice, as setjmp does (-Wclobbered) */
 	static long rounds = 200;
-	static int nested;
+	static int nested, abandoned;
 	char text[2048], pid[32];
 	sigset_t sigs;
 	int sig, n;
 
-	if (argc < 4 || argc > 5 || (strcmp(argv[3], "nested") && strcmp(argv[3], "interleaved"))) {
-		fprintf(stderr, "usage: coroutine READY COUNTS nested|interleaved [ROUNDS]\n");
+	if (argc < 4 || argc > 5 || (strcmp(argv[3], "nested") && strcmp(argv[3], "interleaved") &&
+				     strcmp(argv[3], "abandoned"))) {
+		fprintf(stderr, "usage: coroutine READY COUNTS nested|interleaved|abandoned "
+			"[ROUNDS]\n");
 		return 2;
 	}
 	nested = !strcmp(argv[3], "nested");
+	abandoned = !strcmp(argv[3], "abandoned");
 	if (argc == 5)
 		rounds = atol(argv[4]);
 	for (int co = 0; co < NCO; co++) {
@@ -175,12 +194,8 @@ int main(int argc, char **argv)
 
 		if (m == MAP_FAILED || mprotect(m, 4096, PROT_NONE))
 			die("stack");
-		if (getcontext(&co_ctx[co]))
-			die("getcontext");
-		co_ctx[co].uc_stack.ss_sp = m + 4096;
-		co_ctx[co].uc_stack.ss_size = STACK_BYTES;
-		co_ctx[co].uc_link = NULL;	/* co_body never returns */
-		makecontext(&co_ctx[co], (void (*)(void))co_body, 1, co);
+		stacks[co] = m + 4096;
+		start_coroutine(co);
 	}
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGUSR1);
@@ -194,6 +209,10 @@ int main(int argc, char **argv)
 		for (int co = 0; co < NCO; co++) {
 			if (nested) {
 				sum = mix(sum, co_run(co, (uint64_t)i));
+			} else if (abandoned) {
+				start_coroutine(co);	/* again, on the same stack */
+				co_resume(co);
+				sum = mix(sum, main_leaf((uint64_t)i));
 			} else {
 				co_resume(co);
 				sum = mix(sum, main_leaf((uint64_t)i));
