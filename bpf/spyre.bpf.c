@@ -523,7 +523,8 @@ __noinline int drop_one(struct tstack *st, __u32 i, __u32 w, struct stack_region
  * Open calls @k..@d-1: @r's stack's are over (unwound events), the other stacks' stay, moved
  * down over them. Returns the new depth. The body is a global function of its own: the
  * verifier then sees the same state at every iteration, not one per count of calls kept so
- * far (0.5 s per program to load, against 2 ms).
+ * far (measured here: each program that pops took 0.45-0.54 s to load with the body inline,
+ * 46-103 ms so).
  */
 __noinline int drop_above(struct tstack *st, __u32 k, __u32 d, struct stack_region *r,
 			  __u64 now)
@@ -548,7 +549,7 @@ __noinline int raise_to_top(struct tstack *st, __u32 i, __u32 w)
 {
 	struct spyre_counters *c;
 	struct frame top = {};
-	__u32 from = i, probe;
+	__u32 from = i, probe, slot;
 	__u64 sp;
 
 	if (!st || i >= SPYRE_TRACK_DEPTH)
@@ -565,12 +566,12 @@ __noinline int raise_to_top(struct tstack *st, __u32 i, __u32 w)
 	}
 	st->sp[i & TRACK_MASK] = sp;
 	st->probe[i & TRACK_MASK] = probe;
-	w = i & RECORD_MASK;
-	barrier_var(w);
+	slot = i & RECORD_MASK;
+	barrier_var(slot);	/* the mask must stay (see move_frame) */
 	if (i < SPYRE_MAX_DEPTH && from < SPYRE_MAX_DEPTH)
-		st->f[w] = top;
+		st->f[slot] = top;
 	else if (i < SPYRE_MAX_DEPTH)
-		st->f[w].record = 0;
+		st->f[slot].record = 0;
 	else if (from < SPYRE_MAX_DEPTH && top.record && (c = counters_of(probe)))
 		c->drops_depth++;	/* recorded, now past the recorded depths: no event */
 	return 0;
