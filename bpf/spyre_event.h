@@ -26,10 +26,11 @@
 #define SPYRE_MAX_DEPTH		16
 /*
  * Nesting depth up to which a thread's open calls are still tracked (their stack pointer and
- * probe, not their arguments): a call left by an exception or a longjmp is then found and
- * counted as unwound even past SPYRE_MAX_DEPTH, and the thread's depth comes back down.
- * Deeper than this, calls are only counted; they are all dropped together once the thread is
- * seen above the deepest tracked one. A power of two (the BPF masks indexes with it).
+ * probe, not their arguments): a call left by an exception or a longjmp is then found even
+ * past SPYRE_MAX_DEPTH, and the thread's depth comes back down. Deeper than this, calls are
+ * only counted; they are all dropped together once the thread is seen above the deepest
+ * tracked one. Either way a call too deep to record is counted once, as too deep, whether it
+ * returns or not. A power of two (the BPF masks indexes with it).
  */
 #define SPYRE_TRACK_DEPTH	64
 /*
@@ -47,6 +48,9 @@ enum spyre_event_type {
 	SPYRE_EV_IOCTL = 4,	/* one driver ioctl, bpf/vfio.bpf.c (spyre_rec_ioctl) */
 	SPYRE_EV_EXIT = 5,	/* a traced process ended (spyre_rec_exit) */
 	SPYRE_EV_MEM_ENTRY = 6,	/* a mem=free span's entry: its args, at once (spyre_rec_call) */
+	SPYRE_EV_UNWOUND = 7,	/* a call left by an exception, longjmp or cancel: its entry
+				 * args, from its entry to where the unwind was seen; ret 0
+				 * (spyre_rec_call) */
 };
 
 /*
@@ -230,8 +234,11 @@ struct spyre_counters {
 	__u64 unmatched;	/* return without a matching entry */
 	__u64 sampled_out;	/* not recorded by --sample-every (by design, not a loss) */
 	__u64 drops_rate;	/* not recorded: the process was over its --rate-cap */
-	__u64 unwound;		/* calls left without returning: exception, longjmp, thread
-				 * cancel or exit (found when the stack is seen above them) */
+	__u64 unwound;		/* recorded calls left without returning: exception, longjmp,
+				 * thread cancel or exit (found when the stack is seen above
+				 * them); each is a SPYRE_EV_UNWOUND record (or a drops_ring).
+				 * Calls not recorded (too deep, sampled out, over the rate cap)
+				 * stay counted as such only */
 	__u64 tail_exits;	/* calls ended at a tail jump (return sites): the span stops
 				 * at the jump and the return value is not known */
 	__u64 drops_nostack;	/* no per-thread call stack could be had (task storage busy

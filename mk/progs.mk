@@ -10,6 +10,8 @@
 #   throwjob.cpp     throwjob, throwjob-static, throwjob-allstatic: a job that leaves traced calls
 #                    by exceptions, cancellation and abort (exceptions.bats, the VM's throwjob
 #                    step); launch.bats traces its own functions, PIE and static
+#   coroutine.c      coroutine: traced calls that switch stacks inside (makecontext/swapcontext),
+#                    traced calls on the main stack meanwhile (exceptions.bats)
 #   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
 #                    throws, longjmps and tail-calls after the tracer attached (faults.bats)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
@@ -31,7 +33,7 @@ MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-sp
 FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
 TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static \
-		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper
+		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper $(BUILD)/tests/coroutine
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -76,6 +78,10 @@ $(BUILD)/tests/throwjob-static: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 # whose own functions are the only probe targets (launch.bats).
 $(BUILD)/tests/throwjob-allstatic: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 	$(CXX) $(MOCK_CXXFLAGS) -no-pie -static $< -o $@
+
+# -O2 like the runtime: the stack switches happen inside optimized traced functions.
+$(BUILD)/tests/coroutine: $(PROGS_DIR)/coroutine.c | $(BUILD)/tests
+	$(CC) -O2 -g $(CF_PROTECTION) -Wall -Wextra -fPIE -pie $< -o $@
 
 # -O1 and none of the mock's hardening flags, as when faults.bats compiled it itself: its tests
 # probe flexhelper's own functions, whose code they were written against. The runtime is found

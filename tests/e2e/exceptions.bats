@@ -70,11 +70,28 @@ summary_unwound() {
 		{ echo "summary does not say $n unwound" >&2; return 1; }
 }
 
+# throwjob_probes FILE: every tj_ function of throwjob, the ones that unwind with their
+# arguments (the job lists each unwound call's, unwoundCalls)
+throwjob_probes() {
+	cat >"$1" <<'EOF'
+throwjob*	tj_level	arg1=depth:i arg2=x:x arg3=throw:i ret=r:x
+throwjob*	tj_catch	arg1=depth:i arg2=x:x
+throwjob*	tj_leaf		arg1=x:x
+throwjob*	tj_cancel_wait	arg1=depth:i arg2=x:x
+throwjob*	tj_exit_inside	arg1=depth:i arg2=x:x arg3=exit:i
+throwjob*	tj_args6
+throwjob*	tj_locked
+throwjob*	tj_abort_outer
+throwjob*	tj_abort_inside
+EOF
+}
+
 # throwjob_traced [TOOL OPTIONS]: the throwjob test (the build THROWJOB_PROG, default
 # throwjob), traced by pid with its functions probed
 throwjob_traced() {
+	throwjob_probes "$BATS_TEST_TMPDIR/tj.probes"
 	start_throwjob normal "${THROWJOB_PROG:-$THROWJOB}"
-	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probe 'throwjob*:tj_*' "$@"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probes "$BATS_TEST_TMPDIR/tj.probes" "$@"
 	finish_job
 	# the job lived and computed what it computes untraced
 	[ "$JOB_RC" -eq 0 ]
@@ -92,15 +109,17 @@ throwjob_traced() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# every call that returned is a span; the others are unwound, exactly as many as the job
-	# counted (tj_level: 23000 thrown through, 2000 caught in tj_catch; 30 cancelled, 30 exited)
+	# counted (tj_level: 23000 thrown through, 2000 caught in tj_catch; 30 cancelled, 30 exited):
+	# each one nested less than 16 deep an event with "unwound": true and the arguments the
+	# job gave it, the deeper ones counted once, as too deep
 	$CHECK_UNWOUND "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
-		--return-probe sites --signal 0 --exit-code 0 --deep tj_level \
+		--return-probe sites --signal 0 --exit-code 0 --args \
 		--only tj_level --only tj_catch --only tj_leaf --only tj_cancel_wait \
 		--only tj_exit_inside
 	summary_unwound "$BATS_TEST_TMPDIR/t.json"
 }
 
-@test "C++ exceptions through 1, 2, 20 and 80 traced calls, pthread_cancel, pthread_exit: job lives, result exact, unwound counted" {
+@test "C++ exceptions through 1, 2, 20 and 80 traced calls, pthread_cancel, pthread_exit: job lives, result exact, every unwound call an event with its arguments, each lost call counted once" {
 	throwjob_traced
 }
 
@@ -130,7 +149,7 @@ throwjob_traced() {
 	# everything before the abort is in the trace (the counts file was written just before);
 	# targetSignal 6, and no exit code since it did not exit
 	$CHECK_UNWOUND "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
-		--signal 6 --exit-code -1 --deep tj_level \
+		--signal 6 --exit-code -1 \
 		--only tj_level --only tj_catch --only tj_leaf --only tj_cancel_wait \
 		--only tj_exit_inside
 }
@@ -187,6 +206,84 @@ PY
 	[ "$JOB_RC" -eq 0 ]
 	[ "$TRACER_RC" -eq 0 ]
 	python3 "$ROOT/tests/e2e/check_args6.py" "$BATS_TEST_TMPDIR/t.json" 50
+}
+
+# --- stack switches: coroutines --------------------------------------------------------------
+
+COROUTINE=$BUILD/tests/coroutine
+
+# coroutine_traced MODE: tests/progs/coroutine.c (3 coroutines on stacks of their own, 200
+# rounds) traced by pid on all its functions: its checksum as untraced, every call that returned
+# a span (co_step and co_yield switch stacks inside, while the main stack runs traced calls),
+# none of them unwound or unmatched, and main_jump, left by longjmp on the main stack while
+# coroutine calls are open, unwound each time
+coroutine_traced() {
+	"$COROUTINE" "$BATS_TEST_TMPDIR/u.ready" "$BATS_TEST_TMPDIR/untraced.json" "$1" &
+	local pid=$!
+	wait_for "$BATS_TEST_TMPDIR/u.ready"
+	kill -USR1 $pid
+	wait $pid
+	start_throwjob "$1" "$COROUTINE"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default --probe 'coroutine:co_*' \
+		--probe 'coroutine:main_*'
+	finish_job
+	[ "$JOB_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	same_as_untraced "$BATS_TEST_TMPDIR/counts.json" "$BATS_TEST_TMPDIR/untraced.json" \
+		checksum calls unwound
+	$CHECK_UNWOUND "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
+		--return-probe sites --signal 0 --exit-code 0
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {x["name"]: x for x in d["spyreProbes"]}
+assert all(x["unmatchedReturns"] == 0 for x in p.values()), p
+want = {"co_step": 600, "co_yield": 600, "co_leaf": 600, "main_jump": 0}
+want.update({"co_run": 600, "main_leaf": 1200} if sys.argv[2] == "nested" else
+            {"co_resume": 600, "main_leaf": 600})
+for name, n in want.items():
+    assert p[name]["events"] - p[name]["unwound"] == n and p[name]["hits"] >= n, p[name]
+assert p["main_jump"]["unwound"] == (600 if sys.argv[2] == "nested" else 0), p["main_jump"]
+assert d["spyreStats"]["unwound"] == p["main_jump"]["unwound"], d["spyreStats"]
+PY
+}
+
+@test "coroutines (swapcontext) inside traced calls: every call keeps its span while the other stack runs traced calls, main-stack longjmps still unwound" {
+	coroutine_traced nested
+	# in time every span nests in the one before: a valid trace
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "coroutines: a traced call on the main stack returns while coroutine calls are open above it: all spans kept" {
+	# the spans overlap in time as the calls did (check says so): counts only
+	coroutine_traced interleaved
+}
+
+@test "coroutines abandoned inside traced calls and started again on the same stack: their calls unwound, nothing piles up" {
+	start_throwjob abandoned "$COROUTINE"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default --probe 'coroutine:co_*' \
+		--probe 'coroutine:main_*'
+	finish_job
+	[ "$JOB_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
+p = {x["name"]: x for x in d["spyreProbes"]}
+for name in ("co_resume", "co_step", "co_leaf", "co_yield", "main_leaf"):
+    x = p[name]
+    assert x["hits"] == c[name] == 600 and x["dropsTooDeep"] == 0, x
+    assert x["unmatchedReturns"] == 0, x
+    assert x["events"] + x["noReturn"] == x["hits"], x
+# each round leaves co_step and co_yield open on each coroutine's stack; the next round's
+# co_step on that stack finds them over (unwound); the last round's 3 stay open
+for name in ("co_step", "co_yield"):
+    assert p[name]["unwound"] == 597 and p[name]["noReturn"] == 3, p[name]
+for name in ("co_resume", "co_leaf", "main_leaf"):
+    assert p[name]["unwound"] == 0 and p[name]["noReturn"] == 0, p[name]
+PY
 }
 
 # --- real code: PyTorch ------------------------------------------------------------------------

@@ -486,7 +486,21 @@ PY
 	tail_call_trace nested --uretprobes
 }
 
-@test "calls left by longjmp: counted as unwound, and they do not fill the call stack" {
+# lost_once TRACE: every call of every probe counted once: its event (a span, or an unwound
+# event), or one of its losses (issue 23: a call too deep to record that is later unwound was
+# counted twice)
+lost_once() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["spyreProbes"]:
+    lost = (p["dropsRingFull"] + p["dropsTooDeep"] + p["dropsNoStack"] + p["sampledOut"] +
+            p["dropsRateCap"] + p["noReturn"])
+    assert p["events"] + lost == p["hits"], p
+PY
+}
+
+@test "calls left by longjmp: unwound events, and they do not fill the call stack" {
 	# 40 calls leave by longjmp (no unwinder involved, so nothing crashes without the guard):
 	# more than the 16 frames a thread can hold open
 	start_helper longjmp 40 "$BATS_TEST_TMPDIR/done.json"
@@ -509,11 +523,50 @@ p = {x["name"]: x for x in d["spyreProbes"]}
 # rule for its own return records); without that, the frames would pile up past 16 and the
 # calls after them would be dropped as too deep
 assert all(x["dropsTooDeep"] == 0 for x in p.values()), [x for x in p.values() if x["dropsTooDeep"]]
-assert p["jump"]["hits"] == 40 and p["jump"]["events"] == 0, p["jump"]
+# each call left is an event from its entry to where the thread was seen above it, with its
+# argument (no probe arguments here: "unwound" alone)
+assert p["jump"]["hits"] == 40 and p["jump"]["events"] == 39, p["jump"]
 assert p["jump"]["unwound"] == 39 and p["jump"]["noReturn"] == 1, p["jump"]
 assert d["spyreStats"]["unwound"] == 39, d["spyreStats"]
 assert p["aiuGetNumDevices"]["events"] == 40 and p["aiuGetNumDevices"]["noReturn"] == 0, p
+jump = [e for e in d["traceEvents"] if e.get("name") == "jump"]
+assert len(jump) == 39 and all(e["ph"] == "X" and e["args"] == {"unwound": True} for e in jump), jump[:3]
 PY
+	lost_once "$BATS_TEST_TMPDIR/t.json"
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "a longjmp out of calls nested deeper than 16: each lost call counted once (too deep, or unwound with its event)" {
+	# 100 times 20 nested calls left by one longjmp, then 150 calls that return: 2,150 calls,
+	# 150 spans that returned, 100 x 16 unwound events, 100 x 4 too deep to record
+	start_helper deepjump 100 20 150 "$BATS_TEST_TMPDIR/done.json"
+	echo 'flexhelper flexhelper_deep arg1=depth:d arg2=jump:d ret=r:d' >"$BATS_TEST_TMPDIR/deep.probes"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default --probes "$BATS_TEST_TMPDIR/deep.probes"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	lost_once "$BATS_TEST_TMPDIR/t.json"
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/done.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["deepCalls"]
+p = d["spyreProbes"][0]
+assert calls == 2150 and p["hits"] == calls, (calls, p)
+assert p["dropsTooDeep"] == 400 and p["unwound"] == 1600 and p["noReturn"] == 0, p
+assert p["events"] == 150 + 1600 and d["spyreStats"]["unwound"] == 1600, (p, d["spyreStats"])
+ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+back = [e for e in ev if "unwound" not in e["args"]]
+assert len(back) == 150 and all(e["args"] == {"depth": 1, "jump": 0, "r": 1} for e in back)
+# the 16 outer calls of each chain, with the depth each was called with (20 down to 5)
+left = collections.Counter(e["args"]["depth"] for e in ev if e["args"].get("unwound") is True)
+assert left == {k: 100 for k in range(5, 21)}, left
+assert all("r" not in e["args"] and e["args"]["jump"] == 1 for e in ev if "unwound" in e["args"])
+PY
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
 }
 
 @test "--uretprobes without the unwind guard: the tracer says a C++ exception would end the job" {
@@ -553,14 +606,19 @@ d = json.load(open(sys.argv[1]))
 p = {x["name"]: x for x in d["spyreProbes"]}
 print({k: p[k] for k in ("tryAlloc", "aiuMalloc", "aiuGetNumDevices")})
 assert all(x["dropsTooDeep"] == 0 for x in p.values()), "frames leaked"
-assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == 0, p["aiuMalloc"]
+# the allocation that threw is in the trace: its size, "unwound", no return value
+assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == 79, p["aiuMalloc"]
 assert p["aiuMalloc"]["unwound"] == 79 and p["aiuMalloc"]["noReturn"] == 1, p["aiuMalloc"]
+m = [e for e in d["traceEvents"] if e.get("name") == "aiuMalloc"]
+assert len(m) == 79 and all(e["args"]["unwound"] is True and e["args"]["bytes"] == 2**64 - 1
+                            and "ptr" not in e["args"] for e in m), m[:3]
 # tryAlloc catches and returns normally: its return instruction is seen, its span kept
 assert p["tryAlloc"]["hits"] == 40 and p["tryAlloc"]["events"] == 40, p["tryAlloc"]
 assert p["tryAlloc"]["unwound"] == 0, p["tryAlloc"]
 assert p["aiuGetNumDevices"]["events"] == 40, p["aiuGetNumDevices"]
 assert d["spyreStats"]["unwound"] == 79 and d["spyreStats"]["targetSignal"] == 0, d["spyreStats"]
 PY
+	lost_once "$BATS_TEST_TMPDIR/t.json"
 	stop_job
 	[ "$JOB_RC" -eq 0 ]
 }
@@ -589,7 +647,7 @@ p = {x["name"]: x for x in d["spyreProbes"]}
 print({k: p[k] for k in ("tryAlloc", "aiuMalloc", "aiuGetNumDevices", "unwindRaise")})
 assert all(x["dropsTooDeep"] == 0 for x in p.values()), "frames leaked"
 assert p["unwindRaise"]["hits"] == 80, p["unwindRaise"]
-assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == 0, p["aiuMalloc"]
+assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == p["aiuMalloc"]["unwound"], p["aiuMalloc"]
 assert p["aiuMalloc"]["unwound"] + p["aiuMalloc"]["noReturn"] == 80, p["aiuMalloc"]
 # the guard gives back tryAlloc's return address too: its return is not seen
 assert p["tryAlloc"]["hits"] == 40, p["tryAlloc"]

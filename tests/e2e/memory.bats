@@ -74,6 +74,38 @@ PY
 	stop_job
 }
 
+@test "an allocation that throws std::bad_alloc: in the trace, unwound, with its size; not in the ledger" {
+	# every 4th iteration asks for SIZE_MAX first, which throws out of the traced allocate
+	start_job --threads 2 --iters 40 --bytes 12345 --oom-every 4
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	# the ledger holds exactly the allocations that returned (mem_check: thrown ones left out)
+	mem_check "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+thrown = c["thrown"]["flex::FlexAllocator::allocate"]
+assert thrown == 2 * 10, c["thrown"]
+m = [e for e in d["traceEvents"] if e.get("name") == "aiuMalloc" and e.get("ph") == "X"]
+bad = [e for e in m if e["args"].get("unwound") is True]
+# each one that threw: the size asked for, its flags, no pointer (it returned none); the
+# last one's too, as the next allocation of its thread finds it unwound
+assert len(bad) == thrown, (len(bad), thrown)
+assert all(e["args"]["bytes"] == 2**64 - 1 and "ptr" not in e["args"] for e in bad), bad[:2]
+assert all(e["args"]["bytes"] == 12345 and int(e["args"]["ptr"], 16) for e in m if e not in bad)
+p = next(p for p in d["spyreProbes"] if p["name"] == "aiuMalloc")
+assert p["unwound"] == thrown and p["noReturn"] == 0 and p["events"] == len(m), p
+a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
+assert a["peak"] <= 6 * 12345 and a["failedAllocs"] == 0, a
+PY
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	stop_job
+}
+
 @test "a job that leaks: the report names exactly the leaked blocks, and who allocated them" {
 	start_job --threads 2 --iters 30 --bytes 20000 --leak 5
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"

@@ -79,9 +79,11 @@ def check_metadata(d, problems, job_pid):
 
 def check_counts(d, counts, problems, allow_drops):
     probes = d.get("spyreProbes", [])
-    by_name = Counter(e["name"] for e in d["traceEvents"]
-                      if e.get("ph") == "X" and e.get("cat") != "kernel"
-                      and e.get("cat") != "gpu_memcpy")
+    host = [e for e in d["traceEvents"]
+            if e.get("ph") == "X" and e.get("cat") != "kernel" and e.get("cat") != "gpu_memcpy"]
+    # calls that returned; those an exception left are events with "unwound": true
+    by_name = Counter(e["name"] for e in host if not e.get("args", {}).get("unwound"))
+    unwound_ev = Counter(e["name"] for e in host if e.get("args", {}).get("unwound") is True)
     drops = d.get("spyreStats", {}).get("drops")
     if drops is None:
         problems.append("spyreStats.drops missing")
@@ -93,19 +95,24 @@ def check_counts(d, counts, problems, allow_drops):
         sym = p["symbol"]
         if sym not in counts["calls"]:
             continue
-        # calls left by an exception never return: no span, a hit without an event
+        # calls left by an exception never return: no span that returned
         thrown = counts.get("thrown", {}).get(sym, 0)
         want = counts["calls"][sym] - thrown
-        # each call an exception left is unwound once the thread is seen above it again;
-        # one a thread never came back above counts as a call with no return seen
+        # each call an exception left is unwound once the thread is seen above it again (an
+        # unwound event); one a thread never came back above counts as a call with no return
         left = p.get("unwound", 0) + p.get("noReturn", 0)
         if thrown and left != thrown:
             problems.append(f"{p['name']}: {thrown} calls threw, metadata says "
                             f"{p.get('unwound')} unwound + {p.get('noReturn')} without a "
                             f"return")
+        if p.get("unwound", 0) != unwound_ev[p["name"]] + p["dropsRingFull"] and not drops:
+            problems.append(f"{p['name']}: {p.get('unwound')} unwound, the trace has "
+                            f"{unwound_ev[p['name']]} unwound events")
         got = by_name.get(p["name"], 0)
-        if p["events"] != got and p["name"] not in ("aiuOperationComplete",):
-            problems.append(f"{p['name']}: metadata says {p['events']} events, trace has {got}")
+        if (p["events"] != got + unwound_ev[p["name"]] and
+                p["name"] not in ("aiuOperationComplete",)):
+            problems.append(f"{p['name']}: metadata says {p['events']} events, trace has {got}"
+                            f" + {unwound_ev[p['name']]} unwound")
         if p["name"] == "aiuOperationComplete":
             got = p["events"]  # completions become device spans, counted in metadata
         lost = p["dropsRingFull"] + p["dropsTooDeep"] + p.get("dropsNoStack", 0)

@@ -15,6 +15,9 @@
 //                         flexhelper_tail_inner: two traceable calls that return together
 //     longjmp N DONE      N times flexhelper_jump, which longjmps out past its own return;
 //                         then getNumDevices N times
+//     deepjump N D M DONE N times flexhelper_deep nested D deep, whose innermost call
+//                         longjmps out of all of them; then M times flexhelper_deep that
+//                         returns (one level); DONE also gets "deepCalls": N*D + M
 //     throw N DONE        N times: flexhelper_try_alloc (traceable with --probe) asks the
 //                         runtime for an impossible size, which throws std::bad_alloc through
 //                         the traced allocate into try_alloc's catch; then N times allocate
@@ -171,6 +174,22 @@ extern "C" __attribute__((noinline, visibility("default"))) void flexhelper_jump
 		longjmp(g_jump, 1);
 }
 
+/* @depth nested calls of itself; the innermost longjmps out of all of them when @jump. */
+extern "C" __attribute__((noinline, noipa, visibility("default"))) long flexhelper_deep(long depth,
+											   long jump)
+{
+	long r;
+
+	if (depth <= 1) {
+		if (jump)
+			longjmp(g_jump, 1);
+		return 1;
+	}
+	r = flexhelper_deep(depth - 1, jump);
+	asm volatile("" ::: "memory");	/* not a tail call */
+	return r + 1;
+}
+
 static void jumps(long n)
 {
 	for (volatile long i = 0; i < n; i++)
@@ -214,7 +233,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: flexhelper READY threads N K DONE | fork N M DONE | "
 				"forkdev N DONE | exec N DONE PROG [ARGS...] | tail N DONE | "
 				"longjmp N DONE |\n"
-				"throw N DONE\n");
+				"deepjump N D M DONE | throw N DONE\n");
 		return 2;
 	}
 	const char *ready = argv[1];
@@ -287,6 +306,17 @@ int main(int argc, char **argv)
 	} else if (mode == "longjmp" && argc == 5) {
 		jumps(atol(argv[3]));
 		write_atomic(argv[4], counts_json(""));
+		linger();
+	} else if (mode == "deepjump" && argc == 7) {
+		long n = atol(argv[3]), depth = atol(argv[4]), m = atol(argv[5]);
+
+		for (volatile long i = 0; i < n; i++)
+			if (!setjmp(g_jump))
+				flexhelper_deep(depth, 1);
+		for (long i = 0; i < m; i++)
+			if (flexhelper_deep(1, 0) != 1)
+				die("flexhelper_deep");
+		write_atomic(argv[6], counts_json(",\"deepCalls\":" + std::to_string(n * depth + m)));
 		linger();
 	} else if (mode == "throw" && argc == 5) {
 		throws(atol(argv[3]));

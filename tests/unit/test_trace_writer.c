@@ -117,6 +117,8 @@ TEST(trace_events)
 		{ .key = "delta", .type = TA_I64, .i = -7 },
 		{ .key = "kind", .type = TA_STR, .s = "H2D\n\xff" },
 		{ .key = "memory bandwidth (GB/s)", .type = TA_DBL, .d = 12.25 },
+		{ .key = "unwound", .type = TA_BOOL, .u = 1 },
+		{ .key = "returned", .type = TA_BOOL, .u = 0 },
 	};
 	const struct jv *ev, *e, *a;
 	struct jv *v;
@@ -128,7 +130,7 @@ TEST(trace_events)
 	trace_process_name(t, 3, "Spyre 3", -1);
 	trace_thread_name(t, 3, 7, "Stream 7", 2);
 	trace_complete(t, 100, 101, MONO_BASE + 1500, 2000, "aiuLaunchComputeStream",
-		       "privateuse1_runtime", args, 5);
+		       "privateuse1_runtime", args, 7);
 	trace_complete(t, 100, 101, MONO_BASE - 2500, 0, "before base", "privateuse1_runtime",
 		       NULL, 0);
 	trace_flow(t, 's', 42, 100, 101, MONO_BASE + 1500);
@@ -189,12 +191,17 @@ TEST(trace_events)
 	CHECK_STR(jv_get(e, "ts")->num.raw, "1.500");
 	CHECK_STR(jv_get(e, "dur")->num.raw, "2.000");
 	a = jv_get(e, "args");
-	CHECK_EQ_INT(jv_len(a), 5);
+	CHECK_EQ_INT(jv_len(a), 7);
 	CHECK_STR(jv_get(a, "correlation")->num.raw, "42");
 	CHECK_STR(jv_get_str(a, "addr"), "0xdeadbeef");
 	CHECK_STR(jv_get(a, "delta")->num.raw, "-7");
 	CHECK_STR(jv_get_str(a, "kind"), "H2D\n\xef\xbf\xbd");
 	CHECK_STR(jv_get(a, "memory bandwidth (GB/s)")->num.raw, "12.25");
+	/* an unwound call's flag: a JSON true, not a number or a string */
+	CHECK(jv_get(a, "unwound") && jv_get(a, "unwound")->type == JV_BOOL &&
+	      jv_get(a, "unwound")->b);
+	CHECK(jv_get(a, "returned") && jv_get(a, "returned")->type == JV_BOOL &&
+	      !jv_get(a, "returned")->b);
 
 	e = jv_at(ev, 7);
 	CHECK_STR(jv_get(e, "ts")->num.raw, "-2.500");

@@ -73,6 +73,14 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 		return err;
 	tr->skel->rodata->task_storage = tr->task_storage;
 	tr->skel->rodata->stage_events = tr->stage;
+	/*
+	 * Open calls kept per stack (coroutines, sigaltstack): the stack a pointer is on is its
+	 * mapping, bpf_find_vma (5.17+), looked up only where a thread's open calls could be
+	 * over (an exception, a longjmp, a stack switch). SPYRE_NO_STACK_REGIONS=1: one stack.
+	 */
+	tr->stack_regions = !env_is_1("SPYRE_NO_STACK_REGIONS") &&
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) > 0;
+	tr->skel->rodata->stack_regions = tr->stack_regions;
 	/* the thread-exit hook flushes stages, counts cancelled calls, reports the exit code */
 	bpf_program__set_autoload(tr->skel->progs.spyre_task_exit, tr->exit_hook);
 	bpf_program__set_autoload(tr->skel->progs.spyre_task_iter, tr->task_storage);
@@ -761,7 +769,6 @@ void tracer_read_counters(struct tracer *tr, int n)
 	struct spyre_counters *v;
 
 	memset(tr->counters, 0, tr->room * sizeof(*tr->counters));
-	tr->unwound_untracked = tr->skel->bss->unwound_untracked;
 	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
 		return;
 	for (int i = 0; i < n && i < tr->room; i++) {
@@ -796,7 +803,6 @@ void tracer_reset_counters(struct tracer *tr, int n)
 
 		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.counters), &key, v, BPF_ANY);
 	}
-	tr->skel->bss->unwound_untracked = 0;
 	free(v);
 }
 

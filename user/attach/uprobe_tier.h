@@ -54,13 +54,13 @@ struct tracer {
 	struct bpf_link *fork_link;		/* --follow */
 	bool task_storage;			/* per-thread stacks in task storage, not a hash */
 	bool stage;				/* spans staged per thread (stage_events) */
+	bool stack_regions;			/* open calls kept per stack (stack_regions) */
 	/* thread exits: flushes the stage, counts cancelled calls, reports process exits */
 	bool exit_hook;
 	struct bpf_link *exit_link;
 	struct bpf_link **site_links;		/* return sites, perf-event links */
 	int nsite_links;
 	size_t cap_site_links;
-	uint64_t unwound_untracked;		/* unwound calls deeper than tracked */
 	bool unwind_guard;			/* type=unwind probes can be attached */
 	bool unwind_warned;			/* ... or the user was told they cannot */
 	bool multi;

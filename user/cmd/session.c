@@ -271,6 +271,9 @@ int session_load_end(struct session *s)
 		 s->tr.multi ? "uprobe_multi" : "perf-event uprobe",
 		 s->tr.stage ? "task storage, spans staged per thread" :
 		 s->tr.task_storage ? "task storage" : "a hash map");
+	pr_debug("open calls kept per stack: %s", s->tr.stack_regions ? "yes (coroutine and "
+		 "signal stacks told apart by their mapping)" : "no, one stack per thread (no "
+		 "bpf_find_vma before 5.17, or SPYRE_NO_STACK_REGIONS=1)");
 	pr_debug("returns seen by %s", s->env->uretprobes ? (s->tr.unwind_guard ?
 		 "uretprobes, C++ exception unwind guard on" : "uretprobes, NO unwind guard "
 		 "(bpf_probe_write_user refused, not x86-64, or SPYRE_NO_UNWIND_GUARD=1)") :
@@ -458,8 +461,8 @@ static void session_status(struct session *s)
 		drops += summary_dropped(&s->tr.counters[i]);
 	if (s->status) {
 		cost_meter_status(&s->meter, &s->t, cost, sizeof(cost));
-		summary_status_line(&s->cons, drops, summary_unwound(&s->t, s->tr.counters,
-				    s->tr.unwound_untracked), &s->last_events, &s->last_ns,
+		summary_status_line(&s->cons, drops, summary_unwound(&s->t, s->tr.counters),
+				    &s->last_events, &s->last_ns,
 				    s->tr.attached, s->t.entry_only, cost, s->tty);
 	}
 	/* from now: detaching can take a while (grace periods) */
@@ -609,7 +612,6 @@ int session_window_end(struct session *s, uint64_t index)
 	tracer_read_counters(&s->tr, s->t.cnt);
 	consumer_write_metadata(&s->cons);
 	s->end = (struct run_end){ .target_exited = s->target_gone,
-				   .unwound_untracked = s->tr.unwound_untracked,
 				   .cost = &s->meter, .max_overhead = env->max_overhead };
 	/* launch mode: a user's library the job never loaded */
 	target_say_missing(&s->t, "warning: ", false, s->said);

@@ -23,15 +23,16 @@ static int by_total_desc(const void *a, const void *b)
 }
 
 /*
- * Span calls whose return the trace has not got: entered (hits), neither delivered nor counted
- * as dropped, left out or unwound. Still running at the stop, or left by an exception that
- * the thread has not been seen above since (the BPF finds unwound calls only then).
+ * Span calls whose return the trace has not got: entered (hits), neither delivered (an unwound
+ * call is delivered too, as its unwound event) nor counted as dropped or left out. Still
+ * running at the stop, or left by an exception that the thread has not been seen above since
+ * (the BPF finds unwound calls only then). Every call is counted once, so per probe
+ * events + drops + sampledOut + dropsRateCap + noReturn == hits.
  */
 static uint64_t no_return(const struct probe_spec *sp, const struct spyre_counters *k,
 			  uint64_t delivered)
 {
-	uint64_t accounted = delivered + summary_dropped(k) + k->sampled_out + k->drops_rate +
-			     k->unwound;
+	uint64_t accounted = delivered + summary_dropped(k) + k->sampled_out + k->drops_rate;
 
 	if (sp->type != PROBE_SPAN || k->hits <= accounted)
 		return 0;
@@ -54,10 +55,9 @@ const char *run_end_signame(const struct run_end *e, char *buf, size_t len)
 	return buf;
 }
 
-uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
-			 uint64_t untracked)
+uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters)
 {
-	uint64_t n = untracked;
+	uint64_t n = 0;
 
 	for (int i = 0; i < t->cnt; i++)
 		n += counters[i].unwound;
@@ -152,7 +152,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
 	if (!order)
 		return;
-	unwound = summary_unwound(t, counters, end->unwound_untracked);
+	unwound = summary_unwound(t, counters);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
 		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
 
@@ -245,10 +245,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)throws);
 	if (unwound)
 		fprintf(f, "unwound: %llu calls left without returning (a C++ exception, a "
-			"longjmp, a thread cancelled or exiting inside them)%s\n",
-			(unsigned long long)unwound,
-			end->unwound_untracked ? "; per probe in the trace metadata, except those "
-			"nested too deep to track" : "");
+			"longjmp, a thread cancelled or exiting inside them): in the trace with "
+			"\"unwound\": true\n", (unsigned long long)unwound);
 	if (noret)
 		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped, "
 			"or left by an exception the thread was not seen above since)\n",
@@ -416,9 +414,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	if (c->vfio)	/* driver tier: driverPath, driverSpans, ... (user/attach/vfio.c) */
 		vfio_stats_json(c->vfio, w);
 	jw_lit(w, ",\"unwound\":");
-	jw_u64(w, summary_unwound(t, counters, end->unwound_untracked));
-	jw_lit(w, ",\"unwoundUntracked\":");
-	jw_u64(w, end->unwound_untracked);
+	jw_u64(w, summary_unwound(t, counters));
 	jw_lit(w, ",\"entryOnlyProbes\":");
 	jw_u64(w, t->entry_only);
 	if (end->cost)

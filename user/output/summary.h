@@ -11,7 +11,6 @@ struct cost_meter;
 
 /* How a run ended, beyond the per-probe counters. */
 struct run_end {
-	uint64_t unwound_untracked;	/* unwound calls deeper than tracked (uprobe_tier.h) */
 	bool target_exited;
 	bool exit_known;		/* the target's exit code was seen */
 	int exit_code;			/* as wait(2) reports it */
@@ -31,9 +30,8 @@ static inline uint64_t summary_dropped(const struct spyre_counters *k)
 {
 	return k->drops_ring + k->drops_depth + k->drops_nostack;
 }
-/* Unwound calls in all: per probe, plus @untracked (tracer.unwound_untracked). */
-uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters,
-			 uint64_t untracked);
+/* Unwound calls in all (each one an event of the trace, "unwound": true, or a ring drop). */
+uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters);
 
 /* Per function: count, total, mean, p50, p99; then hits/drops. */
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,

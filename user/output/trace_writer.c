@@ -161,6 +161,9 @@ static void put_value(struct jw *w, const struct trace_arg *a)
 	case TA_DBL:
 		jw_dbl(w, a->d, 3);
 		return;
+	case TA_BOOL:
+		jw_lit(w, a->u ? "true" : "false");
+		return;
 	default:
 		break;
 	}

@@ -20,7 +20,7 @@ struct trace_meta {
 	int device_id;		/* the one deviceProperties entry (aiu-trace-analyzer wants exactly one) */
 };
 
-enum trace_arg_type { TA_U64, TA_I64, TA_HEX, TA_STR, TA_DBL };
+enum trace_arg_type { TA_U64, TA_I64, TA_HEX, TA_STR, TA_DBL, TA_BOOL /* .u: false or true */ };
 
 struct trace_arg {
 	const char *key;

@@ -382,17 +382,22 @@ uint64_t consumer_value(const struct spyre_event *e, int src)
 
 /*
  * The trace arguments of probe @p's event, keys included; returns how many. A function traced
- * in two files of its library has one name: its events say which file ("file").
+ * in two files of its library has one name: its events say which file ("file"). An unwound
+ * call returned nothing: its return value's keys are left out.
  */
 static int build_args(const struct consumer *c, const struct rprobe *p,
 		      const struct probe_spec *s, const struct spyre_event *e,
 		      struct trace_arg *args)
 {
+	bool unwound = e->type == SPYRE_EV_UNWOUND;
 	int n = 0;
 
 	for (int i = 0; i < s->nargs; i++) {
 		const struct probe_arg *a = &s->args[i];
 		uint64_t v = consumer_value(e, a->src);
+
+		if (unwound && a->src == PROBE_VAL_RET)
+			continue;
 
 		args[n].key = a->label;
 		switch (a->fmt) {
@@ -415,7 +420,7 @@ static int build_args(const struct consumer *c, const struct rprobe *p,
 		}
 		n++;
 	}
-	if (s->dev == DEV_LAUNCH && s->key) {
+	if (s->dev == DEV_LAUNCH && s->key && !(unwound && s->key == PROBE_VAL_RET)) {
 		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
 		args[n].key = "correlation";
 		args[n].type = TA_U64;
@@ -498,6 +503,33 @@ static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
 	return sub >= e->ts && sub <= end ? sub : end;
 }
 
+/*
+ * A call left by an exception, a longjmp or a cancel (SPYRE_EV_UNWOUND): a span from its entry
+ * to where the unwind was seen, its entry arguments and "unwound": true. Nothing else: its
+ * duration is not the call's (not in the latency statistics), and what it would have done
+ * (an allocation, a launch, a completion) did not happen, so neither the memory ledger nor
+ * the device timeline sees it.
+ */
+static int on_unwound(struct consumer *c, const struct rprobe *p, const struct probe_spec *s,
+		      const struct spyre_event *e)
+{
+	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + "unwound" */
+	int n;
+
+	if (c->per_pid)
+		pid_stats_add(c, e->tgid, e->probe, e->dur, false);
+	see_thread(c, e->tgid, e->tid);
+	if (!c->tw)
+		return 0;
+	n = build_args(c, p, s, e, args);
+	args[n].key = "unwound";
+	args[n].type = TA_BOOL;
+	args[n].u = 1;
+	/* the generic path: its keys differ from the probe's returning spans' */
+	trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args, n + 1);
+	return 0;
+}
+
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
 	struct trace_arg args[EVENT_MAX_ARGS];
@@ -537,6 +569,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	s = &c->t->table->specs[p->spec];
 	c->events++;
 	c->delivered[e->probe]++;
+	if (e->type == SPYRE_EV_UNWOUND)
+		return on_unwound(c, p, s, e);
 	if (e->type == SPYRE_EV_SPAN)
 		fn_stats_add(&c->stats[e->probe], e->dur);
 	if (c->per_pid)
