@@ -47,7 +47,7 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 	FUZZ_CHECK(s->type == PROBE_SPAN || s->type == PROBE_INSTANT || s->type == PROBE_UNWIND);
 	/* an unwinder's probe records nothing */
 	FUZZ_CHECK(s->type != PROBE_UNWIND || (!s->nargs && s->dev == DEV_NONE));
-	FUZZ_CHECK(s->nargs >= 0 && s->nargs <= PROBE_MAX_ARGS + 1);
+	FUZZ_CHECK(s->nargs >= 0 && s->nargs <= PROBE_MAX_LABELS);
 	for (i = 0; i < s->nargs; i++) {
 		const struct probe_arg *a = &s->args[i];
 

@@ -427,8 +427,8 @@ static const struct trace_fmt *probe_fmt(struct consumer *c, uint32_t probe,
 					 const struct spyre_event *e)
 {
 	struct probe_out *o = &c->out[probe];
-	struct trace_arg args[PROBE_MAX_ARGS + 2];
-	const char *keys[PROBE_MAX_ARGS + 2];
+	struct trace_arg args[PROBE_MAX_LABELS + 3];
+	const char *keys[PROBE_MAX_LABELS + 3];
 	int n;
 
 	if (o->state == 1)
@@ -481,7 +481,7 @@ static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
 
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
-	struct trace_arg args[PROBE_MAX_ARGS + 2];
+	struct trace_arg args[PROBE_MAX_LABELS + 3];
 	const struct trace_fmt *f;
 	const struct probe_spec *s;
 	const struct rprobe *p;
