@@ -374,12 +374,17 @@ uint64_t consumer_value(const struct spyre_event *e, int src)
 		return e->call.args[src - 1];
 	if (src == PROBE_VAL_RET)
 		return e->call.ret;
+	if (src >= PROBE_VAL_DEREF && src < PROBE_VAL_DEREF + SPYRE_MAX_DEREFS)
+		return e->call.deref[src - PROBE_VAL_DEREF];
 	return 0;
 }
 
-/* The trace arguments of a probe's event, keys included; returns how many. */
+/*
+ * The trace arguments of a probe's event, keys included; returns how many. @str: the call's
+ * string (str=, args.name), @corr: a keyless launch's correlation id (0: none).
+ */
 static int build_args(const struct probe_spec *s, const struct spyre_event *e,
-		      struct trace_arg *args)
+		      struct trace_arg *args, const char *str, uint64_t corr)
 {
 	int n = 0;
 
@@ -408,11 +413,17 @@ static int build_args(const struct probe_spec *s, const struct spyre_event *e,
 		}
 		n++;
 	}
-	if (s->dev == DEV_LAUNCH && s->key) {
+	if (s->dev == DEV_LAUNCH) {
 		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
 		args[n].key = "correlation";
 		args[n].type = TA_U64;
-		args[n].u = consumer_value(e, s->key);
+		args[n].u = s->key ? consumer_value(e, s->key) : corr;
+		n++;
+	}
+	if (s->str) {
+		args[n].key = "name";
+		args[n].type = TA_STR;
+		args[n].s = str ? str : "";
 		n++;
 	}
 	return n;
@@ -435,7 +446,7 @@ static const struct trace_fmt *probe_fmt(struct consumer *c, uint32_t probe,
 		return &o->fmt;
 	if (o->state < 0)
 		return NULL;
-	n = build_args(s, e, args);
+	n = build_args(s, e, args, NULL, 0);
 	for (int i = 0; i < n; i++)
 		keys[i] = args[i].key;
 	o->state = trace_fmt_init(&o->fmt, e->type == SPYRE_EV_INSTANT, s->cat, p->name, keys, n)
@@ -479,12 +490,24 @@ static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
 	return sub >= e->ts && sub <= end ? sub : end;
 }
 
+/* The string of call record @e (its SPYRE_EV_STR came right before it), else NULL. */
+static const char *call_string(struct consumer *c, const struct spyre_event *e)
+{
+	if (!c->str.set || c->str.tid != e->tid || c->str.probe != e->probe || c->str.ts != e->ts)
+		return NULL;
+	c->str.set = false;
+	return c->str.s;
+}
+
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
 	struct trace_arg args[PROBE_MAX_LABELS + 3];
+	const char *str = NULL, *kernel = NULL;
 	const struct trace_fmt *f;
 	const struct probe_spec *s;
 	const struct rprobe *p;
+	struct thread_info *ti;
+	uint64_t corr = 0;
 	int n;
 
 	if (e->type == SPYRE_EV_THREAD) {
@@ -493,6 +516,16 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	}
 	if (e->type == SPYRE_EV_EXIT)
 		return on_exit_event(c, e);
+	/* a str= call's string: the call's own record follows it (bpf/spyre.bpf.c) */
+	if (e->type == SPYRE_EV_STR) {
+		c->str.tid = e->tid;
+		c->str.probe = e->probe;
+		c->str.ts = e->ts;
+		c->str.set = true;
+		memcpy(c->str.s, e->str.s, sizeof(c->str.s));
+		c->str.s[sizeof(c->str.s) - 1] = '\0';
+		return 0;
+	}
 	/* --- driver tier: VFIO ioctls (user/attach/vfio.c) --- */
 	if (e->type == SPYRE_EV_IOCTL) {
 		c->events++;
@@ -531,12 +564,29 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 				consumer_value(e, s->stream), e->ts);
 		return 0;
 	}
+	ti = thread_slot(c, e->tid);
 	/* a call inside a launch returns (and is handed over) before the launch does */
-	if (s->dev == DEV_SUBMIT && thread_slot(c, e->tid)->tid)
-		thread_slot(c, e->tid)->submit = e->ts + e->dur;
+	if (s->dev == DEV_SUBMIT && ti->tid)
+		ti->submit = e->ts + e->dur;
+	if (s->str)
+		str = call_string(c, e);
+	/* the kernel name goes to the thread's next compute launch */
+	if (s->dev == DEV_KNAME && ti->tid)
+		snprintf(ti->kname, sizeof(ti->kname), "%s", str ? str : "");
+	if (s->dev == DEV_LAUNCH && s->op == OP_COMPUTE && ti->tid && ti->kname[0])
+		kernel = ti->kname;
+	if (s->dev == DEV_LAUNCH && !s->key)
+		corr = device_new_corr(&c->dev);
 	if (c->tw) {
-		n = build_args(s, e, args);
-		f = probe_fmt(c, e->probe, p, s, e);
+		n = build_args(s, e, args, str, corr);
+		if (kernel) {
+			args[n].key = "kernel";
+			args[n].type = TA_STR;
+			args[n].s = kernel;
+			n++;
+		}
+		/* a launch with a kernel name has an arg more than the prepared format */
+		f = kernel ? NULL : probe_fmt(c, e->probe, p, s, e);
 		/* a probe is either a span or an instant: the type of its first event holds */
 		if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
 			trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);
@@ -550,12 +600,30 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	 * After the launch's own span: the arrow to its device work binds to that span, and a
 	 * trace cut in between (tracer killed) must not hold an arrow without its slice.
 	 */
-	if (s->dev == DEV_LAUNCH)
-		device_launch(&c->dev, e->tgid, e->tid, consumer_value(e, s->key),
-			      consumer_value(e, s->stream), s->op, consumer_value(e, s->bytes),
-			      e->ts, launch_submit(c, e));
-	else if (s->dev == DEV_DESTROY)	/* no launch on it from its destructor's entry on */
+	if (s->dev == DEV_LAUNCH) {
+		struct dev_launch l = {
+			.pid = e->tgid, .tid = e->tid, .key = consumer_value(e, s->key),
+			.corr = corr, .stream = consumer_value(e, s->stream), .op = s->op,
+			.bytes = consumer_value(e, s->bytes), .ts = e->ts,
+			.submit = launch_submit(c, e), .name = kernel,
+		};
+
+		/* a keyed launch whose key read 0 (a fault) still gets a span from its stream */
+		if (s->key && !l.key)
+			l.corr = device_new_corr(&c->dev);
+		device_launch_op(&c->dev, &l);
+		if (kernel)
+			ti->kname[0] = '\0';
+	} else if (s->dev == DEV_DESTROY) {	/* no launch on it from its destructor's entry on */
 		device_stream_destroy(&c->dev, consumer_value(e, s->stream), e->ts);
+	} else if (s->dev == DEV_SYNC && e->type == SPYRE_EV_SPAN) {
+		device_stream_done(&c->dev, consumer_value(e, s->stream), e->ts, e->ts + e->dur,
+				   END_SYNC);
+	} else if (s->dev == DEV_QUERY && e->type == SPYRE_EV_SPAN && (e->call.ret & 0xff)) {
+		/* bool query(): true in the low byte of the return register */
+		device_stream_done(&c->dev, consumer_value(e, s->stream), e->ts, e->ts + e->dur,
+				   END_QUERY);
+	}
 	return 0;
 }
 

@@ -20,6 +20,8 @@ struct thread_info {
 	char name[16];
 	char named[16];		/* the name the trace has for it ("": none yet) */
 	uint64_t submit;	/* end of its last dev=submit call, for the launch around it */
+	char kname[SPYRE_STR_LEN];	/* the kernel name (dev=kname) for its next compute
+					 * launch ("": none) */
 };
 
 struct process_info {
@@ -70,6 +72,13 @@ struct consumer {
 	struct proc_exit *exits;	/* traced processes that ended (SPYRE_EV_EXIT) */
 	int nexits;
 	size_t capexits;
+	/* the last SPYRE_EV_STR record: the string of the call record that follows it */
+	struct {
+		uint32_t tid, probe;
+		uint64_t ts;
+		bool set;
+		char s[SPYRE_STR_LEN];
+	} str;
 };
 
 struct proc_exit {
@@ -88,7 +97,10 @@ int consumer_event(struct consumer *c, const struct spyre_event *e);
  */
 void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
-/* A call record's value from @src (struct probe_arg: 1..6 an argument, PROBE_VAL_RET), else 0. */
+/*
+ * A call record's value from @src (PROBE_VAL_*: 1..6 an argument, PROBE_VAL_RET, a
+ * dereference PROBE_VAL_DEREF + i), else 0.
+ */
 uint64_t consumer_value(const struct spyre_event *e, int src);
 /* The exit code of traced process @pid, if its end was seen (true), into @code. */
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
