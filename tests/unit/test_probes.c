@@ -603,11 +603,13 @@ TEST(probes_dereferences_share_slots_and_keep_their_offsets)
 	const struct probe_spec *s;
 	char err[256];
 
-	CHECK_EQ_INT(probes_parse_text(&t,
+	const char *text =
 		"f.so launchD2H dev=launch op=d2h key=arg2[24] stream=arg1 bytes=arg2[0x8]\n"
 		"f.so alloc mem=alloc ptr=sret[0] size=arg3 arg2[24]=dup sret[0]=first:u\n"
 		"f.so get ret[4095]=v:i type=span\n"
-		"f.so cb type=instant dev=complete key=arg1[0]\n", "d", err, sizeof(err)), 0);
+		"f.so cb type=instant dev=complete key=arg1[0]\n";
+
+	CHECK_EQ_INT(probes_parse_text(&t, text, "d", err, sizeof(err)), 0);
 	CHECK_STR(err, "");
 	CHECK_EQ_INT(t.cnt, 4);
 	s = &t.specs[0];
@@ -647,14 +649,16 @@ TEST(probes_string_stream_and_dist_keys)
 	const struct probe_spec *s;
 	char err[256];
 
-	CHECK_EQ_INT(probes_parse_text(&t,
+	const char *text =
 		"f.so createComputeParams dev=kname str=arg3\n"
 		"f.so named str=arg1:c\n"
 		"f.so synchronize dev=sync stream=arg1\n"
 		"f.so query dev=query stream=arg1\n"
 		"f.so launchCompute dev=launch op=compute stream=arg1\n"
 		"c.so getRank dist=rank\n"
-		"c.so getSize dist=size\n", "s", err, sizeof(err)), 0);
+		"c.so getSize dist=size\n";
+
+	CHECK_EQ_INT(probes_parse_text(&t, text, "s", err, sizeof(err)), 0);
 	CHECK_STR(err, "");
 	CHECK_EQ_INT(t.cnt, 7);
 	CHECK_EQ_INT(t.specs[0].dev, DEV_KNAME);

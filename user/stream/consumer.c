@@ -185,6 +185,76 @@ static void read_cmdline(const char *procfs, uint32_t pid, char *out, size_t len
 		out[--n] = 0;
 }
 
+/* The value of NAME= in environment block @env, NULL if absent. */
+static const char *env_value(const char *env, size_t len, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < len; i += strnlen(env + i, len - i) + 1)
+		if (len - i > nl && !strncmp(env + i, name, nl) && env[i + nl] == '=')
+			return env + i + nl + 1;
+	return NULL;
+}
+
+/* A non-negative decimal int that is the whole entry, else -1. */
+static int env_int(const char *v)
+{
+	char *end;
+	long n;
+
+	if (!v || *v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	return *end || errno || n > INT32_MAX ? -1 : (int)n;
+}
+
+void dist_from_environ(const char *env, size_t len, struct dist_info *d)
+{
+	int rank = env_int(env_value(env, len, "RANK"));
+	int size = env_int(env_value(env, len, "WORLD_SIZE"));
+	char name[32];
+	const char *pci;
+
+	if (rank < 0 && size < 0)
+		return;
+	d->from_env = true;
+	if (rank >= 0)
+		d->rank = rank;
+	if (size >= 0)
+		d->world_size = size;
+	if (rank < 0)
+		return;
+	snprintf(name, sizeof(name), "AIU_WORLD_RANK_%d", rank);
+	pci = env_value(env, len, name);
+	if (pci)
+		snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", pci);
+}
+
+/* Once per process: its rank and world size, when its environment has them. */
+static void read_dist(const char *procfs, uint32_t pid, struct dist_info *d)
+{
+	char path[64], *buf;
+	ssize_t n, len = 0;
+	/* torchrun's environments are a few kB; the variables are near the end of it */
+	const size_t cap = 256 << 10;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/environ", procfs, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	buf = malloc(cap + 1);
+	while (buf && (size_t)len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += n;
+	close(fd);
+	if (buf) {
+		buf[len] = 0;
+		dist_from_environ(buf, len, d);
+	}
+	free(buf);
+}
+
 const char *consumer_thread_name(const struct consumer *c, uint32_t tid)
 {
 	uint32_t h = (tid * 2654435761u) & (c->tcap - 1);
@@ -214,10 +284,12 @@ static struct process_info *see_process(struct consumer *c, uint32_t pid, const 
 		p = &np[c->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
+		p->dist.rank = p->dist.world_size = -1;
 		/* once per process: who it is, for the trace and for per-job metrics */
 		if (c->procfs) {
 			read_cmdline(c->procfs, pid, p->cmdline, sizeof(p->cmdline));
 			read_container(c->procfs, pid, p->container, sizeof(p->container));
+			read_dist(c->procfs, pid, &p->dist);
 		}
 	}
 	if (comm)
@@ -570,6 +642,15 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		ti->submit = e->ts + e->dur;
 	if (s->str)
 		str = call_string(c, e);
+	/* getRank()/getSize(): for a process whose environment did not say */
+	if (s->dist && e->type == SPYRE_EV_SPAN) {
+		struct process_info *pi = see_process(c, e->tgid, NULL);
+
+		if (pi && !pi->dist.from_env && s->dist == DIST_RANK)
+			pi->dist.rank = (int32_t)e->call.ret;
+		else if (pi && !pi->dist.from_env)
+			pi->dist.world_size = (int32_t)e->call.ret;
+	}
 	/* the kernel name goes to the thread's next compute launch */
 	if (s->dev == DEV_KNAME && ti->tid)
 		snprintf(ti->kname, sizeof(ti->kname), "%s", str ? str : "");

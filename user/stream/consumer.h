@@ -24,8 +24,17 @@ struct thread_info {
 					 * launch ("": none) */
 };
 
+/* A process's place in a distributed job (the trace's distributedInfo). */
+struct dist_info {
+	int rank;		/* -1: unknown */
+	int world_size;		/* -1: unknown */
+	bool from_env;		/* read from its environment (probes do not override it) */
+	char pci_bus_id[32];	/* AIU_WORLD_RANK_<rank>: its card's PCI address ("": none) */
+};
+
 struct process_info {
 	uint32_t pid;
+	struct dist_info dist;
 	uint32_t ns_pid;	/* pid inside its own PID namespace (container), 0 unknown */
 	uint64_t cgroup_id;
 	char name[16];
@@ -106,6 +115,12 @@ uint64_t consumer_value(const struct spyre_event *e, int src);
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
 /* The name of thread @tid as last seen ("" if never seen). */
 const char *consumer_thread_name(const struct consumer *c, uint32_t tid);
+/*
+ * The distributed-job variables of an environment block (NUL-separated NAME=VALUE, as
+ * /proc/PID/environ): RANK, WORLD_SIZE as torchrun sets them, AIU_WORLD_RANK_<RANK>. Fields not
+ * found stay as they were.
+ */
+void dist_from_environ(const char *env, size_t len, struct dist_info *d);
 /* Process info by pid (NULL if never seen). */
 const struct process_info *consumer_process(const struct consumer *c, uint32_t pid);
 
