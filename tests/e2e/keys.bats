@@ -1,0 +1,69 @@
+#!/usr/bin/env bats
+# The probe-table keys that read user memory and the device evidence of void launches, on real
+# -O2 code (tests/progs/keysjob.cpp): every value in the trace is one the job computed.
+
+load helpers
+
+KEYSJOB=$BUILD/tests/keysjob
+
+@test "dereferences, a std::string, kernel names, sync ends and the rank reach the trace exactly" {
+	cat > "$BATS_TEST_TMPDIR/keys.probes" <<'P'
+libkeysjob.so make_result sret[0]=a:u sret[8]=b:x
+libkeysjob.so set_kernel dev=kname str=arg1
+libkeysjob.so launch dev=launch op=compute stream=arg1 bytes=arg2[8] arg2[0]=key:u
+libkeysjob.so sync_stream dev=sync stream=arg1
+P
+	RANK=1 WORLD_SIZE=2 AIU_WORLD_RANK_1=0000:1b:00.0 run "$TOOL" --no-default \
+		--probes "$BATS_TEST_TMPDIR/keys.probes" -o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e["ph"] == "X"]
+host = lambda n: [e for e in ev if e["name"] == n and e["pid"] != 0]
+# a class returned by value: its first words, read through the hidden result pointer
+assert [e["args"] for e in host("make_result")] == \
+    [{"a": 3 * i, "b": "0x1234"} for i in range(3)], host("make_result")
+names = ["fused_add#0", "fused_add#1", "k" * 47]   # 60 chars are cut to 47
+assert [e["args"]["name"] for e in host("set_kernel")] == names
+launches = host("launch")
+assert [e["args"]["key"] for e in launches] == [100, 101, 102]
+assert [e["args"]["kernel"] for e in launches] == names
+dev = sorted((e for e in ev if e["pid"] == 0), key=lambda e: e["ts"])
+# void launches without a key: each ended by the synchronize after it, named by its kernel
+assert [e["name"] for e in dev] == names, dev
+assert all(e["args"]["end"] == "synchronize" for e in dev), dev
+assert [e["args"]["correlation"] for e in dev] == \
+    [e["args"]["correlation"] for e in launches]
+syncs = host("sync_stream")
+for dv, s in zip(dev, syncs):
+    assert dv["ts"] + dv["dur"] <= s["ts"] + s["dur"] + 0.002, (dv, s)
+flows = [e for e in d["traceEvents"] if e["ph"] in "sf"]
+assert len(flows) == 6, flows
+assert d["distributedInfo"] == {"backend": "spyre_ccl", "rank": 1, "world_size": 2,
+                                "pci_bus_id": "0000:1b:00.0"}, d.get("distributedInfo")
+assert d["spyreStats"]["deviceSpans"] == 3, d["spyreStats"]
+assert not any(p.get("derefFaults") for p in d["spyreProbes"]), d["spyreProbes"]
+PY
+}
+
+@test "a dereference of an unreadable address reads 0 and is counted per probe" {
+	# arg1 is the address of a 4-byte static in the job's small .bss: 4000 bytes past it is
+	# past the last page the executable maps (the heap starts at a random distance beyond)
+	cat > "$BATS_TEST_TMPDIR/bad.probes" <<'P'
+libkeysjob.so sync_stream type=instant arg1[4000]=far:u
+P
+	run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/bad.probes" \
+		-o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e["ph"] == "i" and e["name"] == "sync_stream"]
+assert len(ev) == 3 and all(e["args"]["far"] == 0 for e in ev), ev
+p = [p for p in d["spyreProbes"] if p["name"] == "sync_stream"][0]
+assert p["derefFaults"] == 3, p
+PY
+}

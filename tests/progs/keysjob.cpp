@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// keysjob: the probe-table keys of keys.bats on real -O2 code: a class returned by value
+// (through the hidden result pointer), a std::string argument, and void launches on a stream
+// that only a synchronize proves complete. Each call's values are known, so the test can
+// compare the trace with them exactly. Built twice: with KEYSJOB_LIB the traced functions
+// (libkeysjob.so: the tracer probes libraries), without it the job that calls them.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+// Non-trivially copyable: returned through the hidden pointer on every ABI.
+struct Result {
+	uint64_t a;
+	uint64_t b;
+	std::vector<int> v;
+};
+
+struct Params {
+	uint64_t key;
+	uint64_t bytes;
+};
+
+#define KEEP __attribute__((noinline, used))
+
+Result make_result(uint64_t x);
+void set_kernel(const std::string &name);
+void launch(void *stream, Params *p);
+void sync_stream(void *stream);
+
+#ifdef KEYSJOB_LIB
+KEEP Result make_result(uint64_t x)
+{
+	Result r;
+
+	r.a = 3 * x;
+	r.b = 0x1234;
+	r.v.push_back((int)x);
+	return r;
+}
+
+// The string is only looked at by the tracer.
+KEEP void set_kernel(const std::string &name)
+{
+	asm volatile("" : : "r"(name.data()) : "memory");
+}
+
+KEEP void launch(void *stream, Params *p)
+{
+	asm volatile("" : : "r"(stream), "r"(p) : "memory");
+}
+
+KEEP void sync_stream(void *stream)
+{
+	asm volatile("" : : "r"(stream) : "memory");
+}
+
+#else
+int main()
+{
+	static int stream;
+	uint64_t sum = 0;
+
+	for (int i = 0; i < 3; i++) {
+		Result r = make_result(i);
+		std::string name = i < 2 ? "fused_add#" + std::to_string(i) :
+			std::string(60, 'k');	/* longer than a record carries */
+		Params p = { 100 + (uint64_t)i, 4096 * (uint64_t)(i + 1) };
+
+		sum += r.a + r.v.size();
+		set_kernel(name);
+		launch(&stream, &p);
+		sync_stream(&stream);
+	}
+	printf("%llu\n", (unsigned long long)sum);
+	/* alive while the tracer sees its first events: it reads the environment from /proc */
+	usleep(500 * 1000);
+	return 0;
+}
+#endif
