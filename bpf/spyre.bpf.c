@@ -581,13 +581,20 @@ int spyre_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Hand the thread's staged spans to the ring buffer as one record. */
-static __always_inline void flush_stage(struct tstack *st)
+/*
+ * Hand the thread's staged spans to the ring buffer as one record. A global function: the
+ * verifier checks it once with nstaged unknown; inlined, the compiler folded its bound into
+ * the callers' arithmetic on the stage index in ways the verifier could not follow.
+ */
+__noinline int flush_stage(struct tstack *st)
 {
-	__u32 n = st->nstaged;
+	__u32 n;
 
+	if (!st)
+		return 0;
+	n = st->nstaged;
 	if (!n)
-		return;
+		return 0;
 	if (n > SPYRE_STAGE)
 		n = SPYRE_STAGE;
 	if (bpf_ringbuf_output(&events, st->stage, n * sizeof(struct spyre_event),
@@ -600,6 +607,7 @@ static __always_inline void flush_stage(struct tstack *st)
 		}
 	}
 	st->nstaged = 0;
+	return 0;
 }
 
 /*
@@ -638,7 +646,7 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	struct spyre_counters *c;
 	struct tstack *st;
 	struct frame *f;
-	__u32 d, n, probe;
+	__u32 d, n = 0, probe;
 	bool str;
 
 	st = find_stack(task, tid);

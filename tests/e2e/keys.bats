@@ -6,17 +6,19 @@ load helpers
 
 KEYSJOB=$BUILD/tests/keysjob
 
-@test "dereferences, a std::string, kernel names, sync ends and the rank reach the trace exactly" {
+# trace_keys [ENV=1]: trace keysjob with the keys' table into $BATS_TEST_TMPDIR/t.json and
+# check every value against what the job computed (ENV forces a per-thread stack path)
+trace_keys() {
 	cat > "$BATS_TEST_TMPDIR/keys.probes" <<'P'
 libkeysjob.so make_result sret[0]=a:u sret[8]=b:x
 libkeysjob.so set_kernel dev=kname str=arg1
 libkeysjob.so launch dev=launch op=compute stream=arg1 bytes=arg2[8] arg2[0]=key:u
 libkeysjob.so sync_stream dev=sync stream=arg1
 P
-	RANK=1 WORLD_SIZE=2 AIU_WORLD_RANK_1=0000:1b:00.0 run "$TOOL" --no-default \
-		--probes "$BATS_TEST_TMPDIR/keys.probes" -o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	rm -f "$BATS_TEST_TMPDIR/t.json"
+	env "$@" RANK=1 WORLD_SIZE=2 AIU_WORLD_RANK_1=0000:1b:00.0 "$TOOL" --no-default \
+		--probes "$BATS_TEST_TMPDIR/keys.probes" -o "$BATS_TEST_TMPDIR/t.json" -- \
+		"$KEYSJOB" > "$BATS_TEST_TMPDIR/out" 2>&1 || { cat "$BATS_TEST_TMPDIR/out"; return 1; }
 	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -46,6 +48,16 @@ assert d["distributedInfo"] == {"backend": "spyre_ccl", "rank": 1, "world_size":
 assert d["spyreStats"]["deviceSpans"] == 3, d["spyreStats"]
 assert not any(p.get("derefFaults") for p in d["spyreProbes"]), d["spyreProbes"]
 PY
+}
+
+@test "dereferences, a std::string, kernel names, sync ends and the rank reach the trace exactly" {
+	trace_keys
+}
+
+@test "the string and dereference records survive every per-thread stack path" {
+	# staged is the default here; the ring buffer directly, and the hash map fallback
+	trace_keys SPYRE_NO_STAGE=1
+	trace_keys SPYRE_NO_TASK_STORAGE=1
 }
 
 @test "a dereference of an unreadable address reads 0 and is counted per probe" {
