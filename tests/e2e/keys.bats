@@ -14,6 +14,7 @@ libkeysjob.so make_result sret[0]=a:u sret[8]=b:x
 libkeysjob.so set_kernel dev=kname str=arg1
 libkeysjob.so launch dev=launch op=compute stream=arg1 bytes=arg2[8] arg2[0]=key:u
 libkeysjob.so sync_stream dev=sync stream=arg1
+libkeysjob.so query_stream dev=query stream=arg1 ret=done:u
 P
 	rm -f "$BATS_TEST_TMPDIR/t.json"
 	env "$@" RANK=1 WORLD_SIZE=2 AIU_WORLD_RANK_1=0000:1b:00.0 "$TOOL" --no-default \
@@ -33,13 +34,19 @@ launches = host("launch")
 assert [e["args"]["key"] for e in launches] == [100, 101, 102]
 assert [e["args"]["kernel"] for e in launches] == names
 dev = sorted((e for e in ev if e["pid"] == 0), key=lambda e: e["ts"])
-# void launches without a key: each ended by the synchronize after it, named by its kernel
+# void launches without a key, named by their kernels: the first two ended by the synchronize
+# after them, the last by the query that said true (the one that said false is no evidence)
 assert [e["name"] for e in dev] == names, dev
-assert all(e["args"]["end"] == "synchronize" for e in dev), dev
+assert [e["args"]["end"] for e in dev] == ["synchronize", "synchronize", "query"], dev
+queries = host("query_stream")
+assert [q["args"]["done"] for q in queries] == [0, 1], queries
+# at the true query's return (both ends rounded to ns in the file)
+assert abs(dev[2]["ts"] + dev[2]["dur"] - queries[1]["ts"] - queries[1]["dur"]) < 0.0025, \
+    (dev[2], queries)
 assert [e["args"]["correlation"] for e in dev] == \
     [e["args"]["correlation"] for e in launches]
 syncs = host("sync_stream")
-for dv, s in zip(dev, syncs):
+for dv, s in zip(dev[:2], syncs):
     assert dv["ts"] + dv["dur"] <= s["ts"] + s["dur"] + 0.002, (dv, s)
 flows = [e for e in d["traceEvents"] if e["ph"] in "sf"]
 assert len(flows) == 6, flows

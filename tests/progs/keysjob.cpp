@@ -4,6 +4,8 @@
 // that only a synchronize proves complete. Each call's values are known, so the test can
 // compare the trace with them exactly. Built twice: with KEYSJOB_LIB the traced functions
 // (libkeysjob.so: the tracer probes libraries), without it the job that calls them.
+// Per iteration i = 0..2: make_result(i), set_kernel(name i), launch(key 100 + i, bytes
+// 4096 (i + 1)), then for i = 2 query_stream() false and true, then sync_stream().
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -28,6 +30,9 @@ Result make_result(uint64_t x);
 void set_kernel(const std::string &name);
 void launch(void *stream, Params *p);
 void sync_stream(void *stream);
+bool query_stream(void *stream);
+// What query_stream answers: the job says when its pretend device is done.
+extern volatile int keysjob_ready;
 
 #ifdef KEYSJOB_LIB
 KEEP Result make_result(uint64_t x)
@@ -56,6 +61,14 @@ KEEP void sync_stream(void *stream)
 	asm volatile("" : : "r"(stream) : "memory");
 }
 
+volatile int keysjob_ready;
+
+KEEP bool query_stream(void *stream)
+{
+	asm volatile("" : : "r"(stream) : "memory");
+	return keysjob_ready;
+}
+
 #else
 int main()
 {
@@ -71,6 +84,13 @@ int main()
 		sum += r.a + r.v.size();
 		set_kernel(name);
 		launch(&stream, &p);
+		if (i == 2) {
+			/* the last one is found done by a query: false first, then true */
+			keysjob_ready = 0;
+			query_stream(&stream);
+			keysjob_ready = 1;
+			query_stream(&stream);
+		}
 		sync_stream(&stream);
 	}
 	printf("%llu\n", (unsigned long long)sum);
