@@ -15,6 +15,8 @@ libkeysjob.so set_kernel dev=kname str=arg1
 libkeysjob.so launch dev=launch op=compute stream=arg1 bytes=arg2[8] arg2[0]=key:u
 libkeysjob.so sync_stream dev=sync stream=arg1
 libkeysjob.so query_stream dev=query stream=arg1 ret=done:u
+libkeysjob.so get_rank dist=rank
+libkeysjob.so get_size dist=size
 P
 	rm -f "$BATS_TEST_TMPDIR/t.json"
 	env "$@" RANK=1 WORLD_SIZE=2 AIU_WORLD_RANK_1=0000:1b:00.0 "$TOOL" --no-default \
@@ -50,6 +52,7 @@ for dv, s in zip(dev[:2], syncs):
     assert dv["ts"] + dv["dur"] <= s["ts"] + s["dur"] + 0.002, (dv, s)
 flows = [e for e in d["traceEvents"] if e["ph"] in "sf"]
 assert len(flows) == 6, flows
+# the environment wins over getRank()/getSize()
 assert d["distributedInfo"] == {"backend": "spyre_ccl", "rank": 1, "world_size": 2,
                                 "pci_bus_id": "0000:1b:00.0"}, d.get("distributedInfo")
 assert d["spyreStats"]["deviceSpans"] == 3, d["spyreStats"]
@@ -65,6 +68,27 @@ PY
 	# staged is the default here; the ring buffer directly, and the hash map fallback
 	trace_keys SPYRE_NO_STAGE=1
 	trace_keys SPYRE_NO_TASK_STORAGE=1
+}
+
+@test "without RANK in its environment, a job's rank and world size come from getRank/getSize" {
+	printf '%s\n' "libkeysjob.so get_rank dist=rank" "libkeysjob.so get_size dist=size" \
+		> "$BATS_TEST_TMPDIR/dist.probes"
+	run env -u RANK -u WORLD_SIZE "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/dist.probes" \
+		-o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["distributedInfo"] == {"backend": "spyre_ccl", "rank": 5, "world_size": 8}, \
+    d.get("distributedInfo")
+PY
+	# and none at all when nothing says
+	run env -u RANK -u WORLD_SIZE "$TOOL" --no-default --probe 'libkeysjob.so:launch' \
+		-o "$BATS_TEST_TMPDIR/n.json" -- "$KEYSJOB"
+	[ "$status" -eq 0 ]
+	python3 -c 'import json, sys; assert "distributedInfo" not in json.load(open(sys.argv[1]))' \
+		"$BATS_TEST_TMPDIR/n.json"
 }
 
 @test "a dereference of an unreadable address reads 0 and is counted per probe" {

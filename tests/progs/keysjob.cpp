@@ -5,7 +5,8 @@
 // compare the trace with them exactly. Built twice: with KEYSJOB_LIB the traced functions
 // (libkeysjob.so: the tracer probes libraries), without it the job that calls them.
 // Per iteration i = 0..2: make_result(i), set_kernel(name i), launch(key 100 + i, bytes
-// 4096 (i + 1)), then for i = 2 query_stream() false and true, then sync_stream().
+// 4096 (i + 1)), then for i = 2 query_stream() false and true, then sync_stream(); before
+// them get_rank() (5) and get_size() (8).
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -31,6 +32,8 @@ void set_kernel(const std::string &name);
 void launch(void *stream, Params *p);
 void sync_stream(void *stream);
 bool query_stream(void *stream);
+int get_rank();
+int get_size();
 // What query_stream answers: the job says when its pretend device is done.
 extern volatile int keysjob_ready;
 
@@ -63,6 +66,17 @@ KEEP void sync_stream(void *stream)
 
 volatile int keysjob_ready;
 
+// What spyre_comms::Context::getRank/getSize would say in a job of 8 ranks.
+KEEP int get_rank()
+{
+	return 5;
+}
+
+KEEP int get_size()
+{
+	return 8;
+}
+
 KEEP bool query_stream(void *stream)
 {
 	asm volatile("" : : "r"(stream) : "memory");
@@ -73,7 +87,7 @@ KEEP bool query_stream(void *stream)
 int main()
 {
 	static int stream;
-	uint64_t sum = 0;
+	uint64_t sum = (uint64_t)get_rank() + (uint64_t)get_size();
 
 	for (int i = 0; i < 3; i++) {
 		Result r = make_result(i);

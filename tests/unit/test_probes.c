@@ -263,6 +263,40 @@ TEST(probes_errors)
 		{ "l s name=\xc0\xaf", "invalid UTF-8" },
 		{ "l s\x1b[31m", "SYMBOL_GLOB: control character 0x1b" },
 		{ "l\x7f s", "LIB_GLOB: control character 0x7f" },
+		/* dereferences, str=, dev=sync/query/kname, dist= */
+		{ "l s dev=launch key=arg2[4096]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[0x1000]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[0x]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[-1]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[8", "expected BASE[OFF]" },
+		{ "l s dev=launch key=arg2[8]x", "expected BASE[OFF]" },
+		{ "l s dev=launch key=arg7[8]", "argN[OFF], ret[OFF] or sret[OFF]" },
+		{ "l s dev=launch key=rax[8]", "argN[OFF], ret[OFF] or sret[OFF]" },
+		{ "l s dev=launch key=arg1[0] stream=arg1[8] bytes=arg1[16]", "more than 2 deref" },
+		{ "l s arg1[0]=a arg1[8]=b ret[0]=c", "more than 2 deref" },
+		{ "l s type=instant dev=complete key=ret[8]", "ret[8] on a type=instant" },
+		{ "l s type=instant sret[0]=x", "sret[0] on a type=instant" },
+		{ "l s arg1[0]=a arg2=a", "duplicate label 'a'" },
+		{ "l s arg1[0]=", "empty value" },
+		{ "l s arg1[0]=a:q", "unknown format 'q'" },
+		{ "l s mem=free ptr=arg1[0]", "mem=free with a dereference" },
+		{ "l s str=ret", "str=ret: expected argN" },
+		{ "l s str=arg1:s", "expected argN (std::string *) or argN:c" },
+		{ "l s str=arg9", "expected argN" },
+		{ "l s str=arg1 str=arg2", "duplicate key 'str'" },
+		{ "l s type=unwind str=arg1", "type=unwind probe" },
+		{ "l s dev=kname", "dev=kname needs str=" },
+		{ "l s dev=kname str=arg1 stream=arg2", "stream= needs dev=launch" },
+		{ "l s dev=sync", "dev=sync needs stream=" },
+		{ "l s dev=query", "dev=query needs stream=" },
+		{ "l s dev=query stream=arg1 type=instant", "need a span" },
+		{ "l s dev=sync stream=arg1 key=arg2", "key= needs dev=launch or dev=complete" },
+		{ "l s dev=sync stream=arg1 op=compute", "op= needs dev=launch" },
+		{ "l s dev=query stream=arg1 bytes=arg2", "bytes= needs dev=launch" },
+		{ "l s dist=world", "dist=world: expected rank or size" },
+		{ "l s dist=rank type=instant", "dist= needs a span" },
+		{ "l s dist=rank dev=sync stream=arg1", "dist= needs a span" },
 	};
 	struct probe_table t = {};
 	char text[512], err[256], want[64];
@@ -640,6 +674,17 @@ TEST(probes_dereferences_share_slots_and_keep_their_offsets)
 	s = &t.specs[3];
 	CHECK_EQ_INT(s->key, PROBE_VAL_DEREF);
 	CHECK_EQ_INT(s->deref[0].src, 1);
+	/* every label at once: two dereferences, six arguments and ret fill args[] */
+	CHECK_EQ_INT(probes_parse_text(&t, "f.so all arg1[0]=d0 ret[8]=d1 arg1=a1 arg2=a2 arg3=a3 "
+				       "arg4=a4 arg5=a5 arg6=a6 ret=r\n", "d", err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	s = &t.specs[4];
+	CHECK_EQ_INT(s->nargs, PROBE_MAX_LABELS);
+	CHECK_STR(s->args[1].label, "d1");
+	CHECK_EQ_INT(s->args[1].src, PROBE_VAL_DEREF + 1);
+	CHECK_STR(s->args[7].label, "a6");
+	CHECK_STR(s->args[8].label, "r");
+	CHECK_EQ_INT(s->args[8].src, PROBE_VAL_RET);
 	probes_free(&t);
 }
 
@@ -676,66 +721,6 @@ TEST(probes_string_stream_and_dist_keys)
 	CHECK_EQ_INT(s->key, PROBE_VAL_NONE);
 	CHECK_EQ_INT(t.specs[5].dist, DIST_RANK);
 	CHECK_EQ_INT(t.specs[6].dist, DIST_SIZE);
-	probes_free(&t);
-}
-
-TEST(probes_new_key_errors)
-{
-	static const struct {
-		const char *line;
-		const char *msg;
-	} cases[] = {
-		{ "l s dev=launch key=arg2[4096]", "offset must be 0..4095" },
-		{ "l s dev=launch key=arg2[0x1000]", "offset must be 0..4095" },
-		{ "l s dev=launch key=arg2[]", "offset must be 0..4095" },
-		{ "l s dev=launch key=arg2[0x]", "offset must be 0..4095" },
-		{ "l s dev=launch key=arg2[-1]", "offset must be 0..4095" },
-		{ "l s dev=launch key=arg2[8", "expected BASE[OFF]" },
-		{ "l s dev=launch key=arg2[8]x", "expected BASE[OFF]" },
-		{ "l s dev=launch key=arg7[8]", "argN[OFF], ret[OFF] or sret[OFF]" },
-		{ "l s dev=launch key=rax[8]", "argN[OFF], ret[OFF] or sret[OFF]" },
-		{ "l s dev=launch key=arg1[0] stream=arg1[8] bytes=arg1[16]", "more than 2 deref" },
-		{ "l s arg1[0]=a arg1[8]=b ret[0]=c", "more than 2 deref" },
-		{ "l s type=instant dev=complete key=ret[8]", "ret[8] on a type=instant" },
-		{ "l s type=instant sret[0]=x", "sret[0] on a type=instant" },
-		{ "l s arg1[0]=a arg2=a", "duplicate label 'a'" },
-		{ "l s arg1[0]=", "empty value" },
-		{ "l s arg1[0]=a:q", "unknown format 'q'" },
-		{ "l s mem=free ptr=arg1[0]", "mem=free with a dereference" },
-		{ "l s str=ret", "str=ret: expected argN" },
-		{ "l s str=arg1:s", "expected argN (std::string *) or argN:c" },
-		{ "l s str=arg9", "expected argN" },
-		{ "l s str=arg1 str=arg2", "duplicate key 'str'" },
-		{ "l s type=unwind str=arg1", "type=unwind probe" },
-		{ "l s dev=kname", "dev=kname needs str=" },
-		{ "l s dev=kname str=arg1 stream=arg2", "stream= needs dev=launch" },
-		{ "l s dev=sync", "dev=sync needs stream=" },
-		{ "l s dev=query", "dev=query needs stream=" },
-		{ "l s dev=query stream=arg1 type=instant", "need a span" },
-		{ "l s dev=sync stream=arg1 key=arg2", "key= needs dev=launch or dev=complete" },
-		{ "l s dev=sync stream=arg1 op=compute", "op= needs dev=launch" },
-		{ "l s dev=query stream=arg1 bytes=arg2", "bytes= needs dev=launch" },
-		{ "l s dist=world", "dist=world: expected rank or size" },
-		{ "l s dist=rank type=instant", "dist= needs a span" },
-		{ "l s dist=rank dev=sync stream=arg1", "dist= needs a span" },
-	};
-	struct probe_table t = {};
-	char text[512], err[256];
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), "good.so a\n%s\n", cases[i].line);
-		err[0] = '\0';
-		int ret = probes_parse_text(&t, text, "n.probes", err, sizeof(err));
-
-		if (ret != -EINVAL || !strstr(err, "n.probes:2: ") || !strstr(err, cases[i].msg)) {
-			char m[512];
-
-			snprintf(m, sizeof(m), "case %zu '%s': ret %d err '%s', want '%s'", i,
-				 cases[i].line, ret, err, cases[i].msg);
-			unit_fail(__FILE__, __LINE__, m);
-		}
-		CHECK_EQ_INT(t.cnt, 0);
-	}
 	probes_free(&t);
 }
 

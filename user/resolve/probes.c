@@ -366,8 +366,8 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 		err = parse_deref(c, s, "", key, &src);
 		if (err < 0)
 			return err;
-		if (s->nargs >= PROBE_MAX_ARGS + PROBE_MAX_DEREFS)
-			return fail(c, "too many recorded values");
+		if (s->nargs >= PROBE_MAX_LABELS - 1)
+			return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
 		err = parse_arg(c, "dereference", val, src, &s->args[s->nargs]);
 		if (!err)
 			s->nargs++;
@@ -503,9 +503,10 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 			return fail(c, "dist=%s: expected rank or size", quote(val, q, sizeof(q)));
 		return 0;
 	default:
-		/* unreachable while argN keys are unique; kept so args[] can never overflow */
-		if (s->nargs >= PROBE_MAX_ARGS)
-			return fail(c, "more than %d arguments", PROBE_MAX_ARGS);
+		/* unreachable while argN keys are unique (and dereferences at most
+		 * PROBE_MAX_DEREFS); kept so args[] can never overflow, ret's entry left free */
+		if (s->nargs >= PROBE_MAX_LABELS - 1)
+			return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
 		err = parse_arg(c, kname, val, n, &s->args[s->nargs]);
 		if (!err)
 			s->nargs++;
