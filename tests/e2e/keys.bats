@@ -109,4 +109,5 @@ assert len(ev) == 3 and all(e["args"]["far"] == 0 for e in ev), ev
 p = [p for p in d["spyreProbes"] if p["name"] == "sync_stream"][0]
 assert p["derefFaults"] == 3, p
 PY
+	[[ "$output" == *"memory reads that faulted: sync_stream: 3 "* ]]
 }

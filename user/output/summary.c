@@ -223,6 +223,11 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 				t->probes[i].name, (unsigned long long)counters[i].drops_ring,
 				(unsigned long long)counters[i].drops_depth,
 				(unsigned long long)counters[i].drops_nostack);
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
+		if (counters[i].deref_faults)
+			fprintf(f, "memory reads that faulted: %s: %llu (values read as 0, strings "
+				"empty: check the probe's offsets)\n", t->probes[i].name,
+				(unsigned long long)counters[i].deref_faults);
 	if (unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
 			"probes were being attached)\n", (unsigned long long)unmatched);
