@@ -467,21 +467,23 @@ static __always_inline void count_fault(__u32 probe)
 
 /*
  * The dereferences of @r into call record @e, whose args and ret are in place: each the u64 at
- * its base (an argument as at entry, or the return value) + offset, as user memory is now. A
- * fault gives 0 and is counted.
+ * its base (an argument as at entry, the return value, the hidden result pointer) + offset, as
+ * user memory is now. A fault gives 0 and is counted. At a tail jump (@jump) the function has
+ * not returned: its return value and its result are not there yet, they read as 0.
  */
-static __always_inline void read_derefs(struct spyre_event *e, const struct spyre_read_cfg *r)
+static __always_inline void read_derefs(struct spyre_event *e, const struct spyre_read_cfg *r,
+					bool jump)
 {
 	for (int i = 0; i < SPYRE_MAX_DEREFS; i++) {
 		__u32 src = r->src[i], k = src - 1;
 		__u64 base, v = 0;
 
-		if (!src) {
+		if (!src || (jump && src >= SPYRE_DEREF_RET)) {
 			e->call.deref[i] = 0;
 			continue;
 		}
-		if (k >= SPYRE_MAX_ARGS)
-			k = 0;
+		if (src == SPYRE_DEREF_SRET || k >= SPYRE_MAX_ARGS)
+			k = 0;	/* the hidden pointer is argument 1 on every ABI we run on */
 		base = src == SPYRE_DEREF_RET ? e->call.ret : e->call.args[k];
 		if (bpf_probe_read_user(&v, sizeof(v), (void *)(base + r->off[i]))) {
 			v = 0;
@@ -726,11 +728,11 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	e->tid = tid;
 	e->probe = probe;
 	e->type = SPYRE_EV_SPAN;
-	e->depth = d;
+	e->depth = d | (jump ? SPYRE_DEPTH_TAIL : 0);
 	e->call.deref[0] = 0;
 	e->call.deref[1] = 0;
 	if (r)
-		read_derefs(e, r);
+		read_derefs(e, r, jump);
 	if (r && se)
 		read_str(se, e, r);
 	if (stage_events) {
@@ -833,7 +835,7 @@ int spyre_instant(struct pt_regs *ctx)
 	st = thread_stack(task, tid);
 	e->depth = st ? st->depth : 0;
 	if (r)
-		read_derefs(e, r);
+		read_derefs(e, r, false);
 	if (r && se)
 		read_str(se, e, r);
 	bpf_ringbuf_submit(se ? se : e, BPF_RB_NO_WAKEUP);

@@ -71,13 +71,14 @@ enum spyre_event_type {
 /* Dereferences a call record carries (probes.h PROBE_MAX_DEREFS) */
 #define SPYRE_MAX_DEREFS	2
 #define SPYRE_DEREF_RET		7	/* spyre_read_cfg.src: the return value is the base */
+#define SPYRE_DEREF_SRET	8	/* ... the hidden result pointer (argument 1) */
 /* Bytes of a str= string with its NUL (probes.h PROBE_STR_MAX + 1) */
 #define SPYRE_STR_LEN		48
 enum spyre_str_kind { SPYRE_STR_NONE = 0, SPYRE_STR_CXX = 1, SPYRE_STR_C = 2 };
 
 /* What a SPYRE_CK_READ probe reads, by probe index (filled by the loader before attaching). */
 struct spyre_read_cfg {
-	__u8 src[SPYRE_MAX_DEREFS];	/* 0: none, 1..6: argument, SPYRE_DEREF_RET */
+	__u8 src[SPYRE_MAX_DEREFS];	/* 0: none, 1..6: argument, SPYRE_DEREF_RET or _SRET */
 	__u8 str_arg;			/* 1..6: the argument str= reads; 0: none */
 	__u8 str_kind;			/* enum spyre_str_kind */
 	__u16 off[SPYRE_MAX_DEREFS];	/* added to the base before the u64 read */
@@ -194,8 +195,11 @@ struct spyre_event {
 	};
 	__u16 type;			/* enum spyre_event_type */
 	__u16 depth;			/* calls: nesting depth on this thread at entry, 0 =
-					 * outermost; 0 for the other records */
+					 * outermost, | SPYRE_DEPTH_TAIL; 0 for the other records */
 };
+
+/* In a span's depth: the call ended at a tail jump (no return value, no result written yet). */
+#define SPYRE_DEPTH_TAIL	0x8000
 
 /*
  * The layout every record kind shares (the record size is also the stride of a staged batch),

@@ -91,6 +91,37 @@ PY
 		"$BATS_TEST_TMPDIR/n.json"
 }
 
+@test "a synchronize that tail-jumps to the real one is no evidence; the real one's return is" {
+	# sync_forward's span ends at its jump, before sync_stream has waited for anything
+	printf '%s\n' "libkeysjob.so launch dev=launch op=compute stream=arg1" \
+		"libkeysjob.so sync_forward dev=sync stream=arg1" > "$BATS_TEST_TMPDIR/fwd.probes"
+	run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/fwd.probes" \
+		-o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB" forward
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [p for p in d["spyreProbes"] if p["name"] == "sync_forward"][0]
+assert p["tailExits"] == 1, p
+assert d["spyreStats"]["deviceSpans"] == 0, d["spyreStats"]
+assert d["spyreStats"]["launchesInFlight"] == 4, d["spyreStats"]
+PY
+	# with the real synchronize probed, every launch ends at one
+	echo "libkeysjob.so sync_stream dev=sync stream=arg1" >> "$BATS_TEST_TMPDIR/fwd.probes"
+	run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/fwd.probes" \
+		-o "$BATS_TEST_TMPDIR/t2.json" -- "$KEYSJOB" forward
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t2.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["spyreStats"]["deviceSpans"] == 4, d["spyreStats"]
+assert d["spyreStats"]["launchesInFlight"] == 0, d["spyreStats"]
+dev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == 0]
+assert all(e["args"]["end"] == "synchronize" for e in dev), dev
+PY
+}
+
 @test "a dereference of an unreadable address reads 0 and is counted per probe" {
 	# arg1 is the address of a 4-byte static in the job's small .bss: 4000 bytes past it is
 	# past the last page the executable maps (the heap starts at a random distance beyond)

@@ -6,9 +6,11 @@
 // (libkeysjob.so: the tracer probes libraries), without it the job that calls them.
 // Per iteration i = 0..2: make_result(i), set_kernel(name i), launch(key 100 + i, bytes
 // 4096 (i + 1)), then for i = 2 query_stream() false and true, then sync_stream(); before
-// them get_rank() (5) and get_size() (8).
+// them get_rank() (5) and get_size() (8). With "forward": one more launch (key 200), then
+// sync_forward(), which tail-jumps to sync_stream().
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -32,6 +34,7 @@ void set_kernel(const std::string &name);
 void launch(void *stream, Params *p);
 void sync_stream(void *stream);
 bool query_stream(void *stream);
+void sync_forward(void *stream);
 int get_rank();
 int get_size();
 // What query_stream answers: the job says when its pretend device is done.
@@ -66,6 +69,12 @@ KEEP void sync_stream(void *stream)
 
 volatile int keysjob_ready;
 
+// A one-line forwarder: -O2 makes it a tail jump to sync_stream (through the PLT).
+KEEP void sync_forward(void *stream)
+{
+	sync_stream(stream);
+}
+
 // What spyre_comms::Context::getRank/getSize would say in a job of 8 ranks.
 KEEP int get_rank()
 {
@@ -84,7 +93,7 @@ KEEP bool query_stream(void *stream)
 }
 
 #else
-int main()
+int main(int argc, char **argv)
 {
 	static int stream;
 	uint64_t sum = (uint64_t)get_rank() + (uint64_t)get_size();
@@ -106,6 +115,13 @@ int main()
 			query_stream(&stream);
 		}
 		sync_stream(&stream);
+	}
+	if (argc > 1 && !strcmp(argv[1], "forward")) {
+		/* one more launch, synchronized through the forwarder */
+		Params p = { 200, 64 };
+
+		launch(&stream, &p);
+		sync_forward(&stream);
 	}
 	printf("%llu\n", (unsigned long long)sum);
 	/* alive while the tracer sees its first events: it reads the environment from /proc */

@@ -313,8 +313,7 @@ void probe_read_cfg(const struct probe_spec *s, struct spyre_read_cfg *r)
 {
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < s->nderef && i < SPYRE_MAX_DEREFS; i++) {
-		/* the hidden result pointer is the first argument register on every ABI we run on */
-		r->src[i] = s->deref[i].src == PROBE_VAL_SRET ? 1 :
+		r->src[i] = s->deref[i].src == PROBE_VAL_SRET ? SPYRE_DEREF_SRET :
 			    s->deref[i].src == PROBE_VAL_RET ? SPYRE_DEREF_RET : s->deref[i].src;
 		r->off[i] = s->deref[i].off;
 	}

@@ -489,7 +489,7 @@ static int build_args(const struct probe_spec *s, const struct spyre_event *e,
 		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
 		args[n].key = "correlation";
 		args[n].type = TA_U64;
-		args[n].u = s->key ? consumer_value(e, s->key) : corr;
+		args[n].u = corr ? corr : consumer_value(e, s->key);
 		n++;
 	}
 	if (s->str) {
@@ -656,7 +656,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		snprintf(ti->kname, sizeof(ti->kname), "%s", str ? str : "");
 	if (s->dev == DEV_LAUNCH && s->op == OP_COMPUTE && ti->tid && ti->kname[0])
 		kernel = ti->kname;
-	if (s->dev == DEV_LAUNCH && !s->key)
+	/* a launch without a key, or whose key read 0 (a fault), gets an id of ours */
+	if (s->dev == DEV_LAUNCH && !consumer_value(e, s->key))
 		corr = device_new_corr(&c->dev);
 	if (c->tw) {
 		n = build_args(s, e, args, str, corr);
@@ -689,15 +690,14 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 			.submit = launch_submit(c, e), .name = kernel,
 		};
 
-		/* a keyed launch whose key read 0 (a fault) still gets a span from its stream */
-		if (s->key && !l.key)
-			l.corr = device_new_corr(&c->dev);
 		device_launch_op(&c->dev, &l);
 		if (kernel)
 			ti->kname[0] = '\0';
 	} else if (s->dev == DEV_DESTROY) {	/* no launch on it from its destructor's entry on */
 		device_stream_destroy(&c->dev, consumer_value(e, s->stream), e->ts);
-	} else if (s->dev == DEV_SYNC && e->type == SPYRE_EV_SPAN) {
+	} else if (s->dev == DEV_SYNC && e->type == SPYRE_EV_SPAN &&
+		   !(e->depth & SPYRE_DEPTH_TAIL)) {
+		/* (a synchronize that tail-called the real one has not waited yet) */
 		device_stream_done(&c->dev, consumer_value(e, s->stream), e->ts, e->ts + e->dur,
 				   END_SYNC);
 	} else if (s->dev == DEV_QUERY && e->type == SPYRE_EV_SPAN && (e->call.ret & 0xff)) {
