@@ -278,6 +278,7 @@ TEST(probes_errors)
 		{ "l s type=instant dev=complete key=ret[8]", "ret[8] on a type=instant" },
 		{ "l s type=instant sret[0]=x", "sret[0] on a type=instant" },
 		{ "l s arg1[0]=a arg2=a", "duplicate label 'a'" },
+		{ "l s arg1[0]=a arg1[0x0]=b", "duplicate key 'arg1[0x0]'" },
 		{ "l s arg1[0]=", "empty value" },
 		{ "l s arg1[0]=a:q", "unknown format 'q'" },
 		{ "l s mem=free ptr=arg1[0]", "mem=free with a dereference" },

@@ -366,6 +366,9 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 		err = parse_deref(c, s, "", key, &src);
 		if (err < 0)
 			return err;
+		for (int i = 0; i < s->nargs; i++)
+			if (s->args[i].src == src)
+				return fail(c, "duplicate key '%s'", quote(key, q, sizeof(q)));
 		if (s->nargs >= PROBE_MAX_LABELS - 1)
 			return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
 		err = parse_arg(c, "dereference", val, src, &s->args[s->nargs]);
