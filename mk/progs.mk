@@ -12,6 +12,8 @@
 #                    step); launch.bats traces its own functions, PIE and static
 #   coroutine.c      coroutine: traced calls that switch stacks inside (makecontext/swapcontext),
 #                    traced calls on the main stack meanwhile (exceptions.bats)
+#   keysjob.cpp      keysjob, libkeysjob.so: a class returned by value, a std::string argument, void
+#                    launches and a synchronize, for the probe-table keys (keys.bats)
 #   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
 #                    throws, longjmps and tail-calls after the tracer attached (faults.bats)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
@@ -33,7 +35,8 @@ MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-sp
 FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
 TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static \
-		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper $(BUILD)/tests/coroutine
+		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper $(BUILD)/tests/coroutine \
+		   $(BUILD)/tests/keysjob
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -69,6 +72,12 @@ $(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
 # libstdc++ and libgcc_s: the unwinder a tracer must not break is the one real jobs use.
 $(BUILD)/tests/throwjob: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -o $@
+
+$(BUILD)/tests/libkeysjob.so: $(PROGS_DIR)/keysjob.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -DKEYSJOB_LIB -shared $< -o $@
+
+$(BUILD)/tests/keysjob: $(PROGS_DIR)/keysjob.cpp $(BUILD)/tests/libkeysjob.so
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -L$(BUILD)/tests -lkeysjob -Wl,-rpath,'$$ORIGIN' -o $@
 
 # The same with the C++ runtime and the unwinder linked in: no libgcc_s.so for a tracer to find.
 $(BUILD)/tests/throwjob-static: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
