@@ -336,7 +336,7 @@ static __always_inline __u64 top_sp(const struct tstack *st, __u32 d)
 	return st->sp[(d - 1) & TRACK_MASK];
 }
 
-static __always_inline void flush_stage(struct tstack *st);
+__noinline int flush_stage(struct tstack *st);
 
 /*
  * Where the record of a call of @probe that ended at @now goes: the next one of the thread's
@@ -350,16 +350,21 @@ static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 
 	struct spyre_event *e;
 
 	if (stage_events) {
-		*n = st->nstaged;
-		if (two && *n >= SPYRE_STAGE - 1) {
+		__u32 i = st->nstaged;
+
+		if (two && i >= SPYRE_STAGE - 1) {
 			flush_stage(st);
-			*n = 0;
+			i = 0;
 		}
-		if (*n >= SPYRE_STAGE)
-			*n = 0;	/* cannot happen: a full stage is flushed at once */
-		if (*n == 0)
+		if (i >= SPYRE_STAGE)
+			i = 0;	/* cannot happen: a full stage is flushed at once */
+		if (i == 0)
 			st->staged_since = now;
-		return &st->stage[*n & (SPYRE_STAGE - 1)];
+		*n = i;
+		/* the compiler knows i < SPYRE_STAGE and would drop the mask the verifier needs
+		 * (it lost the bound in emit_unwound: "R9 unbounded memory access") */
+		asm volatile("" : "+r"(i));
+		return &st->stage[i & (SPYRE_STAGE - 1)];
 	}
 	/* two branches: the verifier wants a constant size per path */
 	if (two)

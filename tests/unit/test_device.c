@@ -325,12 +325,12 @@ TEST(device_ends_come_from_callbacks_queries_and_synchronize)
 				 .ts = BASE + 8000, .submit = BASE + 8100 };
 	device_launch_op(&d, &l4);
 	device_launch_op(&d, &l5);
-	device_stream_done(&d, 0xA, BASE + 7000, BASE + 7050, END_QUERY);
+	device_stream_done(&d, 10, 0xA, BASE + 7000, BASE + 7050, END_QUERY);
 	CHECK_EQ_INT(d.st.matched, 4);
 	/* another stream's synchronize ends nothing here */
-	device_stream_done(&d, 0xB, BASE + 9000, BASE + 9500, END_SYNC);
+	device_stream_done(&d, 10, 0xB, BASE + 9000, BASE + 9500, END_SYNC);
 	CHECK_EQ_INT(d.st.matched, 4);
-	device_stream_done(&d, 0xA, BASE + 9000, BASE + 9900, END_SYNC);
+	device_stream_done(&d, 10, 0xA, BASE + 9000, BASE + 9900, END_SYNC);
 	CHECK_EQ_INT(d.st.matched, 5);
 	/* a launch from before that synchronize's entry, reaching us late, ends at it too */
 	struct dev_launch l6 = { .pid = 10, .tid = 12, .corr = device_new_corr(&d), .stream = 0xA,
@@ -341,7 +341,7 @@ TEST(device_ends_come_from_callbacks_queries_and_synchronize)
 	struct dev_launch l7 = { .pid = 10, .tid = 11, .key = 0x7100, .stream = 0xA, .op = OP_H2D,
 				 .bytes = 64, .ts = BASE + 10000, .submit = BASE + 10100 };
 	device_launch_op(&d, &l7);
-	device_stream_done(&d, 0xA, BASE + 10200, BASE + 10300, END_SYNC);
+	device_stream_done(&d, 10, 0xA, BASE + 10200, BASE + 10300, END_SYNC);
 	device_complete(&d, 10, 0x7100, 0, BASE + 10400);
 	CHECK_EQ_INT(d.st.matched, 7);
 	device_finish(&d);
@@ -401,7 +401,7 @@ TEST(device_keyless_ops_without_evidence_are_unmatched)
 	device_launch_op(&d, &l);
 	/* a query that said false is no evidence: the consumer never passes it on; a sync
 	 * entered before the launch proves nothing about it */
-	device_stream_done(&d, 0xA, BASE + 900, BASE + 950, END_SYNC);
+	device_stream_done(&d, 10, 0xA, BASE + 900, BASE + 950, END_SYNC);
 	device_finish(&d);
 	CHECK_EQ_INT(d.st.matched, 0);
 	CHECK_EQ_INT(d.st.launches_unmatched, 1);
