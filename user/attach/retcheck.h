@@ -29,12 +29,15 @@ enum retcheck_verdict {
 
 struct retcheck;
 
-/* Start the test in the background (a thread; a child process; ~10-50 ms); NULL if not run. */
+/*
+ * Start the test in the background (a thread and a child process; 30-120 ms on the x86-64
+ * development VM, 0.1-2 s in the TCG guests); NULL if not run here.
+ */
 struct retcheck *retcheck_start(void);
 /*
- * Wait for the verdict (at most ~8 s: a child that hangs is killed after 5). @why: for
- * RETCHECK_FAILED, why return sites are off, for the user and in every probe's reason; else
- * what was seen. A static string either way.
+ * Wait for the verdict (at most 8 s: a child that hangs is killed after 5; no verdict by then
+ * is RETCHECK_FAILED too). @why: for RETCHECK_FAILED, why return sites are off, for the user;
+ * else what was seen. A static string either way.
  */
 enum retcheck_verdict retcheck_wait(struct retcheck *rc, const char **why);
 /* Wait for the background work to end (the uprobe's removal) and free. */
