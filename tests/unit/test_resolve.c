@@ -360,3 +360,52 @@ TEST(resolve_lib_glob_matches_soname_and_alias)
 	rmdir(tmp);
 	probes_free(&tab);
 }
+
+/*
+ * The start-up self-test found return sites broken (retcheck.h): the span probes resolved
+ * before record entries only, with its reason, so do those resolved after; instants stay.
+ */
+TEST(resolve_sites_off)
+{
+	static const char why[] = "return sites off: test";
+	struct probe_table tab = {};
+	char lib[PATH_MAX], err[256];
+	const struct rprobe *span, *inst;
+	struct target t;
+	FILE *maps;
+
+	CHECK(realpath(unit_fixture_dir(), lib));
+	strncat(lib, "/libfixture.so", sizeof(lib) - strlen(lib) - 1);
+	CHECK_EQ_INT(probes_parse_text(&tab, "libfixture.so fixture::Widget::id\n"
+				       "libfixture.so fixture_c_entry type=instant\n", "t", err,
+				       sizeof(err)), 0);
+	for (int before = 1; before >= 0; before--) {
+		CHECK_EQ_INT(target_init(&t, 1, &tab, 64), 0);
+		if (!before)
+			CHECK_EQ_INT(target_sites_off(&t, why), 0);
+		maps = fixture_maps(lib);
+		CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 2);
+		fclose(maps);
+		span = find(&t, "fixture::Widget::id");
+		inst = find(&t, "fixture_c_entry");
+		CHECK(span && inst);
+		if (!span || !inst) {
+			target_free(&t);
+			break;
+		}
+		if (before) {
+			CHECK_EQ_INT(span->ret, RET_SITES);
+			CHECK(span->sites.n > 0);
+			CHECK_EQ_INT(t.entry_only, 0);
+			CHECK_EQ_INT(target_sites_off(&t, why), 1);
+		}
+		CHECK_EQ_INT(span->ret, RET_NONE);
+		CHECK_EQ_INT(span->sites.n, 0);
+		CHECK(span->sites.why && strstr(span->sites.why, "self-test"));
+		CHECK(t.sites_off == why);
+		CHECK_EQ_INT(t.entry_only, 1);
+		CHECK(inst->sites.why == NULL);
+		target_free(&t);
+	}
+	probes_free(&tab);
+}

@@ -14,6 +14,8 @@
 # machine's own (SCLP, the pseries vty) and /out arrives through a virtio-serial port; neither
 # machine has isa-debug-exit, so the guest's status is the "==SPYRE-STATUS=N==" line after
 # /out, and QEMU ends when the guest powers off.
+# QEMU: the emulator (default: the host's qemu-system-ARCH); QEMU_DATA: the directory of its
+# firmware and other data files (-L), for one unpacked outside /usr (tools/vm/qemu-backports.sh).
 set -eu
 
 vmlinux=${1:?usage: run-qemu.sh VMLINUX INITRAMFS OUTDIR [KERNEL ARGS...]}
@@ -56,6 +58,10 @@ pseries)
 esac
 
 rc=0
+if [ -n "${QEMU_DATA:-}" ]; then
+	set -- "$@" -L "$QEMU_DATA"
+fi
+echo "run-qemu: $("$1" --version | head -n 1)"
 timeout -k 10 "$timeout" "$@" -accel tcg -m 1G -smp 1 -nodefaults -display none -no-reboot \
 	-kernel "$vmlinux" -initrd "$initrd" </dev/null >"$outdir/qemu.log" 2>&1 &
 vm=$!

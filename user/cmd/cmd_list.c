@@ -7,6 +7,7 @@
 #include "cost.h"
 #include "log.h"
 #include "resolve.h"
+#include "retcheck.h"
 #include "session.h"
 #include "uprobe_tier.h"
 #include "umulti.h"
@@ -41,8 +42,27 @@ static void print_costs(FILE *f, const struct hit_costs *c)
 		c->stepped_ns / 1000, c->uret_ns / 1000);
 }
 
+/* Whether return sites work here (retcheck.h), applied to @t and said, when it ran. */
+static void sites_check(struct retcheck *rcheck, struct target *t)
+{
+	enum retcheck_verdict v;
+	const char *why;
+
+	if (!rcheck)
+		return;
+	v = retcheck_wait(rcheck, &why);
+	if (v == RETCHECK_FAILED) {
+		target_sites_off(t, why);
+		printf("%s: every span probe records entries only\n", why);
+	} else {
+		printf("return sites: start-up self-test %s\n", v == RETCHECK_PASSED ? "passed" :
+		       why);
+	}
+}
+
 int cmd_list(const struct env *env, struct probe_table *table)
 {
+	struct retcheck *rcheck = NULL;
 	struct calibration *cal;
 	struct hit_costs costs;
 	struct target t;
@@ -56,6 +76,8 @@ int cmd_list(const struct env *env, struct probe_table *table)
 		return EXIT_PERM;
 	}
 	cal = cost_calibrate_start();
+	if (!env->uretprobes)
+		rcheck = retcheck_start();
 	err = target_init(&t, env->pid, table,
 			  env->max_probes ? env->max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env->uretprobes;
@@ -68,12 +90,14 @@ int cmd_list(const struct env *env, struct probe_table *table)
 		target_warn_too_many(&t, false);
 		target_free(&t);
 		cost_calibrate_free(cal);
+		retcheck_free(rcheck);
 		return EXIT_USAGE;
 	}
 	if (err < 0) {
 		pr_err("cannot resolve probes in %d: %s", env->pid, strerror(-err));
 		target_free(&t);
 		cost_calibrate_free(cal);
+		retcheck_free(rcheck);
 		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
 	}
 	rc = 0;
@@ -84,12 +108,14 @@ int cmd_list(const struct env *env, struct probe_table *table)
 	printf("process %d: %d of %d probe specs resolved to %d functions\n", env->pid, rc,
 	       table->cnt, t.cnt);
 	print_costs(stdout, &costs);
+	sites_check(rcheck, &t);
 	target_report(&t, stdout);
 	print_limits(&t);
 	/* a line of the user's that resolves nowhere is what they will want to hear about */
 	rc = missing && !env->allow_missing ? EXIT_NO_MATCH : t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;
 	target_free(&t);
 	cost_calibrate_free(cal);
+	retcheck_free(rcheck);
 	return rc;
 }
 

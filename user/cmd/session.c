@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "jsonw.h"
 #include "log.h"
+#include "retcheck.h"
 #include "session.h"
 #include "trace_writer.h"
 #include "util.h"
@@ -160,6 +161,9 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 	s->t.pin_libs = fleet;
 	s->tty = isatty(STDERR_FILENO);
 	s->status = env->status < 0 ? s->tty : env->status;
+	/* whether return sites work here, found out while the objects load (retcheck.h) */
+	if (!env->uretprobes)
+		s->rcheck = retcheck_start();
 	/*
 	 * The kernel's wait before the first uprobe link, taken while everything else runs;
 	 * after launch_start(), so that a child is forked from a single-threaded tracer.
@@ -178,6 +182,7 @@ void session_free(struct session *s)
 		vfio_close(s->drv->vfio);
 	}
 	warm_free(s->warm);
+	retcheck_free(s->rcheck);
 	if (s->ring_fd >= 0)
 		close(s->ring_fd);
 	if (s->tw)	/* error path after the header: still leave a loadable file */
@@ -322,8 +327,32 @@ int session_scan(struct session *s, bool all)
 	return fleet_scan(&s->t, &s->seen, all || s->scans++ % FULL_SCAN_EVERY == 0, "/proc");
 }
 
+/*
+ * The return-site self-test's verdict, before the first uprobe goes on a job: where a probed
+ * return instruction does not return, no span probe may have return sites (retcheck.h).
+ */
+static void sites_check(struct session *s)
+{
+	enum retcheck_verdict v;
+	const char *why;
+
+	if (!s->rcheck || s->sites_checked)
+		return;
+	s->sites_checked = true;
+	/* its uprobe goes in the background: retcheck_free waits for that, at the end */
+	v = retcheck_wait(s->rcheck, &why);
+	if (v != RETCHECK_FAILED) {
+		pr_debug("return-site self-test: %s", why);
+		return;
+	}
+	target_sites_off(&s->t, why);
+	pr_warn("%s: every span probe records entries only (--uretprobes sees their returns, "
+		"but a C++ exception thrown through a traced call then ends the job)", why);
+}
+
 int session_attach(struct session *s)
 {
+	sites_check(s);
 	/* the job's CPU clock from here on goes with the hits (per-hit costs come later) */
 	cost_meter_free(&s->meter);
 	cost_meter_init(&s->meter, &s->costs, s->t.pid);

@@ -30,6 +30,7 @@
 
 struct bg_load;
 struct calibration;
+struct retcheck;
 struct warmer;
 
 struct session {
@@ -44,6 +45,8 @@ struct session {
 	struct bg_load *upl, *drv;	/* the two BPF objects' loads (session_load_begin) */
 	int ring_fd;
 	struct warmer *warm;
+	struct retcheck *rcheck;	/* the return-site self-test (retcheck.h) */
+	bool sites_checked;	/* its verdict applied to the target */
 	struct intset seen;	/* -a: processes scanned */
 	int scans;
 	bool *said;		/* user specs said to resolve nowhere */

@@ -27,8 +27,6 @@ int main(int argc, char **argv)
 	rc = env_parse(&env, argc, argv);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	/* to try s390x return sites on hardware (user guide: C++ exceptions) */
-	s390x_br_sites = env_is_1("SPYRE_S390X_BR_SITES");
 	/* libbpf's messages by the -v level (log.h) */
 	libbpf_set_print(log_libbpf_print);
 

@@ -258,6 +258,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			(unsigned long long)noret);
 	if (end->cost)
 		print_cost(f, t, counters, end);
+	if (t->sites_off)
+		fprintf(f, "%s: every span probe recorded entries only\n", t->sites_off);
 	for (int i = 0; i < t->cnt; i++) {
 		const struct rprobe *p = &t->probes[i];
 
@@ -485,6 +487,10 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_u64(w, summary_unwound(t, counters));
 	jw_lit(w, ",\"entryOnlyProbes\":");
 	jw_u64(w, t->entry_only);
+	if (t->sites_off) {	/* the start-up self-test found them broken (retcheck.h) */
+		jw_lit(w, ",\"returnSitesOff\":");
+		jw_str(w, t->sites_off);
+	}
 	if (end->cost)
 		cost_json(w, t, end);
 	jw_lit(w, ",\"targetSignal\":");

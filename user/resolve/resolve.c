@@ -197,6 +197,9 @@ static int classify_insn(int fd, unsigned long off)
 #endif
 }
 
+/* A probe's reason when target_sites_off turned them all off (t->sites_off: the long one) */
+#define SITES_OFF_WHY	"return sites off on this machine (the start-up self-test failed)"
+
 /*
  * How @p's returns will be seen: its return instructions and tail jumps, or the kernel's
  * uretprobe (--uretprobes), or not at all when its body cannot be read safely (then its
@@ -210,7 +213,10 @@ static void find_return(struct target *t, struct rprobe *p, const struct elf_fun
 		p->ret = RET_URETPROBE;
 		return;
 	}
-	if (fd < 0) {
+	if (t->sites_off) {
+		p->sites.why = SITES_OFF_WHY;
+		err = -ENOTSUP;
+	} else if (fd < 0) {
 		p->sites.why = "the library cannot be read";
 		err = -EBADF;
 	} else {
@@ -220,6 +226,25 @@ static void find_return(struct target *t, struct rprobe *p, const struct elf_fun
 	p->ret = err ? RET_NONE : RET_SITES;
 	if (err)
 		t->entry_only++;
+}
+
+int target_sites_off(struct target *t, const char *why)
+{
+	int n = 0;
+
+	t->sites_off = why;
+	for (int i = 0; i < t->cnt; i++) {
+		struct rprobe *p = &t->probes[i];
+
+		if (p->ret != RET_SITES || t->table->specs[p->spec].type != PROBE_SPAN)
+			continue;
+		retsite_free(&p->sites);
+		p->sites.why = SITES_OFF_WHY;
+		p->ret = RET_NONE;
+		t->entry_only++;
+		n++;
+	}
+	return n;
 }
 
 static unsigned int name_hash(const char *s)

@@ -108,6 +108,11 @@ struct target {
 	bool pin_libs;
 	/* span returns through the kernel's uretprobes instead of return sites */
 	bool uretprobes;
+	/*
+	 * Why no return site may be used on this machine (the start-up self-test failed,
+	 * retcheck.h); NULL: they may. target_sites_off sets it.
+	 */
+	const char *sites_off;
 	int entry_only;		/* span probes left with RET_NONE */
 	/* DT_SONAME per mapped file (dev, inode), read once: open addressing */
 	struct soname_slot *sonames;
@@ -134,6 +139,13 @@ int target_scan(struct target *t);
 int target_add_lib(struct target *t, const char *path, const char *alias);
 /* Does spec @s's LIB_GLOB match library @l (its basename, DT_SONAME or alias)? */
 bool target_lib_matches(const struct target *t, int s, int l);
+/*
+ * No return site on this machine, for the static reason @why: the span probes resolved with
+ * sites record entries only from now on (nothing may be attached yet), and so do those of
+ * libraries resolved later, each with a short reason that points to the self-test. Returns how
+ * many probes lost their sites.
+ */
+int target_sites_off(struct target *t, const char *why);
 
 /* One warning on stderr per library that matched but could not be read (once each). Returns
  * how many libraries are unreadable. */

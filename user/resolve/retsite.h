@@ -37,12 +37,6 @@ struct ret_sites {
 	const char *why;	/* when none can be used: the reason, a static string */
 };
 
-/*
- * s390x: put sites on br %r14 (false by default: see sites_s390x in retsite.c; the unit
- * tests and SPYRE_S390X_BR_SITES=1 turn it on).
- */
-extern bool s390x_br_sites;
-
 /* The architecture this tool was built for (and traces). */
 enum retsite_arch retsite_host_arch(void);
 

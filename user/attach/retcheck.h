@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The start-up self-test of return sites. A return site is a uprobe on a return instruction,
+ * which the kernel steps out of line and then sends to the branch's target. Under an emulator
+ * that loses that target (QEMU's TCG before 9.1 on s390x: a PER event discarded the branch
+ * result, and the kernel then took the branch for not taken) a traced job goes on at the
+ * instruction after its return and crashes. So before any return site goes on a job, one goes
+ * on the return instruction of a small function of our own, which a child process of ours then
+ * calls: the call must come back to its caller with the value of the code before the return,
+ * not with that of the code after it. Where it does not, every probe records entries only.
+ *
+ * Run where return sites are single-stepped branches that emulators may get wrong: s390x and
+ * ppc64le. On x86-64 only with SPYRE_RETSITE_SELFTEST=1 (its cost calibration steps a probed
+ * ret in this process at every start already); SPYRE_RETSITE_SELFTEST=0 skips it anywhere.
+ * SPYRE_TEST_RETSITE_FALLTHROUGH=1 (tests): the child calls the instruction after the return,
+ * as the broken emulator makes the probed call go on, so the fallback can be tested anywhere.
+ */
+#ifndef SPYRE_RETCHECK_H
+#define SPYRE_RETCHECK_H
+
+#include <stdbool.h>
+
+enum retcheck_verdict {
+	RETCHECK_NOT_RUN = 0,	/* not here, not asked for, or it could not be set up */
+	RETCHECK_PASSED,	/* the probed return was hit and came back right */
+	RETCHECK_UNSURE,	/* came back right, but the probe was never hit */
+	RETCHECK_FAILED,	/* return sites cannot be used here */
+};
+
+struct retcheck;
+
+/*
+ * Start the test in the background (a thread and a child process; 30-120 ms on the x86-64
+ * development VM, 0.1-2 s in the TCG guests); NULL if not run here.
+ */
+struct retcheck *retcheck_start(void);
+/*
+ * Wait for the verdict (at most 8 s: a child that hangs is killed after 5; no verdict by then
+ * is RETCHECK_FAILED too). @why: for RETCHECK_FAILED, why return sites are off, for the user;
+ * else what was seen. A static string either way.
+ */
+enum retcheck_verdict retcheck_wait(struct retcheck *rc, const char **why);
+/* Wait for the background work to end (the uprobe's removal) and free. */
+void retcheck_free(struct retcheck *rc);
+
+#endif
