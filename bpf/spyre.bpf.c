@@ -565,8 +565,7 @@ __noinline int drop_one(struct tstack *st, __u32 i, __u32 w, struct stack_region
  * Open calls @k..@d-1: @r's stack's are over (unwound events), the other stacks' stay, moved
  * down over them. Returns the new depth. The body is a global function of its own: the
  * verifier then sees the same state at every iteration, not one per count of calls kept so
- * far (measured here: each program that pops took 0.45-0.54 s to load with the body inline,
- * 46-103 ms so).
+ * far (measured here: each program that pops took 0.45-0.54 s to load with the body inline).
  */
 __noinline int drop_above(struct tstack *st, __u32 k, __u32 d, struct stack_region *r,
 			  __u64 now)
