@@ -79,7 +79,7 @@ TEST(retsite_x86_refuses_what_it_cannot_read_safely)
 	CHECK_EQ_INT(s.n, 0);
 	CHECK_EQ_INT(find(cut, sizeof(cut), &s), -EINVAL);
 	CHECK(s.why && strstr(s.why, "decode"));
-	CHECK_EQ_INT(find(noret, sizeof(noret), &s), -EINVAL);
+	CHECK_EQ_INT(find(noret, sizeof(noret), &s), -ENODATA);
 	CHECK(s.why && strstr(s.why, "no return"));
 	CHECK_EQ_INT(find(ind, sizeof(ind), &s), -EINVAL);
 	CHECK(s.why && strstr(s.why, "indirect"));

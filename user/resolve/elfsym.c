@@ -311,6 +311,165 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx)
 	return err;
 }
 
+/* ---- dynamic linking: GOT slots, exports ------------------------------------------------- */
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+	GElf_Ehdr eh;
+	GElf_Phdr *ph;
+	size_t phnum;
+	size_t size;
+};
+
+static void elf_file_close(struct elf_file *f)
+{
+	free(f->ph);
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+}
+
+static int elf_file_open(const char *path, struct elf_file *f)
+{
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (f->fd < 0)
+		return -errno;
+	if (fstat(f->fd, &st) || !S_ISREG(st.st_mode))
+		goto bad;
+	f->size = (size_t)st.st_size;
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &f->eh) ||
+	    elf_getphdrnum(f->elf, &f->phnum))
+		goto bad;
+	f->ph = calloc(f->phnum ? f->phnum : 1, sizeof(*f->ph));
+	if (!f->ph)
+		goto bad;
+	for (size_t i = 0; i < f->phnum; i++)
+		if (!gelf_getphdr(f->elf, (int)i, &f->ph[i]))
+			goto bad;
+	return 0;
+bad:
+	elf_file_close(f);
+	return -ENOEXEC;
+}
+
+/* The symbol table section @link of @f: @data and the string table's index. */
+static Elf_Data *symtab_data(struct elf_file *f, size_t link, size_t *strndx)
+{
+	Elf_Scn *scn = elf_getscn(f->elf, link);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		return NULL;
+	*strndx = sh.sh_link;
+	return elf_getdata(scn, NULL);
+}
+
+int elfsym_slot_import(const char *path, unsigned long slot, char **name)
+{
+	struct elf_file f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = elf_file_open(path, &f);
+
+	*name = NULL;
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (f.eh.e_machine != EM_X86_64)
+		goto out;
+	while (err == -ENOENT && (scn = elf_nextscn(f.elf, scn))) {
+		Elf_Data *data, *syms;
+		size_t n, strndx;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		syms = symtab_data(&f, sh.sh_link, &strndx);
+		if (!data || !syms)
+			continue;
+		n = data->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n && i < INT_MAX; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *s;
+			unsigned long type;
+
+			if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot)
+				continue;
+			type = GELF_R_TYPE(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
+			    !(s = elf_strptr(f.elf, strndx, sym.st_name)) || !*s)
+				continue;
+			*name = strdup(s);
+			err = *name ? 0 : -ENOMEM;
+			break;
+		}
+	}
+out:
+	elf_file_close(&f);
+	return err;
+}
+
+int elfsym_find_export(const char *path, const char *name, struct elf_func *out)
+{
+	struct elf_file f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = elf_file_open(path, &f);
+
+	memset(out, 0, sizeof(*out));
+	if (err)
+		return err;
+	err = -ENOENT;
+	while (err == -ENOENT && (scn = elf_nextscn(f.elf, scn))) {
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		n = data->d_size / sh.sh_entsize;
+		for (size_t i = 1; i < n && i < INT_MAX; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym) ||
+			    GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
+			    !(s = elf_strptr(f.elf, sh.sh_link, sym.st_name)) || strcmp(s, name) ||
+			    !vaddr_to_off(f.ph, f.phnum, f.size, sym.st_value, &out->file_off))
+				continue;
+			out->vaddr = sym.st_value;
+			out->size = sym.st_size;
+			err = 0;
+			break;
+		}
+	}
+	elf_file_close(&f);
+	return err;
+}
+
+int elfsym_vaddr_off(const char *path, unsigned long vaddr, unsigned long *off)
+{
+	struct elf_file f;
+	int err = elf_file_open(path, &f);
+
+	if (err)
+		return err;
+	err = vaddr_to_off(f.ph, f.phnum, f.size, vaddr, off) ? 0 : -ENOENT;
+	elf_file_close(&f);
+	return err;
+}
+
 /* ---- demangled name -> qualified name ------------------------------------------------------ */
 
 static bool is_ident(char c)

@@ -40,6 +40,19 @@ int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx);
 int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
 
 /*
+ * For following tail calls (tailcall.h) across libraries, without demangling anything:
+ * - elfsym_slot_import: the symbol whose address the dynamic linker writes into the GOT slot at
+ *   @slot (x86-64 R_X86_64_JUMP_SLOT or GLOB_DAT relocations); *@name malloc'd.
+ * - elfsym_find_export: the function @name defined in the file's .dynsym (what another module
+ *   binds to): its vaddr, size, file offset in @out (name and qualname NULL).
+ * - elfsym_vaddr_off: the file offset of @vaddr (through its PT_LOAD).
+ * 0, or -ENOENT (not there), -ENOEXEC (no usable ELF), -errno.
+ */
+int elfsym_slot_import(const char *path, unsigned long slot, char **name);
+int elfsym_find_export(const char *path, const char *name, struct elf_func *out);
+int elfsym_vaddr_off(const char *path, unsigned long vaddr, unsigned long *off);
+
+/*
  * Demangle an Itanium C++ name to its qualified name without parameters or return type
  * ("_ZN4flex13RuntimeStream11synchronizeEv" -> "flex::RuntimeStream::synchronize").
  * Returns a malloc'd string, or NULL when @name is not a mangled C++ name.

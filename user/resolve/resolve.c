@@ -17,6 +17,7 @@
 #include "nearmiss.h"
 #include "procmaps.h"
 #include "resolve.h"
+#include "tailcall.h"
 
 int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes)
 {
@@ -48,6 +49,12 @@ void target_free(struct target *t)
 		if (t->libs[i].fd > 0)
 			close(t->libs[i].fd);
 	}
+	for (int i = 0; i < t->nfiles; i++) {
+		free(t->files[i].path);
+		free(t->files[i].open_path);
+	}
+	free(t->files);
+	free(t->tails);
 	free(t->probes);
 	free(t->libs);
 	free(t->spec_hits);
@@ -416,6 +423,33 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	return c.added;
 }
 
+/* Remember a mapped file (once): where tail calls may go (target_follow_tails). */
+static int note_file(struct target *t, const char *path, const char *open_path, unsigned int maj,
+		     unsigned int min, unsigned long ino)
+{
+	struct mapped_file *m;
+
+	for (int i = 0; i < t->nfiles; i++)
+		if (t->files[i].ino == ino && t->files[i].dev_major == maj &&
+		    t->files[i].dev_minor == min && !strcmp(t->files[i].path, path))
+			return 0;
+	if (array_reserve(&t->files, &t->files_cap, (size_t)t->nfiles + 1, sizeof(*t->files), 16))
+		return -ENOMEM;
+	m = &t->files[t->nfiles];
+	m->path = strdup(path);
+	m->open_path = strdup(open_path);
+	if (!m->path || !m->open_path) {
+		free(m->path);
+		free(m->open_path);
+		return -ENOMEM;
+	}
+	m->ino = ino;
+	m->dev_major = maj;
+	m->dev_minor = min;
+	t->nfiles++;
+	return 0;
+}
+
 /* Remember a mapped file's basename (once) for the near misses of a library glob. */
 static void note_mapped(struct target *t, const char *base)
 {
@@ -451,10 +485,6 @@ static int on_map(const struct map_entry *e, void *ctx)
 		return 0;
 	base = path_basename(e->path);
 	note_mapped(c->t, base);
-	for (int i = 0; i < c->t->table->cnt && !any; i++)
-		any = lib_matches(&c->t->table->specs[i], base);
-	if (!any)
-		return 0;
 	if (c->map_files) {
 		if (snprintf(open_path, sizeof(open_path), "%s/%lx-%lx", c->map_files, e->start,
 			     e->end) >= (int)sizeof(open_path))
@@ -463,6 +493,14 @@ static int on_map(const struct map_entry *e, void *ctx)
 		if (snprintf(open_path, sizeof(open_path), "%s", e->path) >= (int)sizeof(open_path))
 			return 0;
 	}
+	if (note_file(c->t, e->path, open_path, e->dev_major, e->dev_minor, e->inode)) {
+		c->err = -ENOMEM;
+		return 1;
+	}
+	for (int i = 0; i < c->t->table->cnt && !any; i++)
+		any = lib_matches(&c->t->table->specs[i], base);
+	if (!any)
+		return 0;
 	n = resolve_lib(c->t, e->path, open_path, e->dev_major, e->dev_minor, e->inode);
 	if (n < 0) {
 		c->err = n;
@@ -482,7 +520,8 @@ int target_scan_maps(struct target *t, FILE *maps, const char *map_files)
 		return c.err;
 	if (err < 0)
 		return err;
-	return c.added;
+	err = target_follow_tails(t);
+	return err ? err : c.added;
 }
 
 int target_scan(struct target *t)
@@ -508,6 +547,8 @@ int target_add_lib(struct target *t, const char *path)
 	if (stat(path, &st))
 		return -errno;
 	note_mapped(t, path_basename(path));
+	if (note_file(t, path, path, major(st.st_dev), minor(st.st_dev), st.st_ino))
+		return -ENOMEM;
 	return resolve_lib(t, path, path, major(st.st_dev), minor(st.st_dev), st.st_ino);
 }
 
@@ -547,6 +588,309 @@ void target_warn_too_many(struct target *t, bool later)
 		"N at start)", t->max_probes);
 }
 
+/* ---- following tail calls (tailcall.h) ------------------------------------------------------ */
+
+struct tail_ctx {
+	struct target *t;
+	struct tc_func **funcs;	/* per library: its functions by address (loaded on first use) */
+	int *nfuncs;
+	int nlibs;		/* libraries the two arrays have room for */
+};
+
+static int tail_ctx_room(struct tail_ctx *c, int nlibs)
+{
+	struct tc_func **f;
+	int *n;
+
+	if (nlibs <= c->nlibs)
+		return 0;
+	f = realloc(c->funcs, nlibs * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	c->funcs = f;
+	n = realloc(c->nfuncs, nlibs * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->nfuncs = n;
+	for (int i = c->nlibs; i < nlibs; i++) {
+		c->funcs[i] = NULL;
+		c->nfuncs[i] = -1;
+	}
+	c->nlibs = nlibs;
+	return 0;
+}
+
+struct funcs_acc {
+	struct tc_func *v;
+	int n;
+	size_t cap;
+	int lib;
+};
+
+static int on_func(const struct elf_func *f, void *ctx)
+{
+	struct funcs_acc *a = ctx;
+
+	if (!f->size)
+		return 0;
+	if (a->n && a->v[a->n - 1].vaddr == f->vaddr)
+		return 0;	/* an alias */
+	if (array_reserve(&a->v, &a->cap, (size_t)a->n + 1, sizeof(*a->v), 256))
+		return -ENOMEM;
+	a->v[a->n++] = (struct tc_func){ a->lib, f->vaddr, f->size, f->file_off };
+	return 0;
+}
+
+/* The functions of library @lib, in address order (elfsym_foreach's). */
+static int lib_funcs(struct tail_ctx *c, int lib, struct tc_func **v)
+{
+	struct funcs_acc a = { .lib = lib };
+	int err = tail_ctx_room(c, c->t->nlibs);
+
+	if (err)
+		return err;
+	if (c->nfuncs[lib] < 0) {
+		err = elfsym_foreach(c->t->libs[lib].open_path, on_func, &a);
+		if (err == -ENOMEM) {
+			free(a.v);
+			return err;
+		}
+		c->funcs[lib] = a.v;
+		c->nfuncs[lib] = a.n;
+	}
+	*v = c->funcs[lib];
+	return c->nfuncs[lib];
+}
+
+/* The library of mapped file @m, added (tail_only) if no probe made it one. */
+static int file_lib(struct target *t, const struct mapped_file *m)
+{
+	struct rlib *l;
+	int i = find_lib(t, m->dev_major, m->dev_minor, m->ino, m->path);
+
+	if (i >= 0)
+		return i;
+	if (array_reserve(&t->libs, &t->libs_cap, (size_t)t->nlibs + 1, sizeof(*t->libs), 8))
+		return -ENOMEM;
+	l = &t->libs[t->nlibs];
+	memset(l, 0, sizeof(*l));
+	l->path = strdup(m->path);
+	l->open_path = strdup(m->open_path);
+	if (!l->path || !l->open_path) {
+		free(l->path);
+		free(l->open_path);
+		return -ENOMEM;
+	}
+	l->ino = m->ino;
+	l->dev_major = m->dev_major;
+	l->dev_minor = m->dev_minor;
+	l->tail_only = true;
+	return t->nlibs++;
+}
+
+/* The function bound to GOT slot @slot of @lib: its symbol, defined in the first file that has it. */
+static int slot_func(struct tail_ctx *c, int lib, uint64_t slot, struct tc_func *out,
+		     const char **why)
+{
+	struct target *t = c->t;
+	struct elf_func f;
+	char *name;
+	int err = elfsym_slot_import(t->libs[lib].open_path, slot, &name);
+
+	if (err) {
+		*why = "a jump through a GOT slot that no symbol is bound to";
+		return err == -ENOMEM ? err : -ENOENT;
+	}
+	/* the executable comes first in the maps, then the libraries: ld.so's search order,
+	 * for a job that does not interpose anything */
+	for (int i = 0; i < t->nfiles; i++) {
+		int l;
+
+		if (elfsym_find_export(t->files[i].open_path, name, &f))
+			continue;
+		l = file_lib(t, &t->files[i]);
+		free(name);
+		if (l < 0)
+			return l;
+		*out = (struct tc_func){ l, f.vaddr, f.size, f.file_off };
+		return 0;
+	}
+	free(name);
+	*why = "it jumps to a function no mapped file defines";
+	return -ENOENT;
+}
+
+static int tail_lookup(void *ctx, int lib, uint64_t addr, bool slot, struct tc_func *out,
+		       const char **why)
+{
+	struct tail_ctx *c = ctx;
+	struct tc_func *v;
+	unsigned long off;
+	uint8_t code[16];
+	int n, lo, hi, fd;
+	ssize_t got;
+
+	if (slot)
+		return slot_func(c, lib, addr, out, why);
+	n = lib_funcs(c, lib, &v);
+	if (n < 0)
+		return n;
+	/* the last function starting at or before addr */
+	for (lo = 0, hi = n; lo < hi;) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (v[mid].vaddr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < v[lo - 1].vaddr + v[lo - 1].size) {
+		if (v[lo - 1].vaddr != addr) {
+			*why = "it jumps into the middle of another function";
+			return -ENOENT;
+		}
+		*out = v[lo - 1];
+		return 0;
+	}
+	/* in no function: a PLT stub? */
+	if (elfsym_vaddr_off(c->t->libs[lib].open_path, addr, &off)) {
+		*why = "it jumps outside the file's code";
+		return -ENOENT;
+	}
+	fd = open(c->t->libs[lib].open_path, O_RDONLY | O_CLOEXEC);
+	got = fd < 0 ? -1 : pread(fd, code, sizeof(code), off);
+	if (fd >= 0)
+		close(fd);
+	if (got <= 0 || retsite_plt_slot(retsite_host_arch(), code, got, addr, &addr)) {
+		*why = "it jumps to code that is in no function and no PLT stub";
+		return -ENOENT;
+	}
+	return slot_func(c, lib, addr, out, why);
+}
+
+static int tail_sites(void *ctx, const struct tc_func *f, struct ret_sites *out)
+{
+	struct tail_ctx *c = ctx;
+	int fd = open(c->t->libs[f->file].open_path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		memset(out, 0, sizeof(*out));
+		return -errno;
+	}
+	err = retsite_find_fd(retsite_host_arch(), fd, f->file_off, f->size, f->vaddr, out);
+	close(fd);
+	return err;
+}
+
+/* The span probe at file offset @off of @lib, or NULL. */
+static const struct rprobe *probe_at(const struct target *t, int lib, unsigned long off)
+{
+	for (int i = 0; i < t->cnt; i++)
+		if (t->probes[i].lib == lib && t->probes[i].sym_off == off &&
+		    t->table->specs[t->probes[i].spec].type == PROBE_SPAN)
+			return &t->probes[i];
+	return NULL;
+}
+
+/* Is @off of @lib one of a traced function's own return sites (spyre_ret_site closes there)? */
+static bool own_ret_site(const struct target *t, int lib, unsigned long off)
+{
+	for (int i = 0; i < t->cnt; i++) {
+		const struct rprobe *p = &t->probes[i];
+
+		if (p->lib != lib || p->ret != RET_SITES || off < p->sym_off)
+			continue;
+		for (int k = 0; k < p->sites.n; k++)
+			if (!p->sites.v[k].jump && p->sym_off + p->sites.v[k].off == off)
+				return true;
+	}
+	return false;
+}
+
+static int add_tail_site(struct target *t, int lib, unsigned long off)
+{
+	for (int i = 0; i < t->ntails; i++) {
+		if (t->tails[i].lib == lib && t->tails[i].off == off) {
+			t->tails[i].users++;
+			return 0;
+		}
+	}
+	if (array_reserve(&t->tails, &t->tails_cap, (size_t)t->ntails + 1, sizeof(*t->tails), 16))
+		return -ENOMEM;
+	t->tails[t->ntails++] = (struct tail_site){ .lib = lib, .off = off, .users = 1 };
+	return 0;
+}
+
+/* Follow jump @j of probe @i; one that cannot be is counted and said in the probe. -ENOMEM. */
+static int follow_jump(struct tail_ctx *c, int i, struct ret_site *j)
+{
+	static const struct tc_ops ops = { tail_lookup, tail_sites, NULL };
+	struct target *t = c->t;
+	struct rprobe *p = &t->probes[i];
+	struct tc_ops o = ops;
+	struct tc_follow fw;
+	struct tc_func from, *v;
+	int err, n;
+
+	o.ctx = c;
+	/* the probe's own extent: a jump back into it is one inside the chain */
+	n = lib_funcs(c, p->lib, &v);
+	if (n < 0)
+		return n;
+	from = (struct tc_func){ p->lib, 0, 0, p->sym_off };
+	for (int k = 0; k < n; k++) {
+		if (v[k].file_off == p->sym_off) {
+			from = v[k];
+			break;
+		}
+	}
+	err = tailcall_follow(&o, &from, j, &fw);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		p->tail_lost++;
+		p->tail_why = fw.why;
+		return 0;
+	}
+	j->followed = true;
+	for (int k = 0; k < fw.nfn; k++)
+		j->nests |= probe_at(t, fw.fn[k].file, fw.fn[k].file_off) != NULL;
+	p->tail_followed++;
+	p->tail_funcs += fw.nfn;
+	for (int k = 0; k < fw.nret && !err; k++) {
+		if (own_ret_site(t, fw.ret[k].file, fw.ret[k].file_off))
+			continue;
+		p->tail_rets++;
+		err = add_tail_site(t, fw.ret[k].file, fw.ret[k].file_off);
+	}
+	tailcall_free(&fw);
+	return err;
+}
+
+int target_follow_tails(struct target *t)
+{
+	struct tail_ctx c = { .t = t };
+	int err = 0;
+
+	if (t->uretprobes)
+		return 0;
+	for (int i = 0; i < t->cnt && !err; i++) {
+		struct rprobe *p = &t->probes[i];
+
+		if (p->tails_done || p->ret != RET_SITES)
+			continue;
+		p->tails_done = true;
+		for (int k = 0; k < p->sites.n && !err; k++)
+			if (p->sites.v[k].jump)
+				err = follow_jump(&c, i, &p->sites.v[k]);
+	}
+	for (int l = 0; l < c.nlibs; l++)
+		free(c.funcs[l]);
+	free(c.funcs);
+	free(c.nfuncs);
+	return err;
+}
+
 static void report_return(const struct target *t, const struct rprobe *p, FILE *f)
 {
 	int jumps = 0;
@@ -574,6 +918,16 @@ static void report_return(const struct target *t, const struct rprobe *p, FILE *
 	if (p->sites.n > 8)
 		fprintf(f, ", ...");
 	fputc('\n', f);
+	if (p->tail_followed)
+		fprintf(f, "        tail calls: %d jump%s followed into %d function%s: %d more return "
+			"site%s probed, each hit by every call of %s\n", p->tail_followed,
+			p->tail_followed == 1 ? "" : "s", p->tail_funcs, p->tail_funcs == 1 ? "" : "s",
+			p->tail_rets, p->tail_rets == 1 ? "" : "s",
+			p->tail_funcs == 1 ? "that function" : "those functions");
+	if (p->tail_lost)
+		fprintf(f, "        tail calls: %d jump%s NOT followed (the span ends at the jump, "
+			"ret unknown): %s\n", p->tail_lost, p->tail_lost == 1 ? "" : "s",
+			p->tail_why);
 }
 
 bool target_spec_missing(const struct target *t, int s)
@@ -757,7 +1111,17 @@ void target_report(const struct target *t, FILE *f)
 					t->spec_libs[s] > 1 ? "ies" : "y");
 		}
 	}
-	for (int l = 0; l < t->nlibs; l++)
-		fprintf(f, "library %s: %d probe%s\n", t->libs[l].path, t->libs[l].nprobes,
-			t->libs[l].nprobes == 1 ? "" : "s");
+	for (int l = 0; l < t->nlibs; l++) {
+		int n = 0;
+
+		if (!t->libs[l].tail_only) {
+			fprintf(f, "library %s: %d probe%s\n", t->libs[l].path, t->libs[l].nprobes,
+				t->libs[l].nprobes == 1 ? "" : "s");
+			continue;
+		}
+		for (int k = 0; k < t->ntails; k++)
+			n += t->tails[k].lib == l;
+		fprintf(f, "library %s: no probe, %d return site%s of tail-called functions\n",
+			t->libs[l].path, n, n == 1 ? "" : "s");
+	}
 }
