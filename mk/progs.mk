@@ -6,6 +6,7 @@
 #   mock-spyre/      the mock Spyre runtime: libsenlib-dd2.so, libflex.so and mock-spyre-job,
 #                    traced by the end-to-end, VM and bench runs          -> $(BUILD)/mock/
 #   fixture.cpp      libfixture.so (and a stripped copy): symbols for the unit tests' ELF reader
+#                    (the unit tests also follow tailjob's libraries' tail calls)
 #   throwjob.cpp     throwjob, throwjob-static: a job that leaves traced calls by exceptions,
 #                    cancellation and abort (exceptions.bats, the VM's throwjob step)
 #   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
@@ -29,7 +30,8 @@ MOCK_CXXFLAGS	:= -O2 -g -fPIC $(CF_PROTECTION) -Wall -Wextra -std=gnu++17 -pthre
 
 MOCK_DIR	:= $(BUILD)/mock
 MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
-FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
+FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so \
+		   $(BUILD)/tests/libtailrt.so $(BUILD)/tests/libtailb.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
 TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static $(BUILD)/tests/flexhelper \
 		   $(BUILD)/tests/tailjob
