@@ -48,14 +48,15 @@ static int walk(const struct tc_ops *ops, const struct tc_func *from, int file,
 	err = ops->sites(ops->ctx, &g, &s);
 	if (err == -ENODATA)
 		return 0;	/* never returns (abort, a throw): nothing to close there */
-	if (err) {
-		out->why = err == -ENOMEM ? NULL : "a function it jumps to cannot be disassembled";
-		return err == -ENOMEM ? err : -ENOENT;
-	}
-	if (s.indirect) {
+	if (err == -ENOMEM)
+		return err;
+	if (err || s.indirect) {
 		/* a jump through a register may leave for anywhere: the return is not seen */
-		out->why = "a function it jumps to has jumps through a register";
-		err = -ENOENT;
+		out->why = s.indirect || (s.why && strstr(s.why, "indirect")) ?
+			   "a function it jumps to has jumps through a register" :
+			   "a function it jumps to cannot be disassembled";
+		retsite_free(&s);
+		return -ENOENT;
 	}
 	for (int i = 0; i < s.n && !err; i++) {
 		if (s.v[i].jump) {

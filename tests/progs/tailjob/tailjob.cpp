@@ -35,6 +35,7 @@ int main(int argc, char **argv)
 		{ "tail_launch_traced", tail_launch_traced },
 		{ "tail_launch_plt", tail_launch_plt },
 		{ "tail_launch_chain", tail_launch_chain },
+		{ "tail_launch_indirect", tail_launch_indirect },
 	};
 	sigset_t sigs;
 	int sig;

@@ -93,6 +93,19 @@ extern "C" __attribute__((noinline)) uint64_t tail_launch_chain(uint64_t bytes)
 	return rt_stage(bytes + 3);
 }
 
+// through a function pointer the program can change: a jump no disassembly can follow
+uint64_t (*volatile rt_enqueue_ptr)(uint64_t) = rt_enqueue;
+
+extern "C" HIDDEN uint64_t rt_dispatch(uint64_t bytes)
+{
+	return rt_enqueue_ptr(bytes + 1);
+}
+
+extern "C" __attribute__((noinline)) uint64_t tail_launch_indirect(uint64_t bytes)
+{
+	return rt_dispatch(bytes);
+}
+
 extern "C" __attribute__((noinline)) uint64_t tail_wait(uint64_t id)
 {
 	return rt_query(id);
