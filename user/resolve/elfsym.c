@@ -450,7 +450,8 @@ int elfsym_find_export(const char *path, const char *name, struct elf_func *out)
 				continue;
 			out->vaddr = sym.st_value;
 			out->size = sym.st_size;
-			err = 0;
+			/* an IFUNC's symbol is its resolver, not the code calls run */
+			err = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC ? -ENOTSUP : 0;
 			break;
 		}
 	}

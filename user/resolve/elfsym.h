@@ -46,7 +46,8 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
  * - elfsym_find_export: the function @name defined in the file's .dynsym (what another module
  *   binds to): its vaddr, size, file offset in @out (name and qualname NULL).
  * - elfsym_vaddr_off: the file offset of @vaddr (through its PT_LOAD).
- * 0, or -ENOENT (not there), -ENOEXEC (no usable ELF), -errno.
+ * 0, or -ENOENT (not there), -ENOTSUP (an IFUNC: the implementation is chosen at run time),
+ * -ENOEXEC (no usable ELF), -errno.
  */
 int elfsym_slot_import(const char *path, unsigned long slot, char **name);
 int elfsym_find_export(const char *path, const char *name, struct elf_func *out);

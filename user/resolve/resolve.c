@@ -706,7 +706,13 @@ static int slot_func(struct tail_ctx *c, int lib, uint64_t slot, struct tc_func 
 	for (int i = 0; i < t->nfiles; i++) {
 		int l;
 
-		if (elfsym_find_export(t->files[i].open_path, name, &f))
+		err = elfsym_find_export(t->files[i].open_path, name, &f);
+		if (err == -ENOTSUP) {
+			free(name);
+			*why = "it jumps to an IFUNC (its code is chosen at run time)";
+			return -ENOENT;
+		}
+		if (err)
 			continue;
 		l = file_lib(t, &t->files[i]);
 		free(name);
