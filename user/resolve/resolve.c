@@ -18,6 +18,7 @@
 #include "procmaps.h"
 #include "resolve.h"
 #include "tailcall.h"
+#include "util.h"
 
 int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes)
 {
@@ -637,7 +638,7 @@ static int on_func(const struct elf_func *f, void *ctx)
 		return 0;	/* an alias */
 	if (array_reserve(&a->v, &a->cap, (size_t)a->n + 1, sizeof(*a->v), 256))
 		return -ENOMEM;
-	a->v[a->n++] = (struct tc_func){ a->lib, f->vaddr, f->size, f->file_off };
+	a->v[a->n++] = (struct tc_func){ a->lib, f->vaddr, f->size, f->file_off, f->clone };
 	return 0;
 }
 
@@ -751,7 +752,9 @@ static int tail_lookup(void *ctx, int lib, uint64_t addr, bool slot, struct tc_f
 			hi = mid;
 	}
 	if (lo > 0 && addr < v[lo - 1].vaddr + v[lo - 1].size) {
-		if (v[lo - 1].vaddr != addr) {
+		/* a cold part has an entry for each path that leaves the hot code: the whole
+		 * part is followed (its returns and jumps include those reachable from addr) */
+		if (v[lo - 1].vaddr != addr && !v[lo - 1].part) {
 			*why = "it jumps into the middle of another function";
 			return -ENOENT;
 		}
@@ -878,7 +881,9 @@ int target_follow_tails(struct target *t)
 	struct tail_ctx c = { .t = t };
 	int err = 0;
 
-	if (t->uretprobes)
+	/* SPYRE_NO_TAIL_FOLLOW=1: spans end at tail jumps, as before tail calls were followed
+	 * (when a tail-called function is one the whole process calls often, e.g. free) */
+	if (t->uretprobes || env_is_1("SPYRE_NO_TAIL_FOLLOW"))
 		return 0;
 	for (int i = 0; i < t->cnt && !err; i++) {
 		struct rprobe *p = &t->probes[i];
@@ -1127,6 +1132,8 @@ void target_report(const struct target *t, FILE *f)
 		}
 		for (int k = 0; k < t->ntails; k++)
 			n += t->tails[k].lib == l;
+		if (!n)
+			continue;	/* only passed through (operator delete jumping to free) */
 		fprintf(f, "library %s: no probe, %d return site%s of tail-called functions\n",
 			t->libs[l].path, n, n == 1 ? "" : "s");
 	}

@@ -27,6 +27,9 @@ struct tc_func {
 	int file;		/* the caller's index of a file */
 	uint64_t vaddr, size;
 	uint64_t file_off;	/* of its first byte */
+	/* a compiler-made part of a function (".cold", ".part"): may be entered anywhere, so a
+	 * jump into it is followed into the whole part */
+	bool part;
 };
 
 struct tc_ops {
