@@ -157,3 +157,30 @@ assert corr == sorted(e["args"]["correlation"] for e in dev), "launches and devi
 print("ok")
 PY
 }
+
+@test "launch mode (-- CMD): tail jumps into a library not loaded yet are followed too" {
+	write_probes
+	rm -f "$BATS_TEST_TMPDIR/job.ready"
+	"$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/tail.probes" -o "$BATS_TEST_TMPDIR/t.json" \
+		-- "$TAILJOB" "$BATS_TEST_TMPDIR/job.ready" 10 "$BATS_TEST_TMPDIR/done.json" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/job.ready"
+	JOB_PID=$(cat "$BATS_TEST_TMPDIR/job.ready")
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json" 120
+	kill -TERM "$JOB_PID"
+	wait_child "$TRACER_PID" 60
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/done.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+truth = json.load(open(sys.argv[2]))
+for name in ("tail_launch", "tail_launch_traced", "tail_launch_plt", "tail_launch_chain"):
+    s = sorted((e for e in d["traceEvents"] if e.get("ph") == "X" and e["name"] == name),
+               key=lambda e: e["ts"])
+    assert [e["args"]["op"] for e in s] == truth[name]["ret"], (name, s[:2])
+print("ok")
+PY
+}
