@@ -179,7 +179,8 @@ static long collect(Elf *elf, const GElf_Phdr *ph, size_t phnum, size_t fsize, s
 	return (long)n;
 }
 
-static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *ctx)
+static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *ctx,
+		       bool demangle)
 {
 	GElf_Phdr *ph = NULL;
 	struct cand *c = NULL;
@@ -231,7 +232,7 @@ static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *
 	for (i = 0; i < (size_t)n2; i++) {
 		if (i && c[i].vaddr == c[i - 1].vaddr && !strcmp(c[i].name, c[i - 1].name))
 			continue;
-		dm = demangle_qualname(c[i].name);
+		dm = demangle ? demangle_qualname(c[i].name) : NULL;
 		f.name = c[i].name;
 		f.qualname = dm ? dm : c[i].name;
 		f.vaddr = c[i].vaddr;
@@ -252,7 +253,7 @@ out:
 	return err;
 }
 
-int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
+static int foreach_path(const char *path, elfsym_cb cb, void *ctx, bool demangle)
 {
 	struct elf_src src = { .fd = -1 };
 	struct stat st;
@@ -284,11 +285,21 @@ int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
 		err = -ENOEXEC;
 		goto out;
 	}
-	err = foreach_elf(elf, &src, cb, ctx);
+	err = foreach_elf(elf, &src, cb, ctx, demangle);
 out:
 	elf_end(elf);
 	close(fd);
 	return err;
+}
+
+int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
+{
+	return foreach_path(path, cb, ctx, true);
+}
+
+int elfsym_foreach_raw(const char *path, elfsym_cb cb, void *ctx)
+{
+	return foreach_path(path, cb, ctx, false);
 }
 
 int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx)
@@ -306,7 +317,7 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx)
 	elf = elf_memory((char *)buf, len);
 	if (!elf)
 		return -ENOEXEC;
-	err = foreach_elf(elf, &src, cb, ctx);
+	err = foreach_elf(elf, &src, cb, ctx, true);
 	elf_end(elf);
 	return err;
 }
@@ -373,20 +384,16 @@ static Elf_Data *symtab_data(struct elf_file *f, size_t link, size_t *strndx)
 	return elf_getdata(scn, NULL);
 }
 
-int elfsym_slot_import(const char *path, unsigned long slot, char **name)
+int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx)
 {
 	struct elf_file f;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	int err = elf_file_open(path, &f);
 
-	*name = NULL;
 	if (err)
 		return err;
-	err = -ENOENT;
-	if (f.eh.e_machine != EM_X86_64)
-		goto out;
-	while (err == -ENOENT && (scn = elf_nextscn(f.elf, scn))) {
+	while (!err && f.eh.e_machine == EM_X86_64 && (scn = elf_nextscn(f.elf, scn))) {
 		Elf_Data *data, *syms;
 		size_t n, strndx;
 
@@ -397,41 +404,36 @@ int elfsym_slot_import(const char *path, unsigned long slot, char **name)
 		if (!data || !syms)
 			continue;
 		n = data->d_size / sh.sh_entsize;
-		for (size_t i = 0; i < n && i < INT_MAX; i++) {
+		for (size_t i = 0; i < n && i < INT_MAX && !err; i++) {
 			GElf_Rela r;
 			GElf_Sym sym;
-			const char *s;
+			const char *name;
 			unsigned long type;
 
-			if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot)
+			if (!gelf_getrela(data, (int)i, &r))
 				continue;
 			type = GELF_R_TYPE(r.r_info);
 			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
 			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
-			    !(s = elf_strptr(f.elf, strndx, sym.st_name)) || !*s)
+			    !(name = elf_strptr(f.elf, strndx, sym.st_name)) || !*name)
 				continue;
-			*name = strdup(s);
-			err = *name ? 0 : -ENOMEM;
-			break;
+			err = cb(r.r_offset, name, ctx);
 		}
 	}
-out:
 	elf_file_close(&f);
 	return err;
 }
 
-int elfsym_find_export(const char *path, const char *name, struct elf_func *out)
+int elfsym_exports(const char *path, elfsym_cb cb, void *ctx)
 {
 	struct elf_file f;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	int err = elf_file_open(path, &f);
 
-	memset(out, 0, sizeof(*out));
 	if (err)
 		return err;
-	err = -ENOENT;
-	while (err == -ENOENT && (scn = elf_nextscn(f.elf, scn))) {
+	while (!err && (scn = elf_nextscn(f.elf, scn))) {
 		Elf_Data *data;
 		size_t n;
 
@@ -439,20 +441,19 @@ int elfsym_find_export(const char *path, const char *name, struct elf_func *out)
 		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		n = data->d_size / sh.sh_entsize;
-		for (size_t i = 1; i < n && i < INT_MAX; i++) {
+		for (size_t i = 1; i < n && i < INT_MAX && !err; i++) {
+			struct elf_func fn = {};
 			GElf_Sym sym;
-			const char *s;
 
 			if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym) ||
 			    GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
-			    !(s = elf_strptr(f.elf, sh.sh_link, sym.st_name)) || strcmp(s, name) ||
-			    !vaddr_to_off(f.ph, f.phnum, f.size, sym.st_value, &out->file_off))
+			    !(fn.name = elf_strptr(f.elf, sh.sh_link, sym.st_name)) ||
+			    !vaddr_to_off(f.ph, f.phnum, f.size, sym.st_value, &fn.file_off))
 				continue;
-			out->vaddr = sym.st_value;
-			out->size = sym.st_size;
-			/* an IFUNC's symbol is its resolver, not the code calls run */
-			err = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC ? -ENOTSUP : 0;
-			break;
+			fn.vaddr = sym.st_value;
+			fn.size = sym.st_size;
+			fn.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
+			err = cb(&fn, ctx);
 		}
 	}
 	elf_file_close(&f);

@@ -25,6 +25,7 @@ struct elf_func {
 	 * function named in qualname; for mangled names qualname keeps " [clone .cold]".
 	 */
 	bool clone;
+	bool ifunc;		/* elfsym_exports only: STT_GNU_IFUNC */
 };
 
 typedef int (*elfsym_cb)(const struct elf_func *f, void *ctx);
@@ -40,18 +41,23 @@ int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx);
 int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
 
 /*
- * For following tail calls (tailcall.h) across libraries, without demangling anything:
- * - elfsym_slot_import: the symbol whose address the dynamic linker writes into the GOT slot at
- *   @slot (x86-64 R_X86_64_JUMP_SLOT or GLOB_DAT relocations); *@name malloc'd.
- * - elfsym_find_export: the function @name defined in the file's .dynsym (what another module
- *   binds to): its vaddr, size, file offset in @out (name and qualname NULL).
+ * For following tail calls (tailcall.h) across libraries, each file read once, nothing
+ * demangled:
+ * - elfsym_imports: @cb(slot, name) for each GOT slot the dynamic linker fills with a
+ *   symbol's address (x86-64 R_X86_64_JUMP_SLOT and GLOB_DAT relocations).
+ * - elfsym_exports: @cb for each function other modules can bind to (global or weak, defined,
+ *   in .dynsym): name, vaddr, size, file_off set, qualname NULL; f->ifunc for an IFUNC (its
+ *   symbol is the resolver, not the code calls run).
  * - elfsym_vaddr_off: the file offset of @vaddr (through its PT_LOAD).
- * 0, or -ENOENT (not there), -ENOTSUP (an IFUNC: the implementation is chosen at run time),
- * -ENOEXEC (no usable ELF), -errno.
+ * 0 (or the callback's non-zero value), -ENOENT (vaddr_off: not in a segment), -ENOEXEC (no
+ * usable ELF), -errno.
  */
-int elfsym_slot_import(const char *path, unsigned long slot, char **name);
-int elfsym_find_export(const char *path, const char *name, struct elf_func *out);
+typedef int (*elfsym_import_cb)(unsigned long slot, const char *name, void *ctx);
+int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx);
+int elfsym_exports(const char *path, elfsym_cb cb, void *ctx);
 int elfsym_vaddr_off(const char *path, unsigned long vaddr, unsigned long *off);
+/* Like elfsym_foreach without demangling: qualname is the stored name. */
+int elfsym_foreach_raw(const char *path, elfsym_cb cb, void *ctx);
 
 /*
  * Demangle an Itanium C++ name to its qualified name without parameters or return type

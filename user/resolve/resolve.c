@@ -591,38 +591,88 @@ void target_warn_too_many(struct target *t, bool later)
 
 /* ---- following tail calls (tailcall.h) ------------------------------------------------------ */
 
-struct tail_ctx {
-	struct target *t;
-	struct tc_func **funcs;	/* per library: its functions by address (loaded on first use) */
-	int *nfuncs;
-	int nlibs;		/* libraries the two arrays have room for */
+/* A GOT slot and the symbol bound to it; an exported function. */
+struct tail_import {
+	uint64_t slot;
+	char *name;
 };
 
-static int tail_ctx_room(struct tail_ctx *c, int nlibs)
-{
-	struct tc_func **f;
-	int *n;
+struct tail_export {
+	char *name;
+	struct tc_func f;
+	bool ifunc;
+};
 
-	if (nlibs <= c->nlibs)
-		return 0;
-	f = realloc(c->funcs, nlibs * sizeof(*f));
-	if (!f)
+/*
+ * What one target_follow_tails reads of the files, each once: a library's functions by
+ * address and its GOT slots by address, a mapped file's exports by name. 5,000 PyTorch probes
+ * ask for the same few libraries thousands of times.
+ */
+struct tail_lib {
+	struct tc_func *funcs;
+	int nfuncs;		/* -1: not read yet */
+	struct tail_import *imports;
+	int nimports;		/* -1: not read yet */
+};
+
+struct tail_ctx {
+	struct target *t;
+	struct tail_lib *libs;	/* by library index */
+	int nlibs;
+	struct tail_export **exports;	/* by file index */
+	int *nexports;			/* -1: not read yet */
+};
+
+static int tail_ctx_init(struct tail_ctx *c, struct target *t)
+{
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->exports = calloc(t->nfiles ? t->nfiles : 1, sizeof(*c->exports));
+	c->nexports = malloc((t->nfiles ? t->nfiles : 1) * sizeof(*c->nexports));
+	if (!c->exports || !c->nexports)
 		return -ENOMEM;
-	c->funcs = f;
-	n = realloc(c->nfuncs, nlibs * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	c->nfuncs = n;
-	for (int i = c->nlibs; i < nlibs; i++) {
-		c->funcs[i] = NULL;
-		c->nfuncs[i] = -1;
-	}
-	c->nlibs = nlibs;
+	for (int i = 0; i < t->nfiles; i++)
+		c->nexports[i] = -1;
 	return 0;
 }
 
-struct funcs_acc {
-	struct tc_func *v;
+static void tail_ctx_free(struct tail_ctx *c)
+{
+	for (int l = 0; l < c->nlibs; l++) {
+		free(c->libs[l].funcs);
+		for (int k = 0; k < c->libs[l].nimports; k++)
+			free(c->libs[l].imports[k].name);
+		free(c->libs[l].imports);
+	}
+	free(c->libs);
+	for (int i = 0; c->nexports && i < c->t->nfiles; i++) {
+		for (int k = 0; k < c->nexports[i]; k++)
+			free(c->exports[i][k].name);
+		free(c->exports[i]);
+	}
+	free(c->exports);
+	free(c->nexports);
+}
+
+/* Library @lib's cache entry (libraries are added while following: tail_only). */
+static struct tail_lib *tail_lib(struct tail_ctx *c, int lib)
+{
+	struct tail_lib *v;
+
+	if (lib >= c->nlibs) {
+		v = realloc(c->libs, (lib + 1) * sizeof(*v));
+		if (!v)
+			return NULL;
+		for (int i = c->nlibs; i <= lib; i++)
+			v[i] = (struct tail_lib){ .nfuncs = -1, .nimports = -1 };
+		c->libs = v;
+		c->nlibs = lib + 1;
+	}
+	return &c->libs[lib];
+}
+
+struct tail_acc {
+	void *v;
 	int n;
 	size_t cap;
 	int lib;
@@ -630,37 +680,135 @@ struct funcs_acc {
 
 static int on_func(const struct elf_func *f, void *ctx)
 {
-	struct funcs_acc *a = ctx;
+	struct tail_acc *a = ctx;
+	struct tc_func *v;
 
 	if (!f->size)
 		return 0;
-	if (a->n && a->v[a->n - 1].vaddr == f->vaddr)
+	v = a->v;
+	if (a->n && v[a->n - 1].vaddr == f->vaddr)
 		return 0;	/* an alias */
-	if (array_reserve(&a->v, &a->cap, (size_t)a->n + 1, sizeof(*a->v), 256))
+	if (array_reserve(&a->v, &a->cap, (size_t)a->n + 1, sizeof(*v), 256))
 		return -ENOMEM;
-	a->v[a->n++] = (struct tc_func){ a->lib, f->vaddr, f->size, f->file_off, f->clone };
+	v = a->v;
+	v[a->n++] = (struct tc_func){ a->lib, f->vaddr, f->size, f->file_off, f->clone };
 	return 0;
 }
 
-/* The functions of library @lib, in address order (elfsym_foreach's). */
+/* The functions of library @lib, in address order (elfsym_foreach's); their count or -ENOMEM. */
 static int lib_funcs(struct tail_ctx *c, int lib, struct tc_func **v)
 {
-	struct funcs_acc a = { .lib = lib };
-	int err = tail_ctx_room(c, c->t->nlibs);
+	struct tail_lib *tl = tail_lib(c, lib);
+	struct tail_acc a = { .lib = lib };
 
-	if (err)
-		return err;
-	if (c->nfuncs[lib] < 0) {
-		err = elfsym_foreach(c->t->libs[lib].open_path, on_func, &a);
-		if (err == -ENOMEM) {
+	if (!tl)
+		return -ENOMEM;
+	if (tl->nfuncs < 0) {
+		if (elfsym_foreach_raw(c->t->libs[lib].open_path, on_func, &a) == -ENOMEM) {
 			free(a.v);
-			return err;
+			return -ENOMEM;
 		}
-		c->funcs[lib] = a.v;
-		c->nfuncs[lib] = a.n;
+		tl->funcs = a.v;
+		tl->nfuncs = a.n;
 	}
-	*v = c->funcs[lib];
-	return c->nfuncs[lib];
+	*v = tl->funcs;
+	return tl->nfuncs;
+}
+
+static int on_import(unsigned long slot, const char *name, void *ctx)
+{
+	struct tail_acc *a = ctx;
+	struct tail_import *v;
+
+	if (array_reserve(&a->v, &a->cap, (size_t)a->n + 1, sizeof(*v), 256))
+		return -ENOMEM;
+	v = a->v;
+	v[a->n].slot = slot;
+	if (!(v[a->n].name = strdup(name)))
+		return -ENOMEM;
+	a->n++;
+	return 0;
+}
+
+static int import_cmp(const void *a, const void *b)
+{
+	const struct tail_import *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* The symbol bound to GOT slot @slot of @lib, or NULL (-ENOMEM in *err). */
+static const char *slot_name(struct tail_ctx *c, int lib, uint64_t slot, int *err)
+{
+	struct tail_lib *tl = tail_lib(c, lib);
+	struct tail_acc a = {};
+	struct tail_import key = { .slot = slot }, *hit;
+
+	*err = 0;
+	if (!tl) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (tl->nimports < 0) {
+		if (elfsym_imports(c->t->libs[lib].open_path, on_import, &a) == -ENOMEM) {
+			tl->imports = a.v;
+			tl->nimports = a.n;
+			*err = -ENOMEM;
+			return NULL;
+		}
+		tl->imports = a.v;
+		tl->nimports = a.n;
+		if (a.n)
+			qsort(tl->imports, a.n, sizeof(*tl->imports), import_cmp);
+	}
+	if (!tl->nimports)
+		return NULL;
+	hit = bsearch(&key, tl->imports, tl->nimports, sizeof(key), import_cmp);
+	return hit ? hit->name : NULL;
+}
+
+static int on_export(const struct elf_func *f, void *ctx)
+{
+	struct tail_acc *a = ctx;
+	struct tail_export *v;
+
+	if (array_reserve(&a->v, &a->cap, (size_t)a->n + 1, sizeof(*v), 256))
+		return -ENOMEM;
+	v = a->v;
+	v[a->n] = (struct tail_export){ .f = { -1, f->vaddr, f->size, f->file_off },
+					.ifunc = f->ifunc };
+	if (!(v[a->n].name = strdup(f->name)))
+		return -ENOMEM;
+	a->n++;
+	return 0;
+}
+
+static int export_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tail_export *)a)->name, ((const struct tail_export *)b)->name);
+}
+
+/* The function mapped file @i exports as @name, or NULL (-ENOMEM in *err). */
+static const struct tail_export *file_export(struct tail_ctx *c, int i, const char *name,
+					     int *err)
+{
+	struct tail_acc a = {};
+	struct tail_export key = { .name = (char *)name };
+
+	*err = 0;
+	if (c->nexports[i] < 0) {
+		*err = elfsym_exports(c->t->files[i].open_path, on_export, &a) == -ENOMEM ?
+		       -ENOMEM : 0;
+		c->exports[i] = a.v;
+		c->nexports[i] = a.n;
+		if (*err)
+			return NULL;
+		if (a.n)
+			qsort(c->exports[i], a.n, sizeof(*c->exports[i]), export_cmp);
+	}
+	if (!c->nexports[i])
+		return NULL;
+	return bsearch(&key, c->exports[i], c->nexports[i], sizeof(key), export_cmp);
 }
 
 /* The library of mapped file @m, added (tail_only) if no probe made it one. */
@@ -694,35 +842,34 @@ static int slot_func(struct tail_ctx *c, int lib, uint64_t slot, struct tc_func 
 		     const char **why)
 {
 	struct target *t = c->t;
-	struct elf_func f;
-	char *name;
-	int err = elfsym_slot_import(t->libs[lib].open_path, slot, &name);
+	int err;
+	const char *name = slot_name(c, lib, slot, &err);
 
-	if (err) {
+	if (!name) {
 		*why = "a jump through a GOT slot that no symbol is bound to";
-		return err == -ENOMEM ? err : -ENOENT;
+		return err ? err : -ENOENT;
 	}
 	/* the executable comes first in the maps, then the libraries: ld.so's search order,
 	 * for a job that does not interpose anything */
 	for (int i = 0; i < t->nfiles; i++) {
+		const struct tail_export *e = file_export(c, i, name, &err);
 		int l;
 
-		err = elfsym_find_export(t->files[i].open_path, name, &f);
-		if (err == -ENOTSUP) {
-			free(name);
+		if (err)
+			return err;
+		if (!e)
+			continue;
+		if (e->ifunc) {
 			*why = "it jumps to an IFUNC (its code is chosen at run time)";
 			return -ENOENT;
 		}
-		if (err)
-			continue;
 		l = file_lib(t, &t->files[i]);
-		free(name);
 		if (l < 0)
 			return l;
-		*out = (struct tc_func){ l, f.vaddr, f.size, f.file_off };
+		*out = e->f;
+		out->file = l;
 		return 0;
 	}
-	free(name);
 	*why = "it jumps to a function no mapped file defines";
 	return -ENOENT;
 }
@@ -878,13 +1025,14 @@ static int follow_jump(struct tail_ctx *c, int i, struct ret_site *j)
 
 int target_follow_tails(struct target *t)
 {
-	struct tail_ctx c = { .t = t };
-	int err = 0;
+	struct tail_ctx c;
+	int err;
 
 	/* SPYRE_NO_TAIL_FOLLOW=1: spans end at tail jumps, as before tail calls were followed
 	 * (when a tail-called function is one the whole process calls often, e.g. free) */
 	if (t->uretprobes || env_is_1("SPYRE_NO_TAIL_FOLLOW"))
 		return 0;
+	err = tail_ctx_init(&c, t);
 	for (int i = 0; i < t->cnt && !err; i++) {
 		struct rprobe *p = &t->probes[i];
 
@@ -895,10 +1043,7 @@ int target_follow_tails(struct target *t)
 			if (p->sites.v[k].jump)
 				err = follow_jump(&c, i, &p->sites.v[k]);
 	}
-	for (int l = 0; l < c.nlibs; l++)
-		free(c.funcs[l]);
-	free(c.funcs);
-	free(c.nfuncs);
+	tail_ctx_free(&c);
 	return err;
 }
 
