@@ -691,7 +691,8 @@ static int on_func(const struct elf_func *f, void *ctx)
 	if (array_reserve(&a->v, &a->cap, (size_t)a->n + 1, sizeof(*v), 256))
 		return -ENOMEM;
 	v = a->v;
-	v[a->n++] = (struct tc_func){ a->lib, f->vaddr, f->size, f->file_off, f->clone };
+	v[a->n++] = (struct tc_func){ a->lib, f->vaddr, f->size, f->file_off, f->clone,
+				      f->local_entry };
 	return 0;
 }
 
@@ -901,7 +902,8 @@ static int tail_lookup(void *ctx, int lib, uint64_t addr, bool slot, struct tc_f
 	if (lo > 0 && addr < v[lo - 1].vaddr + v[lo - 1].size) {
 		/* a cold part has an entry for each path that leaves the hot code: the whole
 		 * part is followed (its returns and jumps include those reachable from addr) */
-		if (v[lo - 1].vaddr != addr && !v[lo - 1].part) {
+		if (v[lo - 1].vaddr != addr && !v[lo - 1].part &&
+		    v[lo - 1].vaddr + v[lo - 1].local_entry != addr) {
 			*why = "it jumps into the middle of another function";
 			return -ENOENT;
 		}

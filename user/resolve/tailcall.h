@@ -30,6 +30,9 @@ struct tc_func {
 	/* a compiler-made part of a function (".cold", ".part"): may be entered anywhere, so a
 	 * jump into it is followed into the whole part */
 	bool part;
+	/* ppc64le: the local entry's distance from the global one (elf_func.local_entry), where
+	 * jumps within the module land */
+	uint32_t local_entry;
 };
 
 struct tc_ops {
