@@ -3,7 +3,7 @@
  * Following tail calls: the walk of user/resolve/tailcall.c over hand-assembled x86-64
  * functions in two made-up files, and (x86-64) the whole resolution on the built libtailrt.so /
  * libtailb.so of tests/progs/tailjob: a direct jump, a chain, a traced target, a PLT stub into
- * the other library.
+ * the other library, jumps into a cold part.
  */
 #include <errno.h>
 #include <limits.h>
@@ -195,18 +195,20 @@ TEST(tailcall_resolves_the_tail_jumps_of_the_built_runtime)
 	const struct ret_site *j;
 	const struct rprobe *p;
 	struct target t;
-	int blib = -1;
+	int blib = -1, parsed;
 	FILE *maps, *rep;
 
 	CHECK(realpath(unit_fixture_dir(), rt));
 	snprintf(b, sizeof(b), "%s/libtailb.so", rt);
 	strncat(rt, "/libtailrt.so", sizeof(rt) - strlen(rt) - 1);
-	CHECK_EQ_INT(probes_parse_text(&tab,
+	parsed = probes_parse_text(&tab,
 		"libtailrt.so tail_launch\n"
 		"libtailrt.so tail_launch_traced\n"
 		"libtailrt.so tail_launch_plt\n"
 		"libtailrt.so tail_launch_chain\n"
-		"libtailrt.so tail_submit\n", "t", err, sizeof(err)), 0);
+		"libtailrt.so tail_submit\n"
+		"libtailrt.so tail_launch_checked\n", "t", err, sizeof(err));
+	CHECK_EQ_INT(parsed, 0);
 	CHECK_EQ_INT(target_init(&t, 1234, &tab, 64), 0);
 	/* libtailb.so mapped after the runtime: the PLT jump is resolved once both are known */
 	snprintf(buf, sizeof(buf),
@@ -214,7 +216,7 @@ TEST(tailcall_resolves_the_tail_jumps_of_the_built_runtime)
 		 "7f0000100000-7f0000101000 r-xp 00000000 fd:01 4244 %s\n", rt, b);
 	maps = fmemopen(buf, strlen(buf), "r");
 	CHECK(maps);
-	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 5);
+	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 6);
 	fclose(maps);
 
 	/* a direct jump to an untraced function: followed, not nesting */
@@ -232,6 +234,11 @@ TEST(tailcall_resolves_the_tail_jumps_of_the_built_runtime)
 	j = only_jump(p);
 	CHECK(j && j->followed && !j->nests);
 	CHECK(p && p->tail_funcs == 2);
+	/* two jcc into its .cold part, the second into its middle: the whole part is followed
+	 * (it never returns), and so is the jmp to rt_enqueue */
+	p = probe_named(&t, "tail_launch_checked");
+	CHECK(p && p->tail_followed == 3 && p->tail_funcs == 3 && p->tail_rets == 1 &&
+	      !p->tail_lost);
 	/* the PLT stub: its GOT slot is bound to tailb_enqueue, which libtailb.so defines */
 	p = probe_named(&t, "tail_launch_plt");
 	j = only_jump(p);
@@ -240,11 +247,11 @@ TEST(tailcall_resolves_the_tail_jumps_of_the_built_runtime)
 		if (strstr(t.libs[l].path, "libtailb.so"))
 			blib = l;
 	CHECK(blib >= 0 && t.libs[blib].tail_only && !t.libs[blib].nprobes);
-	/* rt_enqueue's ret ends the chains of four probes (tail_submit's own too): one site,
+	/* rt_enqueue's ret ends the chains of five probes (tail_submit's own too): one site,
 	 * shared; tailb_enqueue's ret one */
 	CHECK_EQ_INT(t.ntails, 2);
 	for (int k = 0; k < t.ntails; k++)
-		CHECK_EQ_INT(t.tails[k].users, (t.tails[k].lib == blib ? 1 : 4));
+		CHECK_EQ_INT(t.tails[k].users, (t.tails[k].lib == blib ? 1 : 5));
 	rep = fmemopen(report, sizeof(report) - 1, "w");
 	CHECK(rep);
 	if (rep) {

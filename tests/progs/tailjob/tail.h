@@ -10,6 +10,7 @@ uint64_t tail_launch_traced(uint64_t bytes);	// jmp tail_submit (traced), which 
 uint64_t tail_launch_plt(uint64_t bytes);	// jmp tailb_enqueue@plt (libtailb.so, untraced)
 uint64_t tail_launch_chain(uint64_t bytes);	// jmp rt_stage, which jmp rt_enqueue
 uint64_t tail_launch_indirect(uint64_t bytes);	// jmp rt_dispatch, which jmp *(%rax): not followed
+uint64_t tail_launch_checked(uint64_t bytes);	// jcc into its .cold part twice, jmp rt_enqueue
 uint64_t tail_wait(uint64_t id);		// jmp rt_query: waits ~300 us, returns id
 void tail_complete(uint64_t id);		// the device finished op id
 // how long the last callee worked on this thread (ns, CLOCK_MONOTONIC): the job's own view

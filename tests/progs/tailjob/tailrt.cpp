@@ -6,6 +6,8 @@
  * shorter than the call. tailcall.bats checks with objdump that the jumps are there.
  */
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <time.h>
 #include "tail.h"
 
@@ -91,6 +93,23 @@ extern "C" __attribute__((noinline)) uint64_t tail_launch_plt(uint64_t bytes)
 extern "C" __attribute__((noinline)) uint64_t tail_launch_chain(uint64_t bytes)
 {
 	return rt_stage(bytes + 3);
+}
+
+[[noreturn]] __attribute__((noinline, cold)) static void bad_size(const char *why, uint64_t n)
+{
+	fprintf(stderr, "tail_launch_checked: %s: %llu\n", why, (unsigned long long)n);
+	abort();
+}
+
+// two unlikely paths: GCC moves both into tail_launch_checked.cold, and the second jcc lands
+// in its middle (the unit tests follow such a jump into the whole cold part)
+extern "C" __attribute__((noinline)) uint64_t tail_launch_checked(uint64_t bytes)
+{
+	if (__builtin_expect(bytes == 0, 0))
+		bad_size("empty", bytes);
+	if (__builtin_expect(bytes > (1ull << 40), 0))
+		bad_size("too large", bytes);
+	return rt_enqueue(bytes);
 }
 
 // through a function pointer the program can change: a jump no disassembly can follow
