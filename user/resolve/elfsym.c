@@ -460,16 +460,31 @@ int elfsym_exports(const char *path, elfsym_cb cb, void *ctx)
 	return err;
 }
 
-int elfsym_vaddr_off(const char *path, unsigned long vaddr, unsigned long *off)
+int elfsym_segments(const char *path, struct elf_seg **segs)
 {
 	struct elf_file f;
-	int err = elf_file_open(path, &f);
+	int err = elf_file_open(path, &f), n = 0;
 
+	*segs = NULL;
 	if (err)
 		return err;
-	err = vaddr_to_off(f.ph, f.phnum, f.size, vaddr, off) ? 0 : -ENOENT;
+	*segs = calloc(f.phnum ? f.phnum : 1, sizeof(**segs));
+	if (!*segs) {
+		elf_file_close(&f);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f.phnum; i++) {
+		const GElf_Phdr *ph = &f.ph[i];
+
+		/* as vaddr_to_off: only what the file holds */
+		if (ph->p_type != PT_LOAD || ph->p_offset > f.size)
+			continue;
+		(*segs)[n++] = (struct elf_seg){ ph->p_vaddr,
+			ph->p_filesz < f.size - ph->p_offset ? ph->p_filesz : f.size - ph->p_offset,
+			ph->p_offset };
+	}
 	elf_file_close(&f);
-	return err;
+	return n;
 }
 
 /* ---- demangled name -> qualified name ------------------------------------------------------ */

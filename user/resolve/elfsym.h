@@ -48,14 +48,17 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
  * - elfsym_exports: @cb for each function other modules can bind to (global or weak, defined,
  *   in .dynsym): name, vaddr, size, file_off set, qualname NULL; f->ifunc for an IFUNC (its
  *   symbol is the resolver, not the code calls run).
- * - elfsym_vaddr_off: the file offset of @vaddr (through its PT_LOAD).
- * 0 (or the callback's non-zero value), -ENOENT (vaddr_off: not in a segment), -ENOEXEC (no
- * usable ELF), -errno.
+ * - elfsym_segments: the file-backed part of each PT_LOAD, to find the file offset of a vaddr:
+ *   their count and *@segs (malloc'd).
+ * 0 (or the callback's non-zero value, or the count), -ENOEXEC (no usable ELF), -errno.
  */
+struct elf_seg {
+	unsigned long vaddr, filesz, off;
+};
 typedef int (*elfsym_import_cb)(unsigned long slot, const char *name, void *ctx);
 int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx);
 int elfsym_exports(const char *path, elfsym_cb cb, void *ctx);
-int elfsym_vaddr_off(const char *path, unsigned long vaddr, unsigned long *off);
+int elfsym_segments(const char *path, struct elf_seg **segs);
 /* Like elfsym_foreach without demangling: qualname is the stored name. */
 int elfsym_foreach_raw(const char *path, elfsym_cb cb, void *ctx);
 

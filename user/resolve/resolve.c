@@ -613,6 +613,9 @@ struct tail_lib {
 	int nfuncs;		/* -1: not read yet */
 	struct tail_import *imports;
 	int nimports;		/* -1: not read yet */
+	struct elf_seg *segs;
+	int nsegs;		/* -1: not read yet */
+	int fd;			/* -1: not open yet (or cannot be) */
 };
 
 struct tail_ctx {
@@ -643,6 +646,9 @@ static void tail_ctx_free(struct tail_ctx *c)
 		for (int k = 0; k < c->libs[l].nimports; k++)
 			free(c->libs[l].imports[k].name);
 		free(c->libs[l].imports);
+		free(c->libs[l].segs);
+		if (c->libs[l].fd >= 0)
+			close(c->libs[l].fd);
 	}
 	free(c->libs);
 	for (int i = 0; c->nexports && i < c->t->nfiles; i++) {
@@ -664,7 +670,8 @@ static struct tail_lib *tail_lib(struct tail_ctx *c, int lib)
 		if (!v)
 			return NULL;
 		for (int i = c->nlibs; i <= lib; i++)
-			v[i] = (struct tail_lib){ .nfuncs = -1, .nimports = -1 };
+			v[i] = (struct tail_lib){ .nfuncs = -1, .nimports = -1, .nsegs = -1,
+						  .fd = -1 };
 		c->libs = v;
 		c->nlibs = lib + 1;
 	}
@@ -694,6 +701,39 @@ static int on_func(const struct elf_func *f, void *ctx)
 	v[a->n++] = (struct tc_func){ a->lib, f->vaddr, f->size, f->file_off, f->clone,
 				      f->local_entry };
 	return 0;
+}
+
+/* Library @lib open (once), or -errno. */
+static int lib_fd(struct tail_ctx *c, int lib)
+{
+	struct tail_lib *tl = tail_lib(c, lib);
+
+	if (!tl)
+		return -ENOMEM;
+	if (tl->fd < 0)
+		tl->fd = open(c->t->libs[lib].open_path, O_RDONLY | O_CLOEXEC);
+	return tl->fd < 0 ? -errno : tl->fd;
+}
+
+/* The file offset of @vaddr in library @lib: 0, or -ENOENT (in no segment), -ENOMEM. */
+static int lib_vaddr_off(struct tail_ctx *c, int lib, uint64_t vaddr, unsigned long *off)
+{
+	struct tail_lib *tl = tail_lib(c, lib);
+
+	if (!tl)
+		return -ENOMEM;
+	if (tl->nsegs < 0) {
+		tl->nsegs = elfsym_segments(c->t->libs[lib].open_path, &tl->segs);
+		if (tl->nsegs == -ENOMEM)
+			return -ENOMEM;
+	}
+	for (int i = 0; i < tl->nsegs; i++) {
+		if (vaddr >= tl->segs[i].vaddr && vaddr - tl->segs[i].vaddr < tl->segs[i].filesz) {
+			*off = vaddr - tl->segs[i].vaddr + tl->segs[i].off;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 /* The functions of library @lib, in address order (elfsym_foreach's); their count or -ENOMEM. */
@@ -911,16 +951,18 @@ static int tail_lookup(void *ctx, int lib, uint64_t addr, bool slot, struct tc_f
 		return 0;
 	}
 	/* in no function: a PLT stub? */
-	if (elfsym_vaddr_off(c->t->libs[lib].open_path, addr, &off)) {
+	n = lib_vaddr_off(c, lib, addr, &off);
+	if (n) {
 		*why = "it jumps outside the file's code";
-		return -ENOENT;
+		return n == -ENOMEM ? n : -ENOENT;
 	}
-	fd = open(c->t->libs[lib].open_path, O_RDONLY | O_CLOEXEC);
+	fd = lib_fd(c, lib);
 	got = fd < 0 ? -1 : pread(fd, code, sizeof(code), off);
-	if (fd >= 0)
-		close(fd);
 	if (got <= 0 || retsite_plt_slot(retsite_host_arch(), code, got, addr, &addr)) {
-		*why = "it jumps to code that is in no function and no PLT stub";
+		/* a stripped library's cold parts and local functions have no symbol: where
+		 * they end is not known, so neither are their returns */
+		*why = "it jumps to code no symbol covers (a stripped library's cold part or "
+		       "local function)";
 		return -ENOENT;
 	}
 	return slot_func(c, lib, addr, out, why);
@@ -929,15 +971,13 @@ static int tail_lookup(void *ctx, int lib, uint64_t addr, bool slot, struct tc_f
 static int tail_sites(void *ctx, const struct tc_func *f, struct ret_sites *out)
 {
 	struct tail_ctx *c = ctx;
-	int fd = open(c->t->libs[f->file].open_path, O_RDONLY | O_CLOEXEC), err;
+	int fd = lib_fd(c, f->file);
 
 	if (fd < 0) {
 		memset(out, 0, sizeof(*out));
-		return -errno;
+		return fd;
 	}
-	err = retsite_find_fd(retsite_host_arch(), fd, f->file_off, f->size, f->vaddr, out);
-	close(fd);
-	return err;
+	return retsite_find_fd(retsite_host_arch(), fd, f->file_off, f->size, f->vaddr, out);
 }
 
 /* The span probe at file offset @off of @lib, or NULL. */
