@@ -55,6 +55,7 @@ struct tstack {
 	__u64 comm[2];		/* the thread's name as last announced */
 	__u64 sp[SPYRE_TRACK_DEPTH];	/* open call i: sp at its entry (identifies the call) */
 	__u32 probe[SPYRE_TRACK_DEPTH];	/* ... and its probe */
+	__u8 jumped[SPYRE_TRACK_DEPTH];	/* ... left by a followed tail jump: TAIL_* */
 	struct frame f[SPYRE_MAX_DEPTH];
 	struct spyre_event stage[SPYRE_STAGE];
 };
@@ -471,6 +472,7 @@ __noinline int move_frame(struct tstack *st, __u32 w, __u32 i)
 		return 0;
 	st->sp[w & TRACK_MASK] = st->sp[i & TRACK_MASK];
 	st->probe[w & TRACK_MASK] = st->probe[i & TRACK_MASK];
+	st->jumped[w & TRACK_MASK] = st->jumped[i & TRACK_MASK];
 	/* the masks must stay: the compiler drops them after the bounds checks below */
 	barrier_var(wr);
 	barrier_var(ir);
@@ -485,6 +487,7 @@ __noinline int move_frame(struct tstack *st, __u32 w, __u32 i)
 
 #define POP_ENTRY	1	/* a call is entered at sp: an open call at sp itself is over */
 #define POP_RETURN	0	/* the call entered at sp returns (or tail-jumps) */
+#define POP_NEST	2	/* entered at sp by a tail jump of the open call there: it stays */
 #define FOUND_RETURNING	0x100	/* live_below: the open call at sp is the returning one */
 
 static __always_inline bool other_stack(const struct stack_region *r, __u64 s)
@@ -591,12 +594,14 @@ __noinline int raise_to_top(struct tstack *st, __u32 i, __u32 w)
 	struct spyre_counters *c;
 	struct frame top = {};
 	__u32 from = i, probe, slot;
+	__u8 jumped;
 	__u64 sp;
 
 	if (!st || i >= SPYRE_TRACK_DEPTH)
 		return 0;
 	sp = st->sp[i & TRACK_MASK];
 	probe = st->probe[i & TRACK_MASK];
+	jumped = st->jumped[i & TRACK_MASK];
 	if (i < SPYRE_MAX_DEPTH)
 		top = st->f[i & RECORD_MASK];	/* i < 16: the mask is kept for the verifier */
 	for (int j = 0; j < SPYRE_TRACK_DEPTH; j++) {
@@ -607,6 +612,7 @@ __noinline int raise_to_top(struct tstack *st, __u32 i, __u32 w)
 	}
 	st->sp[i & TRACK_MASK] = sp;
 	st->probe[i & TRACK_MASK] = probe;
+	st->jumped[i & TRACK_MASK] = jumped;
 	slot = i & RECORD_MASK;
 	barrier_var(slot);	/* the mask must stay (see move_frame) */
 	if (i < SPYRE_MAX_DEPTH && from < SPYRE_MAX_DEPTH)
@@ -667,6 +673,23 @@ __noinline int pop_dead_frames(struct tstack *st, __u32 d, __u64 sp, int mode, _
 	if (mode == POP_RETURN && (at & FOUND_RETURNING) && w > k && k > 0)
 		raise_to_top(st, k - 1, w);
 	return w;
+}
+
+/*
+ * Tail calls. A traced call that leaves by a tail jump whose targets' returns are probed too
+ * (SPYRE_CK_TAIL_FOLLOW) is not over at the jump: its frame is marked and stays open, and the
+ * return of whatever the chain of jumps ends in (a ret at the same sp) closes it, with the
+ * return value its caller receives. TAIL_NEST: the chain can reach a traced function, whose
+ * entry at that same sp is then a call inside the jumped one, not a new call after it.
+ */
+#define TAIL_JUMPED	1
+#define TAIL_NEST	2
+
+/* Is the innermost open call at @sp one a tail jump left into a traced function? @d > 0. */
+static __always_inline bool tail_nests(const struct tstack *st, __u32 d, __u64 sp)
+{
+	return d <= SPYRE_TRACK_DEPTH && st->sp[(d - 1) & TRACK_MASK] == sp &&
+	       st->jumped[(d - 1) & TRACK_MASK] == TAIL_NEST;
 }
 
 static __always_inline void read_args(struct pt_regs *ctx, __u64 *a)
@@ -821,11 +844,19 @@ int spyre_entry(struct pt_regs *ctx)
 	/* off the fast path: the innermost open call of a live caller is above sp */
 	if (d && (top_sp(st, d) <= sp ||
 		  (stack_regions && top_sp(st, d) - sp > STACK_SWITCH_BYTES)))
-		d = pop_dead_frames(st, d, sp, POP_ENTRY, bpf_ktime_get_ns());
+		d = pop_dead_frames(st, d, sp, tail_nests(st, d, sp) ? POP_NEST : POP_ENTRY,
+				    bpf_ktime_get_ns());
 	st->depth = d + 1;
 	if (d < SPYRE_TRACK_DEPTH) {
-		st->sp[d & TRACK_MASK] = sp;
-		st->probe[d & TRACK_MASK] = probe;
+		__u32 i = d & TRACK_MASK;
+
+		/* keeps the mask: clang drops it after the test, and the verifier then loses the
+		 * bound of the three stores */
+		barrier_var(i);
+		i &= TRACK_MASK;
+		st->sp[i] = sp;
+		st->probe[i] = probe;
+		st->jumped[i] = 0;
 	}
 	if (d >= SPYRE_MAX_DEPTH) {
 		if (c)
@@ -892,62 +923,33 @@ static __always_inline void count_unmatched(struct pt_regs *ctx)
 		c->unmatched++;
 }
 
+/* How a return-side probe ends calls (finish_call). */
+enum fin_how {
+	FIN_RET,	/* a return: uretprobe, or the function's own return instruction */
+	FIN_JUMP,	/* a tail jump not followed: the call ends at the jump, ret unknown */
+	FIN_MARK,	/* a followed tail jump: the call stays open, marked (TAIL_*) */
+	FIN_FOLLOW,	/* a tail-called function returns: ends the calls that jumped to it */
+};
+
 /*
- * A traced call ends: its return (uretprobe, or a return instruction) or its tail jump
- * (@jump), with @sp the sp its entry had. A tail jump ends the call only where sp is back at
- * its entry's: the same instruction also serves jumps inside the function (to its cold part)
- * made with its frame still set up, which are none of our business.
+ * Close open call @d (st->depth is already @d) at @now with return value @ret: one span, into
+ * the thread's stage or the ring.
  */
-static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
+static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u64 ret,
+				      __u32 tgid, __u32 tid, bool jump)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct task_struct *task = bpf_get_current_task_btf();
-	/* the frame says which probe it was, so the attach cookie (a helper call, ~1 % of a
-	 * call here) is only read on the rare paths */
-	__u32 tid = task->pid;
 	struct spyre_read_cfg *r = NULL;
 	struct spyre_event *e, *se = NULL;
-	struct spyre_counters *c;
-	struct tstack *st;
 	struct frame *f;
-	__u32 d, n = 0, probe;
+	__u32 n = 0, probe;
 	bool str;
 
-	st = find_stack(task, tid);
-	if (!st || st->depth == 0) {
-		if (!jump)
-			count_unmatched(ctx);
-		return 0;
-	}
-	d = st->depth;
-	if (d > SPYRE_TRACK_DEPTH && sp < st->sp[TRACK_MASK]) {
-		/* an untracked call returns (counted at entry); its jumps tell nothing */
-		if (!jump)
-			st->depth = d - 1;
-		return 0;
-	}
-	/* calls below ours were left by an exception or a longjmp: dropped, counted (and with
-	 * untracked calls open, the deepest tracked one returning means they are all over) */
-	/* (a return below the innermost call: the call may be open under another stack's) */
-	if (d > SPYRE_TRACK_DEPTH || top_sp(st, d) < sp || (!jump && top_sp(st, d) > sp))
-		d = pop_dead_frames(st, d, sp, POP_RETURN, now);
-	if (d == 0 || st->sp[(d - 1) & TRACK_MASK] != sp) {
-		/* the entry was never seen (or a jump inside the function) */
-		st->depth = d;
-		if (!jump)
-			count_unmatched(ctx);
-		return 0;
-	}
-	d--;
-	st->depth = d;
 	if (d >= SPYRE_MAX_DEPTH)
-		return 0;	/* tracked, not recorded: counted at entry */
+		return;	/* tracked, not recorded: counted at entry */
 	f = &st->f[d & RECORD_MASK];
 	probe = st->probe[d & TRACK_MASK];
-	if (jump && (c = counters_of(probe)))
-		c->tail_exits++;
 	if (!f->record)
-		return 0;
+		return;
 	if (f->mem & SPYRE_CK_READ)
 		r = bpf_map_lookup_elem(&probe_reads, &probe);
 	/* a string goes first, in the same ring record as its call's (SPYRE_EV_STR) */
@@ -955,7 +957,7 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 
 	e = call_record(st, now, probe, &n, str);
 	if (!e)
-		return 0;
+		return;
 	if (str) {
 		/* the string's record first, the call's right after it */
 		se = e;
@@ -969,9 +971,8 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	e->ts = f->ts;
 	e->dur = now - f->ts;
 	__builtin_memcpy(e->call.args, f->args, sizeof(e->call.args));
-	/* at a tail jump the return value is the callee's, not known yet */
-	e->call.ret = jump ? 0 : PT_REGS_RC(ctx);
-	e->tgid = task->tgid;
+	e->call.ret = ret;
+	e->tgid = tgid;
 	e->tid = tid;
 	e->probe = probe;
 	e->type = SPYRE_EV_SPAN;
@@ -987,12 +988,91 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 		if (n + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS ||
 		    (f->mem & SPYRE_CK_MEM)) {
 			flush_stage(st);
-			check_rename(st, task->tgid);
+			check_rename(st, tgid);
 		}
-		return 0;
+		return;
 	}
 	/* the consumer drains on a timer: a wakeup per event would cost more than the probe */
 	bpf_ringbuf_submit(se ? se : e, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * A traced call ends: its return (uretprobe, or a return instruction), or its tail jump, or
+ * the return of a function it tail-jumped to (@how), with @sp the sp its entry had. A tail
+ * jump ends (or marks) the call only where sp is back at its entry's: the same instruction
+ * also serves jumps inside the function (to its cold part) made with its frame still set up,
+ * which are none of our business. A return also ends the calls that tail-jumped into the one
+ * returning (they are open at the same sp, marked), inner first, each with the value returned.
+ */
+static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, enum fin_how how,
+				       __u32 nest)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct task_struct *task = bpf_get_current_task_btf();
+	/* the frame says which probe it was, so the attach cookie (a helper call, ~1 % of a
+	 * call here) is only read on the rare paths */
+	__u32 tid = task->pid;
+	struct spyre_counters *c;
+	struct tstack *st;
+	__u32 d, i;
+	__u64 ret;
+
+	st = find_stack(task, tid);
+	if (!st || st->depth == 0) {
+		if (how == FIN_RET)
+			count_unmatched(ctx);
+		return 0;
+	}
+	d = st->depth;
+	if (how == FIN_FOLLOW) {
+		/*
+		 * Every caller of the tail-called function passes here: quiet (no unwinding,
+		 * nothing unmatched) unless the innermost open call jumped to it at this sp.
+		 */
+		if (d > SPYRE_TRACK_DEPTH || st->sp[(d - 1) & TRACK_MASK] != sp ||
+		    !st->jumped[(d - 1) & TRACK_MASK])
+			return 0;
+	} else {
+		if (d > SPYRE_TRACK_DEPTH && sp < st->sp[TRACK_MASK]) {
+			/* an untracked call returns (counted at entry); its jumps tell nothing */
+			if (how == FIN_RET)
+				st->depth = d - 1;
+			return 0;
+		}
+		/* calls below ours were left by an exception or a longjmp: dropped, counted
+		 * (and with untracked calls open, the deepest tracked one returning means they
+		 * are all over) */
+		/* (a return below the innermost call: the call may be open under another
+		 * stack's) */
+		if (d > SPYRE_TRACK_DEPTH || top_sp(st, d) < sp ||
+		    (how == FIN_RET && top_sp(st, d) > sp))
+			d = pop_dead_frames(st, d, sp, POP_RETURN, now);
+		if (d == 0 || st->sp[(d - 1) & TRACK_MASK] != sp) {
+			/* the entry was never seen (or a jump inside the function) */
+			st->depth = d;
+			if (how == FIN_RET)
+				count_unmatched(ctx);
+			return 0;
+		}
+		if (how == FIN_MARK) {
+			st->jumped[(d - 1) & TRACK_MASK] = nest ? TAIL_NEST : TAIL_JUMPED;
+			st->depth = d;
+			return 0;
+		}
+	}
+	if (how == FIN_JUMP && d <= SPYRE_MAX_DEPTH &&
+	    (c = counters_of(st->probe[(d - 1) & TRACK_MASK])))
+		c->tail_exits++;
+	/* at an unfollowed tail jump the return value is the callee's, not known */
+	ret = how == FIN_JUMP ? 0 : PT_REGS_RC(ctx);
+	for (i = 0; i < SPYRE_TAIL_CHAIN; i++) {
+		d--;
+		st->depth = d;
+		emit_span(st, d, now, ret, task->tgid, tid, how == FIN_JUMP);
+		if (how == FIN_JUMP || d == 0 || st->sp[(d - 1) & TRACK_MASK] != sp ||
+		    !st->jumped[(d - 1) & TRACK_MASK])
+			break;
+	}
 	return 0;
 }
 
@@ -1000,14 +1080,25 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 SEC("uretprobe")
 int spyre_exit(struct pt_regs *ctx)
 {
-	return finish_call(ctx, PT_REGS_SP(ctx) - SPYRE_RET_SP_ADJ, false);
+	return finish_call(ctx, PT_REGS_SP(ctx) - SPYRE_RET_SP_ADJ, FIN_RET, 0);
 }
 
 /* A return instruction of a traced function (x86 ret, s390x br %r14, ppc64le blr). */
 SEC("uprobe")
 int spyre_ret_site(struct pt_regs *ctx)
 {
-	return finish_call(ctx, PT_REGS_SP(ctx), false);
+	return finish_call(ctx, PT_REGS_SP(ctx), FIN_RET, 0);
+}
+
+/*
+ * A return instruction of a function that traced calls reach by tail jumps (not itself
+ * traced, or reached through a chain): ends the calls that jumped to it (FIN_FOLLOW). Hit by
+ * every call of that function, from anywhere: its cost is listed per probe.
+ */
+SEC("uprobe")
+int spyre_tail_ret(struct pt_regs *ctx)
+{
+	return finish_call(ctx, PT_REGS_SP(ctx), FIN_FOLLOW, 0);
 }
 
 #if defined(__TARGET_ARCH_x86)
@@ -1029,18 +1120,22 @@ static __always_inline __u32 x86_cond(__u64 fl, __u32 cc)
 /*
  * A jump out of a traced function: its tail call, where sp is back at the entry's. A
  * conditional one (x86 jcc: the cookie's upper half holds its condition code + 1) is hit
- * whether or not it is taken: only a taken one leaves.
+ * whether or not it is taken: only a taken one leaves. Where the targets' returns are probed
+ * (SPYRE_CK_TAIL_FOLLOW) the call is marked and goes on; else it ends here.
  */
 SEC("uprobe")
 int spyre_jump_site(struct pt_regs *ctx)
 {
+	__u32 aux = spyre_cookie_aux(bpf_get_attach_cookie(ctx));
 #if defined(__TARGET_ARCH_x86)
-	__u32 cond = spyre_cookie_aux(bpf_get_attach_cookie(ctx));
+	__u32 cond = aux & SPYRE_CK_COND_MASK;
 
 	if (cond && !x86_cond(ctx->flags, cond - 1))
 		return 0;
 #endif
-	return finish_call(ctx, PT_REGS_SP(ctx), true);
+	if (aux & SPYRE_CK_TAIL_FOLLOW)
+		return finish_call(ctx, PT_REGS_SP(ctx), FIN_MARK, aux & SPYRE_CK_TAIL_NEST);
+	return finish_call(ctx, PT_REGS_SP(ctx), FIN_JUMP, 0);
 }
 
 SEC("uprobe")

@@ -89,6 +89,19 @@ struct spyre_read_cfg {
 };
 
 /*
+ * A jump site's cookie: its x86 condition code + 1 in the low byte, and above it whether the
+ * functions it jumps into have their returns probed (user/resolve/tailcall.h): then the call
+ * is left open at the jump ("jumped") and closed where the target returns to its caller.
+ * SPYRE_CK_TAIL_NEST: a traced function may be entered at the same stack pointer through the
+ * chain; its entry then nests inside the jumped call instead of ending it.
+ */
+#define SPYRE_CK_COND_MASK	0xff
+#define SPYRE_CK_TAIL_FOLLOW	0x100
+#define SPYRE_CK_TAIL_NEST	0x200
+/* Open calls a tail-called function's return can close at once (a chain of tail jumps). */
+#define SPYRE_TAIL_CHAIN	8
+
+/*
  * A uprobe's attach cookie is one 64-bit word: the probe index in its low half, and in its high
  * half a word that depends on the link (SPYRE_CK_MEM* of an entry or instant link, the x86 jcc
  * condition + 1 of a jump site, see user/resolve/retsite.h). Packed by the loader (user/attach/uprobe_tier.c),

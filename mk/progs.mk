@@ -6,7 +6,8 @@
 #   mock-spyre/      the mock Spyre runtime: libsenlib-dd2.so, libflex.so and mock-spyre-job,
 #                    traced by the end-to-end, VM and bench runs          -> $(BUILD)/mock/
 #   fixture.cpp      libfixture.so (and a stripped copy): symbols for the unit tests' ELF reader
-#                    (DT_SONAME libfixture.so.1: a library glob matches it too)
+#                    (DT_SONAME libfixture.so.1: a library glob matches it too; the unit tests
+#                    also follow tailjob's libraries' tail calls)
 #   throwjob.cpp     throwjob, throwjob-static, throwjob-allstatic: a job that leaves traced calls
 #                    by exceptions, cancellation and abort (exceptions.bats, the VM's throwjob
 #                    step); launch.bats traces its own functions, PIE and static
@@ -16,6 +17,9 @@
 #                    launches and a synchronize, for the probe-table keys (keys.bats)
 #   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
 #                    throws, longjmps and tail-calls after the tracer attached (faults.bats)
+#   tailjob/         tailjob, libtailrt.so, libtailb.so: launch functions that end in tail calls
+#                    (to an untraced function, a traced one, through the PLT into the second
+#                    library, through a chain), -O2 like the mock (tailcall.bats)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
 #                    (`make ppc64le-fixture` rebuilds it, below)
 #
@@ -32,11 +36,12 @@ MOCK_CXXFLAGS	:= -O2 -g -fPIC $(CF_PROTECTION) -Wall -Wextra -std=gnu++17 -pthre
 
 MOCK_DIR	:= $(BUILD)/mock
 MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
-FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
+FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so \
+		   $(BUILD)/tests/libtailrt.so $(BUILD)/tests/libtailb.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
 TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static \
 		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper $(BUILD)/tests/coroutine \
-		   $(BUILD)/tests/keysjob
+		   $(BUILD)/tests/keysjob $(BUILD)/tests/tailjob
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -99,6 +104,20 @@ $(BUILD)/tests/flexhelper: $(PROGS_DIR)/flexhelper.cpp $(MOCK_HDRS) $(MOCK_DIR)/
 		| $(BUILD)/tests
 	$(CXX) -O1 -g -std=gnu++17 -Wall -Wextra -pthread -I$(MOCK_SRC) $< -L$(MOCK_DIR) \
 		-lflex -lsenlib-dd2 -Wl,-rpath,'$$ORIGIN/../mock' -o $@
+
+# The tail-call runtime: built like the mock (-O2, -fcf-protection: .plt.sec stubs), so its
+# launch functions end in jmp; libtailb.so calls back into libtailrt.so (resolved at run time).
+TAIL_SRC	:= $(PROGS_DIR)/tailjob
+$(BUILD)/tests/libtailb.so: $(TAIL_SRC)/tailb.cpp $(TAIL_SRC)/tail.h | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libtailb.so $< -o $@
+
+$(BUILD)/tests/libtailrt.so: $(TAIL_SRC)/tailrt.cpp $(TAIL_SRC)/tail.h $(BUILD)/tests/libtailb.so
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libtailrt.so $< -L$(BUILD)/tests -ltailb \
+		-Wl,-rpath,'$$ORIGIN' -o $@
+
+$(BUILD)/tests/tailjob: $(TAIL_SRC)/tailjob.cpp $(TAIL_SRC)/tail.h $(BUILD)/tests/libtailrt.so
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -L$(BUILD)/tests -ltailrt -ltailb \
+		-Wl,-rpath,'$$ORIGIN' -o $@
 
 # --- the ppc64le library of test_retsite.c -----------------------------------------------------
 # Checked in, not built by `make unit`: the test pins its local entry and return-site offsets,

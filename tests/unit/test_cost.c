@@ -40,6 +40,11 @@ TEST(cost_per_call_by_instruction)
 	CHECK_EQ_INT((long)cost_probe(&costs, &t, &p[1], &pc), 11880);
 	CHECK_STR(pc.entry, "single-stepped");
 	CHECK_STR(pc.ret, "emulated tail jump");
+	/* ... followed: the tail-called function's ret, single-stepped, on top */
+	p[1].tail_followed = 1;
+	CHECK_EQ_INT((long)cost_probe(&costs, &t, &p[1], &pc), 22680);
+	CHECK(strstr(pc.ret, "single-stepped ret of the tail-called function"));
+	p[1].tail_followed = 0;
 	/* --uretprobes */
 	p[2].insn = INSN_EMULATED;
 	p[2].ret = RET_URETPROBE;

@@ -58,8 +58,39 @@ TEST(retsite_x86_exits_tail_jumps_and_conditions)
 		CHECK_EQ_INT(s.v[3].cond, RS_COND_NONE);
 		CHECK_EQ_INT(s.v[4].off, 0x13);
 		CHECK(s.v[4].jump);
+		/* where each jump goes, for following it (tailcall.h) */
+		CHECK_EQ_INT(s.v[0].target, VADDR + 8 + 0x1000);
+		CHECK(!s.v[0].slot);
+		CHECK_EQ_INT(s.v[2].target, VADDR + 0xb + 0x7f);
+		CHECK(s.v[3].slot);
+		CHECK_EQ_INT(s.v[3].target, VADDR + 0x13);	/* the GOT slot: rip after it + 0 */
+		CHECK_EQ_INT(s.v[4].target, VADDR + 0x18 + 0x100);
+		CHECK(!s.v[4].slot);
 	}
 	retsite_free(&s);
+}
+
+TEST(retsite_x86_plt_stubs_give_their_got_slot)
+{
+	/* .plt.sec (IBT): endbr64; bnd jmp *0x2fe2(%rip); nopl */
+	static const uint8_t sec[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xf2, 0xff, 0x25, 0xe2, 0x2f, 0x00,
+				       0x00, 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	/* lazy .plt: jmp *0x10(%rip); push $1; jmp .plt0 */
+	static const uint8_t lazy[] = { 0xff, 0x25, 0x10, 0x00, 0x00, 0x00, 0x68, 0x01, 0x00,
+					0x00, 0x00, 0xe9, 0xe0, 0xff, 0xff, 0xff };
+	/* a function, not a stub: endbr64; ret */
+	static const uint8_t fn[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xc3 };
+	/* jmp *(%rax): a register, no slot */
+	static const uint8_t reg[] = { 0xff, 0x20 };
+	uint64_t slot = 0;
+
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_X86_64, sec, sizeof(sec), VADDR, &slot), 0);
+	CHECK_EQ_INT(slot, VADDR + 11 + 0x2fe2);
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_X86_64, lazy, sizeof(lazy), VADDR, &slot), 0);
+	CHECK_EQ_INT(slot, VADDR + 6 + 0x10);
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_X86_64, fn, sizeof(fn), VADDR, &slot), -EINVAL);
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_X86_64, reg, sizeof(reg), VADDR, &slot), -EINVAL);
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_S390X, sec, sizeof(sec), VADDR, &slot), -ENOTSUP);
 }
 
 TEST(retsite_x86_refuses_what_it_cannot_read_safely)
@@ -79,7 +110,7 @@ TEST(retsite_x86_refuses_what_it_cannot_read_safely)
 	CHECK_EQ_INT(s.n, 0);
 	CHECK_EQ_INT(find(cut, sizeof(cut), &s), -EINVAL);
 	CHECK(s.why && strstr(s.why, "decode"));
-	CHECK_EQ_INT(find(noret, sizeof(noret), &s), -EINVAL);
+	CHECK_EQ_INT(find(noret, sizeof(noret), &s), -ENODATA);
 	CHECK(s.why && strstr(s.why, "no return"));
 	CHECK_EQ_INT(find(ind, sizeof(ind), &s), -EINVAL);
 	CHECK(s.why && strstr(s.why, "indirect"));

@@ -61,6 +61,17 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
 		 */
 		ret = ret_insn ? c->stepped_ns : c->emulated_ns;
 		pc.ret = ret_insn ? "single-stepped ret" : "emulated tail jump";
+		/*
+		 * A followed tail jump (and no ret of its own): the jump, then the return of
+		 * the function it reached, single-stepped. That return site is also hit by
+		 * every other call of that function, traced or not: `list` says so, the
+		 * estimate here is per call of this probe.
+		 */
+		if (!ret_insn && p->tail_followed) {
+			ret += c->stepped_ns;
+			pc.ret = "emulated tail jump + single-stepped ret of the tail-called "
+				 "function";
+		}
 	} else if (type == PROBE_SPAN) {
 		pc.ret = "none (entries only)";
 	}

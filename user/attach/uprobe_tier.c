@@ -36,7 +36,7 @@ static int on_event(void *ctx, const void *data, size_t len)
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
-	struct bpf_program *progs[6];
+	struct bpf_program *progs[7];
 	int err;
 
 	tr->skel = spyre_bpf__open();
@@ -48,14 +48,16 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	progs[3] = tr->skel->progs.spyre_unwind;
 	progs[4] = tr->skel->progs.spyre_ret_site;
 	progs[5] = tr->skel->progs.spyre_jump_site;
+	progs[6] = tr->skel->progs.spyre_tail_ret;
 	/* return sites by default; the uretprobe program (and its guard) with --uretprobes */
 	tr->skel->rodata->ret_sites = !o->uretprobes;
 	bpf_program__set_autoload(progs[2], o->uretprobes);
 	bpf_program__set_autoload(progs[3], o->uretprobes && tr->unwind_guard);
 	bpf_program__set_autoload(progs[4], !o->uretprobes);
 	bpf_program__set_autoload(progs[5], !o->uretprobes);
+	bpf_program__set_autoload(progs[6], !o->uretprobes);
 	if (multi)
-		for (int i = 0; i < 6; i++)
+		for (int i = 0; i < 7; i++)
 			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
 	tr->skel->rodata->sample_every = o->sample_every;
 	tr->skel->rodata->filter_tgids = o->follow_pid > 0;
@@ -378,10 +380,13 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 		if (type != PROBE_SPAN || p->ret != RET_SITES)
 			return 0;
 		for (int j = 0; j < p->sites.n; j++) {
-			if (p->sites.v[j].jump != (k == LK_JUMP_SITE))
+			const struct ret_site *r = &p->sites.v[j];
+
+			if (r->jump != (k == LK_JUMP_SITE))
 				continue;
-			offs[n] = p->sym_off + p->sites.v[j].off;
-			cookies[n++] = spyre_cookie(i, p->sites.v[j].cond);
+			offs[n] = p->sym_off + r->off;
+			cookies[n++] = spyre_cookie(i, r->cond | (r->followed ? SPYRE_CK_TAIL_FOLLOW : 0) |
+							  (r->nests ? SPYRE_CK_TAIL_NEST : 0));
 		}
 		return n;
 	case LK_ENTRY:
@@ -659,6 +664,82 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 	return 0;
 }
 
+/*
+ * The kernel refused a return site of a tail-called function: no tail jump is followed any
+ * more (a call marked at its jump would then never close); those attached from now on end at
+ * their jump, as without following. Said once.
+ */
+static void tails_refused(struct target *t, int err)
+{
+	pr_warn("the kernel refuses a uprobe on a return site of a tail-called function (%s): "
+		"traced calls that tail-jump end at their jump", strerror(-err));
+	for (int i = 0; i < t->cnt; i++) {
+		struct rprobe *p = &t->probes[i];
+
+		for (int k = 0; k < p->sites.n; k++) {
+			if (!p->sites.v[k].followed || p->attached)
+				continue;
+			p->sites.v[k].followed = p->sites.v[k].nests = false;
+			p->tail_followed--;
+			p->tail_lost++;
+			p->tail_why = "the kernel refused a uprobe on a tail-called function's return";
+		}
+	}
+}
+
+/*
+ * The return sites of tail-called functions (target_follow_tails), before the jump sites
+ * that rely on them: one uprobe_multi link per library, or a perf event per site. Shared by
+ * the probes whose chains end there: detached with everything (tracer_detach).
+ */
+static int attach_tails(struct tracer *tr, struct target *t, int pid)
+{
+	struct bpf_program *prog = tr->skel->progs.spyre_tail_ret;
+	unsigned long *offs = calloc(t->ntails ? t->ntails : 1, sizeof(*offs));
+	__u64 *cookies = calloc(t->ntails ? t->ntails : 1, sizeof(*cookies));
+	int err = 0;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int lib = 0; lib < t->nlibs && !err; lib++) {
+		const char *path = t->libs[lib].open_path;
+		int n = 0;
+
+		for (int k = 0; k < t->ntails; k++)
+			if (t->tails[k].lib == lib && !t->tails[k].attached)
+				offs[n++] = t->tails[k].off;
+		if (!n)
+			continue;
+		if (tr->multi) {
+			err = multi_link(tr, prog, path, offs, cookies, n, false, true, pid, -1);
+		} else {
+			for (int k = 0; k < n && !err; k++) {
+				struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path,
+										     offs[k], NULL);
+
+				err = l ? keep_site_link(tr, l, -1) : -errno;
+				tr->perf_uprobes += !!l;
+			}
+		}
+		if (fatal_attach_error(err))
+			break;
+		if (err) {
+			tails_refused(t, err);
+			err = 0;
+			continue;
+		}
+		for (int k = 0; k < t->ntails; k++)
+			if (t->tails[k].lib == lib)
+				t->tails[k].attached = true;
+	}
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
 int tracer_attach(struct tracer *tr, struct target *t, int pid)
 {
 	int err;
@@ -673,6 +754,9 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid)
 	tr->skel->data->tracing_on = 1;
 	if (t->uretprobes && !tr->unwind_guard)
 		warn_unguarded(tr, t);
+	err = attach_tails(tr, t, pid);
+	if (err)
+		return err;
 	return tr->multi ? attach_multi(tr, t, pid) : attach_perf(tr, t, pid);
 }
 
@@ -790,6 +874,8 @@ void tracer_detach(struct tracer *tr, struct target *t)
 	tr->perf_uprobes = 0;
 	for (int i = 0; t && i < t->cnt; i++)
 		t->probes[i].attached = false;
+	for (int i = 0; t && i < t->ntails; i++)
+		t->tails[i].attached = false;
 	tr->attached = 0;
 	/* no probe can run any more: what threads still hold in their stage goes to the ring */
 	if (tr->stage && tr->skel)

@@ -83,6 +83,12 @@ static int resolve_target(struct session *s, struct probe_table *table)
 			       strerror(-err));
 			return EXIT_ERROR;
 		}
+		/* every library it links is known now: where its tail calls go */
+		err = target_follow_tails(t);
+		if (err) {
+			pr_err("cannot follow tail calls: %s", strerror(-err));
+			return EXIT_ERROR;
+		}
 		/*
 		 * A line whose library is the program or one it will load, lacking the symbol,
 		 * is a typo; one naming no such file may come with a dlopen: said at the end

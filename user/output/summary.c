@@ -458,6 +458,18 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			if (p->ret == RET_SITES) {
 				jw_lit(w, ",\"returnSites\":");
 				jw_u64(w, p->sites.n);
+				/* tail jumps followed to where the caller gets control back, and
+				 * those that end the span at the jump (tailExits counts those) */
+				jw_lit(w, ",\"tailJumpsFollowed\":");
+				jw_u64(w, p->tail_followed);
+				jw_lit(w, ",\"tailReturnSites\":");
+				jw_u64(w, p->tail_rets);
+				jw_lit(w, ",\"tailJumpsNotFollowed\":");
+				jw_u64(w, p->tail_lost);
+				if (p->tail_lost) {
+					jw_lit(w, ",\"tailNotFollowedReason\":");
+					jw_str(w, p->tail_why);
+				}
 			} else if (p->ret == RET_NONE) {
 				jw_lit(w, ",\"entriesOnlyReason\":");
 				jw_str(w, p->sites.why);

@@ -179,7 +179,8 @@ static long collect(Elf *elf, const GElf_Phdr *ph, size_t phnum, size_t fsize, s
 	return (long)n;
 }
 
-static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *ctx)
+static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *ctx,
+		       bool demangle)
 {
 	GElf_Phdr *ph = NULL;
 	struct cand *c = NULL;
@@ -231,7 +232,7 @@ static int foreach_elf(Elf *elf, const struct elf_src *src, elfsym_cb cb, void *
 	for (i = 0; i < (size_t)n2; i++) {
 		if (i && c[i].vaddr == c[i - 1].vaddr && !strcmp(c[i].name, c[i - 1].name))
 			continue;
-		dm = demangle_qualname(c[i].name);
+		dm = demangle ? demangle_qualname(c[i].name) : NULL;
 		f.name = c[i].name;
 		f.qualname = dm ? dm : c[i].name;
 		f.vaddr = c[i].vaddr;
@@ -290,7 +291,7 @@ fail:
 	return err;
 }
 
-int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
+static int foreach_path(const char *path, elfsym_cb cb, void *ctx, bool demangle)
 {
 	struct elf_src src;
 	Elf *elf;
@@ -301,10 +302,20 @@ int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
 	fd = elf_open(path, &src, &elf);
 	if (fd < 0)
 		return fd;
-	err = foreach_elf(elf, &src, cb, ctx);
+	err = foreach_elf(elf, &src, cb, ctx, demangle);
 	elf_end(elf);
 	close(fd);
 	return err;
+}
+
+int elfsym_foreach(const char *path, elfsym_cb cb, void *ctx)
+{
+	return foreach_path(path, cb, ctx, true);
+}
+
+int elfsym_foreach_raw(const char *path, elfsym_cb cb, void *ctx)
+{
+	return foreach_path(path, cb, ctx, false);
 }
 
 int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx)
@@ -322,7 +333,7 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx)
 	elf = elf_memory((char *)buf, len);
 	if (!elf)
 		return -ENOEXEC;
-	err = foreach_elf(elf, &src, cb, ctx);
+	err = foreach_elf(elf, &src, cb, ctx, true);
 	elf_end(elf);
 	return err;
 }
@@ -412,6 +423,172 @@ int elfsym_soname_mem(const void *buf, size_t size, char *out, size_t len)
 	err = soname_elf(elf, &src, out, len);
 	elf_end(elf);
 	return err;
+}
+
+
+/* ---- dynamic linking: GOT slots, exports ------------------------------------------------- */
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+	GElf_Ehdr eh;
+	GElf_Phdr *ph;
+	size_t phnum;
+	size_t size;
+};
+
+static void elf_file_close(struct elf_file *f)
+{
+	free(f->ph);
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+}
+
+static int elf_file_open(const char *path, struct elf_file *f)
+{
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (f->fd < 0)
+		return -errno;
+	if (fstat(f->fd, &st) || !S_ISREG(st.st_mode))
+		goto bad;
+	f->size = (size_t)st.st_size;
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &f->eh) ||
+	    elf_getphdrnum(f->elf, &f->phnum))
+		goto bad;
+	f->ph = calloc(f->phnum ? f->phnum : 1, sizeof(*f->ph));
+	if (!f->ph)
+		goto bad;
+	for (size_t i = 0; i < f->phnum; i++)
+		if (!gelf_getphdr(f->elf, (int)i, &f->ph[i]))
+			goto bad;
+	return 0;
+bad:
+	elf_file_close(f);
+	return -ENOEXEC;
+}
+
+/* The symbol table section @link of @f: @data and the string table's index. */
+static Elf_Data *symtab_data(struct elf_file *f, size_t link, size_t *strndx)
+{
+	Elf_Scn *scn = elf_getscn(f->elf, link);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		return NULL;
+	*strndx = sh.sh_link;
+	return elf_getdata(scn, NULL);
+}
+
+int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx)
+{
+	struct elf_file f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = elf_file_open(path, &f);
+
+	if (err)
+		return err;
+	while (!err && f.eh.e_machine == EM_X86_64 && (scn = elf_nextscn(f.elf, scn))) {
+		Elf_Data *data, *syms;
+		size_t n, strndx;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		syms = symtab_data(&f, sh.sh_link, &strndx);
+		if (!data || !syms)
+			continue;
+		n = data->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n && i < INT_MAX && !err; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *name;
+			unsigned long type;
+
+			if (!gelf_getrela(data, (int)i, &r))
+				continue;
+			type = GELF_R_TYPE(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
+			    !(name = elf_strptr(f.elf, strndx, sym.st_name)) || !*name)
+				continue;
+			err = cb(r.r_offset, name, ctx);
+		}
+	}
+	elf_file_close(&f);
+	return err;
+}
+
+int elfsym_exports(const char *path, elfsym_cb cb, void *ctx)
+{
+	struct elf_file f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = elf_file_open(path, &f);
+
+	if (err)
+		return err;
+	while (!err && (scn = elf_nextscn(f.elf, scn))) {
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		n = data->d_size / sh.sh_entsize;
+		for (size_t i = 1; i < n && i < INT_MAX && !err; i++) {
+			struct elf_func fn = {};
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym) ||
+			    GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
+			    !(fn.name = elf_strptr(f.elf, sh.sh_link, sym.st_name)) ||
+			    !vaddr_to_off(f.ph, f.phnum, f.size, sym.st_value, &fn.file_off))
+				continue;
+			fn.vaddr = sym.st_value;
+			fn.size = sym.st_size;
+			fn.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
+			err = cb(&fn, ctx);
+		}
+	}
+	elf_file_close(&f);
+	return err;
+}
+
+int elfsym_segments(const char *path, struct elf_seg **segs)
+{
+	struct elf_file f;
+	int err = elf_file_open(path, &f), n = 0;
+
+	*segs = NULL;
+	if (err)
+		return err;
+	*segs = calloc(f.phnum ? f.phnum : 1, sizeof(**segs));
+	if (!*segs) {
+		elf_file_close(&f);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f.phnum; i++) {
+		const GElf_Phdr *ph = &f.ph[i];
+
+		/* as vaddr_to_off: only what the file holds */
+		if (ph->p_type != PT_LOAD || ph->p_offset > f.size)
+			continue;
+		(*segs)[n++] = (struct elf_seg){ ph->p_vaddr,
+			ph->p_filesz < f.size - ph->p_offset ? ph->p_filesz : f.size - ph->p_offset,
+			ph->p_offset };
+	}
+	elf_file_close(&f);
+	return n;
 }
 
 /* ---- demangled name -> qualified name ------------------------------------------------------ */

@@ -25,6 +25,7 @@ struct elf_func {
 	 * function named in qualname; for mangled names qualname keeps " [clone .cold]".
 	 */
 	bool clone;
+	bool ifunc;		/* elfsym_exports only: STT_GNU_IFUNC */
 };
 
 typedef int (*elfsym_cb)(const struct elf_func *f, void *ctx);
@@ -46,6 +47,28 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx);
  */
 int elfsym_soname(const char *path, char *out, size_t len);
 int elfsym_soname_mem(const void *buf, size_t size, char *out, size_t len);
+
+/*
+ * For following tail calls (tailcall.h) across libraries, each file read once, nothing
+ * demangled:
+ * - elfsym_imports: @cb(slot, name) for each GOT slot the dynamic linker fills with a
+ *   symbol's address (x86-64 R_X86_64_JUMP_SLOT and GLOB_DAT relocations).
+ * - elfsym_exports: @cb for each function other modules can bind to (global or weak, defined,
+ *   in .dynsym): name, vaddr, size, file_off set, qualname NULL; f->ifunc for an IFUNC (its
+ *   symbol is the resolver, not the code calls run).
+ * - elfsym_segments: the file-backed part of each PT_LOAD, to find the file offset of a vaddr:
+ *   their count and *@segs (malloc'd).
+ * 0 (or the callback's non-zero value, or the count), -ENOEXEC (no usable ELF), -errno.
+ */
+struct elf_seg {
+	unsigned long vaddr, filesz, off;
+};
+typedef int (*elfsym_import_cb)(unsigned long slot, const char *name, void *ctx);
+int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx);
+int elfsym_exports(const char *path, elfsym_cb cb, void *ctx);
+int elfsym_segments(const char *path, struct elf_seg **segs);
+/* Like elfsym_foreach without demangling: qualname is the stored name. */
+int elfsym_foreach_raw(const char *path, elfsym_cb cb, void *ctx);
 
 /*
  * Demangle an Itanium C++ name to its qualified name without parameters or return type

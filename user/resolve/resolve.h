@@ -52,6 +52,29 @@ struct rprobe {
 	enum { INSN_UNKNOWN = 0, INSN_EMULATED, INSN_SINGLESTEP } insn;
 	enum ret_how ret;	/* span probes */
 	struct ret_sites sites;	/* RET_SITES: offsets from sym_off; RET_NONE: why */
+	/*
+	 * Its tail jumps (sites.v[].followed, target_follow_tails): how many are followed, into
+	 * how many functions, whose return sites (t->tails) are how many; how many are not, and
+	 * why (the last reason). Each followed function's returns are hit by all its callers.
+	 */
+	bool tails_done;
+	int tail_followed, tail_funcs, tail_rets, tail_lost;
+	const char *tail_why;
+};
+
+/* A return site of a function that traced calls tail-jump to (spyre_tail_ret), once each. */
+struct tail_site {
+	int lib;		/* index into target.libs */
+	unsigned long off;	/* file offset */
+	int users;		/* probes whose chains end here */
+	bool attached;
+};
+
+/* A file the target maps: where a tail call through the PLT may land. */
+struct mapped_file {
+	char *path, *open_path;
+	unsigned long ino;
+	unsigned int dev_major, dev_minor;
 };
 
 struct rlib {
@@ -72,6 +95,7 @@ struct rlib {
 	int err;		/* -errno when its ELF could not be read */
 	int fd;			/* with pin_libs: held open, open_path = /proc/self/fd/N */
 	bool warned;		/* err already reported */
+	bool tail_only;		/* no probe: only return sites of tail-called functions */
 };
 
 struct target {
@@ -117,6 +141,12 @@ struct target {
 	/* DT_SONAME per mapped file (dev, inode), read once: open addressing */
 	struct soname_slot *sonames;
 	unsigned int sonames_cap, nsonames;
+	struct tail_site *tails;	/* see target_follow_tails */
+	int ntails;
+	size_t tails_cap;
+	struct mapped_file *files;	/* every file mapped (or to be, launch mode) */
+	int nfiles;
+	size_t files_cap;
 };
 
 int target_init(struct target *t, int pid, const struct probe_table *table, int max_probes);
@@ -146,6 +176,15 @@ bool target_lib_matches(const struct target *t, int s, int l);
  * many probes lost their sites.
  */
 int target_sites_off(struct target *t, const char *why);
+
+/*
+ * Follow the tail jumps of the span probes not followed yet (tailcall.h) through the files
+ * known (target_scan* and target_add_lib note every one): sets their sites' followed and nests,
+ * adds the return sites of what they reach to t->tails (with libraries of their own, tail_only,
+ * when no probe is in them). Called by target_scan_maps; launch mode calls it once the
+ * libraries are added. -ENOMEM, else 0.
+ */
+int target_follow_tails(struct target *t);
 
 /* One warning on stderr per library that matched but could not be read (once each). Returns
  * how many libraries are unreadable. */

@@ -31,6 +31,25 @@ static int add_site(struct ret_sites *s, size_t *cap, uint64_t off, bool jump, u
 	return 0;
 }
 
+/* A jump site going to @target (a GOT slot when @slot). */
+static int add_jump(struct ret_sites *s, size_t *cap, uint64_t off, uint8_t cond, uint64_t target,
+		    bool slot)
+{
+	int err = add_site(s, cap, off, true, cond);
+
+	if (!err) {
+		s->v[s->n - 1].target = target;
+		s->v[s->n - 1].slot = slot;
+	}
+	return err;
+}
+
+/* The address a rip-relative memory operand of @in points at. */
+static uint64_t rip_target(const cs_insn *in, const cs_x86_op *op)
+{
+	return in->address + in->size + (uint64_t)op->mem.disp;
+}
+
 static bool outside(uint64_t target, uint64_t vaddr, size_t len)
 {
 	return target < vaddr || target >= vaddr + len;
@@ -59,10 +78,11 @@ static int sites_x86(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struc
 		return 0;
 	if (in->id == X86_INS_JMP) {
 		if (op->type == X86_OP_IMM)
-			return outside(op->imm, vaddr, len) ? add_site(s, cap, off, true, 0) : 0;
+			return outside(op->imm, vaddr, len) ?
+			       add_jump(s, cap, off, RS_COND_NONE, op->imm, false) : 0;
 		if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP &&
 		    op->mem.index == X86_REG_INVALID)
-			return add_site(s, cap, off, true, RS_COND_NONE);
+			return add_jump(s, cap, off, RS_COND_NONE, rip_target(in, op), true);
 		s->indirect++;
 		return 0;
 	}
@@ -75,7 +95,7 @@ static int sites_x86(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struc
 		cc = x->opcode[1] & 0xf;
 	else
 		return 0;
-	return add_site(s, cap, off, true, cc + 1);
+	return add_jump(s, cap, off, cc + 1, op->imm, false);
 }
 
 /*
@@ -104,7 +124,7 @@ static int sites_s390x(csh h __attribute__((unused)), const cs_insn *in, uint64_
 	}
 	if ((in->id == SYSZ_INS_J || in->id == SYSZ_INS_JG) && z->operands[0].type == SYSZ_OP_IMM)
 		return outside(z->operands[0].imm, vaddr, len) ?
-		       add_site(s, cap, off, true, RS_COND_NONE) : 0;
+		       add_jump(s, cap, off, RS_COND_NONE, z->operands[0].imm, false) : 0;
 	if (in->id == SYSZ_INS_BR)
 		s->indirect++;
 	return 0;
@@ -125,7 +145,7 @@ static int sites_ppc64le(csh h __attribute__((unused)), const cs_insn *in, uint6
 	}
 	if (in->id == PPC_INS_B && p->op_count == 1 && p->operands[0].type == PPC_OP_IMM)
 		return outside(p->operands[0].imm, vaddr, len) ?
-		       add_site(s, cap, off, true, RS_COND_NONE) : 0;
+		       add_jump(s, cap, off, RS_COND_NONE, p->operands[0].imm, false) : 0;
 	if (in->id == PPC_INS_BCTR)
 		s->indirect++;
 	return 0;
@@ -204,7 +224,7 @@ int retsite_find(enum retsite_arch arch, const uint8_t *code, size_t len, uint64
 	} else if (!err && !out->n) {
 		out->why = out->indirect ? "it leaves only through indirect jumps" :
 					   "no return instruction (a function that never returns?)";
-		err = -EINVAL;
+		err = out->indirect ? -EINVAL : -ENODATA;
 	}
 out:
 	if (in)
@@ -247,4 +267,40 @@ void retsite_free(struct ret_sites *s)
 {
 	free(s->v);
 	memset(s, 0, sizeof(*s));
+}
+
+int retsite_plt_slot(enum retsite_arch arch, const uint8_t *code, size_t len, uint64_t vaddr,
+		     uint64_t *slot)
+{
+	const uint8_t *p = code;
+	uint64_t addr = vaddr;
+	size_t left = len;
+	cs_insn *in;
+	int err = -EINVAL;
+	csh h;
+
+	if (arch != RS_ARCH_X86_64)
+		return -ENOTSUP;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return -ENOTSUP;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	in = cs_malloc(h);
+	/* two instructions at most: endbr64, then the jump ("bnd jmp" is a jmp with a prefix) */
+	for (int i = 0; in && i < 2 && cs_disasm_iter(h, &p, &left, &addr, in); i++) {
+		const cs_x86 *x = &in->detail->x86;
+
+		if (in->id == X86_INS_ENDBR64 && i == 0)
+			continue;
+		if (in->id == X86_INS_JMP && x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
+		    x->operands[0].mem.base == X86_REG_RIP &&
+		    x->operands[0].mem.index == X86_REG_INVALID) {
+			*slot = rip_target(in, &x->operands[0]);
+			err = 0;
+		}
+		break;
+	}
+	if (in)
+		cs_free(in, 1);
+	cs_close(&h);
+	return err;
 }

@@ -28,6 +28,15 @@ struct ret_site {
 	uint64_t off;		/* from the function's first byte */
 	bool jump;		/* a jump out of the function (tail call), not a return */
 	uint8_t cond;		/* RS_COND_NONE, or x86 condition code + 1 (jcc) */
+	/*
+	 * jump: where it goes (a vaddr of the file), or with @slot the GOT slot it jumps through
+	 * (x86 jmp *GOT(%rip)); tailcall.h follows it
+	 */
+	bool slot;
+	uint64_t target;
+	/* jump: the functions it reaches have their returns probed (set by tailcall.h) */
+	bool followed;
+	bool nests;		/* ... and one of them is traced (SPYRE_CK_TAIL_NEST) */
 };
 
 struct ret_sites {
@@ -43,8 +52,9 @@ enum retsite_arch retsite_host_arch(void);
 /*
  * Disassemble @len bytes of a function that starts at @vaddr and collect its return sites.
  * 0 with at least one site in @out (free with retsite_free), or -EINVAL with out->why set
- * (undecodable bytes, no return instruction, an exit that cannot be told apart), -ENOMEM,
- * -ENOTSUP (no disassembler for @arch).
+ * (undecodable bytes, an exit that cannot be told apart), -ENODATA with out->why set (it
+ * decodes, but has no return instruction nor jump out: it never returns), -ENOMEM, -ENOTSUP
+ * (no disassembler for @arch).
  */
 int retsite_find(enum retsite_arch arch, const uint8_t *code, size_t len, uint64_t vaddr,
 		 struct ret_sites *out);
@@ -52,5 +62,13 @@ int retsite_find(enum retsite_arch arch, const uint8_t *code, size_t len, uint64
 int retsite_find_fd(enum retsite_arch arch, int fd, uint64_t file_off, size_t len,
 		    uint64_t vaddr, struct ret_sites *out);
 void retsite_free(struct ret_sites *s);
+
+/*
+ * The GOT slot a PLT stub at @vaddr jumps through (x86-64: an optional endbr64, then
+ * jmp *slot(%rip), as in .plt, .plt.sec and .plt.got): 0 and *@slot, or -EINVAL when @code is
+ * no such stub, -ENOTSUP on other architectures.
+ */
+int retsite_plt_slot(enum retsite_arch arch, const uint8_t *code, size_t len, uint64_t vaddr,
+		     uint64_t *slot);
 
 #endif
