@@ -91,8 +91,9 @@ PY
 		"$BATS_TEST_TMPDIR/n.json"
 }
 
-@test "a synchronize that tail-jumps to the real one is no evidence; the real one's return is" {
-	# sync_forward's span ends at its jump, before sync_stream has waited for anything
+@test "a synchronize that tail-jumps to the real one: evidence at the real one's return, none where the jump ends the span" {
+	# sync_forward ends in `jmp sync_stream`: followed (the default), its span ends where
+	# sync_stream returns, after the wait: every launch before it has completed
 	printf '%s\n' "libkeysjob.so launch dev=launch op=compute stream=arg1" \
 		"libkeysjob.so sync_forward dev=sync stream=arg1" > "$BATS_TEST_TMPDIR/fwd.probes"
 	run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/fwd.probes" \
@@ -103,13 +104,27 @@ PY
 import json, sys
 d = json.load(open(sys.argv[1]))
 p = [p for p in d["spyreProbes"] if p["name"] == "sync_forward"][0]
+assert p["tailExits"] == 0 and p["tailJumpsFollowed"] == 1, p
+assert d["spyreStats"]["deviceSpans"] == 4, d["spyreStats"]
+assert d["spyreStats"]["launchesInFlight"] == 0, d["spyreStats"]
+dev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == 0]
+assert all(e["args"]["end"] == "synchronize" for e in dev), dev
+PY
+	# not followed, its span ends at the jump, before sync_stream waited: no evidence
+	SPYRE_NO_TAIL_FOLLOW=1 run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/fwd.probes" \
+		-o "$BATS_TEST_TMPDIR/t1.json" -- "$KEYSJOB" forward
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t1.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [p for p in d["spyreProbes"] if p["name"] == "sync_forward"][0]
 assert p["tailExits"] == 1, p
 assert d["spyreStats"]["deviceSpans"] == 0, d["spyreStats"]
 assert d["spyreStats"]["launchesInFlight"] == 4, d["spyreStats"]
 PY
-	# with the real synchronize probed, every launch ends at one
+	# with the real synchronize probed too, every launch ends at one
 	echo "libkeysjob.so sync_stream dev=sync stream=arg1" >> "$BATS_TEST_TMPDIR/fwd.probes"
-	run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/fwd.probes" \
+	SPYRE_NO_TAIL_FOLLOW=1 run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/fwd.probes" \
 		-o "$BATS_TEST_TMPDIR/t2.json" -- "$KEYSJOB" forward
 	[ "$status" -eq 0 ]
 	python3 - "$BATS_TEST_TMPDIR/t2.json" <<'PY'

@@ -1089,6 +1089,26 @@ static int file_lib(struct target *t, const struct mapped_file *m)
 	return t->nlibs++;
 }
 
+/*
+ * The C and C++ runtime: a traced destructor that ends in `jmp operator delete` (and delete in
+ * `jmp free`) would put return sites on free, which the whole process calls all the time: on
+ * the mock job every free trapped (~20 us each here) while attached. What they return (nothing,
+ * or a pointer the caller passed in) is worth less than that: such a jump ends the span, named
+ * and counted as not followed.
+ */
+static bool c_runtime(const char *path)
+{
+	static const char *const libs[] = { "libc.so*", "libstdc++.so*", "libgcc_s.so*",
+					     "libm.so*", "libpthread.so*", "ld-linux*.so*", "ld64.so*",
+					     "libc++.so*", "libc++abi.so*" };
+	const char *base = path_basename(path);
+
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!fnmatch(libs[i], base, 0))
+			return true;
+	return false;
+}
+
 /* The function bound to GOT slot @slot of @lib: its symbol, defined in the first file that has it. */
 static int slot_func(struct tail_ctx *c, int lib, uint64_t slot, struct tc_func *out,
 		     const char **why)
@@ -1113,6 +1133,11 @@ static int slot_func(struct tail_ctx *c, int lib, uint64_t slot, struct tc_func 
 			continue;
 		if (e->ifunc) {
 			*why = "it jumps to an IFUNC (its code is chosen at run time)";
+			return -ENOENT;
+		}
+		if (c_runtime(t->files[i].path)) {
+			*why = "it jumps into the C/C++ runtime (free, operator delete, ...): every "
+			       "call of it in the process would trap";
 			return -ENOENT;
 		}
 		l = file_lib(t, &t->files[i]);

@@ -13,6 +13,7 @@ uint64_t tail_launch_indirect(uint64_t bytes);	// jmp rt_dispatch, which jmp *(%
 uint64_t tail_launch_checked(uint64_t bytes);	// jcc into its .cold part twice, jmp rt_enqueue
 uint64_t tail_wait(uint64_t id);		// jmp rt_query: waits ~300 us, returns id
 void tail_complete(uint64_t id);		// the device finished op id
+void tail_release(void *p);		// jmp free@plt: into the C runtime, not followed
 // how long the last callee worked on this thread (ns, CLOCK_MONOTONIC): the job's own view
 uint64_t tail_last_work_ns(void);
 // libtailb.so

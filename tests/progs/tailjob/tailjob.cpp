@@ -74,6 +74,7 @@ int main(int argc, char **argv)
 			waits += (k || i ? "," : "") + std::to_string(got);
 			waitns += (k || i ? "," : "") + std::to_string(tail_last_work_ns());
 			tail_complete(id);
+			tail_release(malloc(64));
 		}
 		out += "\"" + std::string(fns[k].name) + "\":{\"ret\":[" + ids + "],\"work_ns\":[" +
 		       ns + "]},";
