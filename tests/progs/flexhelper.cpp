@@ -4,7 +4,8 @@
 // program does those things only after the tracer is attached, when told to by SIGUSR1.
 //
 //   flexhelper READY MODE ARGS...
-//     threads N K DONE    start N threads "late-<i>", each calls the runtime K times
+//     threads N K DONE    start N threads "late-<i>", each K times allocates and frees device
+//                         memory (torch-spyre's SpyreAllocator) and calls getNumDevices
 //     fork N M DONE       fork: the child calls getNumDevices M times, the parent N times
 //     exec N DONE PROG... call getNumDevices N times, then exec PROG with its arguments
 //     tail N DONE         N times flexhelper_tail_outer, which jumps (a tail call) into
@@ -19,8 +20,8 @@
 // READY gets the pid once the runtime is initialized; DONE gets the runtime's call counts (the
 // mock job's counts format) once the work is done. Then the program waits for SIGTERM/SIGINT.
 
-#include "flex.h"
 #include "mockstats.h"
+#include "torch_spyre.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -99,14 +100,12 @@ static void worker(int index, long k)
 
 	snprintf(name, sizeof(name), "late-%d", index);
 	pthread_setname_np(pthread_self(), name);
-	flex::FlexAllocator alloc(0);
-
 	for (long i = 0; i < k; i++) {
-		void *p = alloc.allocate(4096, 1);
+		spyre::DataPtr p = spyre::SpyreAllocator::instance().allocate(4096);
 
-		if (!p)
+		if (!p.get())
 			die("allocate");
-		alloc.deallocate(p);
+		spyre::SpyreAllocator::ReportAndDelete(p.release());
 		calls(1);
 	}
 }
@@ -160,7 +159,7 @@ extern "C" __attribute__((noinline, visibility("default"))) int flexhelper_try_a
 	flex::FlexAllocator *alloc)
 {
 	try {
-		alloc->allocate(SIZE_MAX, 0);
+		alloc->allocate(SIZE_MAX, flex::AllocationDirective());
 	} catch (const std::bad_alloc &) {
 		return 1;
 	}
@@ -169,14 +168,14 @@ extern "C" __attribute__((noinline, visibility("default"))) int flexhelper_try_a
 
 static void throws(long n)
 {
-	flex::FlexAllocator alloc(0);
+	flex::FlexAllocator &alloc = *flex::getFlexRuntimeContext()->getAllocator();
 
 	for (long i = 0; i < n; i++)
 		if (flexhelper_try_alloc(&alloc) != 1)
 			die("try_alloc");
 	for (long i = 0; i < n; i++) {
 		try {
-			alloc.allocate(SIZE_MAX, 0);
+			alloc.allocate(SIZE_MAX, flex::AllocationDirective());
 			die("allocate did not throw");
 		} catch (const std::bad_alloc &) {
 		}
@@ -201,7 +200,7 @@ int main(int argc, char **argv)
 	sigaddset(&g_sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &g_sigs, nullptr);
 
-	if (flex::initializeRuntime(1))
+	if (spyre::startRuntime(1))
 		die("initializeRuntime");
 	mock_spyre::resetCounts();
 	write_atomic(ready, std::to_string(getpid()) + "\n");
