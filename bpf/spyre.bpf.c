@@ -43,7 +43,7 @@ struct frame {
 	__u64 ts;
 	__u64 args[SPYRE_MAX_ARGS];	/* as struct spyre_rec_call has them */
 	__u32 record;	/* 0: sampled out or over the rate cap; popped without an event */
-	__u32 mem;	/* SPYRE_CK_MEM*: from the entry's cookie */
+	__u32 mem;	/* SPYRE_CK_*: from the entry's cookie */
 };
 
 struct tstack {
@@ -106,6 +106,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct spyre_counters);
 } counters SEC(".maps");
+
+/* What SPYRE_CK_READ probes read (dereferences, strings); sized like counters. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SPYRE_PROBE_ROOM);
+	__type(key, __u32);
+	__type(value, struct spyre_read_cfg);
+} probe_reads SEC(".maps");
 
 /* Token bucket per process (--rate-cap): nanoseconds of credit, refilled with time. */
 struct rate_bucket {
@@ -425,6 +433,8 @@ static __always_inline void fill_entry(struct pt_regs *ctx, struct spyre_event *
 	e->dur = 0;
 	read_args(ctx, e->call.args);
 	e->call.ret = 0;
+	e->call.deref[0] = 0;
+	e->call.deref[1] = 0;
 	e->tgid = tgid;
 	e->tid = tid;
 	e->probe = probe;
@@ -445,6 +455,77 @@ static __always_inline void mem_entry(struct pt_regs *ctx, __u32 tgid, __u32 tid
 	fill_entry(ctx, e, bpf_ktime_get_ns(), tgid, tid, probe, SPYRE_EV_MEM_ENTRY);
 	e->depth = 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void count_fault(__u32 probe)
+{
+	struct spyre_counters *c = counters_of(probe);
+
+	if (c)
+		c->deref_faults++;
+}
+
+/*
+ * The dereferences of @r into call record @e, whose args and ret are in place: each the u64 at
+ * its base (an argument as at entry, the return value, the hidden result pointer) + offset, as
+ * user memory is now. A fault gives 0 and is counted. At a tail jump (@jump) the function has
+ * not returned: its return value and its result are not there yet, they read as 0.
+ */
+static __always_inline void read_derefs(struct spyre_event *e, const struct spyre_read_cfg *r,
+					bool jump)
+{
+	for (int i = 0; i < SPYRE_MAX_DEREFS; i++) {
+		__u32 src = r->src[i], k = src - 1;
+		__u64 base, v = 0;
+
+		if (!src || (jump && src >= SPYRE_DEREF_RET)) {
+			e->call.deref[i] = 0;
+			continue;
+		}
+		if (src == SPYRE_DEREF_SRET || k >= SPYRE_MAX_ARGS)
+			k = 0;	/* the hidden pointer is argument 1 on every ABI we run on */
+		base = src == SPYRE_DEREF_RET ? e->call.ret : e->call.args[k];
+		if (bpf_probe_read_user(&v, sizeof(v), (void *)(base + r->off[i]))) {
+			v = 0;
+			count_fault(e->probe);
+		}
+		e->call.deref[i] = v;
+	}
+}
+
+/*
+ * The string of @r's call @e into @out (a SPYRE_EV_STR record): argument str_arg is a
+ * libstdc++ std::string * (its data pointer at +0; the chars are NUL-terminated there) or a
+ * const char *. At most SPYRE_STR_LEN - 1 chars.
+ */
+static __always_inline void read_str(struct spyre_event *out, const struct spyre_event *e,
+				     const struct spyre_read_cfg *r)
+{
+	__u32 k = r->str_arg - 1;
+	__u64 p;
+	long n = -1;
+
+	if (k >= SPYRE_MAX_ARGS)
+		k = 0;
+	p = e->call.args[k];
+	if (r->str_kind != SPYRE_STR_CXX || !bpf_probe_read_user(&p, sizeof(p), (void *)p))
+		n = bpf_probe_read_user_str(out->str.s, sizeof(out->str.s), (void *)p);
+	out->str.fault = n <= 0;
+	if (n <= 0) {
+		out->str.s[0] = 0;
+		n = 1;
+		count_fault(e->probe);
+	}
+	out->str.len = n - 1;
+	out->str.unused[0] = 0;
+	out->str.unused[1] = 0;
+	out->ts = e->ts;
+	out->dur = e->dur;
+	out->tgid = e->tgid;
+	out->tid = e->tid;
+	out->probe = e->probe;
+	out->type = SPYRE_EV_STR;
+	out->depth = e->depth;
 }
 
 SEC("uprobe")
@@ -502,13 +583,20 @@ int spyre_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Hand the thread's staged spans to the ring buffer as one record. */
-static __always_inline void flush_stage(struct tstack *st)
+/*
+ * Hand the thread's staged spans to the ring buffer as one record. A global function: the
+ * verifier checks it once with nstaged unknown; inlined, the compiler folded its bound into
+ * the callers' arithmetic on the stage index in ways the verifier could not follow.
+ */
+__noinline int flush_stage(struct tstack *st)
 {
-	__u32 n = st->nstaged;
+	__u32 n;
 
+	if (!st)
+		return 0;
+	n = st->nstaged;
 	if (!n)
-		return;
+		return 0;
 	if (n > SPYRE_STAGE)
 		n = SPYRE_STAGE;
 	if (bpf_ringbuf_output(&events, st->stage, n * sizeof(struct spyre_event),
@@ -521,6 +609,7 @@ static __always_inline void flush_stage(struct tstack *st)
 		}
 	}
 	st->nstaged = 0;
+	return 0;
 }
 
 /*
@@ -554,11 +643,13 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	/* the frame says which probe it was, so the attach cookie (a helper call, ~1 % of a
 	 * call here) is only read on the rare paths */
 	__u32 tid = task->pid;
+	struct spyre_read_cfg *r = NULL;
+	struct spyre_event *e, *se = NULL;
 	struct spyre_counters *c;
-	struct spyre_event *e;
 	struct tstack *st;
 	struct frame *f;
-	__u32 d, n, probe;
+	__u32 d, n = 0, probe;
+	bool str;
 
 	st = find_stack(task, tid);
 	if (!st || st->depth == 0) {
@@ -594,22 +685,39 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 		c->tail_exits++;
 	if (!f->record)
 		return 0;
+	if (f->mem & SPYRE_CK_READ)
+		r = bpf_map_lookup_elem(&probe_reads, &probe);
+	/* a string goes first, in the same ring record as its call's (SPYRE_EV_STR) */
+	str = r && r->str_kind;
 
 	if (stage_events) {
 		n = st->nstaged;
+		if (str && n >= SPYRE_STAGE - 1) {
+			flush_stage(st);
+			n = 0;
+		}
 		if (n >= SPYRE_STAGE)
 			n = 0;	/* cannot happen: a full stage is flushed at once */
 		if (n == 0)
 			st->staged_since = now;
-		e = &st->stage[n];
+		if (str) {
+			se = &st->stage[n & (SPYRE_STAGE - 1)];
+			n++;
+		}
+		e = &st->stage[n & (SPYRE_STAGE - 1)];
 	} else {
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (str)
+			e = se = bpf_ringbuf_reserve(&events, 2 * sizeof(*e), 0);
+		else
+			e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {
 			/* counters only on the rare paths: a lookup per return is measurable */
 			if ((c = counters_of(probe)))
 				c->drops_ring++;
 			return 0;
 		}
+		if (se)
+			e = se + 1;
 	}
 	e->ts = f->ts;
 	e->dur = now - f->ts;
@@ -620,18 +728,24 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, bool jump)
 	e->tid = tid;
 	e->probe = probe;
 	e->type = SPYRE_EV_SPAN;
-	e->depth = d;
+	e->depth = d | (jump ? SPYRE_DEPTH_TAIL : 0);
+	e->call.deref[0] = 0;
+	e->call.deref[1] = 0;
+	if (r)
+		read_derefs(e, r, jump);
+	if (r && se)
+		read_str(se, e, r);
 	if (stage_events) {
 		st->nstaged = n + 1;
 		if (n + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS ||
-		    f->mem) {
+		    (f->mem & SPYRE_CK_MEM)) {
 			flush_stage(st);
 			check_rename(st, task->tgid);
 		}
 		return 0;
 	}
 	/* the consumer drains on a timer: a wakeup per event would cost more than the probe */
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(se ? se : e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -691,7 +805,8 @@ int spyre_instant(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid = task->pid;
 	struct spyre_counters *c = counters_of(probe);
-	struct spyre_event *e;
+	struct spyre_read_cfg *r = NULL;
+	struct spyre_event *e, *se = NULL;
 	struct tstack *st;
 
 	if (!tracing_on || !traced_tgid(tgid))
@@ -700,19 +815,30 @@ int spyre_instant(struct pt_regs *ctx)
 		c->hits++;
 	if (!spyre_cookie_aux(cookie) && !sampling_off() && !want_event(now, tgid, c))
 		return 0;
+	if (spyre_cookie_aux(cookie) & SPYRE_CK_READ)
+		r = bpf_map_lookup_elem(&probe_reads, &probe);
 	/* instants go straight to the ring: they complete device work that staged launches wait
 	 * for, and a completion is matched in either order anyway */
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (r && r->str_kind)
+		e = se = bpf_ringbuf_reserve(&events, 2 * sizeof(*e), 0);
+	else
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		if (c)
 			c->drops_ring++;
 		return 0;
 	}
+	if (se)
+		e = se + 1;
 	fill_entry(ctx, e, now, tgid, tid, probe, SPYRE_EV_INSTANT);
 	/* instants also create the stack: a thread that only completes work still gets a name */
 	st = thread_stack(task, tid);
 	e->depth = st ? st->depth : 0;
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	if (r)
+		read_derefs(e, r, false);
+	if (r && se)
+		read_str(se, e, r);
+	bpf_ringbuf_submit(se ? se : e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

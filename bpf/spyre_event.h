@@ -47,6 +47,8 @@ enum spyre_event_type {
 	SPYRE_EV_IOCTL = 4,	/* one driver ioctl, bpf/vfio.bpf.c (spyre_rec_ioctl) */
 	SPYRE_EV_EXIT = 5,	/* a traced process ended (spyre_rec_exit) */
 	SPYRE_EV_MEM_ENTRY = 6,	/* a mem=free span's entry: its args, at once (spyre_rec_call) */
+	SPYRE_EV_STR = 7,	/* a str= probe's string, right before its call's record in the
+				 * same ring record (spyre_rec_str) */
 };
 
 /*
@@ -59,6 +61,28 @@ enum spyre_event_type {
  */
 #define SPYRE_CK_MEM		0x1	/* every call recorded, delivered at once */
 #define SPYRE_CK_MEM_ENTRY	0x2	/* a record at entry too (mem=free spans) */
+/*
+ * The probe reads user memory (dereferences, a string: its struct spyre_read_cfg in the
+ * probe_reads map, looked up only for these). Every call is recorded: a string names device
+ * work and a dereference is usually a device key, neither can be sampled.
+ */
+#define SPYRE_CK_READ		0x4
+
+/* Dereferences a call record carries (probes.h PROBE_MAX_DEREFS) */
+#define SPYRE_MAX_DEREFS	2
+#define SPYRE_DEREF_RET		7	/* spyre_read_cfg.src: the return value is the base */
+#define SPYRE_DEREF_SRET	8	/* ... the hidden result pointer (argument 1) */
+/* Bytes of a str= string with its NUL (probes.h PROBE_STR_MAX + 1) */
+#define SPYRE_STR_LEN		48
+enum spyre_str_kind { SPYRE_STR_NONE = 0, SPYRE_STR_CXX = 1, SPYRE_STR_C = 2 };
+
+/* What a SPYRE_CK_READ probe reads, by probe index (filled by the loader before attaching). */
+struct spyre_read_cfg {
+	__u8 src[SPYRE_MAX_DEREFS];	/* 0: none, 1..6: argument, SPYRE_DEREF_RET or _SRET */
+	__u8 str_arg;			/* 1..6: the argument str= reads; 0: none */
+	__u8 str_kind;			/* enum spyre_str_kind */
+	__u16 off[SPYRE_MAX_DEREFS];	/* added to the base before the u64 read */
+};
 
 /*
  * A uprobe's attach cookie is one 64-bit word: the probe index in its low half, and in its high
@@ -86,13 +110,26 @@ static inline __attribute__((always_inline)) __u32 spyre_cookie_aux(__u64 cookie
  * SPYRE_REC_BYTES long: struct spyre_event holds them in a union, so every record has the same
  * size, which the thread stages and the consumer's walk through a staged batch rely on.
  */
-#define SPYRE_REC_BYTES		56
+#define SPYRE_REC_BYTES		72
 
 /* SPYRE_EV_SPAN, SPYRE_EV_INSTANT and SPYRE_EV_MEM_ENTRY: one call of probe `probe`. */
 struct spyre_rec_call {
 	__u64 args[SPYRE_MAX_ARGS];	/* raw argument registers at entry */
 	__u64 ret;			/* raw return register; 0 for instants, entries and calls
 					 * that ended at a tail jump */
+	__u64 deref[SPYRE_MAX_DEREFS];	/* the u64s the probe's dereferences read (0: none or
+					 * the read faulted) when the record was made */
+};
+
+/*
+ * SPYRE_EV_STR: the string of a str= probe's call, read when its record was made; ts, tid and
+ * probe are the call's. Sent right before the call's own record, in the same ring record.
+ */
+struct spyre_rec_str {
+	char s[SPYRE_STR_LEN];		/* NUL-terminated, cut at SPYRE_STR_LEN - 1 chars */
+	__u32 len;			/* strlen(s) */
+	__u32 fault;			/* 1: the string could not be read (s is "") */
+	__u64 unused[2];
 };
 
 /*
@@ -107,7 +144,7 @@ struct spyre_rec_thread {
 	__u64 cgroup_id;
 	__u32 ns_tid;			/* the thread and its process as seen in the task's own */
 	__u32 ns_pid;			/* PID namespace (what a container sees) */
-	__u64 unused;
+	__u64 unused[3];
 };
 
 /*
@@ -127,6 +164,7 @@ struct spyre_rec_ioctl {
 	__u8 pad;
 	__u32 ino;	/* the file's i_ino, low 32 bits (SPYRE_IOCTL_F_FILE) */
 	__s64 ret;	/* the ioctl's return value (negative errno) */
+	__u64 unused[2];
 };
 
 /*
@@ -136,7 +174,7 @@ struct spyre_rec_ioctl {
  */
 struct spyre_rec_exit {
 	__s64 code;
-	__u64 unused[6];
+	__u64 unused[8];
 };
 
 struct spyre_event {
@@ -147,6 +185,7 @@ struct spyre_event {
 		struct spyre_rec_thread thread;
 		struct spyre_rec_ioctl ioctl;
 		struct spyre_rec_exit exit;
+		struct spyre_rec_str str;
 	};
 	__u32 tgid;
 	__u32 tid;
@@ -156,27 +195,34 @@ struct spyre_event {
 	};
 	__u16 type;			/* enum spyre_event_type */
 	__u16 depth;			/* calls: nesting depth on this thread at entry, 0 =
-					 * outermost; 0 for the other records */
+					 * outermost, | SPYRE_DEPTH_TAIL; 0 for the other records */
 };
+
+/* In a span's depth: the call ended at a tail jump (no return value, no result written yet). */
+#define SPYRE_DEPTH_TAIL	0x8000
 
 /*
  * The layout every record kind shares (the record size is also the stride of a staged batch),
  * the same on both sides of the ring and the same as before the record kinds had names.
  */
-#define SPYRE_EVENT_BYTES	88
+#define SPYRE_EVENT_BYTES	104
 #define SPYRE_OFF(t, f)		__builtin_offsetof(struct t, f)
 _Static_assert(sizeof(struct spyre_rec_call) == SPYRE_REC_BYTES, "spyre_rec_call size");
 _Static_assert(sizeof(struct spyre_rec_thread) == SPYRE_REC_BYTES, "spyre_rec_thread size");
 _Static_assert(sizeof(struct spyre_rec_ioctl) == SPYRE_REC_BYTES, "spyre_rec_ioctl size");
 _Static_assert(sizeof(struct spyre_rec_exit) == SPYRE_REC_BYTES, "spyre_rec_exit size");
+_Static_assert(sizeof(struct spyre_rec_str) == SPYRE_REC_BYTES, "spyre_rec_str size");
 _Static_assert(sizeof(struct spyre_event) == SPYRE_EVENT_BYTES, "spyre_event size");
 _Static_assert(SPYRE_EVENT_BYTES % 8 == 0, "staged records keep their u64s aligned");
 _Static_assert(SPYRE_OFF(spyre_event, call) == 16 &&
 	       SPYRE_OFF(spyre_event, tgid) == 16 + SPYRE_REC_BYTES, "record body");
-_Static_assert(SPYRE_OFF(spyre_event, probe) == 80 && SPYRE_OFF(spyre_event, rdev) == 80 &&
-	       SPYRE_OFF(spyre_event, type) == 84 && SPYRE_OFF(spyre_event, depth) == 86,
+_Static_assert(SPYRE_OFF(spyre_event, probe) == 96 && SPYRE_OFF(spyre_event, rdev) == 96 &&
+	       SPYRE_OFF(spyre_event, type) == 100 && SPYRE_OFF(spyre_event, depth) == 102,
 	       "common fields after the body");
-_Static_assert(SPYRE_OFF(spyre_rec_call, ret) == 8 * SPYRE_MAX_ARGS, "call: ret after args");
+_Static_assert(SPYRE_OFF(spyre_rec_call, ret) == 8 * SPYRE_MAX_ARGS &&
+	       SPYRE_OFF(spyre_rec_call, deref) == 8 * SPYRE_MAX_ARGS + 8,
+	       "call: ret after args, then the dereferences");
+_Static_assert(sizeof(struct spyre_read_cfg) == 8, "read config: one word a probe");
 _Static_assert(SPYRE_OFF(spyre_rec_thread, proc_comm) == SPYRE_COMM_LEN &&
 	       SPYRE_OFF(spyre_rec_thread, cgroup_id) == 2 * SPYRE_COMM_LEN &&
 	       SPYRE_OFF(spyre_rec_thread, ns_tid) == 40, "thread: names, then ids");
@@ -236,6 +282,8 @@ struct spyre_counters {
 				 * at the jump and the return value is not known */
 	__u64 drops_nostack;	/* no per-thread call stack could be had (task storage busy
 				 * on this CPU, or the hash fallback full): not recorded */
+	__u64 deref_faults;	/* dereferences and strings whose user memory read faulted
+				 * (the value is 0, the string empty) */
 };
 
 #endif /* SPYRE_EVENT_H */

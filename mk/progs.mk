@@ -9,6 +9,8 @@
 #   fixture.cpp      libfixture.so (and a stripped copy): symbols for the unit tests' ELF reader
 #   throwjob.cpp     throwjob, throwjob-static: a job that leaves traced calls by exceptions,
 #                    cancellation and abort (exceptions.bats, the VM's throwjob step)
+#   keysjob.cpp      keysjob, libkeysjob.so: a class returned by value, a std::string argument, void launches
+#                    and a synchronize, for the probe-table keys (keys.bats)
 #   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
 #                    throws, longjmps and tail-calls after the tracer attached (faults.bats)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
@@ -31,7 +33,8 @@ MOCK		:= $(MOCK_DIR)/libflex.so $(MOCK_DIR)/libspyre_comms.so.1 $(MOCK_C) \
 		   $(MOCK_DIR)/mock-spyre-job
 FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
-TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static $(BUILD)/tests/flexhelper
+TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static $(BUILD)/tests/flexhelper \
+		   $(BUILD)/tests/keysjob
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -78,6 +81,12 @@ $(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
 # libstdc++ and libgcc_s: the unwinder a tracer must not break is the one real jobs use.
 $(BUILD)/tests/throwjob: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -o $@
+
+$(BUILD)/tests/libkeysjob.so: $(PROGS_DIR)/keysjob.cpp | $(BUILD)/tests
+	$(CXX) $(MOCK_CXXFLAGS) -DKEYSJOB_LIB -shared $< -o $@
+
+$(BUILD)/tests/keysjob: $(PROGS_DIR)/keysjob.cpp $(BUILD)/tests/libkeysjob.so
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE -pie $< -L$(BUILD)/tests -lkeysjob -Wl,-rpath,'$$ORIGIN' -o $@
 
 # The same with the C++ runtime and the unwinder linked in: no libgcc_s.so for a tracer to find.
 $(BUILD)/tests/throwjob-static: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests

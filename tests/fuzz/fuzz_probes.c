@@ -30,6 +30,13 @@ static bool label_ok(const char *s)
 			     strlen(s);
 }
 
+/* A value source of @s: none, an argument, ret (@ret), or one of its dereferences. */
+static bool src_ok(const struct probe_spec *s, int v, bool ret)
+{
+	return (v >= PROBE_VAL_NONE && v <= PROBE_MAX_ARGS) || (ret && v == PROBE_VAL_RET) ||
+	       (v >= PROBE_VAL_DEREF && v < PROBE_VAL_DEREF + s->nderef);
+}
+
 static void check_spec(const struct probe_spec *s, const char *qualname)
 {
 	struct globcap caps;
@@ -47,7 +54,7 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 	FUZZ_CHECK(s->type == PROBE_SPAN || s->type == PROBE_INSTANT || s->type == PROBE_UNWIND);
 	/* an unwinder's probe records nothing */
 	FUZZ_CHECK(s->type != PROBE_UNWIND || (!s->nargs && s->dev == DEV_NONE));
-	FUZZ_CHECK(s->nargs >= 0 && s->nargs <= PROBE_MAX_ARGS + 1);
+	FUZZ_CHECK(s->nargs >= 0 && s->nargs <= PROBE_MAX_LABELS);
 	for (i = 0; i < s->nargs; i++) {
 		const struct probe_arg *a = &s->args[i];
 
@@ -59,7 +66,7 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 			FUZZ_CHECK(i == s->nargs - 1 && s->type == PROBE_SPAN);
 			nret++;
 		} else {
-			FUZZ_CHECK(a->src >= 1 && a->src <= PROBE_MAX_ARGS);
+			FUZZ_CHECK(src_ok(s, a->src, false) && a->src != PROBE_VAL_NONE);
 		}
 		for (j = i + 1; j < s->nargs; j++) {
 			FUZZ_CHECK(strcmp(a->label, s->args[j].label));
@@ -67,26 +74,52 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 		}
 	}
 	FUZZ_CHECK(nret <= 1);
-	FUZZ_CHECK(s->dev >= DEV_NONE && s->dev <= DEV_SUBMIT);
+	FUZZ_CHECK(s->nderef >= 0 && s->nderef <= PROBE_MAX_DEREFS);
+	for (i = 0; i < s->nderef; i++) {
+		/* a return value or a result is there only at a span's return */
+		FUZZ_CHECK((s->deref[i].src >= 1 && s->deref[i].src <= PROBE_MAX_ARGS) ||
+			   ((s->deref[i].src == PROBE_VAL_RET || s->deref[i].src == PROBE_VAL_SRET) &&
+			    s->type == PROBE_SPAN));
+		FUZZ_CHECK(s->deref[i].off <= PROBE_DEREF_MAX_OFF);
+		for (j = i + 1; j < s->nderef; j++)
+			FUZZ_CHECK(s->deref[i].src != s->deref[j].src ||
+				   s->deref[i].off != s->deref[j].off);
+	}
+	FUZZ_CHECK(s->dev >= DEV_NONE && s->dev <= DEV_KNAME);
 	FUZZ_CHECK(s->op >= OP_NONE && s->op <= OP_D2H);
 	FUZZ_CHECK(s->op == OP_NONE || s->dev == DEV_LAUNCH);
-	FUZZ_CHECK((s->dev == DEV_LAUNCH || s->dev == DEV_COMPLETE) == (s->key != PROBE_VAL_NONE));
-	FUZZ_CHECK(s->dev != DEV_DESTROY || s->stream != PROBE_VAL_NONE);
-	FUZZ_CHECK(s->key >= PROBE_VAL_NONE && s->key <= PROBE_VAL_RET);
+	/* a launch's key is optional (void launches), a completion's is not */
+	FUZZ_CHECK(s->dev != DEV_COMPLETE || s->key != PROBE_VAL_NONE);
+	FUZZ_CHECK(s->key == PROBE_VAL_NONE || s->dev == DEV_LAUNCH || s->dev == DEV_COMPLETE);
+	FUZZ_CHECK((s->dev != DEV_DESTROY && s->dev != DEV_SYNC && s->dev != DEV_QUERY) ||
+		   s->stream != PROBE_VAL_NONE);
+	FUZZ_CHECK((s->dev != DEV_SYNC && s->dev != DEV_QUERY) || s->type == PROBE_SPAN);
+	FUZZ_CHECK(s->dev != DEV_KNAME || s->str != STR_NONE);
+	FUZZ_CHECK(src_ok(s, s->key, true));
 	FUZZ_CHECK(s->key != PROBE_VAL_RET || s->type == PROBE_SPAN);
-	FUZZ_CHECK(s->stream >= PROBE_VAL_NONE && s->stream <= PROBE_MAX_ARGS);
-	FUZZ_CHECK(s->stream == PROBE_VAL_NONE || (s->dev != DEV_NONE && s->dev != DEV_SUBMIT));
-	FUZZ_CHECK(s->bytes >= PROBE_VAL_NONE && s->bytes <= PROBE_MAX_ARGS);
+	FUZZ_CHECK(src_ok(s, s->stream, false));
+	FUZZ_CHECK(s->stream == PROBE_VAL_NONE ||
+		   (s->dev != DEV_NONE && s->dev != DEV_SUBMIT && s->dev != DEV_KNAME));
+	FUZZ_CHECK(src_ok(s, s->bytes, false));
 	FUZZ_CHECK(s->bytes == PROBE_VAL_NONE || s->dev == DEV_LAUNCH);
+	FUZZ_CHECK(s->str >= STR_NONE && s->str <= STR_C);
+	FUZZ_CHECK((s->str == STR_NONE) == (s->str_arg == 0));
+	FUZZ_CHECK(s->str_arg >= 0 && s->str_arg <= PROBE_MAX_ARGS);
+	FUZZ_CHECK(s->str == STR_NONE || s->type != PROBE_UNWIND);
+	FUZZ_CHECK(s->dist >= DIST_NONE && s->dist <= DIST_SIZE);
+	FUZZ_CHECK(s->dist == DIST_NONE ||
+		   (s->type == PROBE_SPAN && s->dev == DEV_NONE && s->mem == MEM_NONE));
 	/* device memory keys: complete for their role, argN only where the ledger reads an arg */
 	FUZZ_CHECK(s->mem >= MEM_NONE && s->mem <= MEM_FREE);
 	FUZZ_CHECK(s->mem == MEM_NONE || (s->dev == DEV_NONE && s->type != PROBE_UNWIND));
 	FUZZ_CHECK((s->mem == MEM_NONE) == (s->ptr == PROBE_VAL_NONE));
-	FUZZ_CHECK(s->ptr >= PROBE_VAL_NONE && s->ptr <= PROBE_VAL_RET);
+	FUZZ_CHECK(src_ok(s, s->ptr, true));
 	FUZZ_CHECK(s->ptr != PROBE_VAL_RET || (s->type == PROBE_SPAN && s->mem == MEM_ALLOC));
+	/* a free's pointer comes from its entry record: an argument */
+	FUZZ_CHECK(s->mem != MEM_FREE || (s->ptr >= 1 && s->ptr <= PROBE_MAX_ARGS));
 	FUZZ_CHECK((s->mem == MEM_ALLOC) == (s->size != PROBE_VAL_NONE));
-	FUZZ_CHECK(s->size >= PROBE_VAL_NONE && s->size <= PROBE_MAX_ARGS);
-	FUZZ_CHECK(s->memdev >= PROBE_VAL_NONE && s->memdev <= PROBE_MAX_ARGS);
+	FUZZ_CHECK(src_ok(s, s->size, false));
+	FUZZ_CHECK(src_ok(s, s->memdev, false));
 	FUZZ_CHECK(s->memdev == PROBE_VAL_NONE || s->mem == MEM_ALLOC);
 
 	/* Any name that matches the glob gets a display name; without one, too. */

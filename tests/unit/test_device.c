@@ -15,6 +15,7 @@ struct ev {
 	char cat[24];
 	unsigned pid, tid;
 	double ts, dur, corr, bytes;
+	char end[16];
 };
 
 /* Finish @tw and read back every event of the trace. */
@@ -54,6 +55,7 @@ static int read_events(struct trace_writer *tw, struct ev *out, int max)
 		if (args) {
 			jv_get_num(args, "correlation", &v->corr);
 			jv_get_num(args, "bytes", &v->bytes);
+			snprintf(v->end, sizeof(v->end), "%s", jv_get_str(args, "end") ?: "");
 		}
 		if (v->ph == 's' || v->ph == 'f')
 			jv_get_num(e, "id", &v->corr);
@@ -174,5 +176,130 @@ TEST(device_concurrent_copies_get_lanes)
 		CHECK_EQ_INT(x->tid / 100, 2);	/* DtoH lanes: 200 + lane */
 		CHECK_EQ_INT(y->tid / 100, 2);
 	}
+	device_free(&d);
+}
+
+/*
+ * Void launches on one in-order stream: no key for the computes, a key for a D2H copy. The
+ * earliest evidence ends them: a later op's callback ends the ops before it, a query true ends
+ * what was launched before its entry, a synchronize's return the rest.
+ */
+TEST(device_ends_come_from_callbacks_queries_and_synchronize)
+{
+	struct trace_writer *tw = mem_trace();
+	struct device_tl d;
+	struct ev evs[64];
+	const struct ev *v;
+	uint64_t c1, c2, c3, c4;
+	int n;
+
+	CHECK_EQ_INT(device_init(&d, tw), 0);
+	c1 = device_new_corr(&d);
+	c2 = device_new_corr(&d);
+	CHECK(c1 != c2 && c1 > 0xffffffffffffull && c2 < (1ull << 53));
+	struct dev_launch l1 = { .pid = 10, .tid = 11, .corr = c1, .stream = 0xA, .op = OP_COMPUTE,
+				 .ts = BASE + 1000, .submit = BASE + 1100, .name = "fused_add#0" };
+	struct dev_launch l2 = { .pid = 10, .tid = 11, .corr = c2, .stream = 0xA, .op = OP_COMPUTE,
+				 .ts = BASE + 1200, .submit = BASE + 1300 };
+	struct dev_launch l3 = { .pid = 10, .tid = 11, .key = 0x7000, .stream = 0xA, .op = OP_D2H,
+				 .bytes = 4096, .ts = BASE + 1400, .submit = BASE + 1500 };
+	device_launch_op(&d, &l1);
+	device_launch_op(&d, &l2);
+	device_launch_op(&d, &l3);
+	/* the copy's callback: it and both computes before it on the stream are done */
+	device_complete(&d, 10, 0x7000, 0, BASE + 5000);
+	CHECK_EQ_INT(d.st.matched, 3);
+	CHECK_EQ_INT(d.queued, 0);
+
+	/* a query true ends what was launched before its entry, not what came after */
+	c3 = device_new_corr(&d);
+	c4 = device_new_corr(&d);
+	struct dev_launch l4 = { .pid = 10, .tid = 11, .corr = c3, .stream = 0xA, .op = OP_COMPUTE,
+				 .ts = BASE + 6000, .submit = BASE + 6100 };
+	struct dev_launch l5 = { .pid = 10, .tid = 11, .corr = c4, .stream = 0xA, .op = OP_COMPUTE,
+				 .ts = BASE + 8000, .submit = BASE + 8100 };
+	device_launch_op(&d, &l4);
+	device_launch_op(&d, &l5);
+	device_stream_done(&d, 0xA, BASE + 7000, BASE + 7050, END_QUERY);
+	CHECK_EQ_INT(d.st.matched, 4);
+	/* another stream's synchronize ends nothing here */
+	device_stream_done(&d, 0xB, BASE + 9000, BASE + 9500, END_SYNC);
+	CHECK_EQ_INT(d.st.matched, 4);
+	device_stream_done(&d, 0xA, BASE + 9000, BASE + 9900, END_SYNC);
+	CHECK_EQ_INT(d.st.matched, 5);
+	/* a launch from before that synchronize's entry, reaching us late, ends at it too */
+	struct dev_launch l6 = { .pid = 10, .tid = 12, .corr = device_new_corr(&d), .stream = 0xA,
+				 .op = OP_COMPUTE, .ts = BASE + 8500, .submit = BASE + 8600 };
+	device_launch_op(&d, &l6);
+	CHECK_EQ_INT(d.st.matched, 6);
+	/* the copy's callback after the sync ended it is no orphan */
+	struct dev_launch l7 = { .pid = 10, .tid = 11, .key = 0x7100, .stream = 0xA, .op = OP_H2D,
+				 .bytes = 64, .ts = BASE + 10000, .submit = BASE + 10100 };
+	device_launch_op(&d, &l7);
+	device_stream_done(&d, 0xA, BASE + 10200, BASE + 10300, END_SYNC);
+	device_complete(&d, 10, 0x7100, 0, BASE + 10400);
+	CHECK_EQ_INT(d.st.matched, 7);
+	device_finish(&d);
+	CHECK_EQ_INT(d.st.launches_unmatched, 0);
+	CHECK_EQ_INT(d.st.completions_unmatched, 0);
+
+	n = read_events(tw, evs, 64);
+	/* compute 1: named by its kernel, ends where compute 2 could start (its submission) */
+	v = device_span(evs, n, (double)c1);
+	CHECK(v);
+	if (v) {
+		CHECK_STR(v->name, "fused_add#0");
+		CHECK_STR(v->end, "callback");
+		CHECK(v->ts == 1.1 && v->dur == 0.2);
+	}
+	v = device_span(evs, n, (double)c2);
+	CHECK(v);
+	if (v) {
+		CHECK_STR(v->name, "Spyre compute");
+		CHECK(v->ts == 1.3 && v->dur == 0.2);
+	}
+	v = device_span(evs, n, (double)0x7000);
+	CHECK(v);
+	if (v) {
+		CHECK_STR(v->end, "callback");
+		CHECK(v->ts == 1.5 && v->dur == 3.5);
+	}
+	v = device_span(evs, n, (double)c3);
+	CHECK(v);
+	if (v) {
+		CHECK_STR(v->end, "query");
+		CHECK(v->ts == 6.1 && v->dur == 0.95);
+	}
+	v = device_span(evs, n, (double)c4);
+	CHECK(v);
+	if (v) {
+		CHECK_STR(v->end, "synchronize");
+		CHECK(v->ts == 8.1 && v->dur == 1.8);
+	}
+	v = device_span(evs, n, (double)0x7100);
+	CHECK(v);
+	if (v)
+		CHECK_STR(v->end, "synchronize");
+	device_free(&d);
+}
+
+/* Pending ops no evidence ended are counted as in flight, as keyed ones always were. */
+TEST(device_keyless_ops_without_evidence_are_unmatched)
+{
+	struct trace_writer *tw = mem_trace();
+	struct device_tl d;
+	struct ev evs[16];
+
+	CHECK_EQ_INT(device_init(&d, tw), 0);
+	struct dev_launch l = { .pid = 10, .tid = 11, .corr = device_new_corr(&d), .stream = 0xA,
+				.op = OP_COMPUTE, .ts = BASE + 1000, .submit = BASE + 1100 };
+	device_launch_op(&d, &l);
+	/* a query that said false is no evidence: the consumer never passes it on; a sync
+	 * entered before the launch proves nothing about it */
+	device_stream_done(&d, 0xA, BASE + 900, BASE + 950, END_SYNC);
+	device_finish(&d);
+	CHECK_EQ_INT(d.st.matched, 0);
+	CHECK_EQ_INT(d.st.launches_unmatched, 1);
+	CHECK_EQ_INT(read_events(tw, evs, 16) >= 0, 1);
 	device_free(&d);
 }

@@ -368,3 +368,48 @@ TEST(memledger_prom)
 	free(text);
 	prom_window_free(&pw);
 }
+
+/*
+ * An allocator that returns its block by value (SpyreAllocator::allocate's DataPtr,
+ * FlexAllocator::allocate's CompositeAddress): the pointer is read through the hidden result
+ * pointer at the return (ptr=sret[0]), the size from the argument or a word of the result.
+ */
+TEST(memledger_allocations_returned_by_value)
+{
+	struct probe_table t = {};
+	const struct probe_spec *alloc, *fr;
+	struct spyre_event e;
+	struct memledger m;
+	uint64_t size;
+	int dev;
+	char err[128];
+
+	CHECK_EQ_INT(probes_parse_text(&t,
+		"c.so allocate mem=alloc ptr=sret[0] size=arg3\n"
+		"f.so flexalloc mem=alloc ptr=sret[8] size=sret[16]\n"
+		"c.so ReportAndDelete mem=free ptr=arg1 type=instant\n", "m", err, sizeof(err)), 0);
+	alloc = &t.specs[0];
+	fr = &t.specs[2];
+	CHECK_EQ_INT(memledger_init(&m), 0);
+	e = (struct spyre_event){ .ts = 1000, .dur = 10, .tgid = 5, .tid = 6,
+				  .type = SPYRE_EV_SPAN };
+	e.call.args[0] = 0x7ffc0000;	/* the hidden pointer itself is no block */
+	e.call.args[2] = 4096;
+	e.call.ret = 0x7ffc0000;
+	e.call.deref[0] = 0xa000;
+	memledger_event(&m, NULL, alloc, &e);
+	e.call.deref[0] = 0xb000;
+	e.call.args[2] = 512;
+	memledger_event(&m, NULL, alloc, &e);
+	e.call.deref[0] = 0xc00000;	/* flexalloc: sret[8] is deref 0, sret[16] deref 1 */
+	e.call.deref[1] = 64;
+	memledger_event(&m, NULL, &t.specs[1], &e);
+	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 4096 + 512 + 64);
+	e = (struct spyre_event){ .ts = 2000, .tgid = 5, .tid = 6, .type = SPYRE_EV_INSTANT };
+	e.call.args[0] = 0xa000;
+	memledger_event(&m, NULL, fr, &e);
+	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 512 + 64);
+	CHECK(!memledger_release(&m, 5, MEMK_ALLOC, 0x7ffc0000, 3000, &size, &dev));
+	memledger_free(&m);
+	probes_free(&t);
+}

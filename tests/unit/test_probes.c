@@ -239,13 +239,12 @@ TEST(probes_errors)
 		{ "l s ret=r type=instant", "ret= on a type=instant" },
 		{ "l s type=instant ret=r", "ret= on a type=instant" },
 		{ "l s type=instant dev=complete key=ret", "key=ret on a type=instant" },
-		{ "l s dev=launch op=h2d", "dev=launch needs key=" },
 		{ "l s dev=complete stream=arg1", "dev=complete needs key=" },
 		{ "l s op=h2d key=arg1", "op= needs dev=launch" },
 		{ "l s dev=complete key=arg1 op=d2h", "op= needs dev=launch" },
-		{ "l s dev=start key=arg1", "expected launch, complete, destroy or submit" },
+		{ "l s dev=start key=arg1", "expected launch, complete, destroy, submit, sync" },
 		{ "l s dev=submit key=arg1", "key= needs dev=launch or dev=complete" },
-		{ "l s dev=submit stream=arg1", "stream= needs dev=launch, dev=complete or" },
+		{ "l s dev=submit stream=arg1", "stream= needs dev=launch, dev=complete, dev=destroy" },
 		{ "l s dev=destroy", "dev=destroy needs stream=" },
 		{ "l s dev=destroy stream=arg1 key=arg2", "key= needs dev=launch or dev=complete" },
 		{ "l s dev=launch key=arg1 op=copy", "expected compute, h2d or d2h" },
@@ -264,6 +263,41 @@ TEST(probes_errors)
 		{ "l s name=\xc0\xaf", "invalid UTF-8" },
 		{ "l s\x1b[31m", "SYMBOL_GLOB: control character 0x1b" },
 		{ "l\x7f s", "LIB_GLOB: control character 0x7f" },
+		/* dereferences, str=, dev=sync/query/kname, dist= */
+		{ "l s dev=launch key=arg2[4096]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[0x1000]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[0x]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[-1]", "offset must be 0..4095" },
+		{ "l s dev=launch key=arg2[8", "expected BASE[OFF]" },
+		{ "l s dev=launch key=arg2[8]x", "expected BASE[OFF]" },
+		{ "l s dev=launch key=arg7[8]", "argN[OFF], ret[OFF] or sret[OFF]" },
+		{ "l s dev=launch key=rax[8]", "argN[OFF], ret[OFF] or sret[OFF]" },
+		{ "l s dev=launch key=arg1[0] stream=arg1[8] bytes=arg1[16]", "more than 2 deref" },
+		{ "l s arg1[0]=a arg1[8]=b ret[0]=c", "more than 2 deref" },
+		{ "l s type=instant dev=complete key=ret[8]", "ret[8] on a type=instant" },
+		{ "l s type=instant sret[0]=x", "sret[0] on a type=instant" },
+		{ "l s arg1[0]=a arg2=a", "duplicate label 'a'" },
+		{ "l s arg1[0]=a arg1[0x0]=b", "duplicate key 'arg1[0x0]'" },
+		{ "l s arg1[0]=", "empty value" },
+		{ "l s arg1[0]=a:q", "unknown format 'q'" },
+		{ "l s mem=free ptr=arg1[0]", "mem=free with a dereference" },
+		{ "l s str=ret", "str=ret: expected argN" },
+		{ "l s str=arg1:s", "expected argN (std::string *) or argN:c" },
+		{ "l s str=arg9", "expected argN" },
+		{ "l s str=arg1 str=arg2", "duplicate key 'str'" },
+		{ "l s type=unwind str=arg1", "type=unwind probe" },
+		{ "l s dev=kname", "dev=kname needs str=" },
+		{ "l s dev=kname str=arg1 stream=arg2", "stream= needs dev=launch" },
+		{ "l s dev=sync", "dev=sync needs stream=" },
+		{ "l s dev=query", "dev=query needs stream=" },
+		{ "l s dev=query stream=arg1 type=instant", "need a span" },
+		{ "l s dev=sync stream=arg1 key=arg2", "key= needs dev=launch or dev=complete" },
+		{ "l s dev=sync stream=arg1 op=compute", "op= needs dev=launch" },
+		{ "l s dev=query stream=arg1 bytes=arg2", "bytes= needs dev=launch" },
+		{ "l s dist=world", "dist=world: expected rank or size" },
+		{ "l s dist=rank type=instant", "dist= needs a span" },
+		{ "l s dist=rank dev=sync stream=arg1", "dist= needs a span" },
 	};
 	struct probe_table t = {};
 	char text[512], err[256], want[64];
@@ -598,12 +632,106 @@ TEST(probes_builtin_tables)
 }
 
 /* Random lines from the grammar's alphabet: any outcome but a crash or a bad error text. */
+TEST(probes_dereferences_share_slots_and_keep_their_offsets)
+{
+	struct probe_table t = {};
+	const struct probe_spec *s;
+	char err[256];
+
+	const char *text =
+		"f.so launchD2H dev=launch op=d2h key=arg2[24] stream=arg1 bytes=arg2[0x8]\n"
+		"f.so alloc mem=alloc ptr=sret[0] size=arg3 arg2[24]=dup sret[0]=first:u\n"
+		"f.so get ret[4095]=v:i type=span\n"
+		"f.so cb type=instant dev=complete key=arg1[0]\n";
+
+	CHECK_EQ_INT(probes_parse_text(&t, text, "d", err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_EQ_INT(t.cnt, 4);
+	s = &t.specs[0];
+	CHECK_EQ_INT(s->nderef, 2);
+	CHECK_EQ_INT(s->deref[0].src, 2);
+	CHECK_EQ_INT(s->deref[0].off, 24);
+	CHECK_EQ_INT(s->deref[1].src, 2);
+	CHECK_EQ_INT(s->deref[1].off, 8);
+	CHECK_EQ_INT(s->key, PROBE_VAL_DEREF);
+	CHECK_EQ_INT(s->bytes, PROBE_VAL_DEREF + 1);
+	CHECK_EQ_INT(s->stream, 1);
+	s = &t.specs[1];
+	/* sret[0] twice is one read; arg2[24] the second */
+	CHECK_EQ_INT(s->nderef, 2);
+	CHECK_EQ_INT(s->deref[0].src, PROBE_VAL_SRET);
+	CHECK_EQ_INT(s->deref[0].off, 0);
+	CHECK_EQ_INT(s->ptr, PROBE_VAL_DEREF);
+	CHECK_EQ_INT(s->nargs, 2);
+	CHECK_STR(s->args[0].label, "dup");
+	CHECK_EQ_INT(s->args[0].src, PROBE_VAL_DEREF + 1);
+	CHECK_STR(s->args[1].label, "first");
+	CHECK_EQ_INT(s->args[1].src, PROBE_VAL_DEREF);
+	CHECK_EQ_INT(s->args[1].fmt, ARG_UNSIGNED);
+	s = &t.specs[2];
+	CHECK_EQ_INT(s->deref[0].src, PROBE_VAL_RET);
+	CHECK_EQ_INT(s->deref[0].off, 4095);
+	CHECK_EQ_INT(s->args[0].fmt, ARG_INT32);
+	s = &t.specs[3];
+	CHECK_EQ_INT(s->key, PROBE_VAL_DEREF);
+	CHECK_EQ_INT(s->deref[0].src, 1);
+	/* every label at once: two dereferences, six arguments and ret fill args[] */
+	CHECK_EQ_INT(probes_parse_text(&t, "f.so all arg1[0]=d0 ret[8]=d1 arg1=a1 arg2=a2 arg3=a3 "
+				       "arg4=a4 arg5=a5 arg6=a6 ret=r\n", "d", err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	s = &t.specs[4];
+	CHECK_EQ_INT(s->nargs, PROBE_MAX_LABELS);
+	CHECK_STR(s->args[1].label, "d1");
+	CHECK_EQ_INT(s->args[1].src, PROBE_VAL_DEREF + 1);
+	CHECK_STR(s->args[7].label, "a6");
+	CHECK_STR(s->args[8].label, "r");
+	CHECK_EQ_INT(s->args[8].src, PROBE_VAL_RET);
+	probes_free(&t);
+}
+
+TEST(probes_string_stream_and_dist_keys)
+{
+	struct probe_table t = {};
+	const struct probe_spec *s;
+	char err[256];
+
+	const char *text =
+		"f.so createComputeParams dev=kname str=arg3\n"
+		"f.so named str=arg1:c\n"
+		"f.so synchronize dev=sync stream=arg1\n"
+		"f.so query dev=query stream=arg1\n"
+		"f.so launchCompute dev=launch op=compute stream=arg1\n"
+		"c.so getRank dist=rank\n"
+		"c.so getSize dist=size\n";
+
+	CHECK_EQ_INT(probes_parse_text(&t, text, "s", err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_EQ_INT(t.cnt, 7);
+	CHECK_EQ_INT(t.specs[0].dev, DEV_KNAME);
+	CHECK_EQ_INT(t.specs[0].str, STR_CXX);
+	CHECK_EQ_INT(t.specs[0].str_arg, 3);
+	CHECK_EQ_INT(t.specs[1].dev, DEV_NONE);
+	CHECK_EQ_INT(t.specs[1].str, STR_C);
+	CHECK_EQ_INT(t.specs[1].str_arg, 1);
+	CHECK_EQ_INT(t.specs[2].dev, DEV_SYNC);
+	CHECK_EQ_INT(t.specs[2].stream, 1);
+	CHECK_EQ_INT(t.specs[3].dev, DEV_QUERY);
+	s = &t.specs[4];
+	/* a void launch has no key: sync, query or a later completion end it */
+	CHECK_EQ_INT(s->dev, DEV_LAUNCH);
+	CHECK_EQ_INT(s->key, PROBE_VAL_NONE);
+	CHECK_EQ_INT(t.specs[5].dist, DIST_RANK);
+	CHECK_EQ_INT(t.specs[6].dist, DIST_SIZE);
+	probes_free(&t);
+}
+
 TEST(probes_random_input)
 {
 	static const char *const pieces[] = {
 		"l", "s", " ", "\t", "\n", "#", "=", ":", "arg", "1", "7", "ret", "type", "instant",
 		"dev", "launch", "complete", "key", "op", "h2d", "name", "x", "d", "\"", "\xc3",
-		"stream", "bytes", "cat", "::", "\r",
+		"stream", "bytes", "cat", "::", "\r", "[", "]", "0x", "sret", "str", ":c",
+		"sync", "query", "kname", "dist", "rank",
 	};
 	struct probe_table t = {};
 	char text[256], err[128];
@@ -637,7 +765,8 @@ TEST(probes_random_input)
 	for (int i = 0; i < t.cnt; i++) {
 		const struct probe_spec *s = &t.specs[i];
 
-		CHECK(s->nargs >= 0 && s->nargs <= PROBE_MAX_ARGS + 1);
+		CHECK(s->nargs >= 0 && s->nargs <= PROBE_MAX_LABELS);
+		CHECK(s->nderef >= 0 && s->nderef <= PROBE_MAX_DEREFS);
 		CHECK(!(s->type == PROBE_INSTANT && s->nargs &&
 			s->args[s->nargs - 1].src == PROBE_VAL_RET));
 	}

@@ -82,6 +82,7 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	if (getenv("SPYRE_TEST_NO_STACK_EVERY"))	/* fault injection (bpf/spyre.bpf.c) */
 		tr->skel->rodata->test_nostack_every = atoi(getenv("SPYRE_TEST_NO_STACK_EVERY"));
 	err = bpf_map__set_max_entries(tr->skel->maps.counters, tr->room);
+	err = err ?: bpf_map__set_max_entries(tr->skel->maps.probe_reads, tr->room);
 	if (err)
 		return err;
 	return spyre_bpf__load(tr->skel);
@@ -176,7 +177,7 @@ static int load_links(struct tracer *tr, const struct tracer_opts *o)
 }
 
 /*
- * The counters are per CPU, 64 bytes a probe on every CPU, made when the object loads: 65536
+ * The counters are per CPU, 80 bytes a probe on every CPU, made when the object loads: 65536
  * of them took 81 ms (and 8 MiB) on this 2-CPU machine, 1024 took 2 ms; a 192-CPU server would
  * pay 96 times the memory. So a run gets room for what its table resolved, twice over for the
  * libraries it loads later (dlopen), not a ceiling's worth.
@@ -292,14 +293,53 @@ static struct bpf_program *kind_prog(struct tracer *tr, enum link_kind k)
 	}
 }
 
-/* SPYRE_CK_MEM* for the entry or instant link of a mem= probe (memledger.h), else 0. */
+/*
+ * SPYRE_CK_* for the entry or instant link of a probe: SPYRE_CK_MEM* for mem= (memledger.h),
+ * SPYRE_CK_READ when it reads user memory (dereferences, str=).
+ */
 static __u32 probe_mem_cookie(const struct probe_spec *s, enum probe_type type, int ret)
 {
+	__u32 read = s->nderef || s->str ? SPYRE_CK_READ : 0;
+
 	if (s->mem == MEM_NONE)
-		return 0;
+		return read;
 	if (s->mem == MEM_FREE && type == PROBE_SPAN && ret != RET_NONE)
-		return SPYRE_CK_MEM | SPYRE_CK_MEM_ENTRY;
-	return SPYRE_CK_MEM;
+		return SPYRE_CK_MEM | SPYRE_CK_MEM_ENTRY | read;
+	return SPYRE_CK_MEM | read;
+}
+
+/* What probe @s reads from user memory, for the BPF programs (struct spyre_read_cfg). */
+void probe_read_cfg(const struct probe_spec *s, struct spyre_read_cfg *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < s->nderef && i < SPYRE_MAX_DEREFS; i++) {
+		r->src[i] = s->deref[i].src == PROBE_VAL_SRET ? SPYRE_DEREF_SRET :
+			    s->deref[i].src == PROBE_VAL_RET ? SPYRE_DEREF_RET : s->deref[i].src;
+		r->off[i] = s->deref[i].off;
+	}
+	if (s->str) {
+		r->str_arg = s->str_arg;
+		r->str_kind = s->str == STR_C ? SPYRE_STR_C : SPYRE_STR_CXX;
+	}
+}
+
+/* The read configurations of @t's probes not attached yet, before their links exist. */
+static int write_read_cfgs(struct tracer *tr, const struct target *t)
+{
+	int fd = bpf_map__fd(tr->skel->maps.probe_reads);
+
+	for (int i = 0; i < t->cnt; i++) {
+		const struct probe_spec *s = &t->table->specs[t->probes[i].spec];
+		struct spyre_read_cfg r;
+		__u32 key = i;
+
+		if (t->probes[i].attached || (!s->nderef && !s->str))
+			continue;
+		probe_read_cfg(s, &r);
+		if (bpf_map_update_elem(fd, &key, &r, BPF_ANY))
+			return -errno;
+	}
+	return 0;
 }
 
 /*
@@ -613,8 +653,15 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 
 int tracer_attach(struct tracer *tr, struct target *t, int pid)
 {
+	int err;
+
 	if (t->cnt > tr->room)	/* callers keep t->max_probes at tr->room */
 		return -E2BIG;
+	err = write_read_cfgs(tr, t);
+	if (err) {
+		pr_err("cannot configure the probes' memory reads: %s", strerror(-err));
+		return err;
+	}
 	tr->skel->data->tracing_on = 1;
 	if (t->uretprobes && !tr->unwind_guard)
 		warn_unguarded(tr, t);
@@ -779,6 +826,7 @@ void tracer_read_counters(struct tracer *tr, int n)
 			tr->counters[i].drops_rate += v[c].drops_rate;
 			tr->counters[i].unwound += v[c].unwound;
 			tr->counters[i].tail_exits += v[c].tail_exits;
+			tr->counters[i].deref_faults += v[c].deref_faults;
 		}
 	}
 	free(v);

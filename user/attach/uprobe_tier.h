@@ -79,6 +79,10 @@ struct tracer {
  * SPYRE_MAX_PROBES.
  */
 int tracer_room(int resolved, int max_probes);
+struct probe_spec;
+struct spyre_read_cfg;
+/* What probe @s reads from user memory, as the BPF programs take it. */
+void probe_read_cfg(const struct probe_spec *s, struct spyre_read_cfg *r);
 /* -errno; -EPERM when the kernel refuses BPF (privileges, lockdown). Uses uprobe_multi links
  * and task storage where the kernel has them (SPYRE_NO_UPROBE_MULTI=1 forces per-probe perf
  * events, SPYRE_NO_TASK_STORAGE=1 per-thread stacks in a hash map, SPYRE_NO_STAGE=1 one ring

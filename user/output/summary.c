@@ -223,6 +223,11 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 				t->probes[i].name, (unsigned long long)counters[i].drops_ring,
 				(unsigned long long)counters[i].drops_depth,
 				(unsigned long long)counters[i].drops_nostack);
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
+		if (counters[i].deref_faults)
+			fprintf(f, "memory reads that faulted: %s: %llu (values read as 0, strings "
+				"empty: check the probe's offsets)\n", t->probes[i].name,
+				(unsigned long long)counters[i].deref_faults);
 	if (unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
 			"probes were being attached)\n", (unsigned long long)unmatched);
@@ -311,6 +316,65 @@ static void cost_json(struct jw *w, const struct target *t, const struct run_end
 	jw_lit(w, "]");
 }
 
+static void dist_fields(struct jw *w, const struct dist_info *d)
+{
+	jw_lit(w, "\"backend\":\"spyre_ccl\"");
+	if (d->rank >= 0) {
+		jw_lit(w, ",\"rank\":");
+		jw_u64(w, d->rank);
+	}
+	if (d->world_size >= 0) {
+		jw_lit(w, ",\"world_size\":");
+		jw_u64(w, d->world_size);
+	}
+	if (d->pci_bus_id[0]) {
+		jw_lit(w, ",\"pci_bus_id\":");
+		jw_str(w, d->pci_bus_id);
+	}
+}
+
+/*
+ * The job's place in a distributed run, Kineto's spelling: "distributedInfo" when one traced
+ * process knows it (the traces of all ranks then merge by it); with several (-f, fleet), each
+ * under "spyreDistributedInfo", by pid, which viewers ignore and our merge can read.
+ */
+static void dist_json(const struct consumer *c, struct jw *w)
+{
+	const struct dist_info *one = NULL;
+	int n = 0;
+
+	for (int i = 0; i < c->nprocs; i++) {
+		const struct dist_info *d = &c->procs[i].dist;
+
+		if (d->rank < 0 && d->world_size < 0)
+			continue;
+		one = d;
+		n++;
+	}
+	if (!n)
+		return;
+	if (n == 1) {
+		jw_lit(w, ",\n\"distributedInfo\":{");
+		dist_fields(w, one);
+		jw_lit(w, "}");
+		return;
+	}
+	jw_lit(w, ",\n\"spyreDistributedInfo\":[");
+	n = 0;
+	for (int i = 0; i < c->nprocs; i++) {
+		const struct dist_info *d = &c->procs[i].dist;
+
+		if (d->rank < 0 && d->world_size < 0)
+			continue;
+		jw_lit(w, n++ ? ",{\"pid\":" : "{\"pid\":");
+		jw_u64(w, c->procs[i].pid);
+		jw_lit(w, ",");
+		dist_fields(w, d);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "]");
+}
+
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			     const struct spyre_counters *counters, const struct run_end *end)
 {
@@ -358,6 +422,10 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_u64(w, no_return(&t->table->specs[p->spec], &counters[i], c->delivered[i]));
 		jw_lit(w, ",\"unwound\":");
 		jw_u64(w, counters[i].unwound);
+		if (counters[i].deref_faults) {
+			jw_lit(w, ",\"derefFaults\":");
+			jw_u64(w, counters[i].deref_faults);
+		}
 		if (p->failed)
 			jw_lit(w, ",\"attachFailed\":true");
 		if (end->cost && i < end->cost->n) {
@@ -433,6 +501,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "]}");
+	dist_json(c, w);
 	if (c->mem)	/* ,"spyreMemory":{...} */
 		memledger_json(c->mem, c, w);
 	return jw_mem_take(w, NULL);

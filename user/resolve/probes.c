@@ -38,7 +38,7 @@ struct pctx {
 /* Option keys, as bits of a "seen" mask to catch duplicates. */
 enum {
 	K_NAME, K_CAT, K_TYPE, K_RET, K_DEV, K_OP, K_KEY, K_STREAM, K_BYTES,
-	K_MEM, K_PTR, K_SIZE, K_MEMDEV,
+	K_MEM, K_PTR, K_SIZE, K_MEMDEV, K_STR, K_DIST,
 	K_ARG1,			/* K_ARG1 + N - 1 for argN */
 };
 
@@ -146,13 +146,93 @@ static int parse_argn(struct tok t)
 	return t.p[3] - '0';
 }
 
-/* Value of key=/stream=/bytes=: argN, or "ret" when @allow_ret. */
-static int parse_valref(const struct pctx *c, const char *key, struct tok v, bool allow_ret,
-			int *out)
+/* OFF of a dereference: decimal or 0x hex, 0..PROBE_DEREF_MAX_OFF; -1 when it is not. */
+static long parse_off(struct tok t)
 {
+	unsigned int base = 10;
+	long v = 0;
+	size_t i = 0;
+
+	if (t.n > 2 && t.p[0] == '0' && (t.p[1] == 'x' || t.p[1] == 'X')) {
+		base = 16;
+		i = 2;
+	}
+	if (i == t.n)
+		return -1;
+	for (; i < t.n; i++) {
+		char ch = t.p[i];
+		int d;
+
+		if (ch >= '0' && ch <= '9')
+			d = ch - '0';
+		else if (base == 16 && ch >= 'a' && ch <= 'f')
+			d = ch - 'a' + 10;
+		else if (base == 16 && ch >= 'A' && ch <= 'F')
+			d = ch - 'A' + 10;
+		else
+			return -1;
+		v = v * base + d;
+		if (v > PROBE_DEREF_MAX_OFF)
+			return -1;
+	}
+	return v;
+}
+
+/*
+ * A dereference BASE[OFF] (BASE = argN, ret or sret) -> its PROBE_VAL_DEREF + i, the slot of
+ * @s it reads into (one slot per distinct dereference). 0 when @v has no '['.
+ */
+static int parse_deref(const struct pctx *c, struct probe_spec *s, const char *key,
+		       struct tok v, int *out)
+{
+	const char *br = memchr(v.p, '[', v.n);
+	struct tok base, off;
 	char q[64];
+	long o;
+	int src, i;
+
+	if (!br)
+		return 0;
+	base = (struct tok){ v.p, br - v.p };
+	off = (struct tok){ br + 1, v.n - base.n - 1 };
+	if (!off.n || off.p[off.n - 1] != ']')
+		return fail(c, "%s%s: expected BASE[OFF]", key, quote(v, q, sizeof(q)));
+	off.n--;
+	if (tok_eq(base, "ret"))
+		src = PROBE_VAL_RET;
+	else if (tok_eq(base, "sret"))
+		src = PROBE_VAL_SRET;
+	else if ((src = parse_argn(base)) <= 0)
+		return fail(c, "%s%s: a dereference reads argN[OFF], ret[OFF] or sret[OFF]", key,
+			    quote(v, q, sizeof(q)));
+	o = parse_off(off);
+	if (o < 0)
+		return fail(c, "%s%s: offset must be 0..%d (decimal or 0x hex)", key,
+			    quote(v, q, sizeof(q)), PROBE_DEREF_MAX_OFF);
+	for (i = 0; i < s->nderef; i++)
+		if (s->deref[i].src == src && s->deref[i].off == (unsigned int)o)
+			break;
+	if (i == s->nderef) {
+		if (s->nderef == PROBE_MAX_DEREFS)
+			return fail(c, "%s%s: more than %d dereferences on one probe", key,
+				    quote(v, q, sizeof(q)), PROBE_MAX_DEREFS);
+		s->deref[s->nderef++] = (struct probe_deref){ src, (unsigned int)o };
+	}
+	*out = PROBE_VAL_DEREF + i;
+	return 1;
+}
+
+/* Value of key=/stream=/bytes=/...: argN, a dereference, or "ret" when @allow_ret. */
+static int parse_valref(const struct pctx *c, struct probe_spec *s, const char *key,
+			struct tok v, bool allow_ret, int *out)
+{
+	char q[64], kq[16];
 	int n;
 
+	snprintf(kq, sizeof(kq), "%s=", key);
+	n = parse_deref(c, s, kq, v, out);
+	if (n)
+		return n < 0 ? n : 0;
 	if (allow_ret && tok_eq(v, "ret")) {
 		*out = PROBE_VAL_RET;
 		return 0;
@@ -163,8 +243,33 @@ static int parse_valref(const struct pctx *c, const char *key, struct tok v, boo
 			    quote(v, q, sizeof(q)), PROBE_MAX_ARGS);
 	if (n == 0)
 		return fail(c, "%s=%s: expected %s", key, quote(v, q, sizeof(q)),
-			    allow_ret ? "argN or ret" : "argN");
+			    allow_ret ? "argN or ret (or a dereference BASE[OFF])" :
+			    "argN (or a dereference BASE[OFF])");
 	*out = n;
+	return 0;
+}
+
+/* str=argN[:c] */
+static int parse_str(const struct pctx *c, struct probe_spec *s, struct tok v)
+{
+	struct tok a = v;
+	const char *colon = memchr(v.p, ':', v.n);
+	char q[64];
+	int n;
+
+	s->str = STR_CXX;
+	if (colon) {
+		a.n = colon - v.p;
+		if (v.n - a.n != 2 || colon[1] != 'c')
+			return fail(c, "str=%s: expected argN (std::string *) or argN:c (char *)",
+				    quote(v, q, sizeof(q)));
+		s->str = STR_C;
+	}
+	n = parse_argn(a);
+	if (n <= 0)
+		return fail(c, "str=%s: expected argN (std::string *) or argN:c (char *), N 1..%d",
+			    quote(v, q, sizeof(q)), PROBE_MAX_ARGS);
+	s->str_arg = n;
 	return 0;
 }
 
@@ -252,6 +357,26 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 	key = (struct tok){ opt.p, eq - opt.p };
 	val = (struct tok){ eq + 1, opt.n - key.n - 1 };
 
+	/* DEREF=LABEL[:FMT]: a dereference recorded under a label */
+	if (memchr(key.p, '[', key.n)) {
+		int src;
+
+		if (!val.n)
+			return fail(c, "%s=: empty value", quote(key, q, sizeof(q)));
+		err = parse_deref(c, s, "", key, &src);
+		if (err < 0)
+			return err;
+		for (int i = 0; i < s->nargs; i++)
+			if (s->args[i].src == src)
+				return fail(c, "duplicate key '%s'", quote(key, q, sizeof(q)));
+		if (s->nargs >= PROBE_MAX_LABELS - 1)
+			return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
+		err = parse_arg(c, "dereference", val, src, &s->args[s->nargs]);
+		if (!err)
+			s->nargs++;
+		return err;
+	}
+
 	n = parse_argn(key);
 	if (n < 0)
 		return fail(c, "'%s': argument index must be 1..%d", quote(key, q, sizeof(q)),
@@ -284,6 +409,10 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 		bit = K_SIZE;
 	else if (tok_eq(key, "memdev"))
 		bit = K_MEMDEV;
+	else if (tok_eq(key, "str"))
+		bit = K_STR;
+	else if (tok_eq(key, "dist"))
+		bit = K_DIST;
 	else
 		return fail(c, "unknown key '%s'", quote(key, q, sizeof(q)));
 
@@ -325,9 +454,15 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 			s->dev = DEV_DESTROY;
 		else if (tok_eq(val, "submit"))
 			s->dev = DEV_SUBMIT;
+		else if (tok_eq(val, "sync"))
+			s->dev = DEV_SYNC;
+		else if (tok_eq(val, "query"))
+			s->dev = DEV_QUERY;
+		else if (tok_eq(val, "kname"))
+			s->dev = DEV_KNAME;
 		else
-			return fail(c, "dev=%s: expected launch, complete, destroy or submit",
-				    quote(val, q, sizeof(q)));
+			return fail(c, "dev=%s: expected launch, complete, destroy, submit, sync, "
+				    "query or kname", quote(val, q, sizeof(q)));
 		return 0;
 	case K_OP:
 		if (tok_eq(val, "compute"))
@@ -341,11 +476,11 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 				    quote(val, q, sizeof(q)));
 		return 0;
 	case K_KEY:
-		return parse_valref(c, kname, val, true, &s->key);
+		return parse_valref(c, s, kname, val, true, &s->key);
 	case K_STREAM:
-		return parse_valref(c, kname, val, false, &s->stream);
+		return parse_valref(c, s, kname, val, false, &s->stream);
 	case K_BYTES:
-		return parse_valref(c, kname, val, false, &s->bytes);
+		return parse_valref(c, s, kname, val, false, &s->bytes);
 	case K_MEM:
 		if (tok_eq(val, "alloc"))
 			s->mem = MEM_ALLOC;
@@ -355,15 +490,26 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 			return fail(c, "mem=%s: expected alloc or free", quote(val, q, sizeof(q)));
 		return 0;
 	case K_PTR:
-		return parse_valref(c, kname, val, true, &s->ptr);
+		return parse_valref(c, s, kname, val, true, &s->ptr);
 	case K_SIZE:
-		return parse_valref(c, kname, val, false, &s->size);
+		return parse_valref(c, s, kname, val, false, &s->size);
 	case K_MEMDEV:
-		return parse_valref(c, kname, val, false, &s->memdev);
+		return parse_valref(c, s, kname, val, false, &s->memdev);
+	case K_STR:
+		return parse_str(c, s, val);
+	case K_DIST:
+		if (tok_eq(val, "rank"))
+			s->dist = DIST_RANK;
+		else if (tok_eq(val, "size"))
+			s->dist = DIST_SIZE;
+		else
+			return fail(c, "dist=%s: expected rank or size", quote(val, q, sizeof(q)));
+		return 0;
 	default:
-		/* unreachable while argN keys are unique; kept so args[] can never overflow */
-		if (s->nargs >= PROBE_MAX_ARGS)
-			return fail(c, "more than %d arguments", PROBE_MAX_ARGS);
+		/* unreachable while argN keys are unique (and dereferences at most
+		 * PROBE_MAX_DEREFS); kept so args[] can never overflow, ret's entry left free */
+		if (s->nargs >= PROBE_MAX_LABELS - 1)
+			return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
 		err = parse_arg(c, kname, val, n, &s->args[s->nargs]);
 		if (!err)
 			s->nargs++;
@@ -461,6 +607,9 @@ static int check_mem(const struct pctx *c, const struct probe_spec *s)
 		return fail(c, "ptr=ret on a type=instant probe: no return value at entry");
 	if (s->mem == MEM_FREE && s->ptr == PROBE_VAL_RET)
 		return fail(c, "mem=free with ptr=ret: the freed pointer is an argument");
+	if (s->mem == MEM_FREE && s->ptr >= PROBE_VAL_DEREF)
+		return fail(c, "mem=free with a dereference in ptr=: its entry record carries "
+			    "arguments only");
 	return 0;
 }
 
@@ -479,16 +628,31 @@ static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has
 		return fail(c, "argN=, ret= and dev= on a type=unwind probe: it records nothing");
 	if (s->op != OP_NONE && s->dev != DEV_LAUNCH)
 		return fail(c, "op= needs dev=launch");
-	if (s->dev == DEV_LAUNCH && s->key == PROBE_VAL_NONE)
-		return fail(c, "dev=launch needs key= to match the launch with its completion");
+	for (i = 0; i < s->nderef; i++)
+		if (s->type == PROBE_INSTANT && s->deref[i].src >= PROBE_VAL_RET)
+			return fail(c, "%s[%u] on a type=instant probe: no return value at entry",
+				    s->deref[i].src == PROBE_VAL_RET ? "ret" : "sret",
+				    s->deref[i].off);
+	if (s->type == PROBE_UNWIND && (s->str || s->dist))
+		return fail(c, "str= and dist= on a type=unwind probe: it records nothing");
 	if (s->dev == DEV_COMPLETE && s->key == PROBE_VAL_NONE)
 		return fail(c, "dev=complete needs key= to match the completion with its launch");
-	if (s->dev == DEV_DESTROY && s->stream == PROBE_VAL_NONE)
-		return fail(c, "dev=destroy needs stream= to name the stream it ends");
-	if ((s->dev == DEV_NONE || s->dev >= DEV_DESTROY) && s->key != PROBE_VAL_NONE)
+	if ((s->dev == DEV_DESTROY || s->dev == DEV_SYNC || s->dev == DEV_QUERY) &&
+	    s->stream == PROBE_VAL_NONE)
+		return fail(c, "dev=%s needs stream= to name its stream",
+			    s->dev == DEV_DESTROY ? "destroy" : s->dev == DEV_SYNC ? "sync" : "query");
+	if ((s->dev == DEV_SYNC || s->dev == DEV_QUERY) && s->type != PROBE_SPAN)
+		return fail(c, "dev=sync and dev=query need a span: their evidence is the return");
+	if (s->dev == DEV_KNAME && s->str == STR_NONE)
+		return fail(c, "dev=kname needs str= (the kernel name)");
+	if (s->dev != DEV_LAUNCH && s->dev != DEV_COMPLETE && s->key != PROBE_VAL_NONE)
 		return fail(c, "key= needs dev=launch or dev=complete");
-	if ((s->dev == DEV_NONE || s->dev == DEV_SUBMIT) && s->stream != PROBE_VAL_NONE)
-		return fail(c, "stream= needs dev=launch, dev=complete or dev=destroy");
+	if ((s->dev == DEV_NONE || s->dev == DEV_SUBMIT || s->dev == DEV_KNAME) &&
+	    s->stream != PROBE_VAL_NONE)
+		return fail(c, "stream= needs dev=launch, dev=complete, dev=destroy, dev=sync or "
+			    "dev=query");
+	if (s->dist != DIST_NONE && (s->type != PROBE_SPAN || s->dev || s->mem))
+		return fail(c, "dist= needs a span (its return value) without dev= or mem=");
 	if (s->dev != DEV_LAUNCH && s->bytes != PROBE_VAL_NONE)
 		return fail(c, "bytes= needs dev=launch");
 	err = check_mem(c, s);

@@ -18,18 +18,43 @@
  *   argN=LABEL[:FMT]    record argument N (1..6) under LABEL; FMT = d (signed), i (32-bit int),
  *                       u, x (hex, default)
  *   ret=LABEL[:FMT]     record the return value
- *   dev=launch|complete|destroy|submit device-work role (see docs/user-guide.md); destroy:
- *                       the stream (stream=) ends, its device track goes to the next new
- *                       stream; submit: a call inside a launch whose return (an instant: its
- *                       entry) is when the device can have the work (a doorbell write)
+ *   DEREF=LABEL[:FMT]   record the u64 a dereference (below) reads, e.g. arg3[8]=bytes:u
+ *   dev=ROLE            device-work role (see docs/user-guide.md):
+ *                       launch: starts an operation (op=, key=, stream=, bytes=)
+ *                       complete: an operation's completion callback (key=, stream=)
+ *                       destroy: the stream (stream=) ends, its device track goes to the next
+ *                         new stream
+ *                       submit: a call inside a launch whose return (an instant: its entry) is
+ *                         when the device can have the work (a doorbell write)
+ *                       sync: a stream's synchronize (span, stream=): at its return every
+ *                         operation launched on the stream before its entry has completed
+ *                       query: a stream's query (span, stream=): when it returns true (low byte
+ *                         of the return register), the same
+ *                       kname: the call's string (str=) names the next compute launch made on
+ *                         the same thread
  *   op=compute|h2d|d2h  kind of device operation launched (with dev=launch)
- *   key=argN|ret        value that matches a launch with its completion
- *   stream=argN         value identifying the stream (launch and complete)
- *   bytes=argN          transfer size (copies)
+ *   key=SRC             value that matches a launch with its completion (optional on launches:
+ *                       without it, only sync, query or a later completion on the stream end it)
+ *   stream=SRC          value identifying the stream (launch, complete, destroy, sync, query)
+ *   bytes=SRC           transfer size (copies)
  *   mem=alloc|free      device memory: the function allocates or frees (see memledger.h)
- *   ptr=argN|ret        the allocated or freed pointer (mem=alloc: usually ret)
- *   size=argN           bytes allocated (mem=alloc)
- *   memdev=argN         device index of the allocation (mem=alloc; default device 0)
+ *   ptr=SRC             the allocated or freed pointer (mem=alloc: usually ret)
+ *   size=SRC            bytes allocated (mem=alloc)
+ *   memdev=SRC          device index of the allocation (mem=alloc; default device 0)
+ *   str=argN[:c]        the call carries a string, shown as args.name: argN points to a
+ *                       libstdc++ std::string (its data pointer at +0), or with :c is a plain
+ *                       const char *; up to PROBE_STR_MAX chars. Such probes are never sampled.
+ *   dist=rank|size      the return value is the process's rank / world size (distributedInfo)
+ * SRC is argN, ret (key=, ptr= only) or a dereference: the u64 in user memory at
+ *   argN[OFF]  argument N + OFF
+ *   ret[OFF]   the return value + OFF
+ *   sret[OFF]  the result a function returns by value through the hidden result pointer, + OFF:
+ *              the pointer is the first integer argument register (x86-64 rdi, s390x r2,
+ *              ppc64le r3), so for a C++ member returning a class sret = arg1, this = arg2.
+ * OFF is decimal or 0x hex, 0..4095. Dereferences are read when the record is made: at the
+ * return for spans (arguments as they were at entry, memory as it is at the return), at the
+ * entry for instants; a read that faults gives 0 and is counted (derefFaults). At most
+ * PROBE_MAX_DEREFS distinct dereferences per probe.
  * SYMBOL_GLOB is a wildcard pattern (globcap.h: fnmatch(3)'s syntax, with captures) matched
  * against the demangled qualified name and, failing that, against the raw (mangled) symbol
  * name. LIB_GLOB is an fnmatch(3) pattern matched against the basename of mapped files.
@@ -39,14 +64,17 @@
  * tabs and '\r' (CRLF files work). The parser is strict, every one of these is an error:
  *   unknown key, key given twice, value empty or longer than its field (never truncated),
  *   argN outside 1..6, FMT other than d/i/u/x, a label outside [A-Za-z0-9_.-] or used twice,
- *   ret= or key=ret on type=instant (no return value at entry), argN=/ret=/dev= on type=unwind
- *   (it records nothing), dev=launch or dev=complete
+ *   ret=, ret[OFF], sret[OFF] or key=ret on type=instant (no return value at entry),
+ *   argN=/ret=/dev=/str= on type=unwind (it records nothing), dev=complete
  *   without key=, op= without dev=launch, key=/stream= without dev=, bytes= without dev=launch,
- *   stream=/bytes= other than argN, control characters anywhere, '"' or '\' or invalid UTF-8 in
+ *   stream=/bytes= ret, dev=sync/query without stream= or not a span, dev=kname without str=,
+ *   key=/op=/bytes= on sync/query/kname, dist= on a non-span or with dev=/mem=, an OFF out of
+ *   range, more than PROBE_MAX_DEREFS dereferences, control characters anywhere, '"' or '\' or invalid UTF-8 in
  *   name/cat (they end up in JSON), a SYMBOL_GLOB that globcap_check refuses ('[' without
  *   ']', a trailing '\', [=a=], [.a.]), a bad name template; ptr=/size=/memdev= without mem=, mem= on
  *   type=unwind or with dev=, mem=alloc without ptr= and size=, mem=free without ptr= or with
- *   size=/memdev= or ptr=ret, ptr=ret on type=instant, size=/memdev= other than argN.
+ *   size=/memdev= or ptr=ret or a dereference (its entry record carries none), ptr=ret on
+ *   type=instant, size=/memdev= ret.
  *
  * Command line: LIB:SYMBOL_GLOB[:NAME]; "::" inside the symbol is part of the C++ name. A single
  * ':' separates fields, ":::" is rejected as ambiguous, LIB cannot contain ':'. NAME is a
@@ -70,18 +98,41 @@
 enum probe_type { PROBE_SPAN = 0, PROBE_INSTANT = 1, PROBE_UNWIND = 2 };
 /* ARG_INT32: a C int; the upper half of its 64-bit register is undefined by the ABI */
 enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32 };
-enum dev_role { DEV_NONE = 0, DEV_LAUNCH, DEV_COMPLETE, DEV_DESTROY, DEV_SUBMIT };
+enum dev_role {
+	DEV_NONE = 0, DEV_LAUNCH, DEV_COMPLETE, DEV_DESTROY, DEV_SUBMIT, DEV_SYNC, DEV_QUERY,
+	DEV_KNAME,
+};
 enum dev_op { OP_NONE = 0, OP_COMPUTE, OP_H2D, OP_D2H };
 enum mem_role { MEM_NONE = 0, MEM_ALLOC, MEM_FREE };
+enum dist_role { DIST_NONE = 0, DIST_RANK, DIST_SIZE };
+enum str_kind { STR_NONE = 0, STR_CXX, STR_C };	/* std::string *, const char * */
 
-/* Where a value comes from: 1..6 = argument register, 0 = none, PROBE_VAL_RET = return value. */
-#define PROBE_VAL_NONE 0
-#define PROBE_VAL_RET  7
+/*
+ * Where a value comes from: 1..6 = argument register, 0 = none, PROBE_VAL_RET = return value,
+ * PROBE_VAL_DEREF + i = the u64 the probe's dereference i read (deref[i]).
+ */
+#define PROBE_VAL_NONE  0
+#define PROBE_VAL_RET   7
+#define PROBE_VAL_SRET  8	/* only as a dereference's base: the hidden result pointer */
+#define PROBE_VAL_DEREF 16
+/* Dereferences a probe's record carries (struct spyre_rec_call's deref[]) */
+#define PROBE_MAX_DEREFS 2
+#define PROBE_DEREF_MAX_OFF 4095
+/* Chars of a str= string a record carries (SPYRE_STR_LEN - 1) */
+#define PROBE_STR_MAX 47
+/* Values a probe records under labels: argN=, DEREF=, then ret= */
+#define PROBE_MAX_LABELS (PROBE_MAX_ARGS + PROBE_MAX_DEREFS + 1)
 
 struct probe_arg {
 	char label[32];
-	int src;		/* 1..6 or PROBE_VAL_RET */
+	int src;		/* PROBE_VAL_* */
 	enum arg_fmt fmt;
+};
+
+/* A dereference: the u64 at user address (value of @src) + @off */
+struct probe_deref {
+	int src;		/* 1..6, PROBE_VAL_RET or PROBE_VAL_SRET */
+	unsigned int off;
 };
 
 struct probe_spec {
@@ -90,7 +141,7 @@ struct probe_spec {
 	char name[96];
 	char cat[48];
 	enum probe_type type;
-	struct probe_arg args[PROBE_MAX_ARGS + 1];	/* arguments, then at most one ret */
+	struct probe_arg args[PROBE_MAX_LABELS];	/* arguments, then at most one ret */
 	int nargs;		/* entries in args[], the ret entry (if any) included */
 	enum dev_role dev;
 	enum dev_op op;
@@ -101,6 +152,11 @@ struct probe_spec {
 	int ptr;		/* PROBE_VAL_*: pointer allocated or freed */
 	int size;		/* PROBE_VAL_*: bytes allocated */
 	int memdev;		/* PROBE_VAL_*: device of the allocation; NONE: device 0 */
+	struct probe_deref deref[PROBE_MAX_DEREFS];	/* what PROBE_VAL_DEREF + i reads */
+	int nderef;
+	enum str_kind str;
+	int str_arg;		/* 1..6: the argument str= reads */
+	enum dist_role dist;
 	char origin[64];	/* "file:line" or "--probe", for error messages */
 };
 

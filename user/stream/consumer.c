@@ -185,6 +185,76 @@ static void read_cmdline(const char *procfs, uint32_t pid, char *out, size_t len
 		out[--n] = 0;
 }
 
+/* The value of NAME= in environment block @env, NULL if absent. */
+static const char *env_value(const char *env, size_t len, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < len; i += strnlen(env + i, len - i) + 1)
+		if (len - i > nl && !strncmp(env + i, name, nl) && env[i + nl] == '=')
+			return env + i + nl + 1;
+	return NULL;
+}
+
+/* A non-negative decimal int that is the whole entry, else -1. */
+static int env_int(const char *v)
+{
+	char *end;
+	long n;
+
+	if (!v || *v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	return *end || errno || n > INT32_MAX ? -1 : (int)n;
+}
+
+void dist_from_environ(const char *env, size_t len, struct dist_info *d)
+{
+	int rank = env_int(env_value(env, len, "RANK"));
+	int size = env_int(env_value(env, len, "WORLD_SIZE"));
+	char name[32];
+	const char *pci;
+
+	if (rank < 0 && size < 0)
+		return;
+	d->from_env = true;
+	if (rank >= 0)
+		d->rank = rank;
+	if (size >= 0)
+		d->world_size = size;
+	if (rank < 0)
+		return;
+	snprintf(name, sizeof(name), "AIU_WORLD_RANK_%d", rank);
+	pci = env_value(env, len, name);
+	if (pci)
+		snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", pci);
+}
+
+/* Once per process: its rank and world size, when its environment has them. */
+static void read_dist(const char *procfs, uint32_t pid, struct dist_info *d)
+{
+	char path[64], *buf;
+	ssize_t n, len = 0;
+	/* torchrun's environments are a few kB; the variables are near the end of it */
+	const size_t cap = 256 << 10;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/environ", procfs, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	buf = malloc(cap + 1);
+	while (buf && (size_t)len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += n;
+	close(fd);
+	if (buf) {
+		buf[len] = 0;
+		dist_from_environ(buf, len, d);
+	}
+	free(buf);
+}
+
 const char *consumer_thread_name(const struct consumer *c, uint32_t tid)
 {
 	uint32_t h = (tid * 2654435761u) & (c->tcap - 1);
@@ -214,10 +284,12 @@ static struct process_info *see_process(struct consumer *c, uint32_t pid, const 
 		p = &np[c->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
+		p->dist.rank = p->dist.world_size = -1;
 		/* once per process: who it is, for the trace and for per-job metrics */
 		if (c->procfs) {
 			read_cmdline(c->procfs, pid, p->cmdline, sizeof(p->cmdline));
 			read_container(c->procfs, pid, p->container, sizeof(p->container));
+			read_dist(c->procfs, pid, &p->dist);
 		}
 	}
 	if (comm)
@@ -374,12 +446,17 @@ uint64_t consumer_value(const struct spyre_event *e, int src)
 		return e->call.args[src - 1];
 	if (src == PROBE_VAL_RET)
 		return e->call.ret;
+	if (src >= PROBE_VAL_DEREF && src < PROBE_VAL_DEREF + SPYRE_MAX_DEREFS)
+		return e->call.deref[src - PROBE_VAL_DEREF];
 	return 0;
 }
 
-/* The trace arguments of a probe's event, keys included; returns how many. */
+/*
+ * The trace arguments of a probe's event, keys included; returns how many. @str: the call's
+ * string (str=, args.name), @corr: a keyless launch's correlation id (0: none).
+ */
 static int build_args(const struct probe_spec *s, const struct spyre_event *e,
-		      struct trace_arg *args)
+		      struct trace_arg *args, const char *str, uint64_t corr)
 {
 	int n = 0;
 
@@ -408,11 +485,17 @@ static int build_args(const struct probe_spec *s, const struct spyre_event *e,
 		}
 		n++;
 	}
-	if (s->dev == DEV_LAUNCH && s->key) {
+	if (s->dev == DEV_LAUNCH) {
 		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
 		args[n].key = "correlation";
 		args[n].type = TA_U64;
-		args[n].u = consumer_value(e, s->key);
+		args[n].u = corr ? corr : consumer_value(e, s->key);
+		n++;
+	}
+	if (s->str) {
+		args[n].key = "name";
+		args[n].type = TA_STR;
+		args[n].s = str ? str : "";
 		n++;
 	}
 	return n;
@@ -427,15 +510,15 @@ static const struct trace_fmt *probe_fmt(struct consumer *c, uint32_t probe,
 					 const struct spyre_event *e)
 {
 	struct probe_out *o = &c->out[probe];
-	struct trace_arg args[PROBE_MAX_ARGS + 2];
-	const char *keys[PROBE_MAX_ARGS + 2];
+	struct trace_arg args[PROBE_MAX_LABELS + 3];
+	const char *keys[PROBE_MAX_LABELS + 3];
 	int n;
 
 	if (o->state == 1)
 		return &o->fmt;
 	if (o->state < 0)
 		return NULL;
-	n = build_args(s, e, args);
+	n = build_args(s, e, args, NULL, 0);
 	for (int i = 0; i < n; i++)
 		keys[i] = args[i].key;
 	o->state = trace_fmt_init(&o->fmt, e->type == SPYRE_EV_INSTANT, s->cat, p->name, keys, n)
@@ -479,12 +562,24 @@ static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
 	return sub >= e->ts && sub <= end ? sub : end;
 }
 
+/* The string of call record @e (its SPYRE_EV_STR came right before it), else NULL. */
+static const char *call_string(struct consumer *c, const struct spyre_event *e)
+{
+	if (!c->str.set || c->str.tid != e->tid || c->str.probe != e->probe || c->str.ts != e->ts)
+		return NULL;
+	c->str.set = false;
+	return c->str.s;
+}
+
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
-	struct trace_arg args[PROBE_MAX_ARGS + 2];
+	struct trace_arg args[PROBE_MAX_LABELS + 3];
+	const char *str = NULL, *kernel = NULL;
 	const struct trace_fmt *f;
 	const struct probe_spec *s;
 	const struct rprobe *p;
+	struct thread_info *ti;
+	uint64_t corr = 0;
 	int n;
 
 	if (e->type == SPYRE_EV_THREAD) {
@@ -493,6 +588,16 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	}
 	if (e->type == SPYRE_EV_EXIT)
 		return on_exit_event(c, e);
+	/* a str= call's string: the call's own record follows it (bpf/spyre.bpf.c) */
+	if (e->type == SPYRE_EV_STR) {
+		c->str.tid = e->tid;
+		c->str.probe = e->probe;
+		c->str.ts = e->ts;
+		c->str.set = true;
+		memcpy(c->str.s, e->str.s, sizeof(c->str.s));
+		c->str.s[sizeof(c->str.s) - 1] = '\0';
+		return 0;
+	}
 	/* --- driver tier: VFIO ioctls (user/attach/vfio.c) --- */
 	if (e->type == SPYRE_EV_IOCTL) {
 		c->events++;
@@ -531,12 +636,39 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 				consumer_value(e, s->stream), e->ts);
 		return 0;
 	}
+	ti = thread_slot(c, e->tid);
 	/* a call inside a launch returns (and is handed over) before the launch does */
-	if (s->dev == DEV_SUBMIT && thread_slot(c, e->tid)->tid)
-		thread_slot(c, e->tid)->submit = e->ts + e->dur;
+	if (s->dev == DEV_SUBMIT && ti->tid)
+		ti->submit = e->ts + e->dur;
+	if (s->str)
+		str = call_string(c, e);
+	/* getRank()/getSize(): for a process whose environment did not say */
+	if (s->dist && e->type == SPYRE_EV_SPAN) {
+		struct process_info *pi = see_process(c, e->tgid, NULL);
+
+		if (pi && !pi->dist.from_env && s->dist == DIST_RANK)
+			pi->dist.rank = (int32_t)e->call.ret;
+		else if (pi && !pi->dist.from_env)
+			pi->dist.world_size = (int32_t)e->call.ret;
+	}
+	/* the kernel name goes to the thread's next compute launch */
+	if (s->dev == DEV_KNAME && ti->tid)
+		snprintf(ti->kname, sizeof(ti->kname), "%s", str ? str : "");
+	if (s->dev == DEV_LAUNCH && s->op == OP_COMPUTE && ti->tid && ti->kname[0])
+		kernel = ti->kname;
+	/* a launch without a key, or whose key read 0 (a fault), gets an id of ours */
+	if (s->dev == DEV_LAUNCH && !consumer_value(e, s->key))
+		corr = device_new_corr(&c->dev);
 	if (c->tw) {
-		n = build_args(s, e, args);
-		f = probe_fmt(c, e->probe, p, s, e);
+		n = build_args(s, e, args, str, corr);
+		if (kernel) {
+			args[n].key = "kernel";
+			args[n].type = TA_STR;
+			args[n].s = kernel;
+			n++;
+		}
+		/* a launch with a kernel name has an arg more than the prepared format */
+		f = kernel ? NULL : probe_fmt(c, e->probe, p, s, e);
 		/* a probe is either a span or an instant: the type of its first event holds */
 		if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
 			trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);
@@ -550,12 +682,29 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	 * After the launch's own span: the arrow to its device work binds to that span, and a
 	 * trace cut in between (tracer killed) must not hold an arrow without its slice.
 	 */
-	if (s->dev == DEV_LAUNCH)
-		device_launch(&c->dev, e->tgid, e->tid, consumer_value(e, s->key),
-			      consumer_value(e, s->stream), s->op, consumer_value(e, s->bytes),
-			      e->ts, launch_submit(c, e));
-	else if (s->dev == DEV_DESTROY)	/* no launch on it from its destructor's entry on */
+	if (s->dev == DEV_LAUNCH) {
+		struct dev_launch l = {
+			.pid = e->tgid, .tid = e->tid, .key = consumer_value(e, s->key),
+			.corr = corr, .stream = consumer_value(e, s->stream), .op = s->op,
+			.bytes = consumer_value(e, s->bytes), .ts = e->ts,
+			.submit = launch_submit(c, e), .name = kernel,
+		};
+
+		device_launch_op(&c->dev, &l);
+		if (kernel)
+			ti->kname[0] = '\0';
+	} else if (s->dev == DEV_DESTROY) {	/* no launch on it from its destructor's entry on */
 		device_stream_destroy(&c->dev, consumer_value(e, s->stream), e->ts);
+	} else if (s->dev == DEV_SYNC && e->type == SPYRE_EV_SPAN &&
+		   !(e->depth & SPYRE_DEPTH_TAIL)) {
+		/* (a synchronize that tail-called the real one has not waited yet) */
+		device_stream_done(&c->dev, consumer_value(e, s->stream), e->ts, e->ts + e->dur,
+				   END_SYNC);
+	} else if (s->dev == DEV_QUERY && e->type == SPYRE_EV_SPAN && (e->call.ret & 0xff)) {
+		/* bool query(): true in the low byte of the return register */
+		device_stream_done(&c->dev, consumer_value(e, s->stream), e->ts, e->ts + e->dur,
+				   END_QUERY);
+	}
 	return 0;
 }
 

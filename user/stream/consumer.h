@@ -20,10 +20,21 @@ struct thread_info {
 	char name[16];
 	char named[16];		/* the name the trace has for it ("": none yet) */
 	uint64_t submit;	/* end of its last dev=submit call, for the launch around it */
+	char kname[SPYRE_STR_LEN];	/* the kernel name (dev=kname) for its next compute
+					 * launch ("": none) */
+};
+
+/* A process's place in a distributed job (the trace's distributedInfo). */
+struct dist_info {
+	int rank;		/* -1: unknown */
+	int world_size;		/* -1: unknown */
+	bool from_env;		/* read from its environment (probes do not override it) */
+	char pci_bus_id[32];	/* AIU_WORLD_RANK_<rank>: its card's PCI address ("": none) */
 };
 
 struct process_info {
 	uint32_t pid;
+	struct dist_info dist;
 	uint32_t ns_pid;	/* pid inside its own PID namespace (container), 0 unknown */
 	uint64_t cgroup_id;
 	char name[16];
@@ -70,6 +81,13 @@ struct consumer {
 	struct proc_exit *exits;	/* traced processes that ended (SPYRE_EV_EXIT) */
 	int nexits;
 	size_t capexits;
+	/* the last SPYRE_EV_STR record: the string of the call record that follows it */
+	struct {
+		uint32_t tid, probe;
+		uint64_t ts;
+		bool set;
+		char s[SPYRE_STR_LEN];
+	} str;
 };
 
 struct proc_exit {
@@ -88,12 +106,21 @@ int consumer_event(struct consumer *c, const struct spyre_event *e);
  */
 void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
-/* A call record's value from @src (struct probe_arg: 1..6 an argument, PROBE_VAL_RET), else 0. */
+/*
+ * A call record's value from @src (PROBE_VAL_*: 1..6 an argument, PROBE_VAL_RET, a
+ * dereference PROBE_VAL_DEREF + i), else 0.
+ */
 uint64_t consumer_value(const struct spyre_event *e, int src);
 /* The exit code of traced process @pid, if its end was seen (true), into @code. */
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
 /* The name of thread @tid as last seen ("" if never seen). */
 const char *consumer_thread_name(const struct consumer *c, uint32_t tid);
+/*
+ * The distributed-job variables of an environment block (NUL-separated NAME=VALUE, as
+ * /proc/PID/environ): RANK, WORLD_SIZE as torchrun sets them, AIU_WORLD_RANK_<RANK>. Fields not
+ * found stay as they were.
+ */
+void dist_from_environ(const char *env, size_t len, struct dist_info *d);
 /* Process info by pid (NULL if never seen). */
 const struct process_info *consumer_process(const struct consumer *c, uint32_t pid);
 

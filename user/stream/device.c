@@ -26,6 +26,11 @@ void device_free(struct device_tl *d)
 	free(d->shash);
 	d->streams = NULL;
 	d->free_slots = d->shash = NULL;
+	for (uint32_t i = 0; i < d->sqcap; i++)
+		free(d->sq[i].q);
+	free(d->sq);
+	d->sq = NULL;
+	d->sqcap = d->sqcnt = 0;
 }
 
 static uint32_t hash_key(uint64_t key, uint32_t cap)
@@ -87,8 +92,10 @@ static int rehash(struct device_tl *d, uint32_t ncap, uint64_t cutoff)
 
 		if (!old[i].key)
 			continue;
-		if (old[i].completed && old[i].ts < cutoff) {
-			d->st.completions_unmatched++;
+		if ((old[i].completed || old[i].ended) && old[i].ts < cutoff) {
+			/* an ended launch's callback that never came is nobody's loss */
+			if (old[i].completed)
+				d->st.completions_unmatched++;
 			d->cnt--;
 			continue;
 		}
@@ -314,13 +321,15 @@ static const struct trace_fmt *op_fmt(struct device_tl *d, enum dev_op op,
 	return d->fmt_state[op] == 1 ? f : NULL;
 }
 
-static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t key,
-		 uint64_t done)
+static const char *const end_names[] = { "callback", "query", "synchronize" };
+
+static void emit(struct device_tl *d, const struct queued_op *launch, uint64_t done,
+		 enum dev_end how)
 {
 	bool copy = launch->op == OP_H2D || launch->op == OP_D2H;
-	const struct trace_fmt *f;
-	struct trace_arg args[6];
-	uint64_t start, dur, sub = launch->submit;
+	const struct trace_fmt *f = NULL;
+	struct trace_arg args[7];
+	uint64_t start, dur, sub = launch->submit, key = launch->corr;
 	uint32_t tid;
 	int s, n = 0;
 
@@ -373,11 +382,15 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 		args[n++] = (struct trace_arg){ .key = "memory bandwidth (GB/s)", .type = TA_DBL,
 						.d = dur ? (double)launch->bytes / dur : 0 };
 	}
-	f = op_fmt(d, launch->op, args, n);
+	args[n++] = (struct trace_arg){ .key = "end", .type = TA_STR, .s = end_names[how] };
+	/* a named kernel has a name of its own: the generic path */
+	if (!launch->name[0])
+		f = op_fmt(d, launch->op, args, n);
 	if (f)
 		trace_event(d->tw, f, DEVICE_PID, tid, start, dur, args, n);
 	else
-		trace_complete(d->tw, DEVICE_PID, tid, start, dur, op_name(launch->op),
+		trace_complete(d->tw, DEVICE_PID, tid, start, dur,
+			       launch->name[0] ? launch->name : op_name(launch->op),
 			       copy ? "gpu_memcpy" : "kernel", args, n);
 	/* arrow from the launch call to the work it queued */
 	trace_flow(d->tw, 's', key, launch->pid, launch->tid, launch->ts);
@@ -385,55 +398,213 @@ static void emit(struct device_tl *d, const struct pending_op *launch, uint64_t 
 	d->st.matched++;
 }
 
-void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,
-		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts, uint64_t submit)
+static uint32_t hash_stream(uint64_t stream, uint32_t cap)
 {
-	struct pending_op *p;
+	return hash_key(stream + 1, cap);
+}
 
-	if (!d->tw || !key)
+/* The queue of @stream, made when @make; NULL when there is none (or no memory). */
+static struct stream_queue *queue_of(struct device_tl *d, uint64_t stream, bool make)
+{
+	uint32_t h;
+
+	if (d->sqcap) {
+		for (h = hash_stream(stream, d->sqcap); d->sq[h].q; h = (h + 1) & (d->sqcap - 1))
+			if (d->sq[h].stream == stream)
+				return &d->sq[h];
+	}
+	if (!make || d->sqcnt >= DEVICE_MAX_STREAMS)
+		return NULL;
+	if ((d->sqcnt + 1) * 2 > d->sqcap) {
+		uint32_t ncap = d->sqcap ? d->sqcap * 2 : 16;
+		struct stream_queue *ns = calloc(ncap, sizeof(*ns));
+
+		if (!ns)
+			return NULL;
+		for (uint32_t i = 0; i < d->sqcap; i++) {
+			if (!d->sq[i].q)
+				continue;
+			for (h = hash_stream(d->sq[i].stream, ncap); ns[h].q; h = (h + 1) & (ncap - 1))
+				;
+			ns[h] = d->sq[i];
+		}
+		free(d->sq);
+		d->sq = ns;
+		d->sqcap = ncap;
+	}
+	for (h = hash_stream(stream, d->sqcap); d->sq[h].q; h = (h + 1) & (d->sqcap - 1))
+		;
+	d->sq[h].q = calloc(4, sizeof(*d->sq[h].q));
+	if (!d->sq[h].q)
+		return NULL;
+	d->sq[h].cap = 4;
+	d->sq[h].stream = stream;
+	d->sqcnt++;
+	return &d->sq[h];
+}
+
+/*
+ * Ops 0..@last of queue @q completed by @done (evidence @how): each ends where the next could
+ * start (its submission), the last at @done. They leave the queue.
+ */
+static void end_through(struct device_tl *d, struct stream_queue *q, uint32_t last,
+			uint64_t done, enum dev_end how)
+{
+	for (uint32_t i = 0; i <= last; i++) {
+		struct queued_op *o = &q->q[i];
+		uint64_t end = done;
+
+		if (i < last && q->q[i + 1].submit < done)
+			end = q->q[i + 1].submit;
+		if (o->keyed) {
+			struct pending_op *p = find(d, o->corr);
+
+			/* its own callback may still come: not an orphan then */
+			if (p && !p->completed && p->stream == o->stream) {
+				p->ended = 1;
+				p->ts = end;
+			}
+		}
+		emit(d, o, end, how);
+	}
+	memmove(q->q, q->q + last + 1, (q->n - last - 1) * sizeof(*q->q));
+	q->n -= last + 1;
+	d->queued -= last + 1;
+}
+
+/* The latest op of @q with id @corr, or -1. */
+static int queue_find(const struct stream_queue *q, uint64_t corr)
+{
+	for (int i = (int)q->n - 1; i >= 0; i--)
+		if (q->q[i].corr == corr)
+			return i;
+	return -1;
+}
+
+/* Add @o to its stream's queue in launch order; its index, or -1 (lost). */
+static int enqueue(struct device_tl *d, const struct queued_op *o)
+{
+	struct stream_queue *q;
+	uint32_t i;
+
+	if (d->queued >= DEVICE_MAX_PENDING) {
+		d->st.overflow++;
+		return -1;
+	}
+	q = queue_of(d, o->stream, true);
+	if (!q) {
+		d->st.overflow++;
+		return -1;
+	}
+	if (q->n == q->cap) {
+		struct queued_op *nq = realloc(q->q, 2 * q->cap * sizeof(*nq));
+
+		if (!nq) {
+			d->st.overflow++;
+			return -1;
+		}
+		q->q = nq;
+		q->cap *= 2;
+	}
+	/* launches of several threads may reach us out of order */
+	for (i = q->n; i > 0 && q->q[i - 1].ts > o->ts; i--)
+		;
+	memmove(q->q + i + 1, q->q + i, (q->n - i) * sizeof(*q->q));
+	q->q[i] = *o;
+	q->n++;
+	d->queued++;
+	/* a sync or query from after its launch reached us first */
+	if (q->ev_entry > o->ts) {
+		end_through(d, q, i, q->ev_ts, q->ev_kind);
+		return -1;
+	}
+	return (int)i;
+}
+
+uint64_t device_new_corr(struct device_tl *d)
+{
+	/*
+	 * Above any user-space address (x86-64, s390x and ppc64le user pointers stay below 2^47,
+	 * 2^51 on ppc64le with its largest layout: keys are pointers or small op ids), below 2^53:
+	 * exact as a JSON number read into a double, as trace viewers do.
+	 */
+	return (1ull << 52) + ++d->next_corr;
+}
+
+void device_launch_op(struct device_tl *d, const struct dev_launch *l)
+{
+	struct queued_op o = { .corr = l->key ? l->key : l->corr, .ts = l->ts,
+			       .submit = l->submit, .stream = l->stream, .bytes = l->bytes,
+			       .pid = l->pid, .tid = l->tid, .op = l->op, .keyed = !!l->key };
+	struct stream_queue *q;
+	struct pending_op *p;
+	int i;
+
+	if (!d->tw || !o.corr)
 		return;
-	p = find(d, key);
+	if (l->name)
+		snprintf(o.name, sizeof(o.name), "%s", l->name);
+	p = o.keyed ? find(d, l->key) : NULL;
 	if (p && p->completed) {
 		/* the work finished before the launch call returned */
-		struct pending_op l = { .ts = ts, .submit = submit, .stream = stream,
-					.bytes = bytes, .pid = pid, .tid = tid, .op = op };
 		uint64_t done = p->ts;
 
 		erase(d, p);
-		emit(d, &l, key, done);
+		o.keyed = 0;
+		i = enqueue(d, &o);
+		q = queue_of(d, o.stream, false);
+		if (i >= 0 && q)
+			end_through(d, q, i, done, END_CALLBACK);
 		return;
 	}
-	if (p) {
-		/* key reused before completion: the old one is lost */
-		d->st.launches_unmatched++;
-	} else {
-		p = insert(d, key, ts);
-		if (!p)
-			return;
+	if (o.keyed) {
+		if (p && !p->ended) {
+			/* key reused before completion: the older op stays queued, ended by
+			 * what ends the stream's later ops */
+		} else if (!p) {
+			p = insert(d, l->key, l->ts);
+			if (!p)
+				return;
+		}
+		p->ts = l->ts;
+		p->stream = l->stream;
+		p->pid = l->pid;
+		p->completed = 0;
+		p->ended = 0;
 	}
-	p->ts = ts;
-	p->submit = submit;
-	p->stream = stream;
-	p->bytes = bytes;
-	p->pid = pid;
-	p->tid = tid;
-	p->op = op;
-	p->completed = 0;
+	enqueue(d, &o);
+}
+
+void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,
+		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts, uint64_t submit)
+{
+	struct dev_launch l = { .pid = pid, .tid = tid, .key = key, .stream = stream, .op = op,
+				.bytes = bytes, .ts = ts, .submit = submit };
+
+	device_launch_op(d, &l);
 }
 
 void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t stream,
 		     uint64_t ts)
 {
+	struct stream_queue *q;
 	struct pending_op *p;
+	int i;
 
 	if (!d->tw || !key)
 		return;
 	p = find(d, key);
-	if (p && !p->completed) {
-		struct pending_op l = *p;
-
+	if (p && p->ended) {
+		/* other evidence ended it first */
 		erase(d, p);
-		emit(d, &l, key, ts);
+		return;
+	}
+	if (p && !p->completed) {
+		q = queue_of(d, p->stream, false);
+		erase(d, p);
+		i = q ? queue_find(q, key) : -1;
+		if (i >= 0)
+			end_through(d, q, (uint32_t)i, ts, END_CALLBACK);
 		return;
 	}
 	if (p) {
@@ -450,14 +621,34 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 	p->completed = 1;
 }
 
+void device_stream_done(struct device_tl *d, uint64_t stream, uint64_t entry, uint64_t ts,
+			enum dev_end how)
+{
+	struct stream_queue *q;
+	int last;
+
+	if (!d->tw)
+		return;
+	q = queue_of(d, stream, true);
+	if (!q)
+		return;
+	/* kept for launches from before @entry that reach us later (another thread's stage) */
+	if (entry > q->ev_entry) {
+		q->ev_entry = entry;
+		q->ev_ts = ts;
+		q->ev_kind = how;
+	}
+	for (last = (int)q->n - 1; last >= 0 && q->q[last].ts >= entry; last--)
+		;
+	if (last >= 0)
+		end_through(d, q, (uint32_t)last, ts, how);
+}
+
 void device_finish(struct device_tl *d)
 {
-	for (uint32_t i = 0; i < d->cap; i++) {
-		if (!d->slots[i].key)
-			continue;
-		if (d->slots[i].completed)
+	for (uint32_t i = 0; i < d->cap; i++)
+		if (d->slots[i].key && d->slots[i].completed)
 			d->st.completions_unmatched++;
-		else
-			d->st.launches_unmatched++;
-	}
+	/* what no evidence ended: still in flight when tracing stopped */
+	d->st.launches_unmatched += d->queued;
 }

@@ -9,6 +9,14 @@
  * the launch's own return: the device cannot have the work before the host gave it) and the
  * previous completion on the same stream (a stream executes in order), so spans on a stream
  * never overlap.
+ *
+ * The end is the earliest evidence that the work completed. A stream runs its operations in
+ * launch order, so each of these ends every operation launched on the stream before it:
+ * a completion callback (dev=complete) of the operation's own key or of a later operation on
+ * the stream, a query() that returned true and a synchronize() that returned (dev=query,
+ * dev=sync: operations launched before their entry). When one piece of evidence ends several
+ * pending operations, each ends where the next one could start (its submission) and the last
+ * at the evidence. The device span's args.end says which evidence it was.
  */
 #ifndef SPYRE_DEVICE_H
 #define SPYRE_DEVICE_H
@@ -29,15 +37,44 @@
 /* in-flight operations tracked at most; more are counted as overflow, never grow unbounded */
 #define DEVICE_MAX_PENDING	(1u << 18)
 
+/* A key's entry: a launch waiting in its stream's queue, or a completion waiting for it. */
 struct pending_op {
 	uint64_t key;		/* 0 = empty slot */
-	uint64_t ts;		/* launch entry, or completion time for a completion-first entry */
-	uint64_t submit;	/* when the device can have it: the launch's submission (below) */
+	uint64_t ts;		/* launch entry, completion time for a completion-first entry, end
+				 * of an ended one */
 	uint64_t stream;	/* raw stream value (e.g. the RuntimeStream pointer) */
+	uint32_t pid;
+	uint8_t completed;	/* entry holds a completion waiting for its launch */
+	uint8_t ended;		/* its launch was ended by other evidence (sync, query, a later
+				 * callback): its own callback, when it comes, is no orphan */
+};
+
+/* How a device span's end was known (args.end) */
+enum dev_end { END_CALLBACK = 0, END_QUERY, END_SYNC };
+
+#define DEVICE_NAME_LEN	48	/* kernel names (str=, SPYRE_STR_LEN) */
+
+/* A launched operation waiting, in its stream's queue, for evidence of its completion. */
+struct queued_op {
+	uint64_t corr;		/* the key, or an id of the tracer's for a launch without one */
+	uint64_t ts;		/* launch entry */
+	uint64_t submit;	/* when the device can have it: the launch's submission (above) */
+	uint64_t stream;
 	uint64_t bytes;
 	uint32_t pid, tid;	/* launching thread */
-	uint8_t op;		/* enum dev_op; OP_NONE for a completion-first entry */
-	uint8_t completed;	/* entry holds a completion waiting for its launch */
+	uint8_t op;		/* enum dev_op */
+	uint8_t keyed;		/* has a pending_op entry under corr */
+	char name[DEVICE_NAME_LEN];	/* kernel name ("": the op's generic name) */
+};
+
+/* The operations of one stream not known complete yet, in launch order. */
+struct stream_queue {
+	uint64_t stream;	/* raw stream value; the queue is in use when q != NULL */
+	struct queued_op *q;
+	uint32_t n, cap;
+	uint64_t ev_entry;	/* the latest sync/query evidence: its entry, */
+	uint64_t ev_ts;		/* when it proved completion, */
+	uint8_t ev_kind;	/* enum dev_end */
 };
 
 struct device_stats {
@@ -69,6 +106,10 @@ struct device_tl {
 	uint32_t nfree;
 	uint32_t *shash;		/* stream id -> slot + 1; stale entries until rebuilt */
 	uint32_t shcap, shcnt;
+	struct stream_queue *sq;	/* open addressing on the stream id */
+	uint32_t sqcap, sqcnt;
+	uint32_t queued;		/* operations in all queues */
+	uint64_t next_corr;		/* ids for launches without a key */
 	uint64_t lane_end[3][DEVICE_COPY_LANES];	/* [op][lane] for OP_H2D/OP_D2H */
 	uint8_t lane_used[3][DEVICE_COPY_LANES];	/* and named in the trace */
 	bool named;				/* the device's process_name is written */
@@ -77,12 +118,34 @@ struct device_tl {
 	int fmt_state[DEV_NOPS];		/* 0: not made yet, 1: made, -1: failed */
 };
 
+/* What a launch tells the device timeline. */
+struct dev_launch {
+	uint32_t pid, tid;
+	uint64_t key;		/* 0: none (device_new_corr gives the launch an id) */
+	uint64_t corr;		/* with key 0: the id from device_new_corr */
+	uint64_t stream;
+	enum dev_op op;
+	uint64_t bytes;
+	uint64_t ts;		/* the launch's entry (the arrow leaves from there) */
+	uint64_t submit;	/* its submission (above) */
+	const char *name;	/* kernel name (dev=kname) or NULL */
+};
+
 int device_init(struct device_tl *d, struct trace_writer *tw);
-/* @ts: the launch's entry (the arrow leaves from there); @submit: its submission (above) */
+void device_launch_op(struct device_tl *d, const struct dev_launch *l);
+/* A keyed launch: @ts its entry, @submit its submission (above) */
 void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,
 		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts, uint64_t submit);
+/* The correlation id of a launch without a key (never a pointer value a key could have). */
+uint64_t device_new_corr(struct device_tl *d);
 void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t stream,
 		     uint64_t ts);
+/*
+ * Every operation launched on @stream before @entry has completed by @ts: a synchronize()
+ * that returned at @ts (END_SYNC), a query() that returned true (END_QUERY).
+ */
+void device_stream_done(struct device_tl *d, uint64_t stream, uint64_t entry, uint64_t ts,
+			enum dev_end how);
 /*
  * @stream was destroyed at @ts: its track goes to the next new stream (spans launched before
  * @ts that arrive later still land on it, unless it was handed on already).
