@@ -386,7 +386,14 @@ struct __attribute__((visibility("hidden"))) RuntimeStream::Impl {
 
 	void run();
 	void submit(Op &&op);
-	void wait_for(uint64_t target);
+	// Inlined: synchronize() waits in its own frame. Were it a tail call, a tracer closing the
+	// span at the `jmp` would see synchronize return before the stream drained.
+	__attribute__((always_inline)) void wait_for(uint64_t target)
+	{
+		std::unique_lock<std::mutex> lk(lock);
+
+		idle_cv.wait(lk, [this, target] { return completed >= target; });
+	}
 };
 
 void RuntimeStream::Impl::run()
@@ -450,13 +457,6 @@ void RuntimeStream::Impl::submit(Op &&op)
 		launched++;
 	}
 	work_cv.notify_one();
-}
-
-void RuntimeStream::Impl::wait_for(uint64_t target)
-{
-	std::unique_lock<std::mutex> lk(lock);
-
-	idle_cv.wait(lk, [this, target] { return completed >= target; });
 }
 
 RuntimeStream::RuntimeStream(int device, int id) : impl_(new Impl), device_(device), id_(id)
