@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Check the device side of a spyre-bpftrace trace of the mock job: every launch has its one
-device span (same correlation, right kind, bytes, bandwidth), the device tracks are named and
-never overlap, spans sit between their launch and the synchronize that waited for them, and
-the ac2g arrows join each launch to its span. With --counts, the numbers must match what the
-job did. Exit 1 with a list of problems."""
+device span (same correlation, right kind, bytes, bandwidth, a kernel's name from its
+createComputeParams, how its end was known), the device tracks are named and never overlap,
+spans sit between their launch and the synchronize that waited for them, and the ac2g arrows
+join each launch to its span. With --counts, the numbers must match what the job did. Exit 1
+with a list of problems."""
 import argparse
 import gzip
 import json
@@ -16,8 +17,12 @@ LAUNCH_KIND = {
     "aiuLaunchComputeStream": ("kernel", None),
 }
 SYNC = "aiuScheduleWait"
-# The submission the host sees inside a launch: the doorbell write (dev=submit in the table).
-SUBMIT = "senWriteDoorbell"
+# The submission the host sees inside a launch, when a table has a dev=submit line (the default
+# one has none: torch-spyre's sources show no doorbell call; a span then starts no earlier than
+# its launch's return).
+SUBMIT = "aiuSubmit"
+# How a device span's end was known (args.end)
+ENDS = ("callback", "query", "synchronize")
 DEVICE_PID = 0
 # The mock's simulated link (tests/progs/mock-spyre/flex.cpp): 8 bytes per ns = 8 GB/s.
 LINK_BYTES_PER_NS = 8
@@ -108,8 +113,14 @@ class Checker:
         a = s.get("args", {})
         if s.get("cat") != cat:
             self.bad(f"{what}: cat {s.get('cat')!r}, launch {l['name']} wants {cat!r}")
+        if want is None:    # a kernel: named by the createComputeParams before its launch
+            want = l.get("args", {}).get("kernel")
+            if not want:
+                self.bad(f"launch {l['name']} (correlation {corr}) has no args.kernel")
         if want and s["name"] != want:
             self.bad(f"{what}: name is not {want!r} for {l['name']}")
+        if a.get("end") not in ENDS:
+            self.bad(f"{what}: args.end is {a.get('end')!r}, not one of {ENDS}")
         if s["pid"] != DEVICE_PID or a.get("device") != DEVICE_PID:
             self.bad(f"{what}: pid {s['pid']} / args.device {a.get('device')}, want "
                      f"{DEVICE_PID}")
@@ -223,28 +234,36 @@ class Checker:
 
     def check_counts(self, counts):
         calls = counts["calls"]
-        ncallback = calls["flex::RuntimeStream::launchOperationHostCallback"]
-        # host callbacks complete too, but have no launch probe: they make no device span
-        want = calls["flex::detail::operationComplete"] - ncallback
         nlaunch = (calls["flex::RuntimeStream::launchOperationH2D"]
                    + calls["flex::RuntimeStream::launchOperationD2H"]
                    + calls["flex::RuntimeStream::launchOperationCompute"])
+        # host callbacks run in the launching thread: the stream workers complete launches only
+        want = counts["completions"]
         if want != nlaunch:
-            self.bad(f"the job's counts disagree: {want} completions of launches, "
-                     f"{nlaunch} launches")
+            self.bad(f"the job's counts disagree: {want} completions, {nlaunch} launches")
         got = sum(len(v) for v in self.devspans.values()) + len(self.nodev)
         if got != want:
             self.bad(f"{got} device spans, the job completed {want} launched operations")
-        by_cat = Counter(s["name"] for v in self.devspans.values() for s in v)
+        by_name = Counter(s["name"] for v in self.devspans.values() for s in v)
         for name, sym in (("Memcpy (HtoD)", "launchOperationH2D"),
-                          ("Memcpy (DtoH)", "launchOperationD2H"),
-                          ("Spyre compute", "launchOperationCompute")):
-            if by_cat.get(name, 0) != calls["flex::RuntimeStream::" + sym]:
-                self.bad(f"{by_cat.get(name, 0)} {name} spans, the job made "
+                          ("Memcpy (DtoH)", "launchOperationD2H")):
+            if by_name.get(name, 0) != calls["flex::RuntimeStream::" + sym]:
+                self.bad(f"{by_name.get(name, 0)} {name} spans, the job made "
                          f"{calls['flex::RuntimeStream::' + sym]} {sym} calls")
+        # compute spans are named by their kernels, launched as often as the job says
+        kernels = {n: by_name.get(n, 0) for n in by_name if n not in ("Memcpy (HtoD)",
+                                                                     "Memcpy (DtoH)")}
+        if kernels != counts["kernels"]:
+            self.bad(f"compute spans by name {kernels}, the job launched {counts['kernels']}")
+        # every D2H copy had a callback: the first evidence of its end, or an earlier one
+        ends = Counter(s["args"].get("end") for v in self.devspans.values() for s in v
+                       if s["name"] == "Memcpy (DtoH)")
+        if counts["callbacks"] and not ends.get("callback"):
+            self.bad(f"no DtoH span ended by its callback ({dict(ends)}), the job had "
+                     f"{counts['callbacks']} callbacks")
         st = self.d.get("spyreStats", {})
         for key, val in (("deviceSpans", want), ("launchesInFlight", 0),
-                         ("completionsWithoutLaunch", ncallback), ("deviceOverflow", 0)):
+                         ("completionsWithoutLaunch", 0), ("deviceOverflow", 0)):
             if st.get(key) != val:
                 self.bad(f"spyreStats.{key} is {st.get(key)!r}, want {val}")
 

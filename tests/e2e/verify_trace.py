@@ -77,6 +77,10 @@ def check_metadata(d, problems, job_pid):
         problems.append(f"process_name of {job_pid} is {procs.get(job_pid)!r}")
 
 
+# Probes whose events end device spans instead of becoming host spans (dev=complete instants).
+DEVICE_ONLY = ("aiuDmaCallback",)
+
+
 def check_counts(d, counts, problems, allow_drops):
     probes = d.get("spyreProbes", [])
     by_name = Counter(e["name"] for e in d["traceEvents"]
@@ -104,10 +108,10 @@ def check_counts(d, counts, problems, allow_drops):
                             f"{p.get('unwound')} unwound + {p.get('noReturn')} without a "
                             f"return")
         got = by_name.get(p["name"], 0)
-        if p["events"] != got and p["name"] not in ("aiuOperationComplete",):
+        if p["events"] != got and p["name"] not in DEVICE_ONLY:
             problems.append(f"{p['name']}: metadata says {p['events']} events, trace has {got}")
-        if p["name"] == "aiuOperationComplete":
-            got = p["events"]  # completions become device spans, counted in metadata
+        if p["name"] in DEVICE_ONLY:
+            got = p["events"]  # completions end device spans, counted in metadata
         lost = p["dropsRingFull"] + p["dropsTooDeep"] + p.get("dropsNoStack", 0)
         if (got != want) if not drops else (got + lost != want):
             problems.append(f"{sym} ({p['name']}): job made {want} calls, trace has {got}"
