@@ -149,12 +149,12 @@ class Checker:
                 want = a["bytes"] / dur
                 if abs(bw - want) > 0.0015 + want * 1e-3:
                     self.bad(f"{what}: bandwidth {bw} GB/s, bytes/dur is {want:.4f}")
-            # the span covers the whole copy, which the mock spreads at 8 GB/s
+            # a span ended by its own callback covers the whole copy, which the mock spreads
+            # at 8 GB/s (one that later evidence ended for several ops ends at the next op's
+            # submission: it may be shorter than the work)
             need = a.get("bytes", 0) // LINK_BYTES_PER_NS - SLACK_NS
-            if dur < need:
+            if a.get("end") == "callback" and dur < need:
                 self.bad(f"{what}: {dur} ns, shorter than the copy itself ({need} ns)")
-        elif self.compute_ns is not None and dur < self.compute_ns - SLACK_NS:
-            self.bad(f"{what}: {dur} ns, shorter than the kernel's {self.compute_ns} ns of work")
         # the completion precedes the return of the synchronize() that waited for it
         syncs = self.syncs.get((l["pid"], l["tid"], l["args"].get("stream")), [])
         after = [sy for sy in syncs if sy[0] >= lend]
@@ -256,9 +256,11 @@ class Checker:
         if kernels != counts["kernels"]:
             self.bad(f"compute spans by name {kernels}, the job launched {counts['kernels']}")
         # every D2H copy had a callback: the first evidence of its end, or an earlier one
+        # (when the table probes the callback's invoker)
         ends = Counter(s["args"].get("end") for v in self.devspans.values() for s in v
                        if s["name"] == "Memcpy (DtoH)")
-        if counts["callbacks"] and not ends.get("callback"):
+        probed = any(p.get("name") == "aiuDmaCallback" for p in self.d.get("spyreProbes", []))
+        if probed and counts["callbacks"] and not ends.get("callback"):
             self.bad(f"no DtoH span ended by its callback ({dict(ends)}), the job had "
                      f"{counts['callbacks']} callbacks")
         st = self.d.get("spyreStats", {})
