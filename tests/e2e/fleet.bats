@@ -73,7 +73,7 @@ PY
 import json, sys
 d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["calls"]
 checked = 0
-mem = {"aiuMalloc", "aiuFree"}     # mem= probes: never sampled (the ledger needs every call)
+mem = {"spyreAllocate", "spyreFree"}     # mem= probes: never sampled (the ledger needs every call)
 for p in d["spyreProbes"]:
     want = calls.get(p["symbol"], 0)
     if p["name"] in mem:
@@ -105,8 +105,8 @@ PY
 	python3 - "$BATS_TEST_TMPDIR/t.json" "$elapsed" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1])); secs = max(1, math.ceil(int(sys.argv[2]) / 1e9))
-# mem= probes (aiuMalloc, aiuFree) are not capped: the device memory ledger needs every call
-mem = [p for p in d["spyreProbes"] if p["name"] in ("aiuMalloc", "aiuFree")]
+# mem= probes (spyreAllocate, spyreFree) are not capped: the device memory ledger needs every call
+mem = [p for p in d["spyreProbes"] if p["name"] in ("spyreAllocate", "spyreFree")]
 assert mem and all(p["dropsRateCap"] == 0 and p["events"] == p["hits"] for p in mem), mem
 ev = sum(p["events"] for p in d["spyreProbes"] if p not in mem)
 capped = sum(p["dropsRateCap"] for p in d["spyreProbes"])
