@@ -91,7 +91,7 @@ static void make_event(struct spyre_event *e, long i, int nprobes, uint64_t ts)
 	e->call.ret = 100000 + i;
 	e->tgid = 4242;
 	e->tid = 4243 + (i & 1);
-	e->probe = i % (nprobes > 12 ? 12 : nprobes);	/* the libflex/senlib rows that resolve */
+	e->probe = i % (nprobes > 12 ? 12 : nprobes);	/* the first rows of the table */
 	e->type = SPYRE_EV_SPAN;
 	e->depth = 0;
 }

@@ -747,12 +747,12 @@ mockrun real "$PAIRS" "${REAL_OPTS[@]}"
 MOCK_VARIANTS=("")
 mockrun stress "$PAIRS" "${STRESS_OPTS[@]}"
 # the memory ledger's share: the same stress job with the default table and with that table
-# without its mem= keys (aiuMalloc/aiuFree then staged and sampled like any span, no entry
-# record for the free, no [memory] or counter events), their pairs alternating
-sed 's/ mem=[a-z]*//; s/ ptr=[a-z0-9]*//; s/ size=arg[0-9]//' "$ROOT/user/resolve/spyre-default.probes" \
-	>"$WORK/nomem.probes"
+# without its mem= keys (spyreAllocate/spyreFree then staged and sampled like any span, no
+# entry record for the free, no [memory] or counter events), their pairs alternating
+sed 's/ mem=[a-z]*//; s/ ptr=[^[:space:]]*//; s/ size=[^[:space:]]*//' \
+	"$ROOT/user/resolve/spyre-default.probes" >"$WORK/nomem.probes"
 grep -Eq '^[^#].*[[:space:]]mem=' "$WORK/nomem.probes" && die "nomem.probes still has mem= keys"
-# (--allow-missing: as a file, its torch_spyre and libunwind lines would be typos here)
+# (--allow-missing: as a file, its libunwind lines would be typos here)
 MOCK_VARIANTS=("" "--no-default --probes $WORK/nomem.probes --allow-missing")
 mockrun memstress "$PAIRS" "${STRESS_OPTS[@]}"
 for n in real.default real.uretprobes stress.default; do

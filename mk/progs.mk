@@ -3,8 +3,9 @@
 # Makefile after mk/cross.mk and before `all` and the other mk/ files (they name its variables);
 # uses BUILD, CXX, STRIP and CF_PROTECTION, so a cross build builds all of them for its ARCH.
 #
-#   mock-spyre/      the mock Spyre runtime: libsenlib-dd2.so, libflex.so and mock-spyre-job,
-#                    traced by the end-to-end, VM and bench runs          -> $(BUILD)/mock/
+#   mock-spyre/      the mock Spyre stack: libflex.so, libspyre_comms.so.1, torch_spyre/_C.so
+#                    and mock-spyre-job, traced by the end-to-end, VM and bench runs
+#                                                                         -> $(BUILD)/mock/
 #   fixture.cpp      libfixture.so (and a stripped copy): symbols for the unit tests' ELF reader
 #                    (DT_SONAME libfixture.so.1: a library glob matches it too; the unit tests
 #                    also follow tailjob's libraries' tail calls)
@@ -35,7 +36,9 @@ MOCK_HDRS	:= $(wildcard $(MOCK_SRC)/*.h)
 MOCK_CXXFLAGS	:= -O2 -g -fPIC $(CF_PROTECTION) -Wall -Wextra -std=gnu++17 -pthread
 
 MOCK_DIR	:= $(BUILD)/mock
-MOCK		:= $(MOCK_DIR)/libsenlib-dd2.so $(MOCK_DIR)/libflex.so $(MOCK_DIR)/mock-spyre-job
+MOCK_C		:= $(MOCK_DIR)/torch_spyre/_C.so
+MOCK		:= $(MOCK_DIR)/libflex.so $(MOCK_DIR)/libspyre_comms.so.1 $(MOCK_C) \
+		   $(MOCK_DIR)/mock-spyre-job
 FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so \
 		   $(BUILD)/tests/libtailrt.so $(BUILD)/tests/libtailb.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
@@ -53,15 +56,26 @@ $(MOCK_DIR):
 # --- mock Spyre runtime ------------------------------------------------------------------------
 mock: $(MOCK)
 
-$(MOCK_DIR)/libsenlib-dd2.so: $(MOCK_SRC)/senlib.cpp $(MOCK_HDRS) | $(MOCK_DIR)
-	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libsenlib-dd2.so $< -o $@
+# -O2 and nothing forced out of line: the compiler inlines and turns one-line forwarders into tail
+# calls (`jmp` through the PLT) as it does in the real libraries; docs/mock.md says which.
+$(MOCK_DIR)/libflex.so: $(MOCK_SRC)/flex.cpp $(MOCK_SRC)/mockstats.cpp $(MOCK_HDRS) | $(MOCK_DIR)
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libflex.so $(MOCK_SRC)/flex.cpp \
+		$(MOCK_SRC)/mockstats.cpp -o $@
 
-$(MOCK_DIR)/libflex.so: $(MOCK_SRC)/flex.cpp $(MOCK_HDRS) $(MOCK_DIR)/libsenlib-dd2.so
-	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libflex.so $< -L$(MOCK_DIR) -lsenlib-dd2 \
+$(MOCK_DIR)/libspyre_comms.so.1: $(MOCK_SRC)/spyre_comms.cpp $(MOCK_HDRS) $(MOCK_DIR)/libflex.so
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libspyre_comms.so.1 $< -L$(MOCK_DIR) -lflex \
 		-Wl,-rpath,'$$ORIGIN' -o $@
 
-$(MOCK_DIR)/mock-spyre-job: $(MOCK_SRC)/mock-spyre-job.cpp $(MOCK_HDRS) $(MOCK_DIR)/libflex.so
-	$(CXX) $(MOCK_CXXFLAGS) -fPIE $< -L$(MOCK_DIR) -lflex -lsenlib-dd2 -Wl,-rpath,'$$ORIGIN' -o $@
+# torch-spyre's extension module sits in the package directory, as after `pip install`.
+$(MOCK_C): $(MOCK_SRC)/torch_spyre.cpp $(MOCK_HDRS) $(MOCK_DIR)/libflex.so \
+		$(MOCK_DIR)/libspyre_comms.so.1
+	@mkdir -p $(@D)
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,_C.so $< -L$(MOCK_DIR) -l:libspyre_comms.so.1 \
+		-lflex -Wl,-rpath,'$$ORIGIN/..' -o $@
+
+$(MOCK_DIR)/mock-spyre-job: $(MOCK_SRC)/mock-spyre-job.cpp $(MOCK_HDRS) $(MOCK_C)
+	$(CXX) $(MOCK_CXXFLAGS) -fPIE $< -L$(MOCK_DIR) -L$(MOCK_DIR)/torch_spyre -l:_C.so \
+		-l:libspyre_comms.so.1 -lflex -Wl,-rpath,'$$ORIGIN:$$ORIGIN/torch_spyre' -o $@
 
 # --- unit-test libraries -----------------------------------------------------------------------
 fixtures: $(FIXTURES)
@@ -100,10 +114,10 @@ $(BUILD)/tests/coroutine: $(PROGS_DIR)/coroutine.c | $(BUILD)/tests
 # -O1 and none of the mock's hardening flags, as when faults.bats compiled it itself: its tests
 # probe flexhelper's own functions, whose code they were written against. The runtime is found
 # beside it, in ../mock.
-$(BUILD)/tests/flexhelper: $(PROGS_DIR)/flexhelper.cpp $(MOCK_HDRS) $(MOCK_DIR)/libflex.so \
-		| $(BUILD)/tests
+$(BUILD)/tests/flexhelper: $(PROGS_DIR)/flexhelper.cpp $(MOCK_HDRS) $(MOCK_C) | $(BUILD)/tests
 	$(CXX) -O1 -g -std=gnu++17 -Wall -Wextra -pthread -I$(MOCK_SRC) $< -L$(MOCK_DIR) \
-		-lflex -lsenlib-dd2 -Wl,-rpath,'$$ORIGIN/../mock' -o $@
+		-L$(MOCK_DIR)/torch_spyre -l:_C.so -l:libspyre_comms.so.1 -lflex \
+		-Wl,-rpath,'$$ORIGIN/../mock:$$ORIGIN/../mock/torch_spyre' -o $@
 
 # The tail-call runtime: built like the mock (-O2, -fcf-protection: .plt.sec stubs), so its
 # launch functions end in jmp; libtailb.so calls back into libtailrt.so (resolved at run time).

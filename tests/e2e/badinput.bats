@@ -12,8 +12,10 @@ trace_briefly() {
 
 # copy_runtime DIR: the mock job and its libraries in DIR, so a test may delete or chmod them
 copy_runtime() {
-	mkdir -p "$1"
-	cp "$BUILD"/mock/mock-spyre-job "$BUILD"/mock/libflex.so "$BUILD"/mock/libsenlib-dd2.so "$1"/
+	mkdir -p "$1/torch_spyre"
+	cp "$BUILD"/mock/mock-spyre-job "$BUILD"/mock/libflex.so "$BUILD"/mock/libspyre_comms.so.1 \
+		"$1"/
+	cp "$BUILD"/mock/torch_spyre/_C.so "$1"/torch_spyre/
 }
 
 # NODAC: run as root, but without the capabilities that let root read any file
@@ -241,7 +243,7 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 		>"$BATS_TEST_TMPDIR/job.out" 2>"$BATS_TEST_TMPDIR/job.err" &
 	JOB_PID=$!
 	wait_for "$BATS_TEST_TMPDIR/job.ready"
-	rm "$rt/libflex.so" "$rt/libsenlib-dd2.so"
+	rm "$rt/libflex.so" "$rt/libspyre_comms.so.1" "$rt/torch_spyre/_C.so"
 	grep -q "$rt/libflex.so (deleted)" /proc/"$JOB_PID"/maps
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	kill -USR1 "$JOB_PID"
@@ -270,7 +272,7 @@ start_unreadable_job() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"NOT RESOLVED: cannot read $RT/libflex.so: Permission denied"* ]]
-	[[ "$output" == *"senOpenDevice"* ]]
+	[[ "$output" == *"spyreAllocate"* ]]	# _C.so's probes still resolve
 }
 
 @test "unreadable runtime library, only its probes: exit 5 naming the library and the error" {
@@ -288,9 +290,11 @@ start_unreadable_job() {
 	run $NODAC "$TOOL" -p "$JOB_PID" -d 0.3 -q -o "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# senlib's probes, and the exception unwinder's (libgcc_s): nothing of libflex
-	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'sorted(p["name"] for p in d["spyreProbes"])')" = \
-	  "['senOpenDevice', 'senWriteDoorbell', 'unwindForced', 'unwindRaise']" ]
+	# _C.so's and libspyre_comms' probes, and the exception unwinder's (libgcc_s): nothing of
+	# libflex
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" \
+		'sorted({p["library"].split("/")[-1] for p in d["spyreProbes"]})')" = \
+	  "['_C.so', 'libgcc_s.so.1', 'libspyre_comms.so.1']" ]
 	[[ "$output" == *"$RT/libflex.so"*"Permission denied"* ]]
 }
 

@@ -40,18 +40,22 @@ def parent(e, names):
     assert best is not None and best["name"] in names, (e, best)
     return best
 
-for e in drv:
+mapped = {}    # iova -> size, MAP_DMA not unmapped yet
+for e in sorted(drv, key=lambda e: e["ts"]):
     a = e["args"]
     assert a["ret"] == -25 and a["error"] == "ENOTTY", e  # stand-ins: every ioctl fails
     assert isinstance(a["fd"], int) and a["fd"] >= 0, e
     if e["name"] == "VFIO_IOMMU_MAP_DMA":
         p = parent(e, {"aiuMalloc"})
-        # the mock maps whole pages at IOVA = the buffer's address
-        assert a["iova"] == a["vaddr"] == p["args"]["ptr"], (e, p)
+        # the mock maps whole pages at IOVA = the buffer's address (flex returns the buffer
+        # inside a CompositeAddress: no argument of the allocator holds it)
+        assert a["iova"] == a["vaddr"] and int(str(a["iova"]), 0) % 4096 == 0, (e, p)
         assert a["size"] == (p["args"]["bytes"] + 4095) // 4096 * 4096, (e, p)
+        mapped[a["iova"]] = a["size"]
     elif e["name"] == "VFIO_IOMMU_UNMAP_DMA":
-        p = parent(e, {"aiuFree"})
-        assert a["iova"] == p["args"]["ptr"] and a["size"] % 4096 == 0, (e, p)
+        # freed when torch-spyre deletes the owner context
+        p = parent(e, {"spyreFree"})
+        assert mapped.pop(a["iova"], None) == a["size"], (e, p)
     elif e["name"] != "VFIO_DEVICE_RESET":
         # setup: inside initializeRuntime, on the main thread
         p = parent(e, {"aiuInitializeRuntime"})
@@ -180,7 +184,7 @@ want = c["ioctls"]["VFIO_IOMMU_MAP_DMA"] + c["ioctls"]["VFIO_IOMMU_UNMAP_DMA"]
 assert want // 8 <= st["driverUnpaired"] <= want // 3, (st, want)
 assert want - 2 <= len(drv) + st["driverUnpaired"] <= want, (len(drv), st, want)
 for e in drv:
-    runtime = "aiuMalloc" if e["name"] == "VFIO_IOMMU_MAP_DMA" else "aiuFree"
+    runtime = "aiuMalloc" if e["name"] == "VFIO_IOMMU_MAP_DMA" else "spyreFree"
     assert any(p["name"] == runtime and (p["pid"], p["tid"]) == (e["pid"], e["tid"]) and
                p["ts"] <= e["ts"] and e["ts"] + e["dur"] <= p["ts"] + p["dur"] for p in X), e
 PY

@@ -114,9 +114,10 @@ PY
 }
 
 # forkdev_arrows TRACE PARENT CHILD: flexhelper forkdev 30 traced into TRACE: parent and child
-# copy 4096 and 8192 bytes; the child goes on from the parent's op counter, so both use the
-# same op ids at the same time. Every launch of both has one arrow, to a span of its own
-# process (its byte count), each with an id of its own.
+# copy 4096 and 8192 bytes; the child's streams and callbacks sit at its parent's addresses (a
+# fork's copy), so both use the same stream ids and completion keys at the same time. Every
+# launch of both has one arrow, to a span of its own process (its byte count), each with an id
+# of its own, and no correlation is shared (launches return nothing: the ids are the tracer's).
 forkdev_arrows() {
 	python3 - "$@" <<'PY'
 import json, sys
@@ -124,9 +125,9 @@ d = json.load(open(sys.argv[1])); parent = int(sys.argv[2]); child = int(sys.arg
 corr = {p: {e["args"]["correlation"] for e in d["traceEvents"] if e["ph"] == "X"
             and e["pid"] == p and e["name"].startswith(("aiuDataTransfer", "aiuLaunchCompute"))}
         for p in (parent, child)}
-# 30 rounds of H2D, compute, D2H each, with op ids both processes use
+# 30 rounds of H2D, compute, D2H each
 assert len(corr[parent]) == 90 and len(corr[child]) == 90, {p: len(c) for p, c in corr.items()}
-assert len(corr[parent] & corr[child]) >= 80, len(corr[parent] & corr[child])
+assert not corr[parent] & corr[child], len(corr[parent] & corr[child])
 PY
 	python3 "$ROOT/tests/e2e/verify_flows.py" "$1" --bytes "$2:4096" --bytes "$3:8192" \
 		--min-arrows "$2:90" --min-arrows "$3:90"
@@ -202,9 +203,10 @@ d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
 x = [e for e in d["traceEvents"] if e["ph"] == "X"]
 assert {e["pid"] for e in x} == {pid}, {e["pid"] for e in x}
 n = collections.Counter(e["name"] for e in x if e["cat"] == "privateuse1_runtime")
-# 5 before the exec; after it: initializeRuntime, then 2 threads x 3 x (malloc, free, get)
-assert n == {"aiuGetNumDevices": 5 + 6, "aiuInitializeRuntime": 1, "senOpenDevice": 1,
-             "aiuMalloc": 6, "aiuFree": 6}, n
+# 5 before the exec; after it: initializeRuntime, then 2 threads x 3 x (torch-spyre's
+# allocate with flex's inside, free, get)
+assert n == {"aiuGetNumDevices": 5 + 6, "aiuInitializeRuntime": 1, "spyreAllocate": 6,
+             "aiuMalloc": 6, "spyreFree": 6}, n
 PY
 }
 
@@ -227,7 +229,7 @@ tids = {t for t, _ in n}
 assert len(tids) == 3 and pid not in tids, n
 assert sorted(names[t] for t in tids) == ["late-0", "late-1", "late-2"], names
 for t in tids:
-    for f in ("aiuMalloc", "aiuFree", "aiuGetNumDevices"):
+    for f in ("spyreAllocate", "aiuMalloc", "spyreFree", "aiuGetNumDevices"):
         assert n[(t, f)] == 20, (t, f, n)
 PY
 }
@@ -344,10 +346,15 @@ warm_count() {
 	wait_until 10 bpf_progs_gone $progs
 	# the job lives on, untraced, with the results of an untraced run
 	run_phase 2
-	for f in checksum calls; do
-		[ "$(counts_field "$BATS_TEST_TMPDIR/counts.json.2" $f)" = \
-		  "$(counts_field "$BATS_TEST_TMPDIR/untraced.json.2" $f)" ]
-	done
+	# (query() is polled until true: how often depends on timing, traced or not)
+	python3 - "$BATS_TEST_TMPDIR/counts.json.2" "$BATS_TEST_TMPDIR/untraced.json.2" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+polled = ("flex::RuntimeStream::query", "spyre::SpyreStream::query")
+strip = lambda c: {k: v for k, v in c["calls"].items() if k not in polled}
+assert a["checksum"] == b["checksum"] and strip(a) == strip(b), (a, b)
+assert a["calls"][polled[0]] >= 60, a["calls"]	# one per iteration at least
+PY
 	# a new tracer attaches cleanly and sees every call of the next phase
 	start_tracer -o "$BATS_TEST_TMPDIR/t2.json"
 	run_phase 3
@@ -668,7 +675,7 @@ d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["calls"]
 total = 0
 for p in d["spyreProbes"]:
     want = calls.get(p["symbol"])
-    if not want or p["name"] == "aiuOperationComplete":
+    if not want:
         continue
     assert p["dropsTooDeep"] == 0 and p["dropsRingFull"] == 0, p
     assert p["hits"] == want, (p, want)

@@ -13,8 +13,8 @@ import json, sys
 d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
 unknown = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 calls = c["calls"]
-allocs = calls["flex::FlexAllocator::allocate"] - c["thrown"]["flex::FlexAllocator::allocate"]
-frees = calls["flex::FlexAllocator::deallocate"] - unknown
+allocs = calls["spyre::SpyreAllocator::allocate"] - c["thrown"]["spyre::SpyreAllocator::allocate"]
+frees = calls["spyre::SpyreAllocator::ReportAndDelete"] - unknown
 procs = d["spyreMemory"]["processes"]
 assert [p["pid"] for p in procs] == [c["pid"]], procs
 devs = procs[0]["devices"]
@@ -120,7 +120,7 @@ p = d["spyreMemory"]["processes"][0]
 want = sorted((int(b["addr"], 16), b["bytes"]) for b in c["leaked"])
 got = sorted((int(b["addr"], 16), b["bytes"]) for b in p["liveBlocks"])
 assert len(want) == 5 and got == want, (got, want)
-assert all(b["probe"] == "aiuMalloc" for b in p["liveBlocks"]), p["liveBlocks"]
+assert all(b["probe"] == "spyreAllocate" for b in p["liveBlocks"]), p["liveBlocks"]
 ts = [b["ts"] for b in p["liveBlocks"]]
 assert ts == sorted(ts), "not oldest first"
 names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
@@ -128,12 +128,12 @@ names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
 assert {names[b["tid"]] for b in p["liveBlocks"]} == {"train-0"}, p["liveBlocks"]
 g = p["liveGroups"]
 assert len(g) == 1 and g[0]["count"] == 5 and g[0]["bytes"] == 20000, g
-assert g[0]["probe"] == "aiuMalloc" and g[0]["thread"] == "train-0", g
+assert g[0]["probe"] == "spyreAllocate" and g[0]["thread"] == "train-0", g
 assert p["liveBlocksNotListed"] == 0
 PY
 	grep -q "still allocated at the end, oldest first (5 blocks in 1 group)" \
 		"$BATS_TEST_TMPDIR/tracer.out"
-	grep -Eq "^ +5 x 19.5 KiB +pid $JOB_PID device 0  aiuMalloc  thread train-0 " \
+	grep -Eq "^ +5 x 19.5 KiB +pid $JOB_PID device 0  spyreAllocate  thread train-0 " \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]

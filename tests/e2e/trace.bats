@@ -77,9 +77,10 @@ load helpers
 	wait "$TRACER_PID" || TRACER_RC=$?
 	[ "$TRACER_RC" -eq 0 ]
 	grep -q '"targetExited":true' "$BATS_TEST_TMPDIR/t.json"
-	# the job destroys its 2 x 2 streams at exit, after its counted phase
+	# the job destroys its 2 x 2 pool streams and the default stream at exit, after its
+	# counted phase
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
-		--extra flex::RuntimeStream::~RuntimeStream=4
+		--extra flex::RuntimeStream::~RuntimeStream=5
 }
 
 @test "-d stops after the given duration" {
@@ -110,13 +111,13 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 names = {e["name"] for e in d["traceEvents"] if e["ph"] == "X"}
 assert "aiuInitializeRuntime" in names, names     # made before main's loop: from the start
-assert "senOpenDevice" in names, names
+assert "aiuGetNumDevices" in names, names
 PY
-	# setup calls happen before the job's counted phase: one device; its 2 x 2 streams are
-	# destroyed after it
+	# setup calls happen before the job's counted phase: one device; its 2 x 2 pool streams
+	# and its default stream are destroyed after it
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
 		--extra flex::initializeRuntime=1 --extra flex::getNumDevices=1 \
-		--extra senlib::SenDevice::open=1 --extra flex::RuntimeStream::~RuntimeStream=4
+		--extra flex::RuntimeStream::~RuntimeStream=5
 }
 
 @test "list shows resolved probes and why the others did not resolve" {
@@ -125,10 +126,10 @@ PY
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"aiuDataTransferHtoD"*"flex::RuntimeStream::launchOperationH2D"* ]]
 	[[ "$output" == *"after endbr64"* ]]
-	# the costly probe is named as such: operationComplete begins "endbr64; mov; jmp"
-	echo "$output" | grep "flex::detail::operationComplete" | grep -q "single-stepped"
-	! echo "$output" | grep "flex::FlexAllocator::allocate" | grep -q "single-stepped"
-	[[ "$output" == *"NOT RESOLVED: no mapped library matches '_C*.so'"* ]]
+	# the costly probe is named as such: the D2H callback's invoker begins "endbr64; mov; jmp"
+	echo "$output" | grep "JobPlanStepD2H::construct.*::_M_invoke " | grep -q "single-stepped"
+	! echo "$output" | grep "flex::FlexAllocator::allocate " | grep -q "single-stepped"
+	[[ "$output" == *"NOT RESOLVED: no mapped library matches 'libunwind.so*'"* ]]
 	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'libflex.so:flex::nothing*'
 	[ "$status" -eq 10 ]
 	[[ "$output" == *"NOT RESOLVED: no function matching 'flex::nothing*'"* ]]

@@ -77,6 +77,10 @@ def check_metadata(d, problems, job_pid):
         problems.append(f"process_name of {job_pid} is {procs.get(job_pid)!r}")
 
 
+# Probes whose events end device spans instead of becoming host spans (dev=complete instants).
+DEVICE_ONLY = ("aiuDmaCallback",)
+
+
 def check_counts(d, counts, problems, allow_drops):
     probes = d.get("spyreProbes", [])
     host = [e for e in d["traceEvents"]
@@ -110,11 +114,11 @@ def check_counts(d, counts, problems, allow_drops):
                             f"{unwound_ev[p['name']]} unwound events")
         got = by_name.get(p["name"], 0)
         if (p["events"] != got + unwound_ev[p["name"]] and
-                p["name"] not in ("aiuOperationComplete",)):
+                p["name"] not in DEVICE_ONLY):
             problems.append(f"{p['name']}: metadata says {p['events']} events, trace has {got}"
                             f" + {unwound_ev[p['name']]} unwound")
-        if p["name"] == "aiuOperationComplete":
-            got = p["events"]  # completions become device spans, counted in metadata
+        if p["name"] in DEVICE_ONLY:
+            got = p["events"]  # completions end device spans, counted in metadata
         lost = p["dropsRingFull"] + p["dropsTooDeep"] + p.get("dropsNoStack", 0)
         if (got != want) if not drops else (got + lost != want):
             problems.append(f"{sym} ({p['name']}): job made {want} calls, trace has {got}"

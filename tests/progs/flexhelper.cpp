@@ -4,12 +4,13 @@
 // program does those things only after the tracer is attached, when told to by SIGUSR1.
 //
 //   flexhelper READY MODE ARGS...
-//     threads N K DONE    start N threads "late-<i>", each calls the runtime K times
+//     threads N K DONE    start N threads "late-<i>", each K times allocates and frees device
+//                         memory (torch-spyre's SpyreAllocator) and calls getNumDevices
 //     fork N M DONE       fork: the child calls getNumDevices M times, the parent N times
 //     forkdev N DONE      fork; then parent and child each copy in, compute and copy out on
 //                         a stream of their own N times, the parent 4096 bytes a copy, the
-//                         child 8192. The child goes on from the parent's op counter: both
-//                         use the same op ids (the launches' correlation ids)
+//                         child 8192; its streams and callbacks sit at the parent's
+//                         addresses (the fork's copy of its memory)
 //     exec N DONE PROG... call getNumDevices N times, then exec PROG with its arguments
 //     tail N DONE         N times flexhelper_tail_outer, which jumps (a tail call) into
 //                         flexhelper_tail_inner: two traceable calls that return together
@@ -26,8 +27,8 @@
 // READY gets the pid once the runtime is initialized; DONE gets the runtime's call counts (the
 // mock job's counts format) once the work is done. Then the program waits for SIGTERM/SIGINT.
 
-#include "flex.h"
 #include "mockstats.h"
+#include "torch_spyre.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -42,6 +43,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <memory>
 #include <vector>
 
 static sigset_t g_sigs;
@@ -100,24 +102,31 @@ static void calls(long n)
 			die("getNumDevices");
 }
 
-// N rounds of H2D, compute, D2H of @bytes on a new stream, each waited for.
+// N rounds of H2D, compute, D2H of @bytes on a stream of the pool, each waited for: job plans
+// of one step each, as the mock job launches them (three launches a round).
 static void device_work(long n, size_t bytes)
 {
-	flex::FlexAllocator alloc(0);
-	flex::RuntimeStream stream(0, 1);
+	spyre::SpyreAllocator &alloc = spyre::SpyreAllocator::instance();
+	spyre::SpyreStream stream = spyre::getStreamFromPool(0);
 	std::vector<char> host(bytes);
-	void *dev = alloc.allocate(bytes, 1);
+	spyre::DataPtr dev = alloc.allocate(bytes);
+	std::vector<spyre::Tensor> args = { { static_cast<spyre::SharedOwnerCtx *>(
+		dev.get_context()) } };
 
-	if (!dev)
+	if (!dev.get())
 		die("allocate");
 	for (long i = 0; i < n; i++) {
-		if (!stream.launchOperationH2D(dev, host.data(), bytes) ||
-		    !stream.launchOperationCompute("forkdev", dev, bytes / 4, 20000) ||
-		    !stream.launchOperationD2H(host.data(), dev, bytes))
-			die("launch");
+		spyre::JobPlan h2d, d2h, kernel = spyre::prepareKernel("forkdev#0", 20000);
+
+		h2d.add(std::make_unique<spyre::JobPlanStepH2D>(host.data(),
+								args[0].ctx->composite_addr));
+		d2h.add(std::make_unique<spyre::JobPlanStepD2H>(host.data(),
+								args[0].ctx->composite_addr));
+		spyre::launchJobPlan(stream, h2d, args);
+		spyre::launchJobPlan(stream, kernel, args);
+		spyre::launchJobPlan(stream, d2h, args);
 		stream.synchronize();
 	}
-	alloc.deallocate(dev);
 }
 
 static void worker(int index, long k)
@@ -126,14 +135,12 @@ static void worker(int index, long k)
 
 	snprintf(name, sizeof(name), "late-%d", index);
 	pthread_setname_np(pthread_self(), name);
-	flex::FlexAllocator alloc(0);
-
 	for (long i = 0; i < k; i++) {
-		void *p = alloc.allocate(4096, 1);
+		spyre::DataPtr p = spyre::SpyreAllocator::instance().allocate(4096);
 
-		if (!p)
+		if (!p.get())
 			die("allocate");
-		alloc.deallocate(p);
+		spyre::SpyreAllocator::ReportAndDelete(p.release());
 		calls(1);
 	}
 }
@@ -203,7 +210,7 @@ extern "C" __attribute__((noinline, visibility("default"))) int flexhelper_try_a
 	flex::FlexAllocator *alloc)
 {
 	try {
-		alloc->allocate(SIZE_MAX, 0);
+		alloc->allocate(SIZE_MAX, flex::AllocationDirective());
 	} catch (const std::bad_alloc &) {
 		return 1;
 	}
@@ -212,14 +219,14 @@ extern "C" __attribute__((noinline, visibility("default"))) int flexhelper_try_a
 
 static void throws(long n)
 {
-	flex::FlexAllocator alloc(0);
+	flex::FlexAllocator &alloc = *flex::getFlexRuntimeContext()->getAllocator();
 
 	for (long i = 0; i < n; i++)
 		if (flexhelper_try_alloc(&alloc) != 1)
 			die("try_alloc");
 	for (long i = 0; i < n; i++) {
 		try {
-			alloc.allocate(SIZE_MAX, 0);
+			alloc.allocate(SIZE_MAX, flex::AllocationDirective());
 			die("allocate did not throw");
 		} catch (const std::bad_alloc &) {
 		}
@@ -245,7 +252,7 @@ int main(int argc, char **argv)
 	sigaddset(&g_sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &g_sigs, nullptr);
 
-	if (flex::initializeRuntime(1))
+	if (spyre::startRuntime(1))
 		die("initializeRuntime");
 	mock_spyre::resetCounts();
 	write_atomic(ready, std::to_string(getpid()) + "\n");

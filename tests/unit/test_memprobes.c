@@ -31,18 +31,22 @@ TEST(memprobes_accepted)
 	}
 	probes_free(&t);
 
-	/* the default table marks the runtime's allocator */
+	/* the default table books torch-spyre's allocator: a DataPtr returned by value */
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
 	for (int i = 0; i < t.cnt; i++) {
 		const struct probe_spec *s = &t.specs[i];
 
-		if (!strcmp(s->sym, "flex::FlexAllocator::allocate")) {
+		if (!strcmp(s->sym, "spyre::SpyreAllocator::allocate")) {
 			CHECK_EQ_INT(s->mem, MEM_ALLOC);
-			CHECK_EQ_INT(s->ptr, PROBE_VAL_RET);
-			CHECK_EQ_INT(s->size, 2);
-		} else if (!strcmp(s->sym, "flex::FlexAllocator::deallocate")) {
+			CHECK(s->ptr >= PROBE_VAL_DEREF);
+			if (s->ptr >= PROBE_VAL_DEREF && s->ptr - PROBE_VAL_DEREF < 2) {
+				CHECK_EQ_INT(s->deref[s->ptr - PROBE_VAL_DEREF].src, PROBE_VAL_SRET);
+				CHECK_EQ_INT(s->deref[s->ptr - PROBE_VAL_DEREF].off, 0);
+			}
+			CHECK_EQ_INT(s->size, 3);
+		} else if (!strcmp(s->sym, "spyre::SpyreAllocator::ReportAndDelete")) {
 			CHECK_EQ_INT(s->mem, MEM_FREE);
-			CHECK_EQ_INT(s->ptr, 2);
+			CHECK_EQ_INT(s->ptr, 1);
 		} else {
 			CHECK_EQ_INT(s->mem, MEM_NONE);
 		}

@@ -23,50 +23,79 @@ TEST(probes_default_table)
 
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
 	CHECK_STR(err, "");
-	CHECK_EQ_INT(t.cnt, 25);
+	CHECK_EQ_INT(t.cnt, 45);
 	CHECK(t.cap >= (size_t)t.cnt);
 
-	s = find_sym(&t, "flex::RuntimeStream::launchOperationH2D");
+	/* a void launch: bytes and key read through its DmaParams */
+	s = find_sym(&t, "flex::RuntimeStream::launchOperationD2H");
 	CHECK(s);
 	if (s) {
 		CHECK_STR(s->lib, "libflex.so*");
-		CHECK_STR(s->name, "aiuDataTransferHtoD");
+		CHECK_STR(s->name, "aiuDataTransferDtoH");
 		CHECK_STR(s->cat, "privateuse1_runtime");
-		CHECK_STR(s->origin, "default:11");
+		CHECK_STR(s->origin, "default:54");
 		CHECK_EQ_INT(s->type, PROBE_SPAN);
-		/* the op id is not an arg of its own: it is the key, written as correlation */
-		CHECK_EQ_INT(s->nargs, 4);
+		CHECK_EQ_INT(s->nargs, 2);
 		CHECK_STR(s->args[0].label, "stream");
 		CHECK_EQ_INT(s->args[0].src, 1);
 		CHECK_EQ_INT(s->args[0].fmt, ARG_HEX);
-		CHECK_STR(s->args[1].label, "dst");
-		CHECK_EQ_INT(s->args[1].src, 2);
-		CHECK_STR(s->args[2].label, "src");
-		CHECK_EQ_INT(s->args[2].src, 3);
-		CHECK_STR(s->args[3].label, "bytes");
-		CHECK_EQ_INT(s->args[3].src, 4);
-		CHECK_EQ_INT(s->args[3].fmt, ARG_UNSIGNED);
+		CHECK_STR(s->args[1].label, "bytes");
+		CHECK_EQ_INT(s->args[1].fmt, ARG_UNSIGNED);
 		CHECK_EQ_INT(s->dev, DEV_LAUNCH);
-		CHECK_EQ_INT(s->op, OP_H2D);
-		CHECK_EQ_INT(s->key, PROBE_VAL_RET);
+		CHECK_EQ_INT(s->op, OP_D2H);
 		CHECK_EQ_INT(s->stream, 1);
-		CHECK_EQ_INT(s->bytes, 4);
+		CHECK_EQ_INT(s->nderef, 2);
+		/* bytes = DmaParams::size, key = DmaParams::callback's functor */
+		CHECK_EQ_INT(s->bytes, s->args[1].src);
+		CHECK(s->bytes >= PROBE_VAL_DEREF && s->key >= PROBE_VAL_DEREF);
+		if (s->bytes >= PROBE_VAL_DEREF && s->key >= PROBE_VAL_DEREF &&
+		    s->bytes - PROBE_VAL_DEREF < 2 && s->key - PROBE_VAL_DEREF < 2) {
+			CHECK_EQ_INT(s->deref[s->bytes - PROBE_VAL_DEREF].src, 2);
+			CHECK_EQ_INT(s->deref[s->bytes - PROBE_VAL_DEREF].off, 8);
+			CHECK_EQ_INT(s->deref[s->key - PROBE_VAL_DEREF].src, 2);
+			CHECK_EQ_INT(s->deref[s->key - PROBE_VAL_DEREF].off, 32);
+		}
 	}
 
-	s = find_sym(&t, "flex::detail::operationComplete");
+	/* H2D and compute launches have no key: the stream's later evidence ends them */
+	s = find_sym(&t, "flex::RuntimeStream::launchOperationCompute");
 	CHECK(s);
 	if (s) {
-		CHECK_STR(s->name, "aiuOperationComplete");
-		CHECK_STR(s->origin, "default:18");
+		CHECK_EQ_INT(s->dev, DEV_LAUNCH);
+		CHECK_EQ_INT(s->op, OP_COMPUTE);
+		CHECK_EQ_INT(s->key, PROBE_VAL_NONE);
+	}
+
+	/* the D2H callback's invoker completes the copy, keyed by its functor */
+	s = find_sym(&t, "std::_Function_handler<*spyre::JobPlanStepD2H::construct*>::_M_invoke");
+	CHECK(s);
+	if (s) {
+		CHECK_STR(s->name, "aiuDmaCallback");
+		CHECK_STR(s->origin, "default:30");
 		CHECK_EQ_INT(s->type, PROBE_INSTANT);
-		CHECK_EQ_INT(s->nargs, 4);
-		CHECK_STR(s->args[2].label, "kind");
-		CHECK_EQ_INT(s->args[2].fmt, ARG_INT32);
 		CHECK_EQ_INT(s->dev, DEV_COMPLETE);
-		CHECK_EQ_INT(s->op, OP_NONE);
-		CHECK_EQ_INT(s->key, 2);
+		CHECK(s->key >= PROBE_VAL_DEREF);
+		if (s->key >= PROBE_VAL_DEREF && s->key - PROBE_VAL_DEREF < 2) {
+			CHECK_EQ_INT(s->deref[s->key - PROBE_VAL_DEREF].src, 1);
+			CHECK_EQ_INT(s->deref[s->key - PROBE_VAL_DEREF].off, 0);
+		}
+	}
+
+	s = find_sym(&t, "flex::RuntimeStream::synchronize");
+	CHECK(s);
+	if (s) {
+		CHECK_EQ_INT(s->dev, DEV_SYNC);
 		CHECK_EQ_INT(s->stream, 1);
-		CHECK_EQ_INT(s->bytes, PROBE_VAL_NONE);
+	}
+	s = find_sym(&t, "flex::RuntimeStream::query");
+	CHECK(s);
+	if (s)
+		CHECK_EQ_INT(s->dev, DEV_QUERY);
+	s = find_sym(&t, "flex::createComputeParams");
+	CHECK(s);
+	if (s) {
+		CHECK_EQ_INT(s->dev, DEV_KNAME);
+		CHECK_EQ_INT(s->str, STR_CXX);
 	}
 
 	s = find_sym(&t, "flex::RuntimeStream::~RuntimeStream");
@@ -76,10 +105,16 @@ TEST(probes_default_table)
 		CHECK_EQ_INT(s->stream, 1);
 	}
 
-	s = find_sym(&t, "senlib::SenDevice::writeDoorbell");
+	s = find_sym(&t, "spyre_comms::Context::getRank");
 	CHECK(s);
 	if (s)
-		CHECK_EQ_INT(s->dev, DEV_SUBMIT);
+		CHECK_EQ_INT(s->dist, DIST_RANK);
+
+	/* no invented symbol is left (senlib, flex::detail) */
+	for (int i = 0; i < t.cnt; i++) {
+		CHECK(strncmp(t.specs[i].sym, "senlib::", 8));
+		CHECK(strncmp(t.specs[i].sym, "flex::detail::", 14));
+	}
 
 	s = find_sym(&t, "_Unwind_RaiseException");
 	CHECK(s);
@@ -100,7 +135,7 @@ TEST(probes_default_table)
 
 	/* loading twice appends */
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
-	CHECK_EQ_INT(t.cnt, 50);
+	CHECK_EQ_INT(t.cnt, 90);
 	probes_free(&t);
 	CHECK(t.specs == NULL);
 	CHECK_EQ_INT(t.cnt, 0);

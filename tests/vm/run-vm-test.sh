@@ -220,10 +220,10 @@ sys.exit(0 if a == b else "untraced: checksum %s, traced %s" % (a, b))' \
 		;;
 	launch)
 		# the setup calls come before the job's counted phase: one device, traced too; its
-		# one stream is destroyed after it
+		# one pool stream and its default stream are destroyed after it
 		$VERIFY "$RUN/out/launch.trace.json" --counts "$RUN/out/launch.counts.json" \
 			--extra flex::initializeRuntime=1 --extra flex::getNumDevices=1 \
-			--extra senlib::SenDevice::open=1 --extra flex::RuntimeStream::~RuntimeStream=1
+			--extra flex::RuntimeStream::~RuntimeStream=2
 		;;
 	args6)
 		python3 "$ROOT/tests/e2e/check_args6.py" "$RUN/out/args6.trace.json" 20

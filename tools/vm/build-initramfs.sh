@@ -3,8 +3,8 @@
 # build-initramfs.sh OUT.cpio.gz TOOL MOCK_DIR KVER [MODROOT]
 #
 # The guest's whole userspace: static busybox, the guest scripts from tests/vm/, the static
-# spyre-bpftrace, and the mock job exactly as the host runs it (dynamic, with its libflex.so
-# and libsenlib-dd2.so beside it) plus the glibc/libstdc++ shared objects and ld-linux it
+# spyre-bpftrace, and the mock job exactly as the host runs it (dynamic, with its libflex.so,
+# libspyre_comms.so.1 and torch_spyre/_C.so beside it) plus the glibc/libstdc++ shared objects and ld-linux it
 # needs, at their host paths. The mock must stay dynamic: the tracer looks for libflex.so in
 # the job's /proc/PID/maps. Also the VFIO modules of kernel KVER and their dependencies, from
 # MODROOT/lib/modules (default: the host's /lib/modules).
@@ -51,8 +51,10 @@ file -L "$tool" | grep -q 'statically linked' || {
 }
 # debug info is not needed in the guest and costs initramfs size (TCG unpacks it slowly)
 ${STRIP:-strip} -o "$root/opt/spyre/spyre-bpftrace" "$tool"
-cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libsenlib-dd2.so" \
+mkdir -p "$root/opt/spyre/mock/torch_spyre"
+cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libspyre_comms.so.1" \
 	"$root/opt/spyre/mock/"
+cp "$mockdir/torch_spyre/_C.so" "$root/opt/spyre/mock/torch_spyre/"
 # the exception test jobs (tests/progs/throwjob.cpp; built beside the mock by `make`): the
 # same C++ runtime libraries as the mock, or the unwinder linked in
 for f in throwjob throwjob-static; do
@@ -78,7 +80,8 @@ needed() {
 		for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 			case " $seen " in *" $so "*) continue ;; esac
 			seen="$seen $so"
-			[ -e "$mockdir/$so" ] && continue	# the mock's own
+			# the mock's own
+			[ -e "$mockdir/$so" ] || [ -e "$mockdir/torch_spyre/$so" ] && continue
 			[ -n "$bench" ] && [ -e "$VM_BENCH_DIR/$so" ] && continue
 			[ -e "$VM_LIBROOT/lib/$so" ] || {
 				echo "build-initramfs: $so not in $VM_LIBROOT/lib" >&2
@@ -95,7 +98,8 @@ interp=$(readelf -l "$mockdir/mock-spyre-job" |
 if [ -n "${VM_LIBROOT:-}" ]; then
 	triple=$(basename "$VM_LIBROOT")
 	mkdir -p "$root/lib/$triple" "$root$(dirname "$interp")"
-	for so in $(needed "$mockdir"/mock-spyre-job "$mockdir"/*.so $bench); do
+	for so in $(needed "$mockdir"/mock-spyre-job "$mockdir"/*.so* "$mockdir"/torch_spyre/*.so \
+			$bench); do
 		cp -L "$VM_LIBROOT/lib/$so" "$root/lib/$triple/"
 	done
 	cp -L "$VM_LIBROOT/lib/$(basename "$interp")" "$root$interp"

@@ -714,8 +714,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		snprintf(ti->kname, sizeof(ti->kname), "%s", str ? str : "");
 	if (s->dev == DEV_LAUNCH && s->op == OP_COMPUTE && ti->tid && ti->kname[0])
 		kernel = ti->kname;
-	/* a launch without a key, or whose key read 0 (a fault), gets an id of ours */
-	if (s->dev == DEV_LAUNCH && !consumer_value(e, s->key))
+	/* every launch gets an id of ours: its key may be a pointer reused later in the trace */
+	if (s->dev == DEV_LAUNCH)
 		corr = device_new_corr(&c->dev);
 	if (c->tw) {
 		n = build_args(c, p, s, e, args, str, corr);

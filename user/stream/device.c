@@ -479,7 +479,7 @@ static void end_through(struct device_tl *d, struct stream_queue *q, uint32_t la
 		if (i < last && q->q[i + 1].submit < done)
 			end = q->q[i + 1].submit;
 		if (o->keyed) {
-			struct pending_op *p = find(d, o->pid, o->corr);
+			struct pending_op *p = find(d, o->pid, o->key);
 
 			/* its own callback may still come: not an orphan then */
 			if (p && !p->completed && p->stream == o->stream) {
@@ -494,11 +494,11 @@ static void end_through(struct device_tl *d, struct stream_queue *q, uint32_t la
 	d->queued -= last + 1;
 }
 
-/* The latest op of @q with id @corr, or -1. */
-static int queue_find(const struct stream_queue *q, uint64_t corr)
+/* The latest op of @q with key @key, or -1. */
+static int queue_find(const struct stream_queue *q, uint64_t key)
 {
 	for (int i = (int)q->n - 1; i >= 0; i--)
-		if (q->q[i].corr == corr)
+		if (q->q[i].key == key)
 			return i;
 	return -1;
 }
@@ -555,8 +555,14 @@ uint64_t device_new_corr(struct device_tl *d)
 
 void device_launch_op(struct device_tl *d, const struct dev_launch *l)
 {
-	struct queued_op o = { .corr = l->key ? l->key : l->corr, .ts = l->ts,
-			       .submit = l->submit, .stream = stream_of(l->pid, l->stream), .bytes = l->bytes,
+	/*
+	 * Keys are often pointers the runtime hands out again (a callback's functor): matched on
+	 * the key, shown under an id of ours when the consumer gave one, so that two launches of
+	 * one trace never share a correlation.
+	 */
+	struct queued_op o = { .corr = l->corr ? l->corr : l->key, .key = l->key, .ts = l->ts,
+			       .submit = l->submit, .stream = stream_of(l->pid, l->stream),
+			       .bytes = l->bytes,
 			       .pid = l->pid, .tid = l->tid, .op = l->op, .keyed = !!l->key };
 	struct stream_queue *q;
 	struct pending_op *p;

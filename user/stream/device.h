@@ -66,14 +66,16 @@ enum dev_end { END_CALLBACK = 0, END_QUERY, END_SYNC };
 
 /* A launched operation waiting, in its stream's queue, for evidence of its completion. */
 struct queued_op {
-	uint64_t corr;		/* the key, or an id of the tracer's for a launch without one */
+	uint64_t corr;		/* args.correlation and the arrow's id: the tracer's id of the
+				 * launch (dev_launch.corr), or without one its key */
+	uint64_t key;		/* what its completion is matched on; 0: none */
 	uint64_t ts;		/* launch entry */
 	uint64_t submit;	/* when the device can have it: the launch's submission (above) */
 	uint64_t stream;
 	uint64_t bytes;
 	uint32_t pid, tid;	/* launching thread */
 	uint8_t op;		/* enum dev_op */
-	uint8_t keyed;		/* has a pending_op entry under corr */
+	uint8_t keyed;		/* has a pending_op entry under key */
 	char name[DEVICE_NAME_LEN];	/* kernel name ("": the op's generic name) */
 };
 
@@ -119,7 +121,7 @@ struct device_tl {
 	struct stream_queue *sq;	/* open addressing on the stream id */
 	uint32_t sqcap, sqcnt;
 	uint32_t queued;		/* operations in all queues */
-	uint64_t next_corr;		/* ids for launches without a key */
+	uint64_t next_corr;		/* ids of launches (device_new_corr) */
 	uint64_t flows;				/* ac2g arrows written */
 	uint64_t lane_end[3][DEVICE_COPY_LANES];	/* [op][lane] for OP_H2D/OP_D2H */
 	uint8_t lane_used[3][DEVICE_COPY_LANES];	/* and named in the trace */
@@ -132,8 +134,8 @@ struct device_tl {
 /* What a launch tells the device timeline. */
 struct dev_launch {
 	uint32_t pid, tid;
-	uint64_t key;		/* 0: none (device_new_corr gives the launch an id) */
-	uint64_t corr;		/* with key 0: the id from device_new_corr */
+	uint64_t key;		/* 0: none */
+	uint64_t corr;		/* the id from device_new_corr; 0: the key is the id */
 	uint64_t stream;
 	enum dev_op op;
 	uint64_t bytes;
@@ -147,7 +149,7 @@ void device_launch_op(struct device_tl *d, const struct dev_launch *l);
 /* A keyed launch: @ts its entry, @submit its submission (above) */
 void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,
 		   uint64_t stream, enum dev_op op, uint64_t bytes, uint64_t ts, uint64_t submit);
-/* The correlation id of a launch without a key (never a pointer value a key could have). */
+/* The correlation id of a launch (never a pointer value a key could have). */
 uint64_t device_new_corr(struct device_tl *d);
 void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t stream,
 		     uint64_t ts);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// libflex.so mock: runtime init, allocator, and streams whose "device" is one worker thread each.
+// libflex.so mock: runtime context, allocator, Params, and in-order streams whose "device" is one
+// worker thread each. See docs/mock.md.
 
 #include "flex.h"
 #include "mockstats.h"
-#include "senlib.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,18 +26,18 @@
 #include <new>
 #include <string>
 #include <thread>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
-// Exported, never inlined nor cloned: every call from the job and between these functions must be
-// a real call to the symbol a tracer probes.
-#define MOCK_API __attribute__((visibility("default"), noinline, noclone))
+// Exported; otherwise compiled as the optimizer likes (-O2: inlining, tail calls), as a vendor's
+// runtime would be.
+#define MOCK_API __attribute__((visibility("default")))
 
 using mock_spyre::countCall;
 
 namespace {
 
-constexpr int kMaxDevices = senlib::SenDevice::kMaxDevices;
+constexpr int kMaxDevices = 64;
 // Simulated host<->device link: 8 GB/s is 8 bytes per nanosecond.
 constexpr uint64_t kLinkBytesPerNs = 8;
 // Shorter remainders are not worth a sleep: the wakeup latency alone is larger.
@@ -45,8 +45,8 @@ constexpr uint64_t kMinSleepNs = 1000;
 
 std::mutex g_rt_lock;
 std::atomic<int> g_num_devices{0};
-std::atomic<senlib::SenDevice *> g_devices[kMaxDevices];
-std::atomic<uint64_t> g_next_op{1};
+std::weak_ptr<flex::RuntimeContext> g_context;
+
 
 // --- VFIO: the kernel side of setup and allocation (docs/mock.md) ------------------------------
 //
@@ -336,25 +336,43 @@ uint32_t kernel_salt(const char *kernel)
 	return h | 1;
 }
 
+
+enum OpKind { OP_COMPUTE, OP_H2D, OP_D2H, OP_FILL };
+
+// What flex keeps of a launch's params (they are destroyed right after the launch).
 struct Op {
-	uint64_t id;
 	int kind;
 	void *dst;
 	const void *src;
 	size_t bytes;
 	size_t elems;
 	uint32_t salt;
-	void (*fn)(void *);
-	void *arg;
 	uint64_t duration_ns;
+	std::function<void(void *)> callback;
 };
+
+// The host address behind a mock CompositeAddress (its first chunk).
+void *host_of(const flex::CompositeAddress *a)
+{
+	if (!a || a->chunks().empty())
+		return nullptr;
+	return (void *)(uintptr_t)a->chunks()[0].addr.offset;
+}
 
 } // namespace
 
 namespace flex {
 
+MOCK_API uint64_t CompositeAddress::total_size() const
+{
+	uint64_t n = 0;
+
+	for (const Chunk &c : chunks_)
+		n += c.size;
+	return n;
+}
+
 struct __attribute__((visibility("hidden"))) RuntimeStream::Impl {
-	RuntimeStream *owner;
 	std::mutex lock;
 	std::condition_variable work_cv;
 	std::condition_variable idle_cv;
@@ -364,41 +382,19 @@ struct __attribute__((visibility("hidden"))) RuntimeStream::Impl {
 	uint64_t launched = 0;
 	uint64_t completed = 0;
 	bool stop = false;
-	std::atomic<uint64_t> last_control_block{0};
 	std::thread worker;
 
 	void run();
-	void execute(const Op &op);
-	uint64_t submit(Op &op);
+	void submit(Op &&op);
+	// Inlined: synchronize() waits in its own frame. Were it a tail call, a tracer closing the
+	// span at the `jmp` would see synchronize return before the stream drained.
+	__attribute__((always_inline)) void wait_for(uint64_t target)
+	{
+		std::unique_lock<std::mutex> lk(lock);
+
+		idle_cv.wait(lk, [this, target] { return completed >= target; });
+	}
 };
-
-void RuntimeStream::Impl::execute(const Op &op)
-{
-	uint64_t start = now_ns();
-
-	switch (op.kind) {
-	case detail::OP_H2D:
-	case detail::OP_D2H:
-		memcpy(op.dst, op.src, op.bytes);
-		break;
-	case detail::OP_COMPUTE: {
-		uint32_t *x = (uint32_t *)op.dst;
-
-		for (size_t i = 0; i < op.elems; i++)
-			x[i] = x[i] * 3u + op.salt;
-		break;
-	}
-	case detail::OP_HOST_CALLBACK:
-		op.fn(op.arg);
-		break;
-	}
-	if (op.duration_ns >= kMinSleepNs) {
-		uint64_t deadline = start + op.duration_ns;
-
-		if (deadline > now_ns() + kMinSleepNs)
-			sleep_until_ns(deadline);
-	}
-}
 
 void RuntimeStream::Impl::run()
 {
@@ -408,13 +404,42 @@ void RuntimeStream::Impl::run()
 		work_cv.wait(lk, [this] { return stop || !queue.empty(); });
 		if (queue.empty())
 			break; /* stopping, and drained */
-		Op op = queue.front();
+		Op op = std::move(queue.front());
 		queue.pop_front();
 		lk.unlock();
 
-		execute(op);
-		detail::operationComplete(owner, op.id, op.kind, op.bytes);
+		uint64_t start = now_ns();
+
+		switch (op.kind) {
+		case OP_H2D:
+		case OP_D2H:
+			memcpy(op.dst, op.src, op.bytes);
+			break;
+		case OP_FILL:
+			memset(op.dst, 0, op.bytes);
+			break;
+		case OP_COMPUTE: {
+			uint32_t *x = (uint32_t *)op.dst;
+
+			for (size_t i = 0; i < op.elems; i++)
+				x[i] = x[i] * 3u + op.salt;
+			break;
+		}
+		}
+		if (op.duration_ns >= kMinSleepNs) {
+			uint64_t deadline = start + op.duration_ns;
+
+			if (deadline > now_ns() + kMinSleepNs)
+				sleep_until_ns(deadline);
+		}
+		// The DMA is done: its callback runs here, on the worker, before the stream
+		// counts the op complete (a synchronize() returns after it).
+		if (op.callback) {
+			op.callback(nullptr);
+			mock_spyre::countCallback();
+		}
 		mock_spyre::countCompletion();
+		op = Op();
 
 		lk.lock();
 		completed++;
@@ -423,170 +448,23 @@ void RuntimeStream::Impl::run()
 	}
 }
 
-// Rings the device's doorbell and queues op; returns the op id. The worker (the device) gets
-// the op only after the doorbell, as a card starts on its doorbell write.
-uint64_t RuntimeStream::Impl::submit(Op &op)
+void RuntimeStream::Impl::submit(Op &&op)
 {
-	int dev = owner->device_;
-
-	if (dev >= 0 && dev < kMaxDevices) {
-		senlib::SenDevice *sd = g_devices[dev].load(std::memory_order_acquire);
-
-		if (sd)
-			sd->writeDoorbell((uint32_t)owner->id_, op.id);
-	}
 	{
 		std::lock_guard<std::mutex> lk(lock);
 
-		queue.push_back(op);
+		queue.push_back(std::move(op));
 		launched++;
 	}
 	work_cv.notify_one();
-	return op.id;
 }
 
-MOCK_API int initializeRuntime(int num_devices)
+RuntimeStream::RuntimeStream(int device, int id) : impl_(new Impl), device_(device), id_(id)
 {
-	countCall(mock_spyre::API_INITIALIZE_RUNTIME);
-	if (num_devices < 1 || num_devices > kMaxDevices)
-		return -EINVAL;
-
-	std::lock_guard<std::mutex> lk(g_rt_lock);
-	int have = g_num_devices.load(std::memory_order_relaxed);
-
-	if (have)
-		return have == num_devices ? 0 : -EBUSY;
-	int rc = vfio_open_all(num_devices);
-
-	if (rc)
-		return rc;
-	for (int i = 0; i < num_devices; i++) {
-		senlib::SenDevice *sd = senlib::SenDevice::open(i);
-
-		if (!sd) {
-			while (i-- > 0)
-				g_devices[i].exchange(nullptr)->close();
-			vfio_close_all();
-			return -ENODEV;
-		}
-		g_devices[i].store(sd, std::memory_order_release);
-	}
-	g_num_devices.store(num_devices, std::memory_order_release);
-	return 0;
-}
-
-MOCK_API int getNumDevices()
-{
-	countCall(mock_spyre::API_GET_NUM_DEVICES);
-	return g_num_devices.load(std::memory_order_acquire);
-}
-
-MOCK_API void shutdownRuntime()
-{
-	countCall(mock_spyre::API_SHUTDOWN_RUNTIME);
-
-	std::lock_guard<std::mutex> lk(g_rt_lock);
-	int n = g_num_devices.exchange(0, std::memory_order_acq_rel);
-
-	for (int i = 0; i < n; i++) {
-		senlib::SenDevice *sd = g_devices[i].exchange(nullptr, std::memory_order_acq_rel);
-
-		if (sd)
-			sd->close();
-	}
-	for (int i = 0; i < g_vfio_ndev; i++)
-		if (g_vfio_dev[i].device >= 0)
-			vfio_ioctl(g_vfio_dev[i].device, VFIO_DEVICE_RESET, nullptr);
-	vfio_close_all();
-}
-
-struct __attribute__((visibility("hidden"))) FlexAllocator::Impl {
-	std::mutex lock;
-	std::unordered_map<void *, uint64_t> live;	// buffer -> mapped size
-	std::unordered_map<void *, uint64_t> asked;	// buffer -> size the caller asked for
-};
-
-MOCK_API FlexAllocator::FlexAllocator(int device) : impl_(new Impl), device_(device)
-{
-	countCall(mock_spyre::API_ALLOCATOR_CTOR);
-}
-
-FlexAllocator::~FlexAllocator()
-{
-	for (auto &kv : impl_->live) {
-		dma_unmap(kv.first, kv.second);
-		free(kv.first);
-	}
-	delete impl_;
-}
-
-MOCK_API void *FlexAllocator::allocate(size_t bytes, int flags)
-{
-	countCall(mock_spyre::API_ALLOCATE);
-	(void)flags;
-
-	// Whole pages, as DMA mapping wants; 0 bytes still gets a unique pointer.
-	size_t rounded = (bytes + kPage - 1) & ~(size_t)(kPage - 1);
-
-	// Like operator new, and like the real runtime's allocator: a size that cannot be
-	// represented throws, unwinding through this (traced) frame into the caller.
-	if (rounded < bytes)
-		throw std::bad_alloc();
-	if (!rounded)
-		rounded = kPage;
-	void *p = aligned_alloc(kPage, rounded);
-
-	if (!p)
-		return nullptr;
-	try {
-		std::lock_guard<std::mutex> lk(impl_->lock);
-
-		impl_->live.emplace(p, rounded);
-		impl_->asked[p] = bytes;
-	} catch (...) {
-		free(p);
-		return nullptr;
-	}
-	mock_spyre::countBytes(mock_spyre::BYTES_ALLOCATED, bytes);
-	dma_map(p, rounded);
-	return p;
-}
-
-MOCK_API void FlexAllocator::deallocate(void *ptr)
-{
-	countCall(mock_spyre::API_DEALLOCATE);
-	if (!ptr)
-		return;
-
-	uint64_t size = 0;
-	{
-		std::lock_guard<std::mutex> lk(impl_->lock);
-		auto it = impl_->live.find(ptr);
-
-		if (it != impl_->live.end()) {
-			size = it->second;
-			impl_->live.erase(it);
-			mock_spyre::countBytes(mock_spyre::BYTES_FREED, impl_->asked[ptr]);
-			impl_->asked.erase(ptr);
-		}
-	}
-	if (size) {
-		dma_unmap(ptr, size);
-		free(ptr);
-	} else
-		fprintf(stderr, "flex: device %d: deallocate of unknown pointer %p\n", device_,
-			ptr);
-}
-
-MOCK_API RuntimeStream::RuntimeStream(int device, int id)
-	: impl_(new Impl), device_(device), id_(id)
-{
-	countCall(mock_spyre::API_STREAM_CTOR);
-	impl_->owner = this;
 	impl_->worker = std::thread([impl = impl_] { impl->run(); });
 
-	// Named from here, not from the worker, so the name is in place when the constructor
-	// returns (a tracer may list threads right after). Names are capped at 15 characters.
+	// Named from here, not from the worker, so the name is in place when the stream is
+	// returned (a tracer may list threads right after). Names are capped at 15 characters.
 	char name[16];
 
 	snprintf(name, sizeof(name), "spyre-d%ds%d", device, id);
@@ -606,128 +484,276 @@ MOCK_API RuntimeStream::~RuntimeStream()
 	delete impl_;
 }
 
-MOCK_API uint64_t RuntimeStream::launchOperationH2D(void *dev_dst, const void *host_src,
-						    size_t bytes)
+static void launch_dma(RuntimeStream::Impl *impl, DmaParams *p, int kind)
+{
+	Op op;
+	void *dev = host_of(p->device_address);
+
+	op.kind = kind;
+	op.dst = kind == OP_H2D ? dev : p->host_ptr;
+	op.src = kind == OP_H2D ? (const void *)p->host_ptr : dev;
+	op.bytes = p->size;
+	op.elems = 0;
+	op.salt = 0;
+	op.duration_ns = p->size / kLinkBytesPerNs;
+	// Taken, not copied: the functor stays where the caller's std::function put it (the
+	// default table pairs the launch and the callback on that address).
+	op.callback = std::move(p->callback);
+	impl->submit(std::move(op));
+}
+
+MOCK_API void RuntimeStream::launchOperationH2D(DmaParams *params)
 {
 	countCall(mock_spyre::API_LAUNCH_H2D);
-	if (bytes && (!dev_dst || !host_src))
-		return 0;
-
-	Op op = {};
-
-	op.id = g_next_op.fetch_add(1, std::memory_order_relaxed);
-	op.kind = detail::OP_H2D;
-	op.dst = dev_dst;
-	op.src = host_src;
-	op.bytes = bytes;
-	op.duration_ns = bytes / kLinkBytesPerNs;
-	return impl_->submit(op);
+	launch_dma(impl_, params, OP_H2D);
 }
 
-MOCK_API uint64_t RuntimeStream::launchOperationD2H(void *host_dst, const void *dev_src,
-						    size_t bytes)
+MOCK_API void RuntimeStream::launchOperationD2H(DmaParams *params)
 {
 	countCall(mock_spyre::API_LAUNCH_D2H);
-	if (bytes && (!host_dst || !dev_src))
-		return 0;
-
-	Op op = {};
-
-	op.id = g_next_op.fetch_add(1, std::memory_order_relaxed);
-	op.kind = detail::OP_D2H;
-	op.dst = host_dst;
-	op.src = dev_src;
-	op.bytes = bytes;
-	op.duration_ns = bytes / kLinkBytesPerNs;
-	return impl_->submit(op);
+	launch_dma(impl_, params, OP_D2H);
 }
 
-MOCK_API uint64_t RuntimeStream::launchOperationCompute(const char *kernel, void *dev_buf,
-							size_t elems, uint64_t work_ns)
+MOCK_API void RuntimeStream::launchOperationCompute(ComputeParams *params)
 {
 	countCall(mock_spyre::API_LAUNCH_COMPUTE);
-	if (elems && !dev_buf)
-		return 0;
 
-	Op op = {};
+	Op op;
+	// The mock's kernel works on its first tensor: x = x*3 + salt(kernel name), so the result
+	// depends on which kernels ran in which order, never on timing.
+	const CompositeAddress *buf = params->addrs.empty() ? nullptr : params->addrs[0];
 
-	op.id = g_next_op.fetch_add(1, std::memory_order_relaxed);
-	op.kind = detail::OP_COMPUTE;
-	op.dst = dev_buf;
-	op.elems = elems;
-	op.bytes = elems * sizeof(uint32_t);
-	op.salt = kernel_salt(kernel);
-	op.duration_ns = work_ns;
-	detail::encodeControlBlock(this, op.id);
-	return impl_->submit(op);
+	op.kind = OP_COMPUTE;
+	op.dst = host_of(buf);
+	op.src = nullptr;
+	op.bytes = buf ? buf->total_size() : 0;
+	op.elems = op.dst ? op.bytes / sizeof(uint32_t) : 0;
+	op.salt = kernel_salt(params->kernel_name.c_str());
+	// the mock's "program" holds the kernel's duration: its bootstrap offset, in ns
+	op.duration_ns = params->bootstrap_offset;
+	impl_->submit(std::move(op));
 }
 
-MOCK_API uint64_t RuntimeStream::launchOperationHostCallback(void (*fn)(void *), void *arg)
+MOCK_API void RuntimeStream::launchOperationHostCallback(HostCallbackParams *params)
 {
 	countCall(mock_spyre::API_LAUNCH_HOST_CALLBACK);
-	if (!fn)
-		return 0;
 
-	Op op = {};
+	uint64_t target;
+	{
+		std::lock_guard<std::mutex> lk(impl_->lock);
 
-	op.id = g_next_op.fetch_add(1, std::memory_order_relaxed);
-	op.kind = detail::OP_HOST_CALLBACK;
-	op.fn = fn;
-	op.arg = arg;
-	return impl_->submit(op);
+		target = impl_->launched;
+	}
+	// In stream order, but synchronously in the launching thread, as flex does.
+	impl_->wait_for(target);
+	if (params->fn)
+		params->fn(params->arg);
 }
 
 MOCK_API void RuntimeStream::synchronize()
 {
-	countCall(mock_spyre::API_SYNCHRONIZE);
+	countCall(mock_spyre::API_RT_SYNCHRONIZE);
 
-	std::unique_lock<std::mutex> lk(impl_->lock);
-	uint64_t target = impl_->launched;
+	uint64_t target;
+	{
+		std::lock_guard<std::mutex> lk(impl_->lock);
 
-	impl_->idle_cv.wait(lk, [this, target] { return impl_->completed >= target; });
+		target = impl_->launched;
+	}
+	impl_->wait_for(target);
 }
 
 MOCK_API bool RuntimeStream::query()
 {
-	countCall(mock_spyre::API_QUERY);
+	countCall(mock_spyre::API_RT_QUERY);
 
 	std::lock_guard<std::mutex> lk(impl_->lock);
 
 	return impl_->completed == impl_->launched;
 }
 
-MOCK_API int RuntimeStream::device() const
+MOCK_API void RuntimeStream::fillAsync(const CompositeAddress *dst, double value, DataFormats fmt,
+				       bool barrier)
 {
-	countCall(mock_spyre::API_STREAM_DEVICE);
-	return device_;
+	Op op;
+
+	(void)value;
+	(void)fmt;
+	(void)barrier;
+	op.kind = OP_FILL;
+	op.dst = host_of(dst);
+	op.src = nullptr;
+	op.bytes = op.dst ? dst->total_size() : 0;
+	op.elems = 0;
+	op.salt = 0;
+	op.duration_ns = op.bytes / kLinkBytesPerNs;
+	impl_->submit(std::move(op));
 }
 
-MOCK_API int RuntimeStream::id() const
+MOCK_API DmaParams *createDmaParams(void *host_ptr, size_t size, bool to_device,
+				    const CompositeAddress *device_address)
 {
-	countCall(mock_spyre::API_STREAM_ID);
-	return id_;
+	countCall(mock_spyre::API_CREATE_DMA_PARAMS);
+	return new DmaParams{ host_ptr, size, to_device, device_address, nullptr, false };
 }
 
-namespace detail {
-
-MOCK_API void encodeControlBlock(RuntimeStream *stream, uint64_t op_id)
+MOCK_API void destroyDmaParams(DmaParams *params)
 {
-	countCall(mock_spyre::API_ENCODE_CONTROL_BLOCK);
-	if (!stream)
+	countCall(mock_spyre::API_DESTROY_DMA_PARAMS);
+	delete params;
+}
+
+MOCK_API ComputeParams *createComputeParams(const CompositeAddress *program,
+					    std::vector<const CompositeAddress *> addrs,
+					    const std::string &kernel_name,
+					    uint64_t bootstrap_offset)
+{
+	countCall(mock_spyre::API_CREATE_COMPUTE_PARAMS);
+	return new ComputeParams{ program, std::move(addrs), kernel_name, bootstrap_offset, false };
+}
+
+MOCK_API void destroyComputeParams(ComputeParams *params)
+{
+	countCall(mock_spyre::API_DESTROY_COMPUTE_PARAMS);
+	delete params;
+}
+
+MOCK_API HostCallbackParams *createHostCallbackParams(std::function<void(void *)> fn, void *arg,
+						      bool pipeline_barrier)
+{
+	countCall(mock_spyre::API_CREATE_HOST_CALLBACK_PARAMS);
+	return new HostCallbackParams{ std::move(fn), arg, pipeline_barrier };
+}
+
+MOCK_API void destroyHostCallbackParams(HostCallbackParams *params)
+{
+	countCall(mock_spyre::API_DESTROY_HOST_CALLBACK_PARAMS);
+	delete params;
+}
+
+MOCK_API CompositeAddress FlexAllocator::allocate(size_t bytes, const AllocationDirective &directive)
+{
+	countCall(mock_spyre::API_FLEX_ALLOCATE);
+
+	// Whole pages, as DMA mapping wants; 0 bytes still gets a unique buffer.
+	size_t rounded = (bytes + kPage - 1) & ~(size_t)(kPage - 1);
+
+	// Like operator new: a size that cannot be represented throws, unwinding through this
+	// (traced) frame and the callers'.
+	if (rounded < bytes) {
+		mock_spyre::countThrown(mock_spyre::THROWN_FLEX_ALLOCATE);
+		throw std::bad_alloc();
+	}
+	if (!rounded)
+		rounded = kPage;
+	void *p = aligned_alloc(kPage, rounded);
+
+	if (!p) {
+		mock_spyre::countThrown(mock_spyre::THROWN_FLEX_ALLOCATE);
+		throw std::bad_alloc();
+	}
+	mock_spyre::countBytes(mock_spyre::BYTES_ALLOCATED, bytes);
+	dma_map(p, rounded);
+	return CompositeAddress(Chunk{ { (uint32_t)device_, (uint64_t)(uintptr_t)p }, bytes,
+				       directive.device });
+}
+
+MOCK_API void FlexAllocator::deallocate(const CompositeAddress &addr)
+{
+	countCall(mock_spyre::API_FLEX_DEALLOCATE);
+
+	void *p = host_of(&addr);
+	uint64_t bytes = addr.total_size();
+
+	if (!p)
 		return;
-	// A stand-in for the descriptor the real runtime writes to device memory.
-	stream->impl_->last_control_block.store(op_id << 8 | 0x5a, std::memory_order_relaxed);
+	mock_spyre::countBytes(mock_spyre::BYTES_FREED, bytes);
+	dma_unmap(p, bytes ? (bytes + kPage - 1) & ~(kPage - 1) : kPage);
+	free(p);
 }
 
-MOCK_API void operationComplete(RuntimeStream *stream, uint64_t op_id, int kind, size_t bytes)
+RuntimeContext::RuntimeContext(int num_devices)
+	: num_devices_(num_devices), allocator_(std::make_shared<FlexAllocator>(0))
 {
-	countCall(mock_spyre::API_OPERATION_COMPLETE);
-	(void)stream;
-	(void)op_id;
-	(void)kind;
-	(void)bytes;
+	for (int d = 0; d < num_devices; d++)
+		defaults_.push_back(new RuntimeStream(d, 0));
 }
 
-} // namespace detail
+RuntimeContext::~RuntimeContext()
+{
+	for (RuntimeStream *s : defaults_)
+		delete s;
+	std::lock_guard<std::mutex> lk(g_rt_lock);
+
+	g_num_devices.store(0, std::memory_order_release);
+	for (int i = 0; i < g_vfio_ndev; i++)
+		if (g_vfio_dev[i].device >= 0)
+			vfio_ioctl(g_vfio_dev[i].device, VFIO_DEVICE_RESET, nullptr);
+	vfio_close_all();
+}
+
+MOCK_API RuntimeStream *RuntimeContext::getDefaultStream(int device)
+{
+	countCall(mock_spyre::API_GET_DEFAULT_STREAM);
+	if (device < 0 || device >= num_devices_)
+		return nullptr;
+	return defaults_[(size_t)device];
+}
+
+MOCK_API std::shared_ptr<RuntimeStream> RuntimeContext::createStream(RuntimeStreamPriority priority,
+								     int device)
+{
+	static std::atomic<int> next_id{1};
+
+	countCall(mock_spyre::API_CREATE_STREAM);
+	// ids as torch-spyre sees them: 0 the default stream, then normal, then high priority
+	int id = next_id.fetch_add(1, std::memory_order_relaxed);
+
+	if (priority == RuntimeStreamPriority::High)
+		id += 32;
+	return std::make_shared<RuntimeStream>(device, id);
+}
+
+MOCK_API std::shared_ptr<FlexAllocator> RuntimeContext::getAllocator()
+{
+	return allocator_;
+}
+
+MOCK_API int initializeRuntime(std::shared_ptr<RuntimeContext> *out, int num_devices)
+{
+	countCall(mock_spyre::API_INITIALIZE_RUNTIME);
+	if (!out || num_devices < 1 || num_devices > kMaxDevices)
+		return -EINVAL;
+
+	std::lock_guard<std::mutex> lk(g_rt_lock);
+
+	if (g_num_devices.load(std::memory_order_relaxed))
+		return -EBUSY;
+	int rc = vfio_open_all(num_devices);
+
+	if (rc)
+		return rc;
+	g_num_devices.store(num_devices, std::memory_order_release);
+	try {
+		*out = std::make_shared<RuntimeContext>(num_devices);
+	} catch (...) {
+		g_num_devices.store(0, std::memory_order_release);
+		vfio_close_all();
+		return -ENOMEM;
+	}
+	g_context = *out;
+	return 0;
+}
+
+MOCK_API int getNumDevices()
+{
+	countCall(mock_spyre::API_GET_NUM_DEVICES);
+	return g_num_devices.load(std::memory_order_acquire);
+}
+
+MOCK_API std::shared_ptr<RuntimeContext> getFlexRuntimeContext()
+{
+	return g_context.lock();
+}
 
 } // namespace flex

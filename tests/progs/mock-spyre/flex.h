@@ -1,88 +1,172 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// Mock of the Spyre runtime library (libflex.so). Names, argument order and threading follow what
-// torch-spyre calls on the real runtime, so a tracer sees the same probes; the "device" is a
-// worker thread per stream operating on host memory. See docs/mock.md.
+// Mock of the Spyre runtime library (libflex.so): the part of its API torch-spyre calls, with the
+// same names, argument order, by-value returns and threading, so a tracer sees what it would see
+// on a real host. The "device" is one worker thread per stream working on host memory. Struct
+// layouts the default probe table reads are pinned by static_asserts. See docs/mock.md.
 #ifndef MOCK_SPYRE_FLEX_H
 #define MOCK_SPYRE_FLEX_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
 namespace flex {
 
-// Opens devices 0..num_devices-1. Returns 0, or a negative errno.
-int initializeRuntime(int num_devices);
-int getNumDevices();
-// Closes the devices. Destroy every RuntimeStream first.
-void shutdownRuntime();
-
-class FlexAllocator {
-public:
-	explicit FlexAllocator(int device);
-	// Frees whatever the caller did not deallocate.
-	~FlexAllocator();
-	// Returns a page-aligned "device" buffer (host memory, whole pages, mapped for DMA with
-	// VFIO_IOMMU_MAP_DMA), nullptr on failure.
-	void *allocate(size_t bytes, int flags);
-	void deallocate(void *ptr);
-
-	FlexAllocator(const FlexAllocator &) = delete;
-	FlexAllocator &operator=(const FlexAllocator &) = delete;
-
-private:
-	struct Impl;
-	Impl *impl_;
-	int device_;
+struct LogicalAddress {
+	uint32_t region_id;
+	// The mock's device memory is host memory: the offset is the buffer's host address.
+	uint64_t offset;
 };
 
-class RuntimeStream;
-namespace detail {
-void encodeControlBlock(RuntimeStream *stream, uint64_t op_id);
-}
+struct Chunk {
+	LogicalAddress addr;
+	uint64_t size;
+	int domain_id;
+};
 
-// An in-order queue of operations executed by its own worker thread ("spyre-d<dev>s<id>").
-// Launches return once the operation is queued; the buffers must stay valid until it completed.
+// Where a tensor lives on the card. Not trivially copyable (a vector): returned by value through
+// the hidden result pointer on every ABI.
+class CompositeAddress {
+public:
+	CompositeAddress() = default;
+	explicit CompositeAddress(const Chunk &c) : chunks_{ c } {}
+	uint64_t total_size() const;
+	const std::vector<Chunk> &chunks() const { return chunks_; }
+
+private:
+	std::vector<Chunk> chunks_;
+};
+
+enum class PlacementPolicy { Bind, Interleave };
+enum class MemoryType { Tensor, Program };
+enum class RuntimeStreamPriority { Normal, High };
+enum class DataFormats { FP16, FP32, INT32 };
+
+struct AllocationDirective {
+	PlacementPolicy policy = PlacementPolicy::Bind;
+	int device = 0;
+	MemoryType type = MemoryType::Tensor;
+};
+
+// A DMA between host memory and a CompositeAddress. flex takes what it needs at the launch (the
+// callback is moved out), so the caller destroys the params right after launching.
+struct DmaParams {
+	void *host_ptr;
+	size_t size;
+	bool to_device;
+	const CompositeAddress *device_address;
+	// Called with nullptr on the stream's worker thread once the copy completed.
+	std::function<void(void *)> callback;
+	bool pipeline_barrier;
+};
+// std::function makes DmaParams non-standard-layout; GCC and Clang lay it out in order all the same.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+static_assert(offsetof(DmaParams, host_ptr) == 0, "DmaParams layout (default probe table)");
+static_assert(offsetof(DmaParams, size) == 8, "DmaParams layout (default probe table)");
+static_assert(offsetof(DmaParams, to_device) == 16, "DmaParams layout (default probe table)");
+static_assert(offsetof(DmaParams, device_address) == 24, "DmaParams layout (default probe table)");
+static_assert(offsetof(DmaParams, callback) == 32, "DmaParams layout (default probe table)");
+static_assert(offsetof(DmaParams, pipeline_barrier) == 64, "DmaParams layout (default probe table)");
+#pragma GCC diagnostic pop
+
+struct ComputeParams {
+	const CompositeAddress *program;
+	std::vector<const CompositeAddress *> addrs;
+	std::string kernel_name;
+	uint64_t bootstrap_offset;
+	bool pipeline_barrier;
+};
+
+struct HostCallbackParams {
+	std::function<void(void *)> fn;
+	void *arg;
+	bool pipeline_barrier;
+};
+
+DmaParams *createDmaParams(void *host_ptr, size_t size, bool to_device,
+			   const CompositeAddress *device_address);
+void destroyDmaParams(DmaParams *params);
+ComputeParams *createComputeParams(const CompositeAddress *program,
+				   std::vector<const CompositeAddress *> addrs,
+				   const std::string &kernel_name, uint64_t bootstrap_offset);
+void destroyComputeParams(ComputeParams *params);
+HostCallbackParams *createHostCallbackParams(std::function<void(void *)> fn, void *arg,
+					     bool pipeline_barrier);
+void destroyHostCallbackParams(HostCallbackParams *params);
+
+// An in-order queue of operations run by its own worker thread ("spyre-d<dev>s<id>"). Launches
+// return once the operation is queued; its buffers must stay valid until it completed.
 class RuntimeStream {
 public:
 	RuntimeStream(int device, int id);
 	// Drains the queue, then joins the worker.
 	~RuntimeStream();
 
-	// Each returns the operation id (process-wide, from 1), or 0 when the launch was refused.
-	uint64_t launchOperationH2D(void *dev_dst, const void *host_src, size_t bytes);
-	uint64_t launchOperationD2H(void *host_dst, const void *dev_src, size_t bytes);
-	uint64_t launchOperationCompute(const char *kernel, void *dev_buf, size_t elems,
-					uint64_t work_ns);
-	uint64_t launchOperationHostCallback(void (*fn)(void *), void *arg);
-	// Blocks until every operation launched so far on this stream completed.
+	void launchOperationH2D(DmaParams *params);
+	void launchOperationD2H(DmaParams *params);
+	void launchOperationCompute(ComputeParams *params);
+	// Runs the callback in the calling thread once everything launched before it completed.
+	void launchOperationHostCallback(HostCallbackParams *params);
+	// Blocks until every operation launched on this stream before the call completed.
 	void synchronize();
-	// True when the stream is idle.
+	// True when every operation launched so far completed.
 	bool query();
-	int device() const;
-	int id() const;
+	void fillAsync(const CompositeAddress *dst, double value, DataFormats fmt, bool barrier);
+	int device() const { return device_; }
+	int id() const { return id_; }
 
 	RuntimeStream(const RuntimeStream &) = delete;
 	RuntimeStream &operator=(const RuntimeStream &) = delete;
 
+	struct Impl;	/* opaque */
+
 private:
-	friend void detail::encodeControlBlock(RuntimeStream *stream, uint64_t op_id);
-	struct Impl;
 	Impl *impl_;
 	int device_;
 	int id_;
 };
 
-namespace detail {
+class FlexAllocator {
+public:
+	explicit FlexAllocator(int device) : device_(device) {}
+	// A page-aligned "device" buffer (host memory, whole pages, mapped with
+	// VFIO_IOMMU_MAP_DMA), as one chunk of bytes. Throws std::bad_alloc when it cannot.
+	CompositeAddress allocate(size_t bytes, const AllocationDirective &directive);
+	// Unmaps and frees what allocate gave. (torch-spyre never calls it: its owner context's
+	// destructor gives the memory back; the mock's does so through this.)
+	void deallocate(const CompositeAddress &addr);
 
-// Builds the control block of a compute launch (called inside launchOperationCompute).
-void encodeControlBlock(RuntimeStream *stream, uint64_t op_id);
+private:
+	int device_;
+};
 
-enum OpKind { OP_COMPUTE = 0, OP_H2D = 1, OP_D2H = 2, OP_HOST_CALLBACK = 3 };
+class RuntimeContext {
+public:
+	explicit RuntimeContext(int num_devices);
+	~RuntimeContext();
+	// Stream 0 of the device (collectives run there).
+	RuntimeStream *getDefaultStream(int device);
+	// A new stream of the device: ids from 1 on (33 on for high priority).
+	std::shared_ptr<RuntimeStream> createStream(RuntimeStreamPriority priority, int device = 0);
+	std::shared_ptr<FlexAllocator> getAllocator();
+	int numDevices() const { return num_devices_; }
 
-// Called on the stream's worker thread when an operation completed.
-void operationComplete(RuntimeStream *stream, uint64_t op_id, int kind, size_t bytes);
+private:
+	int num_devices_;
+	std::vector<RuntimeStream *> defaults_;
+	std::shared_ptr<FlexAllocator> allocator_;
+};
 
-} // namespace detail
+// Opens the devices (VFIO setup, docs/mock.md) and makes the context. Returns 0 or a negative
+// errno. Dropping the last reference to the context shuts the runtime down.
+int initializeRuntime(std::shared_ptr<RuntimeContext> *out, int num_devices);
+int getNumDevices();
+std::shared_ptr<RuntimeContext> getFlexRuntimeContext();
 
 } // namespace flex
 

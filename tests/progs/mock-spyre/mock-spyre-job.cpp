@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// mock-spyre-job: a training-like loop over the mock Spyre runtime, for tracer tests. It reports
-// how often each runtime function ran in each phase, and a checksum that depends only on the
-// options (never on timing), so a test can compare a trace against ground truth. See docs/mock.md.
+// mock-spyre-job: plays PyTorch over the mock Spyre stack (torch_spyre/_C.so, libflex.so,
+// libspyre_comms.so.1), for tracer tests: training threads run job plans on streams, and rank
+// processes (--world-size) make collectives. It reports how often each counted function ran in
+// each phase, and a checksum that depends only on the options (never on timing), so a test can
+// compare a trace against ground truth. See docs/mock.md.
 
-#include "flex.h"
 #include "mockstats.h"
+#include "torch_spyre.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -47,6 +52,7 @@ struct Options {
 	bool wait_go = false;
 	bool linger = false;
 	bool quiet = false;
+	long world_size = 0;
 };
 
 const char *const kKernels[] = {
@@ -54,10 +60,19 @@ const char *const kKernels[] = {
 	"attention_bwd", "mlp_bwd",	  "embedding_bwd", "optimizer_step",
 };
 
-enum { ALLOC_INPUT = 0x1, ALLOC_OUTPUT = 0x2 };
+// This process's rank and the world's size (1 and 0 without --world-size).
+int g_rank;
+int g_world;
+// The process group of this rank (--world-size); train-0 makes its collectives.
+c10d::SpyreCCLBackend *g_backend;
 
-// Allocations of this phase that threw std::bad_alloc (--oom-every): calls without a return.
-std::atomic<uint64_t> g_thrown{0};
+// The name of compute launch k of an iteration: "<kernel>#<k>", as torch-spyre names them
+// ("<profiler_name>#<step>").
+std::string kernel_name(long k)
+{
+	return std::string(kKernels[k % (long)(sizeof(kKernels) / sizeof(kKernels[0]))]) + "#" +
+	       std::to_string(k);
+}
 
 constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
 constexpr uint64_t kFnvPrime = 0x100000001b3ull;
@@ -100,19 +115,12 @@ void fill_input(unsigned char *buf, size_t len, int thread, uint64_t iter)
 	}
 }
 
-// Host callback of every iteration: stages the computed input buffer into the output buffer,
-// which the following D2H copies back. Runs on the stream's worker, in stream order.
-struct StageArgs {
-	const void *src;
-	void *dst;
-	size_t bytes;
-};
-
-void stage_output(void *arg)
+// The host buffer behind a mock device tensor (device memory is host memory in the mock).
+unsigned char *host_of(const spyre::DataPtr &p)
 {
-	StageArgs *sa = (StageArgs *)arg;
+	auto *ctx = static_cast<spyre::SharedOwnerCtx *>(p.get_context());
 
-	memcpy(sa->dst, sa->src, sa->bytes);
+	return (unsigned char *)(uintptr_t)ctx->composite_addr.chunks()[0].addr.offset;
 }
 
 struct Control {
@@ -127,92 +135,195 @@ struct Control {
 	const Options *opt = nullptr;
 };
 
+
 struct Trainer {
 	int index = 0;
 	int device = 0;
-	flex::FlexAllocator *alloc = nullptr;
-	std::vector<flex::RuntimeStream *> streams;
+	std::vector<spyre::SpyreStream> streams;
 	std::vector<unsigned char> host_in;
 	std::vector<unsigned char> host_out;
 	uint64_t checksum = kFnvBasis;
 	bool failed = false;
 	bool completed = false; /* ran every iteration of the last phase */
-	long leak_left = 0;	/* --leak: deallocations still to skip in this phase */
-	std::vector<std::pair<void *, size_t>> leaked; /* ... and the blocks skipped */
+	long leak_left = 0;	/* --leak: frees still to skip in this phase */
+	std::vector<std::pair<void *, size_t>> leaked; /* ... and the owner contexts kept */
 	std::thread thread;
 };
+
+constexpr size_t kCollectiveWords = 8;
+enum { CCL_ALLREDUCE, CCL_BROADCAST, CCL_ALLGATHER, CCL_GATHER, CCL_REDUCE, CCL_BARRIER,
+       CCL_SENDRECV, CCL_KINDS };
+
+// What rank r contributes to the collective of iteration @iter: word j = (r+1)*(j+1+iter).
+int64_t contribution(int r, uint64_t iter, size_t j)
+{
+	return (int64_t)(r + 1) * (int64_t)(j + 1 + iter);
+}
+
+// The collective of an iteration, made by train-0 of every rank: the kinds in turn (send/recv
+// only with a peer). Checks what arrived; false when it is wrong or a call failed.
+bool run_collective(uint64_t iter)
+{
+	int kinds = g_world > 1 ? CCL_KINDS : CCL_SENDRECV;
+	int kind = (int)(iter % (uint64_t)kinds);
+	int64_t buf[kCollectiveWords], rbuf[kCollectiveWords];
+	std::vector<std::vector<int64_t>> gathered((size_t)g_world,
+						   std::vector<int64_t>(kCollectiveWords));
+	spyre_comms::Tensor t = { buf, sizeof(buf), spyre_comms::INT64 };
+	// send and recv run at once: separate buffers
+	std::vector<spyre_comms::Tensor> ts = { t }, rts = { { rbuf, sizeof(rbuf), t.dtype } }, outs;
+	int64_t sum = (int64_t)g_world * (g_world + 1) / 2;
+	c10d::WorkPtr w, w2;
+	bool ok = true;
+
+	for (size_t j = 0; j < kCollectiveWords; j++)
+		buf[j] = contribution(g_rank, iter, j);
+	for (auto &g : gathered)
+		outs.push_back({ g.data(), sizeof(buf), spyre_comms::INT64 });
+	switch (kind) {
+	case CCL_ALLREDUCE:
+		w = g_backend->allreduce(ts);
+		break;
+	case CCL_BROADCAST:
+		w = g_backend->broadcast(ts, 0);
+		break;
+	case CCL_ALLGATHER:
+		w = g_backend->allgather(outs, t);
+		break;
+	case CCL_GATHER:
+		w = g_backend->gather(outs, t, 0);
+		break;
+	case CCL_REDUCE:
+		w = g_backend->reduce(ts, 0);
+		break;
+	case CCL_BARRIER:
+		w = g_backend->barrier();
+		break;
+	default: /* a ring: send to the next rank, receive from the previous one */
+		w = g_backend->send(ts, (g_rank + 1) % g_world, (int)iter);
+		w2 = g_backend->recv(rts, (g_rank + g_world - 1) % g_world, (int)iter);
+		break;
+	}
+	// the timed wait polls query() every 100 µs, as torch-spyre's does
+	ok &= w && w->wait(std::chrono::milliseconds(60000));
+	ok &= !kind || kind != CCL_SENDRECV || (w2 && w2->wait(std::chrono::milliseconds(60000)));
+	for (size_t j = 0; ok && j < kCollectiveWords; j++) {
+		switch (kind) {
+		case CCL_ALLREDUCE:
+			ok = buf[j] == sum * (int64_t)(j + 1 + iter);
+			break;
+		case CCL_BROADCAST:
+			ok = buf[j] == contribution(0, iter, j);
+			break;
+		case CCL_REDUCE:
+			ok = buf[j] == (g_rank == 0 ? sum : g_rank + 1) * (int64_t)(j + 1 + iter);
+			break;
+		case CCL_SENDRECV:
+			ok = rbuf[j] == contribution((g_rank + g_world - 1) % g_world, iter, j);
+			break;
+		case CCL_ALLGATHER:
+		case CCL_GATHER:
+			for (int r = 0; ok && r < g_world; r++)
+				ok = (kind == CCL_GATHER && g_rank != 0) ||
+				     gathered[(size_t)r][j] == contribution(r, iter, j);
+			break;
+		}
+	}
+	if (!ok) {
+		fprintf(stderr, "%s: rank %d: collective %d of iteration %llu failed\n", kProg,
+			g_rank, kind, (unsigned long long)iter);
+		// the other ranks must not wait for this one (nor this one's threads for them)
+		spyre_comms::abortWorld();
+	}
+	return ok;
+}
 
 // One iteration; returns false on a runtime failure.
 bool run_iteration(Trainer *tr, const Options *opt, uint64_t iter)
 {
 	size_t bytes = (size_t)opt->bytes;
 	size_t nstreams = tr->streams.size();
-	void *din = tr->alloc->allocate(bytes, ALLOC_INPUT);
-	void *dout = tr->alloc->allocate(bytes, ALLOC_OUTPUT);
-	bool ok = din && dout;
+	spyre::SpyreAllocator &alloc = spyre::SpyreAllocator::instance();
 	size_t cur = 0;
+	bool ok = true;
 
 	// A job that makes streams as it goes: the new ones exist before the old ones go, so
 	// they get other addresses, as long-lived streams of a real job would.
 	if (opt->stream_churn && iter && iter % (uint64_t)opt->stream_churn == 0) {
-		std::vector<flex::RuntimeStream *> old = tr->streams;
+		std::vector<spyre::SpyreStream> fresh;
 
 		for (size_t s = 0; s < nstreams; s++)
-			tr->streams[s] = new flex::RuntimeStream(tr->device, old[s]->id());
-		for (flex::RuntimeStream *st : old)
-			delete st;
+			fresh.push_back(spyre::getStreamFromPool(tr->device));
+		tr->streams = fresh;
 	}
 	// A caching allocator that runs out asks for more than the device has, catches the
-	// bad_alloc, frees its cache and goes on: the exception leaves through the runtime.
+	// bad_alloc, frees its cache and goes on: the exception leaves through flex and torch-spyre.
 	if (opt->oom_every && iter % (uint64_t)opt->oom_every == 0) {
 		try {
-			tr->alloc->allocate(SIZE_MAX, ALLOC_INPUT);
+			spyre::DataPtr p = alloc.allocate(SIZE_MAX);
+
 			ok = false;
 		} catch (const std::bad_alloc &) {
-			g_thrown.fetch_add(1, std::memory_order_relaxed);
+			mock_spyre::countThrown(mock_spyre::THROWN_SPYRE_ALLOCATE);
 		}
 	}
-	if (!ok)
-		goto out;
+	spyre::DataPtr din = alloc.allocate(bytes);
+	spyre::DataPtr dout = alloc.allocate(bytes);
+	std::vector<spyre::Tensor> args = {
+		{ static_cast<spyre::SharedOwnerCtx *>(din.get_context()) },
+		{ static_cast<spyre::SharedOwnerCtx *>(dout.get_context()) },
+	};
+	auto *in_ctx = args[0].ctx, *out_ctx = args[1].ctx;
+
 	fill_input(tr->host_in.data(), bytes, tr->index, iter);
-	ok &= tr->streams[0]->launchOperationH2D(din, tr->host_in.data(), bytes) != 0;
-	// All kernels work on one buffer: switching streams first waits for the previous one, so
+	{
+		spyre::JobPlan plan;
+
+		plan.add(std::make_unique<spyre::JobPlanStepH2D>(tr->host_in.data(),
+								 in_ctx->composite_addr));
+		spyre::launchJobPlan(tr->streams[0], plan, args);
+	}
+	// All kernels work on the input: switching streams first waits for the previous one, so
 	// the kernels run in launch order whatever the timing.
 	for (long k = 0; k < opt->kernels; k++) {
 		size_t s = (size_t)k % nstreams;
 
 		if (s != cur) {
-			tr->streams[cur]->synchronize();
+			tr->streams[cur].synchronize();
 			cur = s;
 		}
-		ok &= tr->streams[s]->launchOperationCompute(
-			      kKernels[k % (long)(sizeof(kKernels) / sizeof(kKernels[0]))], din,
-			      bytes / sizeof(uint32_t), (uint64_t)opt->compute_us * 1000) != 0;
+		spyre::JobPlan plan = spyre::prepareKernel(kernel_name(k),
+							   (uint64_t)opt->compute_us * 1000);
+
+		spyre::launchJobPlan(tr->streams[s], plan, args);
+	}
+	// Waits for the kernels by polling the stream, as a Python loop over Stream.query() does.
+	while (!tr->streams[cur].query()) {
+		struct timespec ts = { 0, 20000 };
+
+		nanosleep(&ts, nullptr);
 	}
 	{
-		StageArgs sa = { din, dout, bytes };
+		// the host step stages the computed input into the output, which the D2H copies back
+		unsigned char *src = host_of(din), *dst = host_of(dout);
+		spyre::JobPlan plan;
 
-		ok &= tr->streams[cur]->launchOperationHostCallback(stage_output, &sa) != 0;
-		ok &= tr->streams[cur]->launchOperationD2H(tr->host_out.data(), dout, bytes) != 0;
-		// sa must outlive the callback: drain every stream before it goes out of scope.
-		for (flex::RuntimeStream *st : tr->streams)
-			st->synchronize();
+		plan.add(std::make_unique<spyre::JobPlanStepHostCompute>(
+			[src, dst, bytes] { memcpy(dst, src, bytes); }));
+		plan.add(std::make_unique<spyre::JobPlanStepD2H>(tr->host_out.data(),
+								 out_ctx->composite_addr));
+		spyre::launchJobPlan(tr->streams[cur], plan, args);
 	}
-	if (!tr->streams[cur]->query()) {
-		fprintf(stderr, "%s: train-%d: stream busy after synchronize\n", kProg, tr->index);
-		ok = false;
-	}
+	for (const spyre::SpyreStream &st : tr->streams)
+		st.synchronize();
 	tr->checksum = fnv1a64(tr->checksum, tr->host_out.data(), bytes);
-out:
+	if (g_backend && tr->index == 0)
+		ok &= run_collective(iter);
 	// --leak: the first N input buffers of train-0 in a phase are never given back
-	if (din && tr->leak_left > 0) {
+	if (tr->leak_left > 0) {
 		tr->leak_left--;
-		tr->leaked.emplace_back(din, bytes);
-		din = nullptr;
+		tr->leaked.emplace_back(din.release(), bytes);
 	}
-	if (din)
-		tr->alloc->deallocate(din);
-	tr->alloc->deallocate(dout);
 	if (!ok)
 		fprintf(stderr, "%s: train-%d: runtime call failed\n", kProg, tr->index);
 	return ok;
@@ -246,7 +357,7 @@ void trainer_main(Trainer *tr, Control *ctl)
 		// the last phase's leaks are given back now: a tracer attached in between sees
 		// frees of blocks allocated before it
 		for (auto &b : tr->leaked)
-			tr->alloc->deallocate(b.first);
+			spyre::SpyreAllocator::ReportAndDelete(b.first);
 		tr->leak_left = tr->index == 0 ? opt->leak : 0;
 		tr->leaked.clear();
 		for (i = 0; i < opt->iters && !tr->failed; i++) {
@@ -273,7 +384,8 @@ void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [options]\n"
-		"A training-like loop over the mock Spyre runtime (libflex.so, libsenlib-dd2.so).\n"
+		"A training-like loop over the mock Spyre stack (torch_spyre/_C.so, libflex.so,\n"
+		"libspyre_comms.so.1).\n"
 		"\n"
 		"  --devices N       devices to open (1)\n"
 		"  --threads T       training threads \"train-<i>\" (2)\n"
@@ -298,6 +410,9 @@ void usage(FILE *f)
 		"  --wait-go         wait for SIGUSR1 before each phase\n"
 		"  --linger          after the last phase wait for SIGTERM/SIGINT\n"
 		"  --quiet           do not print the counts to stdout, nor notices to stderr\n"
+		"  --world-size N    N rank processes (this program again, with RANK,\n"
+		"                    WORLD_SIZE, LOCAL_RANK, AIU_WORLD_RANK_<r>); train-0 of\n"
+		"                    each makes one collective an iteration (0: none)\n"
 		"  --help            this text\n"
 		"Exit status: 0 done (also when stopped by SIGTERM/SIGINT), 1 runtime error,\n"
 		"2 bad usage.\n",
@@ -326,7 +441,7 @@ int parse_options(int argc, char **argv, Options *o)
 	enum {
 		O_DEVICES = 256, O_THREADS, O_STREAMS, O_ITERS, O_BYTES, O_COMPUTE_US, O_KERNELS,
 		O_OOM_EVERY, O_STREAM_CHURN, O_RENAME_AT, O_LEAK, O_PHASES, O_READY, O_COUNTS,
-		O_WAIT_GO, O_LINGER, O_QUIET, O_HELP,
+		O_WAIT_GO, O_LINGER, O_QUIET, O_WORLD_SIZE, O_HELP,
 	};
 	static const struct option longopts[] = {
 		{ "devices", required_argument, nullptr, O_DEVICES },
@@ -346,6 +461,7 @@ int parse_options(int argc, char **argv, Options *o)
 		{ "wait-go", no_argument, nullptr, O_WAIT_GO },
 		{ "linger", no_argument, nullptr, O_LINGER },
 		{ "quiet", no_argument, nullptr, O_QUIET },
+		{ "world-size", required_argument, nullptr, O_WORLD_SIZE },
 		{ "help", no_argument, nullptr, O_HELP },
 		{ nullptr, 0, nullptr, 0 },
 	};
@@ -408,6 +524,9 @@ int parse_options(int argc, char **argv, Options *o)
 		case O_QUIET:
 			o->quiet = true;
 			break;
+		case O_WORLD_SIZE:
+			ok = parse_num("world-size", optarg, 0, 16, &o->world_size);
+			break;
 		case O_HELP:
 			usage(stdout);
 			return -1;
@@ -459,37 +578,47 @@ int write_atomic(const std::string &path, const std::string &text)
 	return err;
 }
 
-std::string counts_json(long phase, uint64_t checksum,
+std::string counts_json(long phase, uint64_t checksum, long kernels, uint64_t launches_per_kernel,
 			const std::vector<std::pair<void *, size_t>> &leaked)
 {
 	std::string s;
-	char buf[128];
+	char buf[160];
 
 	snprintf(buf, sizeof(buf),
-		 "{\"pid\":%ld,\"phase\":%ld,\"checksum\":\"%016llx\",\"calls\":{",
-		 (long)getpid(), phase, (unsigned long long)checksum);
+		 "{\"pid\":%ld,\"phase\":%ld,\"rank\":%d,\"world_size\":%d,\"checksum\":\"%016llx\","
+		 "\"calls\":{",
+		 (long)getpid(), phase, g_rank, g_world, (unsigned long long)checksum);
 	s += buf;
 	for (int api = 0; api < mock_spyre::API_COUNT; api++) {
 		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", api ? "," : "",
 			 mock_spyre::apiName(api), (unsigned long long)mock_spyre::callCount(api));
 		s += buf;
 	}
-	snprintf(buf, sizeof(buf), "},\"completions\":%llu,\"ioctls\":{",
-		 (unsigned long long)mock_spyre::completionCount());
+	snprintf(buf, sizeof(buf), "},\"completions\":%llu,\"callbacks\":%llu,\"ioctls\":{",
+		 (unsigned long long)mock_spyre::completionCount(),
+		 (unsigned long long)mock_spyre::callbackCount());
 	s += buf;
 	for (int i = 0; i < mock_spyre::IOCTL_COUNT; i++) {
 		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", i ? "," : "", mock_spyre::ioctlName(i),
 			 (unsigned long long)mock_spyre::ioctlCount(i));
 		s += buf;
 	}
-	snprintf(buf, sizeof(buf), "},\"thrown\":{\"%s\":%llu",
-		 mock_spyre::apiName(mock_spyre::API_ALLOCATE),
-		 (unsigned long long)g_thrown.load());
-	s += buf;
+	s += "},\"thrown\":{";
+	for (int i = 0; i < mock_spyre::THROWN_COUNT; i++) {
+		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", i ? "," : "", mock_spyre::thrownName(i),
+			 (unsigned long long)mock_spyre::thrownCount(i));
+		s += buf;
+	}
 	s += "},\"bytes\":{";
 	for (int i = 0; i < mock_spyre::BYTES_COUNT; i++) {
 		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", i ? "," : "", mock_spyre::bytesName(i),
 			 (unsigned long long)mock_spyre::byteCount(i));
+		s += buf;
+	}
+	s += "},\"kernels\":{";
+	for (long k = 0; k < kernels; k++) {
+		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", k ? "," : "", kernel_name(k).c_str(),
+			 (unsigned long long)launches_per_kernel);
 		s += buf;
 	}
 	s += "},\"leaked\":[";
@@ -527,10 +656,117 @@ void wait_signal(Signals *sig, Control *ctl, bool count_go)
 		sig->stop = true;
 		sig->stop_signal = signo;
 		ctl->abort.store(true, std::memory_order_relaxed);
+		// a rank that stops ends the collectives the others wait in
+		spyre_comms::abortWorld();
 		break;
 	default: /* SIGUSR2: a trainer finished; the caller re-checks */
 		break;
 	}
+}
+
+// The environment of rank @r of @n, as torchrun gives it (plus the mock's shared segment), and
+// each rank's card: AIU_WORLD_RANK_<i> = a PCI address.
+void rank_environment(int r, int n, const char *shm)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d", r);
+	setenv("RANK", v, 1);
+	setenv("LOCAL_RANK", v, 1);
+	snprintf(v, sizeof(v), "%d", n);
+	setenv("WORLD_SIZE", v, 1);
+	setenv("LOCAL_WORLD_SIZE", v, 1);
+	setenv("AIU_WORLD_SIZE", v, 1);
+	for (int i = 0; i < n; i++) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "AIU_WORLD_RANK_%d", i);
+		snprintf(v, sizeof(v), "0000:%02x:00.0", 0x1a + i);
+		setenv(k, v, 1);
+	}
+	setenv("MOCK_SPYRE_SHM", shm, 1);
+}
+
+// --world-size N > 1, started without RANK: start the N ranks (this program again, exec'ed with
+// torchrun's variables), write the ready file with their pids once each rank wrote its own
+// (F.r<rank>), forward SIGUSR1/SIGTERM/SIGINT to them and wait. Exit status: the worst rank's.
+int run_launcher(char **argv, const Options &opt, sigset_t *set)
+{
+	char shm[64];
+	std::vector<pid_t> pids;
+	size_t alive = 0;
+	bool ready = !opt.ready_file;
+	int status = 0;
+	int rc;
+
+	sigaddset(set, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, set, nullptr);
+	rc = spyre_comms::createWorld((int)opt.world_size, shm, sizeof(shm));
+	if (rc) {
+		fprintf(stderr, "%s: shared memory for the ranks: %s\n", kProg, strerror(-rc));
+		return 1;
+	}
+	for (int r = 0; r < (int)opt.world_size; r++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			fprintf(stderr, "%s: fork: %s\n", kProg, strerror(errno));
+			status = 1;
+			break;
+		}
+		if (!pid) {
+			rank_environment(r, (int)opt.world_size, shm);
+			execv("/proc/self/exe", argv);
+			fprintf(stderr, "%s: exec: %s\n", kProg, strerror(errno));
+			_exit(127);
+		}
+		pids.push_back(pid);
+		alive++;
+	}
+	while (alive) {
+		struct timespec poll = { 0, 10 * 1000 * 1000 };
+		int signo = sigtimedwait(set, nullptr, &poll);
+
+		if (signo == SIGUSR1 || signo == SIGTERM || signo == SIGINT) {
+			for (pid_t p : pids)
+				if (p > 0)
+					kill(p, signo);
+		}
+		for (;;) {
+			int ws;
+			pid_t p = waitpid(-1, &ws, WNOHANG);
+
+			if (p <= 0)
+				break;
+			for (size_t r = 0; r < pids.size(); r++) {
+				if (pids[r] != p)
+					continue;
+				pids[r] = -p;
+				alive--;
+				if (WIFSIGNALED(ws))
+					fprintf(stderr, "%s: rank %zu (pid %ld) killed by signal %d\n",
+						kProg, r, (long)p, WTERMSIG(ws));
+			}
+			if (!WIFEXITED(ws) || WEXITSTATUS(ws))
+				status = status ? status : (WIFEXITED(ws) ? WEXITSTATUS(ws) : 1);
+		}
+		if (ready || status)
+			continue;
+		std::string text;
+
+		ready = true;
+		for (size_t r = 0; r < pids.size() && ready; r++) {
+			ready = !access((std::string(opt.ready_file) + ".r" + std::to_string(r)).c_str(),
+					F_OK);
+			text += std::to_string((long)pids[r]) + "\n";
+		}
+		if (ready && (rc = write_atomic(opt.ready_file, text))) {
+			fprintf(stderr, "%s: %s: %s\n", kProg, opt.ready_file, strerror(-rc));
+			status = 1;
+		}
+	}
+	shm_unlink(shm);
+	return status;
 }
 
 } // namespace
@@ -541,7 +777,9 @@ int main(int argc, char **argv)
 	Control ctl;
 	Signals sig;
 	std::vector<Trainer *> trainers;
+	std::string ready_path, suffix;
 	int status = 0;
+	int ndev = 0;
 	int rc;
 
 	// Blocked before any thread exists, so every thread inherits the mask and only the main
@@ -558,31 +796,52 @@ int main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	ctl.opt = &opt;
 	ctl.main_thread = pthread_self();
+	if (opt.ready_file)
+		ready_path = opt.ready_file;
 
-	rc = flex::initializeRuntime((int)opt.devices);
+	// the ranks of --world-size, or one of them
+	if (opt.world_size > 1 && !getenv("RANK"))
+		return run_launcher(argv, opt, &sig.set);
+	if (opt.world_size) {
+		g_world = getenv("WORLD_SIZE") ? atoi(getenv("WORLD_SIZE")) : 1;
+		g_rank = getenv("RANK") ? atoi(getenv("RANK")) : 0;
+		if (g_world > 1) {
+			suffix = ".r" + std::to_string(g_rank);
+			if (opt.ready_file)
+				ready_path = std::string(opt.ready_file) + suffix;
+		}
+	}
+
+	rc = spyre::startRuntime((int)opt.devices);
 	if (rc) {
 		fprintf(stderr, "%s: initializeRuntime: %s\n", kProg, strerror(-rc));
 		return 1;
 	}
-	int ndev = flex::getNumDevices();
-
+	ndev = spyre::deviceCount();
 	if (ndev < 1) {
 		fprintf(stderr, "%s: getNumDevices returned %d\n", kProg, ndev);
-		flex::shutdownRuntime();
+		spyre::shutdownRuntime();
 		return 1;
 	}
 
 	try {
+		if (opt.world_size) {
+			g_backend = new c10d::SpyreCCLBackend();
+			if (!g_backend->ok()) {
+				fprintf(stderr, "%s: rank %d of %d: no process group\n", kProg, g_rank,
+					g_world);
+				status = 1;
+				goto shutdown;
+			}
+		}
 		for (int t = 0; t < (int)opt.threads; t++) {
 			Trainer *tr = new Trainer;
 
 			trainers.push_back(tr);
 			tr->index = t;
 			tr->device = t % ndev;
-			tr->alloc = new flex::FlexAllocator(tr->device);
 			for (int s = 0; s < (int)opt.streams; s++)
-				tr->streams.push_back(new flex::RuntimeStream(
-					tr->device, t * (int)opt.streams + s));
+				tr->streams.push_back(spyre::getStreamFromPool(tr->device));
 			tr->host_in.resize((size_t)opt.bytes);
 			tr->host_out.resize((size_t)opt.bytes);
 		}
@@ -600,10 +859,10 @@ int main(int argc, char **argv)
 		goto shutdown;
 	}
 
-	if (opt.ready_file) {
-		rc = write_atomic(opt.ready_file, std::to_string((long)getpid()) + "\n");
+	if (!ready_path.empty()) {
+		rc = write_atomic(ready_path, std::to_string((long)getpid()) + "\n");
 		if (rc) {
-			fprintf(stderr, "%s: %s: %s\n", kProg, opt.ready_file, strerror(-rc));
+			fprintf(stderr, "%s: %s: %s\n", kProg, ready_path.c_str(), strerror(-rc));
 			status = 1;
 			goto shutdown;
 		}
@@ -621,7 +880,6 @@ int main(int argc, char **argv)
 
 		// Nothing runs between phases (every stream was drained), so the reset is exact.
 		mock_spyre::resetCounts();
-		g_thrown = 0;
 		{
 			std::lock_guard<std::mutex> lk(ctl.lock);
 
@@ -640,6 +898,11 @@ int main(int argc, char **argv)
 			wait_signal(&sig, &ctl, opt.wait_go);
 		}
 
+		// what torch.spyre.synchronize() does at the end of a step: every stream of every
+		// device (all idle by now)
+		for (int d = 0; d < ndev; d++)
+			spyre::synchronizeDevice(d);
+
 		uint64_t checksum = kFnvBasis;
 		bool complete = true;
 
@@ -657,10 +920,11 @@ int main(int argc, char **argv)
 
 		for (Trainer *tr : trainers)
 			leaked.insert(leaked.end(), tr->leaked.begin(), tr->leaked.end());
-		std::string json = counts_json(phase, checksum, leaked);
+		std::string json = counts_json(phase, checksum, opt.kernels,
+					       (uint64_t)opt.threads * (uint64_t)opt.iters, leaked);
 
 		if (opt.counts_file) {
-			std::string path = opt.counts_file;
+			std::string path = opt.counts_file + suffix;
 
 			if (opt.phases > 1)
 				path += "." + std::to_string(phase);
@@ -694,11 +958,9 @@ shutdown:
 	for (Trainer *tr : trainers) {
 		if (tr->thread.joinable())
 			tr->thread.join();
-		for (flex::RuntimeStream *st : tr->streams)
-			delete st;
-		delete tr->alloc;
 		delete tr;
 	}
-	flex::shutdownRuntime();
+	delete g_backend;
+	spyre::shutdownRuntime();
 	return status;
 }

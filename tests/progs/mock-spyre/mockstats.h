@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// Call accounting for the mock Spyre runtime. Not part of the real runtime's API: the counters let
-// the test job report exactly how many calls a tracer should have seen. They live in
-// libsenlib-dd2.so (the lowest library) so that libflex.so and the job share one set.
+// Call accounting for the mock Spyre stack. Not part of any real library's API: the counters let
+// the test job report exactly how many calls a tracer should have seen. They live in libflex.so
+// (the lowest library; namespace mock_spyre matches no flex::, spyre:: or spyre_comms:: glob) so
+// that every library and the job share one set.
 #ifndef MOCK_SPYRE_MOCKSTATS_H
 #define MOCK_SPYRE_MOCKSTATS_H
 
@@ -9,40 +10,89 @@
 
 namespace mock_spyre {
 
-// One slot per counted API function; apiName() gives the qualified C++ name.
+// One slot per counted function; apiName() gives the qualified C++ name (docs/mock.md).
 enum Api : int {
+	/* libflex.so */
 	API_INITIALIZE_RUNTIME,
 	API_GET_NUM_DEVICES,
-	API_SHUTDOWN_RUNTIME,
-	API_ALLOCATOR_CTOR,
-	API_ALLOCATE,
-	API_DEALLOCATE,
-	API_STREAM_CTOR,
+	API_GET_DEFAULT_STREAM,
+	API_CREATE_STREAM,
 	API_STREAM_DTOR,
+	API_FLEX_ALLOCATE,
+	API_FLEX_DEALLOCATE,
+	API_CREATE_DMA_PARAMS,
+	API_DESTROY_DMA_PARAMS,
+	API_CREATE_COMPUTE_PARAMS,
+	API_DESTROY_COMPUTE_PARAMS,
+	API_CREATE_HOST_CALLBACK_PARAMS,
+	API_DESTROY_HOST_CALLBACK_PARAMS,
 	API_LAUNCH_H2D,
 	API_LAUNCH_D2H,
 	API_LAUNCH_COMPUTE,
 	API_LAUNCH_HOST_CALLBACK,
-	API_SYNCHRONIZE,
-	API_QUERY,
-	API_STREAM_DEVICE,
-	API_STREAM_ID,
-	API_ENCODE_CONTROL_BLOCK,
-	API_OPERATION_COMPLETE,
-	API_SEN_OPEN,
-	API_SEN_WRITE_DOORBELL,
-	API_SEN_CLOSE,
+	API_RT_SYNCHRONIZE,
+	API_RT_QUERY,
+	/* torch_spyre/_C.so */
+	API_LAUNCH_JOB_PLAN,
+	API_PREPARE_KERNEL,
+	API_SS_LAUNCH,
+	API_SS_LAUNCH_H2D,
+	API_SS_LAUNCH_D2H,
+	API_SS_LAUNCH_COMPUTE,
+	API_SS_LAUNCH_HOST_CALLBACK,
+	API_SS_SYNCHRONIZE,
+	API_SS_QUERY,
+	API_SYNCHRONIZE_DEVICE,
+	API_SPYRE_ALLOCATE,
+	API_REPORT_AND_DELETE,
+	API_D2H_CALLBACK,
+	API_CCL_ALLGATHER,
+	API_CCL_ALLREDUCE,
+	API_CCL_BARRIER,
+	API_CCL_BROADCAST,
+	API_CCL_GATHER,
+	API_CCL_REDUCE,
+	API_CCL_SEND,
+	API_CCL_RECV,
+	API_CCL_WORK_WAIT,
+	/* libspyre_comms.so.1 */
+	API_COMMS_INITIALIZE,
+	API_COMMS_WORLD_CONTEXT,
+	API_CTX_ALLGATHER,
+	API_CTX_ALLREDUCE,
+	API_CTX_BARRIER,
+	API_CTX_BROADCAST,
+	API_CTX_GATHER,
+	API_CTX_REDUCE,
+	API_CTX_SEND,
+	API_CTX_RECV,
+	API_CTX_GET_RANK,
+	API_CTX_GET_SIZE,
+	API_WORK_QUERY,
 	API_COUNT
+};
+
+// Functions a std::bad_alloc can leave (--oom-every); index into thrownCount().
+enum Thrown : int {
+	THROWN_FLEX_ALLOCATE,
+	THROWN_SPYRE_ALLOCATE,
+	THROWN_COUNT
 };
 
 void countCall(int api);
 uint64_t callCount(int api);
 const char *apiName(int api);
-// Operations a stream worker finished (after operationComplete returned).
+// Operations a stream worker finished (DMA and compute; host callbacks run in the caller).
 void countCompletion();
 uint64_t completionCount();
-// Zero every counter (the ioctl counters too). Only meaningful while no thread calls into the
-// runtime.
+// DMA callbacks flex called (on the stream's worker, after the copy).
+void countCallback();
+uint64_t callbackCount();
+void countThrown(int which);
+uint64_t thrownCount(int which);
+const char *thrownName(int which);
+// Zero every counter (the ioctl and byte counters too). Only meaningful while no thread calls
+// into the runtime.
 void resetCounts();
 
 // The VFIO ioctls libflex.so issues (see docs/mock.md), counted per command whether they succeed

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Self-test of the mock Spyre job: exact call counts, a checksum recomputed independently here,
-and the --wait-go/--ready-file/--linger signal protocol.
+collectives between rank processes, and the --wait-go/--ready-file/--linger signal protocol.
 Usage: selftest.py [BUILD/mock/mock-spyre-job]
 """
 import json
@@ -41,6 +41,10 @@ def fnv1a64(h, data):
     return h
 
 
+def kernel_name(k):
+    return "%s#%d" % (KERNELS[k % len(KERNELS)], k)
+
+
 def salt(name):
     h = 2166136261
     for c in name.encode():
@@ -62,29 +66,52 @@ def ref_checksum(threads, iters, nbytes, kernels, phase=1):
             n = nbytes // 4
             xs = list(struct.unpack("<%dI" % n, buf[:n * 4]))
             for k in range(kernels):
-                s = salt(KERNELS[k % len(KERNELS)])
+                s = salt(kernel_name(k))
                 xs = [(x * 3 + s) % 2**32 for x in xs]
             h = fnv1a64(h, struct.pack("<%dI" % n, *xs) + buf[n * 4:])
         total = fnv1a64(total, struct.pack("<Q", h))
     return "%016x" % total
 
 
-def expected_calls(threads, streams, iters, kernels):
+def expected_calls(threads, streams, iters, kernels, devices):
+    """Calls whose number follows from the options (query() is polled: at least one per
+    iteration), and the worker completions."""
     n = threads * iters
-    sync = streams + (kernels - 1 if streams > 1 and kernels > 1 else 0)
+    switches = kernels - 1 if streams > 1 and kernels > 1 else 0
+    # the phase ends with spyre::synchronizeDevice per device: its default stream and every
+    # stream of the threads on it
+    sync_dev = devices + threads * streams
     return {
+        "flex::RuntimeContext::getDefaultStream": devices,
         "flex::FlexAllocator::allocate": 2 * n,
         "flex::FlexAllocator::deallocate": 2 * n,
+        "flex::createDmaParams": 2 * n,
+        "flex::destroyDmaParams": 2 * n,
+        "flex::createComputeParams": kernels * n,
+        "flex::destroyComputeParams": kernels * n,
+        "flex::createHostCallbackParams": n,
+        "flex::destroyHostCallbackParams": n,
         "flex::RuntimeStream::launchOperationH2D": n,
         "flex::RuntimeStream::launchOperationD2H": n,
         "flex::RuntimeStream::launchOperationCompute": kernels * n,
         "flex::RuntimeStream::launchOperationHostCallback": n,
-        "flex::RuntimeStream::synchronize": sync * n,
-        "flex::RuntimeStream::query": n,
-        "flex::detail::encodeControlBlock": kernels * n,
-        "flex::detail::operationComplete": (kernels + 3) * n,
-        "senlib::SenDevice::writeDoorbell": (kernels + 3) * n,
-    }, (kernels + 3) * n
+        "flex::RuntimeStream::synchronize": (streams + switches) * n + sync_dev,
+        "spyre::launchJobPlan": (kernels + 2) * n,
+        "spyre::prepareKernel": kernels * n,
+        "spyre::SpyreStream::launch": (kernels + 2) * n,
+        "spyre::SpyreStream::launchH2D": n,
+        "spyre::SpyreStream::launchD2H": n,
+        "spyre::SpyreStream::launchCompute": kernels * n,
+        "spyre::SpyreStream::launchHostCallback": n,
+        "spyre::SpyreStream::synchronize": (streams + switches) * n,
+        "spyre::synchronizeDevice": devices,
+        "spyre::SpyreAllocator::allocate": 2 * n,
+        "spyre::SpyreAllocator::ReportAndDelete": 2 * n,
+        "spyre::JobPlanStepD2H::construct::{lambda(void*)#1}": n,
+    }, (kernels + 2) * n
+
+
+POLLED = ("flex::RuntimeStream::query", "spyre::SpyreStream::query")
 
 
 def run_counts(job, threads, streams, iters, kernels, nbytes, devices=1):
@@ -112,13 +139,20 @@ def main():
         what = "threads=%d streams=%d iters=%d kernels=%d bytes=%d devices=%d" % (
             threads, streams, iters, kernels, nbytes, devices)
         d = run_counts(job, threads, streams, iters, kernels, nbytes, devices)
-        calls, completions = expected_calls(threads, streams, iters, kernels)
+        calls, completions = expected_calls(threads, streams, iters, kernels, devices)
         # Every API name is always present; those not listed must be 0 during a phase.
-        want = {k: calls.get(k, 0) for k in d["calls"]}
-        check(len(d["calls"]) == 21 and calls.keys() <= d["calls"].keys(), "%s: keys" % what)
-        got = d["calls"]
+        want = {k: calls.get(k, 0) for k in d["calls"] if k not in POLLED}
+        check(len(d["calls"]) == 54 and calls.keys() <= d["calls"].keys(), "%s: keys" % what)
+        got = {k: v for k, v in d["calls"].items() if k not in POLLED}
         check(got == want, "%s: calls %s, expected %s" % (what, got, want))
+        polled = [d["calls"][k] for k in POLLED]
+        check(polled[0] == polled[1] >= threads * iters, "%s: query %s" % (what, polled))
         check(d["completions"] == completions, "%s: completions" % what)
+        check(d["callbacks"] == threads * iters, "%s: callbacks" % what)
+        check(d["kernels"] == {kernel_name(k): threads * iters for k in range(kernels)},
+              "%s: kernels %s" % (what, d["kernels"]))
+        check(d["thrown"] == {"flex::FlexAllocator::allocate": 0,
+                              "spyre::SpyreAllocator::allocate": 0}, "%s: thrown" % what)
         # a phase maps every allocation and unmaps it again; setup ioctls are outside phases
         n_alloc = calls["flex::FlexAllocator::allocate"]
         want_ioctls = {k: 0 for k in d["ioctls"]}
@@ -138,6 +172,60 @@ def main():
     check(len(d["leaked"]) == 3 and all(b["bytes"] == 100 for b in d["leaked"]) and
           len({b["addr"] for b in d["leaked"]}) == 3, "--leak: %s" % d["leaked"])
     check(d["bytes"]["allocated"] - d["bytes"]["freed"] == 300, "--leak: bytes %s" % d["bytes"])
+    check(d["calls"]["spyre::SpyreAllocator::allocate"] -
+          d["calls"]["spyre::SpyreAllocator::ReportAndDelete"] == 3, "--leak: frees")
+
+    # --oom-every N: a bad_alloc thrown in flex leaves through SpyreAllocator::allocate too
+    out = subprocess.run([job, "--threads", "2", "--iters", "5", "--oom-every", "2"],
+                         capture_output=True, text=True, check=True).stdout
+    d = json.loads(out)
+    check(d["thrown"] == {"flex::FlexAllocator::allocate": 6,
+                          "spyre::SpyreAllocator::allocate": 6}, "--oom-every: %s" % d["thrown"])
+    check(d["calls"]["spyre::SpyreAllocator::allocate"] == 26, "--oom-every: allocations")
+
+    # --stream-churn N: every N-th iteration new pool streams replace the old, which go
+    out = subprocess.run([job, "--threads", "2", "--streams", "3", "--iters", "5",
+                          "--stream-churn", "2"], capture_output=True, text=True, check=True).stdout
+    d = json.loads(out)
+    check(d["calls"]["flex::RuntimeContext::createStream"] == 12 and
+          d["calls"]["flex::RuntimeStream::~RuntimeStream"] == 12, "--stream-churn: %s" % d["calls"])
+
+    # --world-size: one collective an iteration by train-0 of each rank, the kinds in turn
+    # (send/recv only with a peer); each rank checks what it received
+    ccl = ["allreduce", "broadcast", "allgather", "gather", "reduce", "barrier", "send"]
+    for world, iters in ((1, 8), (2, 9)):
+        with tempfile.TemporaryDirectory() as tmp:
+            counts = os.path.join(tmp, "c.json")
+            ready = os.path.join(tmp, "ready")
+            r = subprocess.run([job, "--world-size", str(world), "--iters", str(iters), "--quiet",
+                                "--counts", counts, "--ready-file", ready],
+                               capture_output=True, text=True)
+            check(r.returncode == 0, "--world-size %d: exit %d %s" % (world, r.returncode,
+                                                                     r.stderr))
+            kinds = ccl if world > 1 else ccl[:-1]
+            want = {k: sum(1 for i in range(iters) if kinds[i % len(kinds)] == k) for k in ccl}
+            want["recv"] = want["send"]
+            pids = []
+            for rank in range(world):
+                path = counts + (".r%d" % rank if world > 1 else "")
+                if not os.path.exists(path):
+                    check(False, "--world-size %d: no %s" % (world, path))
+                    continue
+                with open(path) as f:
+                    d = json.load(f)
+                pids.append(d["pid"])
+                check(d["rank"] == rank and d["world_size"] == world, "rank %d header" % rank)
+                got = {k: d["calls"]["c10d::SpyreCCLBackend::" + k] for k in want}
+                check(got == want, "--world-size %d rank %d: %s, expected %s" % (
+                    world, rank, got, want))
+                check(all(d["calls"]["spyre_comms::Context::" + k] == want[k] for k in want),
+                      "rank %d: comms calls" % rank)
+                check(d["calls"]["c10d::SpyreCCLWork::wait"] == iters + want["recv"],
+                      "rank %d: waits" % rank)
+                check(d["checksum"] == ref_checksum(2, iters, 65536, 3), "rank %d: checksum" % rank)
+            if world > 1:
+                with open(ready) as f:
+                    check([int(x) for x in f.read().split()] == pids, "ready file of the ranks")
 
     with tempfile.TemporaryDirectory() as tmp:
         ready = os.path.join(tmp, "ready")
@@ -152,7 +240,7 @@ def main():
         for tid in os.listdir("/proc/%d/task" % p.pid):
             with open("/proc/%d/task/%s/comm" % (p.pid, tid)) as f:
                 comms.add(f.read().strip())
-        check({"train-0", "train-1", "spyre-d0s0", "spyre-d0s3"} <= comms, "threads %s" % comms)
+        check({"train-0", "train-1", "spyre-d0s0", "spyre-d0s4"} <= comms, "threads %s" % comms)
         time.sleep(0.2)
         check(not os.path.exists(counts + ".1"), "phase 1 ran before SIGUSR1")
         for phase in (1, 2):

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// libsenlib-dd2.so mock: device handles and doorbells, plus the mock's shared call counters.
+// The mock stack's shared call counters (mockstats.h), linked into libflex.so.
 
-#include "senlib.h"
 #include "mockstats.h"
 
 #include <linux/vfio.h>
-#include <stdio.h>
 
-// Exported, never inlined nor cloned: a tracer must find every call at the symbol it probes.
-#define MOCK_API __attribute__((visibility("default"), noinline, noclone))
+#include <atomic>
+
+#define MOCK_API __attribute__((visibility("default")))
 
 namespace mock_spyre {
 
@@ -16,6 +15,8 @@ namespace {
 
 std::atomic<uint64_t> g_calls[API_COUNT];
 std::atomic<uint64_t> g_completions;
+std::atomic<uint64_t> g_callbacks;
+std::atomic<uint64_t> g_thrown[THROWN_COUNT];
 std::atomic<uint64_t> g_ioctls[IOCTL_COUNT];
 std::atomic<uint64_t> g_bytes[BYTES_COUNT];
 const char *const g_bytes_names[BYTES_COUNT] = { "allocated", "freed", "mapped", "unmapped" };
@@ -44,25 +45,64 @@ const struct {
 const char *const g_names[API_COUNT] = {
 	"flex::initializeRuntime",
 	"flex::getNumDevices",
-	"flex::shutdownRuntime",
-	"flex::FlexAllocator::FlexAllocator",
+	"flex::RuntimeContext::getDefaultStream",
+	"flex::RuntimeContext::createStream",
+	"flex::RuntimeStream::~RuntimeStream",
 	"flex::FlexAllocator::allocate",
 	"flex::FlexAllocator::deallocate",
-	"flex::RuntimeStream::RuntimeStream",
-	"flex::RuntimeStream::~RuntimeStream",
+	"flex::createDmaParams",
+	"flex::destroyDmaParams",
+	"flex::createComputeParams",
+	"flex::destroyComputeParams",
+	"flex::createHostCallbackParams",
+	"flex::destroyHostCallbackParams",
 	"flex::RuntimeStream::launchOperationH2D",
 	"flex::RuntimeStream::launchOperationD2H",
 	"flex::RuntimeStream::launchOperationCompute",
 	"flex::RuntimeStream::launchOperationHostCallback",
 	"flex::RuntimeStream::synchronize",
 	"flex::RuntimeStream::query",
-	"flex::RuntimeStream::device",
-	"flex::RuntimeStream::id",
-	"flex::detail::encodeControlBlock",
-	"flex::detail::operationComplete",
-	"senlib::SenDevice::open",
-	"senlib::SenDevice::writeDoorbell",
-	"senlib::SenDevice::close",
+	"spyre::launchJobPlan",
+	"spyre::prepareKernel",
+	"spyre::SpyreStream::launch",
+	"spyre::SpyreStream::launchH2D",
+	"spyre::SpyreStream::launchD2H",
+	"spyre::SpyreStream::launchCompute",
+	"spyre::SpyreStream::launchHostCallback",
+	"spyre::SpyreStream::synchronize",
+	"spyre::SpyreStream::query",
+	"spyre::synchronizeDevice",
+	"spyre::SpyreAllocator::allocate",
+	"spyre::SpyreAllocator::ReportAndDelete",
+	"spyre::JobPlanStepD2H::construct::{lambda(void*)#1}",
+	"c10d::SpyreCCLBackend::allgather",
+	"c10d::SpyreCCLBackend::allreduce",
+	"c10d::SpyreCCLBackend::barrier",
+	"c10d::SpyreCCLBackend::broadcast",
+	"c10d::SpyreCCLBackend::gather",
+	"c10d::SpyreCCLBackend::reduce",
+	"c10d::SpyreCCLBackend::send",
+	"c10d::SpyreCCLBackend::recv",
+	"c10d::SpyreCCLWork::wait",
+	"spyre_comms::initialize_library",
+	"spyre_comms::get_world_context",
+	"spyre_comms::Context::allgather",
+	"spyre_comms::Context::allreduce",
+	"spyre_comms::Context::barrier",
+	"spyre_comms::Context::broadcast",
+	"spyre_comms::Context::gather",
+	"spyre_comms::Context::reduce",
+	"spyre_comms::Context::send",
+	"spyre_comms::Context::recv",
+	"spyre_comms::Context::getRank",
+	"spyre_comms::Context::getSize",
+	"spyre_comms::WorkSchedule::query",
+};
+static_assert(sizeof(g_names) / sizeof(g_names[0]) == API_COUNT, "one name per counter");
+
+const char *const g_thrown_names[THROWN_COUNT] = {
+	"flex::FlexAllocator::allocate",
+	"spyre::SpyreAllocator::allocate",
 };
 
 } // namespace
@@ -99,11 +139,42 @@ MOCK_API uint64_t completionCount()
 	return g_completions.load(std::memory_order_relaxed);
 }
 
+MOCK_API void countCallback()
+{
+	g_callbacks.fetch_add(1, std::memory_order_relaxed);
+}
+
+MOCK_API uint64_t callbackCount()
+{
+	return g_callbacks.load(std::memory_order_relaxed);
+}
+
+MOCK_API void countThrown(int which)
+{
+	if (which >= 0 && which < THROWN_COUNT)
+		g_thrown[which].fetch_add(1, std::memory_order_relaxed);
+}
+
+MOCK_API uint64_t thrownCount(int which)
+{
+	if (which < 0 || which >= THROWN_COUNT)
+		return 0;
+	return g_thrown[which].load(std::memory_order_relaxed);
+}
+
+MOCK_API const char *thrownName(int which)
+{
+	return which >= 0 && which < THROWN_COUNT ? g_thrown_names[which] : "?";
+}
+
 MOCK_API void resetCounts()
 {
 	for (auto &c : g_calls)
 		c.store(0, std::memory_order_relaxed);
 	g_completions.store(0, std::memory_order_relaxed);
+	g_callbacks.store(0, std::memory_order_relaxed);
+	for (auto &c : g_thrown)
+		c.store(0, std::memory_order_relaxed);
 	for (auto &c : g_ioctls)
 		c.store(0, std::memory_order_relaxed);
 	for (auto &c : g_bytes)
@@ -153,37 +224,3 @@ MOCK_API const char *ioctlName(int ioctl)
 }
 
 } // namespace mock_spyre
-
-namespace senlib {
-
-MOCK_API SenDevice *SenDevice::open(int index)
-{
-	// Handles are never freed: a stale pointer after close() stays safe to dereference.
-	static SenDevice pool[kMaxDevices];
-
-	mock_spyre::countCall(mock_spyre::API_SEN_OPEN);
-	if (index < 0 || index >= kMaxDevices)
-		return nullptr;
-	SenDevice *dev = &pool[index];
-	dev->index_.store(index, std::memory_order_relaxed);
-	dev->opens_.fetch_add(1, std::memory_order_relaxed);
-	return dev;
-}
-
-MOCK_API void SenDevice::writeDoorbell(uint32_t queue, uint64_t value)
-{
-	mock_spyre::countCall(mock_spyre::API_SEN_WRITE_DOORBELL);
-	bar_[queue % kDoorbells].store(value, std::memory_order_release);
-}
-
-MOCK_API void SenDevice::close()
-{
-	mock_spyre::countCall(mock_spyre::API_SEN_CLOSE);
-	if (opens_.fetch_sub(1, std::memory_order_relaxed) <= 0) {
-		opens_.fetch_add(1, std::memory_order_relaxed);
-		fprintf(stderr, "senlib: device %d closed more often than opened\n",
-			index_.load(std::memory_order_relaxed));
-	}
-}
-
-} // namespace senlib
