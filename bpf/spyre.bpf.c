@@ -866,7 +866,8 @@ int spyre_entry(struct pt_regs *ctx)
 	f = &st->f[d & RECORD_MASK];
 	/* the call is tracked either way, so returns stay paired with their entries */
 	/* without sampling or a cap (the usual case) skip the clock read want_event needs */
-	f->record = mem || sampling_off() || want_event(bpf_ktime_get_ns(), tgid, c);
+	f->record = (mem & ~SPYRE_CK_NOW) || sampling_off() ||
+		    want_event(bpf_ktime_get_ns(), tgid, c);
 	f->mem = mem;
 	if (!f->record)
 		return 0;
@@ -895,8 +896,12 @@ __noinline int flush_stage(struct tstack *st)
 	if (bpf_ringbuf_output(&events, st->stage, n * sizeof(struct spyre_event),
 			       BPF_RB_NO_WAKEUP)) {
 		for (__u32 i = 0; i < SPYRE_STAGE && i < n; i++) {
-			struct spyre_counters *c = counters_of(st->stage[i].probe);
+			struct spyre_counters *c;
 
+			/* a string is its call's: the call's own record counts the loss */
+			if (st->stage[i].type == SPYRE_EV_STR)
+				continue;
+			c = counters_of(st->stage[i].probe);
 			if (c)
 				c->drops_ring++;
 		}
@@ -976,7 +981,8 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 	e->tid = tid;
 	e->probe = probe;
 	e->type = SPYRE_EV_SPAN;
-	e->depth = d | (jump ? SPYRE_DEPTH_TAIL : 0);
+	e->depth = d | (jump ? SPYRE_DEPTH_TAIL : 0) |
+		   (st->jumped[d & TRACK_MASK] ? SPYRE_DEPTH_FOLLOWED : 0);
 	e->call.deref[0] = 0;
 	e->call.deref[1] = 0;
 	if (r)
@@ -986,7 +992,7 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 	if (stage_events) {
 		st->nstaged = n + 1;
 		if (n + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS ||
-		    (f->mem & SPYRE_CK_MEM)) {
+		    (f->mem & (SPYRE_CK_MEM | SPYRE_CK_NOW))) {
 			flush_stage(st);
 			check_rename(st, tgid);
 		}

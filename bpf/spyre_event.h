@@ -71,6 +71,14 @@ enum spyre_event_type {
  * work and a dereference is usually a device key, neither can be sampled.
  */
 #define SPYRE_CK_READ		0x4
+/*
+ * Device evidence and launches (dev=launch, sync, query): delivered at their return, not staged
+ * with the thread's other spans, so the device timeline gets them in time order across threads
+ * (staged, a training thread's synchronize reached it after the main thread's later
+ * synchronizeDevice had already ended its ops: 4 of 100 spans ended after the wait that waited
+ * for them). Sampled like any probe.
+ */
+#define SPYRE_CK_NOW		0x8
 
 /* Dereferences a call record carries (probes.h PROBE_MAX_DEREFS) */
 #define SPYRE_MAX_DEREFS	2
@@ -212,11 +220,17 @@ struct spyre_event {
 	};
 	__u16 type;			/* enum spyre_event_type */
 	__u16 depth;			/* calls: nesting depth on this thread at entry, 0 =
-					 * outermost, | SPYRE_DEPTH_TAIL; 0 for the other records */
+					 * outermost, | SPYRE_DEPTH_TAIL or _FOLLOWED; 0 for the
+					 * other records */
 };
 
 /* In a span's depth: the call ended at a tail jump (no return value, no result written yet). */
 #define SPYRE_DEPTH_TAIL	0x8000
+/*
+ * ... or it tail-jumped and ended where the chain returned to its caller (a followed tail call):
+ * what the call did after its entry happened somewhere in the functions it jumped to.
+ */
+#define SPYRE_DEPTH_FOLLOWED	0x4000
 
 /*
  * The layout every record kind shares (the record size is also the stride of a staged batch),

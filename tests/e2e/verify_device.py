@@ -125,9 +125,11 @@ class Checker:
         start, dur = ns(s["ts"]), ns(s["dur"])
         lstart, lend = ns(l["ts"]), ns(l["ts"]) + ns(l["dur"])
         # the device cannot start before the host submitted the work: the last doorbell write
-        # inside the launch returned, or without one the launch returned
+        # inside the launch returned; without one, the mock's launches hand the work over in
+        # the function they tail-call (`jmp launch_dma`, docs/mock.md), before they return:
+        # only their entry bounds it
         rings = [e for b, e in self.submits.get((l["pid"], l["tid"]), []) if lstart <= b <= lend]
-        submit = max(rings) if rings else lend
+        submit = max(rings) if rings else lstart
         if start + dur < submit:
             submit = lstart     # done before the host saw it submitted: ran inside the launch
         if start < submit:

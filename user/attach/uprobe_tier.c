@@ -305,12 +305,15 @@ static struct bpf_program *kind_prog(struct tracer *tr, enum link_kind k)
 
 /*
  * SPYRE_CK_* for the entry or instant link of a probe: SPYRE_CK_MEM* for mem= (memledger.h),
- * SPYRE_CK_READ when it reads user memory (dereferences, str=).
+ * SPYRE_CK_READ when it reads user memory (dereferences, str=), SPYRE_CK_NOW for the device
+ * timeline's launches and evidence.
  */
 static __u32 probe_mem_cookie(const struct probe_spec *s, enum probe_type type, int ret)
 {
 	__u32 read = s->nderef || s->str ? SPYRE_CK_READ : 0;
 
+	if (s->dev == DEV_LAUNCH || s->dev == DEV_SYNC || s->dev == DEV_QUERY)
+		read |= SPYRE_CK_NOW;
 	if (s->mem == MEM_NONE)
 		return read;
 	if (s->mem == MEM_FREE && type == PROBE_SPAN && ret != RET_NONE)
