@@ -4,12 +4,14 @@
 
 load helpers
 
-# kineto_trace OUT PID BEFORE_NS AFTER_NS: what the PyTorch profiler would have written for a
-# ProfilerStep spanning [BEFORE, AFTER], with its own device 0 (a kernel and its arrow)
+# kineto_trace OUT PID BEFORE_NS AFTER_NS [CORR]: what the PyTorch profiler would have written
+# for a ProfilerStep spanning [BEFORE, AFTER], with its own device 0 (a kernel and its arrow,
+# correlation and arrow id CORR, 1 by default)
 kineto_trace() {
 	python3 - "$@" <<'PY'
 import json, sys
 out, pid, before, after = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+corr = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 trimester = 7889238 * 10**9          # Kineto floors its base to 3-month intervals
 base = before // trimester * trimester
 us = lambda ns: round((ns - base) / 1000, 3)
@@ -23,12 +25,12 @@ ev = [
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": pid, "tid": pid,
      "ts": us(before), "dur": round((after - before) / 1000, 3), "args": {"External id": 1}},
     {"ph": "X", "cat": "privateuse1_runtime", "name": "aiuLaunchComputeStream", "pid": pid,
-     "tid": pid, "ts": us(before) + 1, "dur": 2.0, "args": {"correlation": 1}},
+     "tid": pid, "ts": us(before) + 1, "dur": 2.0, "args": {"correlation": corr}},
     {"ph": "X", "cat": "kernel", "name": "Kernel", "pid": 0, "tid": 7, "ts": us(before) + 4,
-     "dur": 3.0, "args": {"correlation": 1, "device": 0, "stream": 7}},
-    {"ph": "s", "id": 1, "pid": pid, "tid": pid, "ts": us(before) + 1, "cat": "ac2g",
+     "dur": 3.0, "args": {"correlation": corr, "device": 0, "stream": 7}},
+    {"ph": "s", "id": corr, "pid": pid, "tid": pid, "ts": us(before) + 1, "cat": "ac2g",
      "name": "ac2g"},
-    {"ph": "f", "id": 1, "pid": 0, "tid": 7, "ts": us(before) + 4, "cat": "ac2g",
+    {"ph": "f", "id": corr, "pid": 0, "tid": 7, "ts": us(before) + 4, "cat": "ac2g",
      "name": "ac2g", "bp": "e"},
 ]
 json.dump({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "IBM Spyre"}],
@@ -52,7 +54,12 @@ now_ns() {
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	stop_job
-	kineto_trace "$BATS_TEST_TMPDIR/k.json" "$JOB_PID" "$before" "$after"
+	# Kineto's op has the correlation of our first launch: ours must move off it
+	local corr
+	corr=$(python3 -c 'import json, sys
+print(min(e["args"]["correlation"] for e in json.load(open(sys.argv[1]))["traceEvents"]
+          if "correlation" in e.get("args", {})))' "$BATS_TEST_TMPDIR/t.json")
+	kineto_trace "$BATS_TEST_TMPDIR/k.json" "$JOB_PID" "$before" "$after" "$corr"
 
 	run "$TOOL" merge "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/k.json" \
 		-o "$BATS_TEST_TMPDIR/m.json"
@@ -137,7 +144,8 @@ import json, sys
 a, b = (json.load(open(p))["traceEvents"] for p in sys.argv[1:3])
 ids = lambda ev: {e["id"] for e in ev if e["ph"] == "s"}
 corr = lambda ev: {e["args"]["correlation"] for e in ev if "correlation" in e.get("args", {})}
-# both jobs counted their ops from 1: the ids collide (the case under test)
+# both tracers numbered their launches and arrows from the same base: the ids collide (the
+# case under test)
 assert len(ids(a) & ids(b)) > 50 and len(corr(a) & corr(b)) > 50
 PY
 	# the later one first: the other's time base is the merged one's, and an earlier base
@@ -147,14 +155,18 @@ PY
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"arrow ids clash"* ]]
-	# correlations move past the other rank's correlations only, not past its arrow ids
-	python3 - "$BATS_TEST_TMPDIR/r1.json" "$BATS_TEST_TMPDIR/m.json" <<'PY'
+	# our correlations move just past the other rank's correlations, not past its arrow ids;
+	# our arrow ids just past its arrow ids. Every id stays below 2^53, exact as a double
+	python3 - "$BATS_TEST_TMPDIR/r2.json" "$BATS_TEST_TMPDIR/r1.json" "$BATS_TEST_TMPDIR/m.json" <<'PY'
 import json, sys
-r1, m = (json.load(open(p)) for p in sys.argv[1:3])
-top = max(e["args"]["correlation"] for e in r1["traceEvents"] if "correlation" in e.get("args", {}))
+r2, r1, m = (json.load(open(p)) for p in sys.argv[1:4])
+corr = lambda d: [e["args"]["correlation"] for e in d["traceEvents"]
+                  if "correlation" in e.get("args", {})]
+ids = lambda d: [e["id"] for e in d["traceEvents"] if e["ph"] in "sf"]
 mg = m["spyreMerged"]
-assert mg["correlationOffset"] == top + 1, (mg["correlationOffset"], top)
-assert mg["flowIdOffset"] > 10**15, mg["flowIdOffset"]
+assert mg["correlationOffset"] == max(corr(r1)) + 1 - min(corr(r2)), (mg, max(corr(r1)))
+assert mg["flowIdOffset"] == max(ids(r1)) + 1 - min(ids(r2)), (mg, max(ids(r1)))
+assert max(corr(m) + ids(m)) < 2**53, max(corr(m) + ids(m))
 PY
 	# every arrow of both ranks joins its own rank's launch to its own rank's copy
 	python3 "$ROOT/tests/e2e/verify_flows.py" "$BATS_TEST_TMPDIR/m.json" \

@@ -156,21 +156,24 @@ TEST(merge_fixtures_shift_remap_and_keep_kineto)
 	ev = find(out, "X", "aiuScheduleWait", 4242, 4250);
 	CHECK_STR(raw(jv_get(ev, "ts")), "432000001210.124");
 
-	/* our device pid 0 clashed with Kineto's device 0: moved to 1, renamed, ids moved by 2 */
+	/*
+	 * our device pid 0 clashed with Kineto's device 0: moved to 1, renamed; our smallest
+	 * correlation (1) moved just past Kineto's largest (1)
+	 */
 	CHECK_EQ_INT(mi.ndev, 1);
 	CHECK_EQ_INT(mi.dev_from[0], 0);
 	CHECK_EQ_INT(mi.dev_to[0], 1);
-	CHECK_EQ_INT(mi.corr_offset, 2);
+	CHECK_EQ_INT(mi.corr_offset, 1);
 	ev = find(out, "X", "Spyre compute", 1, 0);
 	CHECK(ev != NULL);
 	CHECK_STR(raw(jv_get(ev, "ts")), "432000001180.000");
-	CHECK_STR(raw(jv_get(jv_get(ev, "args"), "correlation")), "3");
+	CHECK_STR(raw(jv_get(jv_get(ev, "args"), "correlation")), "2");
 	CHECK_STR(raw(jv_get(jv_get(ev, "args"), "device")), "0");
 	CHECK_EQ_INT(count_ph(out, "X", "Spyre compute", 0), 0);
 	ev = find(out, "M", "process_name", 1, -1);
 	CHECK_STR(jv_get_str(jv_get(ev, "args"), "name"), "Spyre 0 (spyre-bpftrace)");
 	ev = find(out, "f", "ac2g", 1, 200);
-	CHECK_STR(raw(jv_get(ev, "id")), "4");
+	CHECK_STR(raw(jv_get(ev, "id")), "3");
 	CHECK_STR(raw(jv_get(ev, "ts")), "432000001300.000");
 
 	/* Kineto's events are untouched */
@@ -386,7 +389,7 @@ out_free:
 }
 
 /*
- * Two ranks of ours: the same op ids (correlations 5 and 6) and the same arrow ids. The merged
+ * Two ranks of ours: the same correlations (5 and 6) and the same arrow ids. The merged
  * trace keeps one arrow per id: ours move past the other rank's, and still join each launch to
  * its own device span.
  */
@@ -433,9 +436,10 @@ TEST(merge_of_two_of_ours_gives_every_arrow_its_own_id)
 	CHECK(out != NULL);
 	if (!out)
 		goto out;
-	CHECK_EQ_INT(mi.flow_offset, 1000000000000003ull);
-	CHECK_EQ_INT(mi.corr_offset, 7);
-	CHECK_STR(raw(jv_get(jv_get(out, "spyreMerged"), "flowIdOffset")), "1000000000000003");
+	/* ours start just past the other rank's: ids stay near their base, below 2^53 */
+	CHECK_EQ_INT(mi.flow_offset, 2);
+	CHECK_EQ_INT(mi.corr_offset, 2);
+	CHECK_STR(raw(jv_get(jv_get(out, "spyreMerged"), "flowIdOffset")), "2");
 	/* our arrows: from our launch (pid 100) to our device, moved to pid 1 */
 	ev = find(out, "s", "ac2g", 100, 100);
 	CHECK(ev == NULL);	/* two */
@@ -451,8 +455,8 @@ TEST(merge_of_two_of_ours_gives_every_arrow_its_own_id)
 		if (strcmp(ph, "s") && strcmp(ph, "f"))
 			continue;
 		if (pid == 100 || pid == 1)
-			CHECK(!strcmp(raw(jv_get(ev, "id")), "2000000000000004") ||
-			      !strcmp(raw(jv_get(ev, "id")), "2000000000000005"));
+			CHECK(!strcmp(raw(jv_get(ev, "id")), "1000000000000003") ||
+			      !strcmp(raw(jv_get(ev, "id")), "1000000000000004"));
 		else
 			CHECK(!strcmp(raw(jv_get(ev, "id")), "1000000000000001") ||
 			      !strcmp(raw(jv_get(ev, "id")), "1000000000000002"));

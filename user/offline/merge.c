@@ -740,24 +740,30 @@ static bool ids_clash(const struct mctx *m, const struct intset *ids, uint64_t o
 
 /*
  * The offset that moves @ids clear of Kineto's correlation and arrow ids: 0 if they are clear,
- * else past the largest of @kmax (the same kind of Kineto's), else past Kineto's largest id.
- * One number, whatever it is, joins them to nothing of Kineto's: aiu-trace-analyzer draws an
- * arrow from an 's' to every kernel whose args.correlation equals its id, Perfetto one from the
- * first 's' to every 'f' of an id.
+ * else one that puts the smallest of them just past @kmax (the largest of the same kind of
+ * Kineto's), else just past Kineto's largest id. One number, whatever it is, joins them to
+ * nothing of Kineto's: aiu-trace-analyzer draws an arrow from an 's' to every kernel whose
+ * args.correlation equals its id, Perfetto one from the first 's' to every 'f' of an id. Moved
+ * from the smallest, not by the largest: two of our traces both number from 2^52 (device.h),
+ * and 2^52 + 2^52 would be past 2^53, where a viewer reading ids as doubles merges neighbours.
  */
 static uint64_t clear_offset(const struct mctx *m, const struct intset *ids, uint64_t max,
 			     uint64_t kmax)
 {
 	uint64_t all = m->k.max_corr > m->k.max_flow ? m->k.max_corr : m->k.max_flow;
+	uint64_t min = ids->n ? (uint64_t)ids->v[0] : 0;	/* the set is sorted */
 
 	if (!ids_clash(m, ids, 0) || max >= UINT64_MAX / 2 || all >= UINT64_MAX / 2)
 		return 0;
-	return ids_clash(m, ids, kmax + 1) ? all + 1 : kmax + 1;
+	/* a clash means one of ours is one of Kineto's: min <= that <= all */
+	if (kmax >= min && !ids_clash(m, ids, kmax + 1 - min))
+		return kmax + 1 - min;
+	return all + 1 - min;
 }
 
 /*
- * Our correlations (the runtime's op ids) and arrow ids (our own sequence, see device.h) move
- * apart: each only where it clashes with Kineto's.
+ * Our correlations and arrow ids (the tracer's own sequences, see device.h) move apart: each
+ * only where it clashes with Kineto's.
  */
 static void plan_ids(struct mctx *m)
 {
