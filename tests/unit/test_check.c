@@ -621,3 +621,25 @@ TEST(recover_buffer_cases)
 	CHECK_EQ_INT(recover_buffer(&b, &len, &ri, err, sizeof(err)), -EBADMSG);
 	free(b);
 }
+
+/*
+ * A tail call's callee ends with its caller: equal ends, on a merged trace's Kineto time base
+ * (5.6e12 µs). Read through a double, the callee's end came out 1 ns past its caller's and
+ * check called it a partial overlap; they nest.
+ */
+TEST(check_reads_equal_ends_on_a_large_time_base_as_nested)
+{
+	static const char json[] =
+		"{\"deviceProperties\":[{}],\"baseTimeNanoseconds\":1,\"traceEvents\":["
+		"{\"ph\":\"X\",\"name\":\"caller\",\"pid\":1,\"tid\":1,"
+		"\"ts\":5618136552134.228,\"dur\":289.223},"
+		"{\"ph\":\"X\",\"name\":\"callee\",\"pid\":1,\"tid\":1,"
+		"\"ts\":5618136552135.573,\"dur\":287.878}]}";
+	struct check_result res;
+	struct jv *doc = jv_parse(json, sizeof(json) - 1, NULL, 0);
+
+	CHECK(doc != NULL);
+	CHECK_EQ_INT(check_doc(doc, "x", NULL, &res), 0);
+	CHECK_EQ_INT(res.by_kind[CK_OVERLAP], 0);
+	jv_free(doc);
+}

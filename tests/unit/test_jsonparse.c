@@ -249,3 +249,37 @@ TEST(jsonparse_big_string)
 	jv_free(v);
 	free(doc);
 }
+
+/* µs to ns from the text: a double holds 5.6e12 µs to ~1 ns only, and d * 1000 + 0.5 rounds
+ * up past 2^52 (5618136552135.573 read as ...574) */
+TEST(jsonparse_us_to_ns_exactly)
+{
+	static const struct {
+		const char *in;
+		int64_t want;
+	} t[] = {
+		{ "5618136552135.573", 5618136552135573ll },
+		{ "5618136552423.451", 5618136552423451ll },
+		{ "7889238000000.001", 7889238000000001ll },
+		{ "-12.3456", -12346 },
+		{ "0.0004", 0 },
+		{ "42", 42000 },
+		{ "1.5e3", 1500000 },
+	};
+	int64_t ns;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct jv *v = parse(t[i].in, NULL, 0);
+
+		ns = -1;
+		CHECK(jv_us_ns(v, 9000000000000LL, &ns));
+		CHECK_EQ_INT(ns, t[i].want);
+		jv_free(v);
+	}
+	{
+		struct jv *v = parse("9000000000001.0", NULL, 0);
+
+		CHECK(!jv_us_ns(v, 9000000000000LL, &ns));
+		jv_free(v);
+	}
+}

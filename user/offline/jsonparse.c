@@ -530,6 +530,57 @@ bool jv_num(const struct jv *v, double *out)
 	return true;
 }
 
+bool jv_us_ns(const struct jv *v, int64_t max_us, int64_t *out)
+{
+	int64_t ip = 0, fp = 0;
+	bool neg = false, up = false;
+	const char *p;
+	double d;
+	int nd = 0;
+
+	if (!v || v->type != JV_NUMBER)
+		return false;
+	p = v->num.raw;
+	if (*p == '-') {
+		neg = true;
+		p++;
+	}
+	if (*p < '0' || *p > '9')
+		goto approx;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		ip = ip * 10 + (*p - '0');
+		if (ip > max_us)
+			return false;
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, nd++) {
+			if (nd < 3)
+				fp = fp * 10 + (*p - '0');
+			else if (nd == 3)
+				up = *p >= '5';
+		}
+	}
+	if (*p)
+		goto approx;	/* an exponent */
+	for (int i = nd; i < 3; i++)
+		fp *= 10;
+	*out = ip * 1000 + fp + up;
+	if (neg)
+		*out = -*out;
+	return true;
+approx:
+	d = v->num.d * 1000.0;
+	if (!(d <= max_us * 1000.0 && d >= -max_us * 1000.0))
+		return false;
+	/* rounded by the conversion's own sign: d + 0.5 is not exact past 2^52 */
+	*out = (int64_t)d;
+	if (d - (double)*out >= 0.5)
+		(*out)++;
+	else if ((double)*out - d >= 0.5)
+		(*out)--;
+	return true;
+}
+
 const char *jv_get_str(const struct jv *obj, const char *key)
 {
 	return jv_str(jv_get(obj, key));

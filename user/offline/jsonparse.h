@@ -56,6 +56,12 @@ struct jv *jv_first(const struct jv *v);
 /* Typed access: NULL / false when @v is NULL or of another type. */
 const char *jv_str(const struct jv *v);
 bool jv_num(const struct jv *v, double *out);
+/*
+ * A number of µs as integer ns, exactly: plain decimals digit by digit, rounded half away from
+ * zero past the third decimal (a double holds ts to ~1 ns only: Kineto's ts reach 7.9e12 µs);
+ * others through the double. False past ±@max_us.
+ */
+bool jv_us_ns(const struct jv *v, int64_t max_us, int64_t *out);
 /* Shorthands for a member of an object. */
 const char *jv_get_str(const struct jv *obj, const char *key);
 bool jv_get_num(const struct jv *obj, const char *key, double *out);

@@ -63,51 +63,10 @@ static bool base_ns(const struct jv *v, uint64_t *out)
 	return true;
 }
 
-/* µs -> ns. Plain decimals are converted digit by digit, rounded half away from zero. */
+/* µs -> ns, exactly (jv_us_ns), within ±MERGE_MAX_US */
 static bool us_ns(const struct jv *v, int64_t *out)
 {
-	int64_t ip = 0, fp = 0;
-	bool neg = false, up = false;
-	const char *p;
-	double d;
-	int nd = 0;
-
-	if (!v || v->type != JV_NUMBER)
-		return false;
-	p = v->num.raw;
-	if (*p == '-') {
-		neg = true;
-		p++;
-	}
-	if (*p < '0' || *p > '9')
-		goto approx;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		ip = ip * 10 + (*p - '0');
-		if (ip > MERGE_MAX_US)
-			return false;
-	}
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++, nd++) {
-			if (nd < 3)
-				fp = fp * 10 + (*p - '0');
-			else if (nd == 3)
-				up = *p >= '5';
-		}
-	}
-	if (*p)
-		goto approx;	/* an exponent */
-	for (int i = nd; i < 3; i++)
-		fp *= 10;
-	*out = ip * 1000 + fp + up;
-	if (neg)
-		*out = -*out;
-	return true;
-approx:
-	d = v->num.d * 1000.0;
-	if (!(d <= MERGE_MAX_US * 1000.0 && d >= -MERGE_MAX_US * 1000.0))
-		return false;
-	*out = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
-	return true;
+	return jv_us_ns(v, MERGE_MAX_US, out);
 }
 
 static bool int_of(const struct jv *v, int64_t *out)
