@@ -86,17 +86,22 @@ PY
 	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-thrown = c["thrown"]["flex::FlexAllocator::allocate"]
-assert thrown == 2 * 10, c["thrown"]
-m = [e for e in d["traceEvents"] if e.get("name") == "aiuMalloc" and e.get("ph") == "X"]
-bad = [e for e in m if e["args"].get("unwound") is True]
-# each one that threw: the size asked for, its flags, no pointer (it returned none); the
-# last one's too, as the next allocation of its thread finds it unwound
-assert len(bad) == thrown, (len(bad), thrown)
-assert all(e["args"]["bytes"] == 2**64 - 1 and "ptr" not in e["args"] for e in bad), bad[:2]
-assert all(e["args"]["bytes"] == 12345 and int(e["args"]["ptr"], 16) for e in m if e not in bad)
-p = next(p for p in d["spyreProbes"] if p["name"] == "aiuMalloc")
-assert p["unwound"] == thrown and p["noReturn"] == 0 and p["events"] == len(m), p
+# the bad_alloc leaves flex's allocate (aiuMalloc) and torch-spyre's around it (spyreAllocate,
+# the ledger's probe): each call that threw is in the trace, in both
+for sym, name in (("flex::FlexAllocator::allocate", "aiuMalloc"),
+                  ("spyre::SpyreAllocator::allocate", "spyreAllocate")):
+    thrown = c["thrown"][sym]
+    assert thrown == 2 * 10, c["thrown"]
+    m = [e for e in d["traceEvents"] if e.get("name") == name and e.get("ph") == "X"]
+    bad = [e for e in m if e["args"].get("unwound") is True]
+    # each one that threw: the size asked for, no pointer (it returned none); the last one's
+    # too, as the next allocation of its thread finds it unwound
+    assert len(bad) == thrown, (name, len(bad), thrown)
+    assert all(e["args"]["bytes"] == 2**64 - 1 and "ptr" not in e["args"] for e in bad), bad[:2]
+    assert all(e["args"]["bytes"] == 12345 for e in m if e not in bad), name
+    assert len(m) == c["calls"][sym], (name, len(m), c["calls"][sym])
+    p = next(p for p in d["spyreProbes"] if p["name"] == name)
+    assert p["unwound"] == thrown and p["noReturn"] == 0 and p["events"] == len(m), p
 a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
 assert a["peak"] <= 6 * 12345 and a["failedAllocs"] == 0, a
 PY
