@@ -413,3 +413,51 @@ TEST(memledger_allocations_returned_by_value)
 	memledger_free(&m);
 	probes_free(&t);
 }
+
+/*
+ * torch-spyre's allocate(size_t) calls allocate(size_t, directive); the default table's glob
+ * traces both. The inner call books the block at its return, the outer one returns the same
+ * block inside its own span: one allocation, not two with a missed free. A later allocation
+ * of the same pointer (after an untraced free) is still a new block.
+ */
+TEST(memledger_nested_allocations_are_one_block)
+{
+	struct probe_table t = {};
+	struct spyre_event e;
+	struct memledger m;
+	struct mem_acct *a;
+	char err[128];
+
+	CHECK_EQ_INT(probes_parse_text(&t, "c.so allocate mem=alloc ptr=sret[0] size=arg3\n", "m",
+				       err, sizeof(err)), 0);
+	CHECK_EQ_INT(memledger_init(&m), 0);
+	/* inner [1005, 1015], outer [1000, 1020]: the inner one's span comes first */
+	e = (struct spyre_event){ .ts = 1005, .dur = 10, .tgid = 5, .tid = 6,
+				  .type = SPYRE_EV_SPAN };
+	e.call.args[2] = 4096;
+	e.call.deref[0] = 0xa000;
+	memledger_event(&m, NULL, &t.specs[0], &e);
+	e.ts = 1000;
+	e.dur = 20;
+	memledger_event(&m, NULL, &t.specs[0], &e);
+	a = memledger_acct(&m, 5, MEMK_ALLOC, 0, false);
+	CHECK(a != NULL);
+	if (a) {
+		CHECK_EQ_INT(a->cur, 4096);
+		CHECK_EQ_INT(a->allocs, 1);
+		CHECK_EQ_INT(a->replaced, 0);
+	}
+	CHECK_EQ_INT(m.nested_allocs, 1);
+	/* another thread's, or a later call's, allocation of that pointer is not nested */
+	e.ts = 2000;
+	e.dur = 10;
+	memledger_event(&m, NULL, &t.specs[0], &e);
+	a = memledger_acct(&m, 5, MEMK_ALLOC, 0, false);
+	if (a) {
+		CHECK_EQ_INT(a->allocs, 2);
+		CHECK_EQ_INT(a->replaced, 1);
+	}
+	CHECK_EQ_INT(m.nested_allocs, 1);
+	memledger_free(&m);
+	probes_free(&t);
+}

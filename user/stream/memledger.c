@@ -356,6 +356,23 @@ static bool pending_pop(struct memledger *m, uint32_t tid, uint64_t ptr)
 	return false;
 }
 
+/*
+ * Is allocation span @e, returning @ptr, the caller of the allocation that made the live block
+ * @ptr? Two traced allocators, one calling the other (torch-spyre's allocate(size_t) and
+ * allocate(size_t, directive), both mem=alloc in the default table), return one block: the
+ * inner call's return books it, the outer one's is the same block, not a second one whose free
+ * was missed. Told by the thread and the times: the block was booked inside @e's span.
+ */
+static bool nested_alloc(const struct memledger *m, const struct spyre_event *e, uint64_t ptr)
+{
+	const struct mem_block *b;
+
+	if (!ptr || !m->cap)
+		return false;
+	b = block_slot(m, e->tgid, MEMK_ALLOC, ptr);
+	return b->ptr == ptr && b->tid == e->tid && b->ts >= e->ts && b->ts <= e->ts + e->dur;
+}
+
 void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
 		     const struct spyre_event *e)
 {
@@ -374,6 +391,10 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 		dev = s->memdev ? (int)(int32_t)consumer_value(e, s->memdev) : 0;
 		if (dev < 0 || dev > INT16_MAX)
 			dev = -1;	/* not a device index: booked apart, never truncated */
+		if (e->type == SPYRE_EV_SPAN && nested_alloc(m, e, ptr)) {
+			m->nested_allocs++;
+			return;
+		}
 		a = memledger_alloc(m, e->tgid, e->tid, MEMK_ALLOC, dev, ptr, size, ts, e->probe);
 		if (!a || !ptr || !tw)
 			return;
@@ -585,6 +606,8 @@ void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w)
 	jw_u64(w, m->blocks_untracked);
 	jw_lit(w, ",\"freeEntriesLost\":");
 	jw_u64(w, m->entries_lost);
+	jw_lit(w, ",\"nestedAllocs\":");
+	jw_u64(w, m->nested_allocs);
 	jw_lit(w, ",\"processes\":[");
 	for (int k = 0; k < npid; k++) {
 		const struct mem_acct *mapped = NULL;

@@ -92,6 +92,7 @@ struct memledger {
 	size_t capacct;
 	uint64_t blocks_untracked;	/* over MEMLEDGER_MAX_BLOCKS */
 	uint64_t no_pointer;		/* ptr=ret allocations seen at entry only */
+	uint64_t nested_allocs;		/* allocations whose block a traced callee booked */
 	uint64_t base_ns;		/* the current trace's ts 0 */
 	struct trace_fmt fmt;		/* the [memory] event */
 	int fmt_state;			/* 0: not made yet, 1: made, -1: failed */
