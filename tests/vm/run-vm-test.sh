@@ -130,6 +130,20 @@ check_step() {
 	core)
 		$VERIFY "$RUN/out/core.trace.json" --counts "$RUN/out/core.counts.json" \
 			--pid "$(cat "$RUN/out/core.pid")" || return 1
+		# the ledger's pointers come through SpyreAllocator::allocate's hidden result
+		# pointer (x86-64 rdi, s390x r2, ppc64le r3): a wrong register books 0 (failed),
+		# garbage (frees missed) or nothing a free finds (unknown frees of blocks it made)
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e["ph"] == "X"]
+allocs = sum(e["name"] == "spyreAllocate" and not e["args"].get("unwound") for e in ev)
+frees = sum(e["name"] == "spyreFree" for e in d["traceEvents"])
+a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
+ok = (allocs > 10 and a["allocs"] == allocs and a["failedAllocs"] == 0 and
+      a["freesMissed"] == 0 and a["frees"] + a["unknownFrees"] == frees and
+      a["frees"] >= allocs - 16)
+sys.exit(0 if ok else "core: ledger off: %d allocations, %d frees traced, %s" % (allocs, frees, a))' \
+			"$RUN/out/core.trace.json" || return 1
 		# 6.1 lets uprobe programs use task storage: the fast path, not the fallback
 		grep -q 'call stacks in task storage, spans staged per thread' \
 			"$RUN/out/core.tracer.err" || {
