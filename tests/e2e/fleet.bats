@@ -162,7 +162,8 @@ PY
 @test "fleet windows over three jobs: one arrow per id, each from its job's launch to its job's span" {
 	# alike jobs launch alike, at once: their launches carry no op id (void, as flex's), and
 	# the tracer gives each one its own (args.correlation), never the id of another job's
-	# launch in the same file. Each copies its own byte count, so a span of the wrong job is seen
+	# launch in the same file. Each copies its own byte count, so a span of the wrong job is
+	# seen
 	bg_job a --iters 20 --bytes 16384
 	bg_job b --iters 20 --bytes 32768
 	bg_job c --iters 20 --bytes 65536

@@ -157,7 +157,8 @@ PY
 	[[ "$output" == *"arrow ids clash"* ]]
 	# our correlations move just past the other rank's correlations, not past its arrow ids;
 	# our arrow ids just past its arrow ids. Every id stays below 2^53, exact as a double
-	python3 - "$BATS_TEST_TMPDIR/r2.json" "$BATS_TEST_TMPDIR/r1.json" "$BATS_TEST_TMPDIR/m.json" <<'PY'
+	python3 - "$BATS_TEST_TMPDIR/r2.json" "$BATS_TEST_TMPDIR/r1.json" \
+		"$BATS_TEST_TMPDIR/m.json" <<'PY'
 import json, sys
 r2, r1, m = (json.load(open(p)) for p in sys.argv[1:4])
 corr = lambda d: [e["args"]["correlation"] for e in d["traceEvents"]

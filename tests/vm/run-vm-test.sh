@@ -142,7 +142,8 @@ a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
 ok = (allocs > 10 and a["allocs"] == allocs and a["failedAllocs"] == 0 and
       a["freesMissed"] == 0 and a["frees"] + a["unknownFrees"] == frees and
       a["frees"] >= allocs - 16)
-sys.exit(0 if ok else "core: ledger off: %d allocations, %d frees traced, %s" % (allocs, frees, a))' \
+sys.exit(0 if ok else "core: ledger off: %d allocations, %d frees traced, %s"
+         % (allocs, frees, a))' \
 			"$RUN/out/core.trace.json" || return 1
 		# 6.1 lets uprobe programs use task storage: the fast path, not the fallback
 		grep -q 'call stacks in task storage, spans staged per thread' \

@@ -278,7 +278,8 @@ int session_load_end(struct session *s)
 		 s->tr.task_storage ? "task storage" : "a hash map");
 	pr_debug("open calls kept per stack: %s", s->tr.stack_regions ? "yes (coroutine and "
 		 "signal stacks told apart by their mapping)" : "no, one stack per thread (no "
-		 "bpf_find_vma with a callback: before 5.17 or no BPF JIT, or SPYRE_NO_STACK_REGIONS=1)");
+		 "bpf_find_vma with a callback: before 5.17 or no BPF JIT, or "
+		 "SPYRE_NO_STACK_REGIONS=1)");
 	pr_debug("returns seen by %s", s->env->uretprobes ? (s->tr.unwind_guard ?
 		 "uretprobes, C++ exception unwind guard on" : "uretprobes, NO unwind guard "
 		 "(bpf_probe_write_user refused, not x86-64, or SPYRE_NO_UNWIND_GUARD=1)") :
