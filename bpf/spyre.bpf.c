@@ -1236,6 +1236,111 @@ int spyre_unwind(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * A C++ exception is caught (type=catch: __cxa_begin_catch, called by the handler's own frame).
+ * The calls the exception left are below that frame: over now, each an unwound span that ends
+ * here, where the unwind is known to be done. Without this they were found only at the thread's
+ * next traced call above them, and the last throw before the stop not at all. Records nothing
+ * itself; hit once per caught exception (a trap, several us here), never on a call's path.
+ */
+SEC("uprobe")
+int spyre_catch(struct pt_regs *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct spyre_counters *c = counters_of(spyre_cookie_probe(bpf_get_attach_cookie(ctx)));
+	__u32 tgid = task->tgid, tid = task->pid;
+	__u64 sp = PT_REGS_SP(ctx);
+	struct tstack *st;
+	__u32 d;
+
+	if (!tracing_on || !traced_tgid(tgid))
+		return 0;
+	if (c)
+		c->hits++;
+	st = find_stack(task, tid);
+	if (!st || !(d = st->depth))
+		return 0;
+	/* the handler's frame called us: an open call entered at this sp came from it too */
+	if (top_sp(st, d) <= sp || (stack_regions && top_sp(st, d) - sp > STACK_SWITCH_BYTES))
+		st->depth = pop_dead_frames(st, d, sp, POP_ENTRY, bpf_ktime_get_ns());
+	return 0;
+}
+
+/*
+ * The calls a thread still has open when its process exits, or when the probes are detached
+ * (the stop, a fleet window's end), would leave the trace without a word: each recorded one
+ * becomes a record at its entry (an instant, with its entry arguments). With @user_sp, the
+ * thread's user stack pointer then (its last kernel entry, which is no older than its last
+ * traced entry or return: each of those is a trap), a call whose entry sp is below it on the
+ * same stack is known to be left (an exception or a longjmp that no traced call has seen
+ * since): SPYRE_EV_UNWOUND | SPYRE_DEPTH_UNBOUND, counted as unwound. Any other one is still
+ * running, or left where nothing tells: SPYRE_EV_NORETURN, the summary's noReturn. Either
+ * way the frame is no longer recorded: emitted once, its return (if any) ends nothing.
+ */
+__noinline int emit_left(struct tstack *st, __u32 i, __u64 id, __u64 user_sp,
+			 struct stack_region *r)
+{
+	struct spyre_counters *c;
+	struct spyre_event *e;
+	__u32 probe, slot = i & RECORD_MASK;
+	struct frame *f;
+	__u64 s;
+	bool left;
+
+	if (!st || !r || i >= SPYRE_MAX_DEPTH)
+		return 0;
+	barrier_var(slot);	/* the mask must stay (see move_frame) */
+	f = &st->f[slot & RECORD_MASK];
+	if (!f->record)
+		return 0;
+	f->record = 0;
+	probe = st->probe[slot & TRACK_MASK];
+	s = st->sp[slot & TRACK_MASK];
+	left = user_sp && s < user_sp && !other_stack(r, s);
+	c = counters_of(probe);
+	if (left && c)
+		c->unwound++;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		if (c)
+			c->drops_ring++;
+		return 0;
+	}
+	e->ts = f->ts;
+	e->dur = 0;
+	__builtin_memcpy(e->call.args, f->args, sizeof(e->call.args));
+	e->call.ret = 0;
+	e->call.deref[0] = 0;
+	e->call.deref[1] = 0;
+	e->tgid = id >> 32;	/* @id: tgid << 32 | tid, as bpf_get_current_pid_tgid() */
+	e->tid = (__u32)id;
+	e->probe = probe;
+	e->type = left ? SPYRE_EV_UNWOUND : SPYRE_EV_NORETURN;
+	e->depth = i | (left ? SPYRE_DEPTH_UNBOUND : 0);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* Every open call of @task's stack @st, as emit_left says; the user sp from its saved regs. */
+static __always_inline void emit_all_left(struct task_struct *task, struct tstack *st,
+					  __u32 tgid, __u32 tid)
+{
+	struct stack_region r = { 0, ~0ull };
+	__u32 d = st->depth;
+	__u64 user_sp = 0;
+
+	user_sp = PT_REGS_SP((struct pt_regs *)bpf_task_pt_regs(task));
+	if (stack_regions && bpf_find_vma(task, user_sp, region_cb, &r, 0)) {
+		r.lo = 0;
+		r.hi = ~0ull;
+	}
+	for (int j = 0; j < SPYRE_MAX_DEPTH; j++) {
+		if (j >= d)
+			break;
+		emit_left(st, j, (__u64)tgid << 32 | tid, user_sp, &r);
+	}
+}
+
 #define SPYRE_SIGNAL_GROUP_EXIT	0x4	/* include/linux/sched/signal.h */
 
 /*
@@ -1256,6 +1361,8 @@ int BPF_PROG(spyre_task_exit, struct task_struct *task)
 	if (st) {
 		if (!group_exit && st->depth)
 			pop_dead_frames(st, st->depth, ~0ull, POP_RETURN, bpf_ktime_get_ns());
+		else if (st->depth)
+			emit_all_left(task, st, tgid, tid);	/* current: its own regs */
 		st->depth = 0;
 		if (stage_events)
 			flush_stage(st);
@@ -1298,7 +1405,8 @@ volatile __u32 forget_stacks = 0;
 
 /*
  * Run by userspace (bpf_iter) once the probes are detached, when no program can be touching a
- * thread's storage: flushes what live threads still hold in their stage and, between fleet
+ * thread's storage: flushes what live threads still hold in their stage, reports their open
+ * calls (emit_left) and, between fleet
  * windows (forget_stacks), drops their open frames and has them announced again to the next
  * window's trace. Loaded only with task storage.
  */
@@ -1315,6 +1423,8 @@ int spyre_task_iter(struct bpf_iter__task *ctx)
 		return 0;
 	if (stage_events)
 		flush_stage(st);
+	if (st->depth)
+		emit_all_left(task, st, task->tgid, task->pid);
 	if (forget_stacks) {
 		st->depth = 0;
 		st->known = 0;

@@ -53,6 +53,9 @@ enum spyre_event_type {
 				 * (spyre_rec_call) */
 	SPYRE_EV_STR = 8,	/* a str= probe's string, right before its call's record in the
 				 * same ring record (spyre_rec_str) */
+	SPYRE_EV_NORETURN = 9,	/* a call still open when its process exited or the
+				 * probes were detached, not known to be left: its entry
+				 * args, at its entry, no bound (spyre_rec_call) */
 };
 
 /*
@@ -231,6 +234,11 @@ struct spyre_event {
  * what the call did after its entry happened somewhere in the functions it jumped to.
  */
 #define SPYRE_DEPTH_FOLLOWED	0x4000
+/*
+ * In an unwound record's depth: the call was found left only when the probes were detached or
+ * its process exited, with no bound on when: an instant at its entry, not a span.
+ */
+#define SPYRE_DEPTH_UNBOUND	0x2000
 
 /*
  * The layout every record kind shares (the record size is also the stride of a staged batch),

@@ -51,7 +51,11 @@ def main():
 
     xs = [e for e in d["traceEvents"] if e.get("ph") == "X"]
     returned = Counter(e["name"] for e in xs if not e.get("args", {}).get("unwound"))
-    unwound_ev = Counter(e["name"] for e in xs if e.get("args", {}).get("unwound") is True)
+    # an unwound call found left only at the end is an instant at its entry; a call still open
+    # then, an instant with "noReturn": true
+    marked = [e for e in d["traceEvents"] if e.get("ph") in ("X", "i")]
+    unwound_ev = Counter(e["name"] for e in marked if e.get("args", {}).get("unwound") is True)
+    noret_ev = Counter(e["name"] for e in marked if e.get("args", {}).get("noReturn") is True)
     probes = d.get("spyreProbes", [])
     want = set(a.only) or set(c["calls"])
     seen = set()
@@ -88,6 +92,9 @@ def main():
         elif p["unwound"] != unwound_ev[name] + p["dropsRingFull"]:
             problems.append(f"{name}: {p['unwound']} unwound, but {unwound_ev[name]} "
                             f"unwound events in the trace")
+        if p["noReturn"] != noret_ev[name] and not p["dropsRingFull"]:
+            problems.append(f"{name}: {p['noReturn']} with no return, but {noret_ev[name]} "
+                            f"noReturn instants in the trace")
         if p["dropsRingFull"]:
             problems.append(f"{name}: {p['dropsRingFull']} dropped with the ring full")
         if a.return_probe and p.get("returnProbe") != a.return_probe:
@@ -106,7 +113,7 @@ def main():
         def num(v):
             return int(v, 16) if isinstance(v, str) else v
         got = Counter((e["name"], tuple(num(v) for k, v in e["args"].items() if k != "unwound"))
-                      for e in xs if e.get("args", {}).get("unwound") is True)
+                      for e in marked if e.get("args", {}).get("unwound") is True)
         if job != got:
             miss, extra = job - got, got - job
             problems.append(f"unwound events' arguments differ from the job's: "

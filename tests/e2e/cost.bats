@@ -61,16 +61,28 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 	grep -q '"name":"mySync"' "$BATS_TEST_TMPDIR/t.json"
 }
 
-@test "launch mode: a symbol missing from a library the job links is an error, a library it never loads a warning" {
+@test "launch mode: a symbol missing from a library the job links is an error, a library it never loads exit 10 at the end" {
 	run "$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q \
 		--probe 'libflex.so:flex::RuntimeStream::synchronise' -- "$MOCK" --iters 5 --quiet
 	echo "$output"
 	[ "$status" -eq 10 ]
 	[[ "$output" == *"near misses: flex::RuntimeStream::synchronize"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/t.json" ]
-	# a library it may dlopen later is not a typo: traced, and said at the end if it never came
+	# a library it may dlopen later: the job runs, traced; at its end the line that never
+	# resolved is named and the exit code is 10, as by PID; the trace is there
 	run "$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q --probe 'libnever.so:foo' -- "$MOCK" --iters 5 \
 		--quiet
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"--probe: libnever.so foo resolves nowhere: no mapped library matches 'libnever.so'"* ]]
+	[[ "$output" != *"warning: --probe: libnever.so"* ]]
+	[[ "$output" == *"resolved nowhere while $MOCK ran: exit 10"* ]]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	grep -q '"name":"aiuGetNumDevices"' "$BATS_TEST_TMPDIR/t.json"
+	# --allow-missing: a warning, exit 0
+	run "$TOOL" -o "$BATS_TEST_TMPDIR/t2.json" -q --allow-missing --probe 'libnever.so:foo' \
+		-- "$MOCK" --iters 5 --quiet
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"warning: --probe: libnever.so foo resolves nowhere: no mapped library matches 'libnever.so'"* ]]

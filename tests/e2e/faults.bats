@@ -499,10 +499,22 @@ lost_once() {
 	python3 - "$1" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e.get("ph") in ("X", "i")]
 for p in d["spyreProbes"]:
+    if p.get("type") in ("unwind", "catch"):
+        continue    # their hits are exceptions, not calls
     lost = (p["dropsRingFull"] + p["dropsTooDeep"] + p["dropsNoStack"] + p["sampledOut"] +
             p["dropsRateCap"] + p["noReturn"])
     assert p["events"] + lost == p["hits"], p
+    if p["dropsRingFull"]:
+        continue
+    # each unwound call and each call with no return is in the trace, once, so marked
+    mine = [e for e in ev if e["name"] == p["name"]]
+    unwound = [e for e in mine if e.get("args", {}).get("unwound") is True]
+    noret = [e for e in mine if e.get("args", {}).get("noReturn") is True]
+    assert len(unwound) == p["unwound"], (p, len(unwound))
+    assert len(noret) == p["noReturn"], (p, len(noret))
+    assert all(e["ph"] == "i" for e in noret), noret[:3]
 PY
 }
 
@@ -516,10 +528,12 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	# the last jump's call is found dead only once the thread is seen above it again, which
-	# it is not before the end: it counts as a call with no return seen
+	# it is not before the end (it waits in a call below that frame): a call with no return
+	# seen, in the trace as an instant at its entry
 	grep -q ' 39 unwound$' "$BATS_TEST_TMPDIR/tracer.out"
 	grep -q '^unwound: 39 calls left without returning' "$BATS_TEST_TMPDIR/tracer.out"
-	grep -q '^calls with no return seen: 1 ' "$BATS_TEST_TMPDIR/tracer.out"
+	grep -q '^calls with no return seen: 1 .*instants at their entry with "noReturn": true' \
+		"$BATS_TEST_TMPDIR/tracer.out"
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
 	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
 import json, sys
@@ -536,7 +550,11 @@ assert p["jump"]["unwound"] == 39 and p["jump"]["noReturn"] == 1, p["jump"]
 assert d["spyreStats"]["unwound"] == 39, d["spyreStats"]
 assert p["aiuGetNumDevices"]["events"] == 40 and p["aiuGetNumDevices"]["noReturn"] == 0, p
 jump = [e for e in d["traceEvents"] if e.get("name") == "jump"]
-assert len(jump) == 39 and all(e["ph"] == "X" and e["args"] == {"unwound": True} for e in jump), jump[:3]
+assert len(jump) == 40, len(jump)
+assert all(e["ph"] == "X" and e["args"] == {"unwound": True} for e in jump[:39]), jump[:3]
+# the last one: at its entry, after the 39th ended
+assert jump[39]["ph"] == "i" and jump[39]["args"] == {"noReturn": True}, jump[39]
+assert jump[39]["ts"] >= jump[38]["ts"] + jump[38]["dur"], jump[38:]
 PY
 	lost_once "$BATS_TEST_TMPDIR/t.json"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
@@ -603,9 +621,10 @@ PY
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# the last exception's call is found dead only once the thread is seen above it again,
-	# which it is not before the end: it counts as a call with no return seen
-	grep -q ' 79 unwound$' "$BATS_TEST_TMPDIR/tracer.out"
+	# each call the exception leaves ends where a handler takes it (__cxa_begin_catch), the
+	# last one too (it was once found only at the thread's next traced call above it)
+	grep -q ' 80 unwound$' "$BATS_TEST_TMPDIR/tracer.out"
+	grep -q '^C++ exceptions caught: 80$' "$BATS_TEST_TMPDIR/tracer.out"
 	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -613,20 +632,91 @@ p = {x["name"]: x for x in d["spyreProbes"]}
 print({k: p[k] for k in ("tryAlloc", "aiuMalloc", "aiuGetNumDevices")})
 assert all(x["dropsTooDeep"] == 0 for x in p.values()), "frames leaked"
 # the allocation that threw is in the trace: its size, "unwound", no return value
-assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == 79, p["aiuMalloc"]
-assert p["aiuMalloc"]["unwound"] == 79 and p["aiuMalloc"]["noReturn"] == 1, p["aiuMalloc"]
+assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == 80, p["aiuMalloc"]
+assert p["aiuMalloc"]["unwound"] == 80 and p["aiuMalloc"]["noReturn"] == 0, p["aiuMalloc"]
+assert p["catchBegin"]["hits"] == 80 and p["catchBegin"]["events"] == 0, p["catchBegin"]
 m = [e for e in d["traceEvents"] if e.get("name") == "aiuMalloc"]
-assert len(m) == 79 and all(e["args"]["unwound"] is True and e["args"]["bytes"] == 2**64 - 1
+assert len(m) == 80 and all(e["ph"] == "X" and e["args"]["unwound"] is True
+                            and e["args"]["bytes"] == 2**64 - 1
                             and "ptr" not in e["args"] for e in m), m[:3]
+# the first 40 were caught in tryAlloc: each ends inside its tryAlloc span, at the catch
+t = [e for e in d["traceEvents"] if e.get("name") == "tryAlloc"]
+assert all(a["ts"] <= x["ts"] and x["ts"] + x["dur"] <= a["ts"] + a["dur"] + 0.002
+           for x, a in zip(m[:40], t)), list(zip(m, t))[:3]
 # tryAlloc catches and returns normally: its return instruction is seen, its span kept
 assert p["tryAlloc"]["hits"] == 40 and p["tryAlloc"]["events"] == 40, p["tryAlloc"]
 assert p["tryAlloc"]["unwound"] == 0, p["tryAlloc"]
 assert p["aiuGetNumDevices"]["events"] == 40, p["aiuGetNumDevices"]
-assert d["spyreStats"]["unwound"] == 79 and d["spyreStats"]["targetSignal"] == 0, d["spyreStats"]
+assert d["spyreStats"]["unwound"] == 80 and d["spyreStats"]["targetSignal"] == 0, d["spyreStats"]
 PY
 	lost_once "$BATS_TEST_TMPDIR/t.json"
 	stop_job
 	[ "$JOB_RC" -eq 0 ]
+}
+
+# inside_probes: a table with flexhelper_inside as "inside", its argument as "code"
+inside_probes() {
+	printf 'flexhelper\tflexhelper_inside\tname=inside arg1=code:i\n' \
+		>"$BATS_TEST_TMPDIR/inside.probes"
+}
+
+@test "a call still running when tracing stops is in the trace: an instant at its entry, noReturn" {
+	start_helper inside 20 5 "$BATS_TEST_TMPDIR/done.json"
+	inside_probes
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probes "$BATS_TEST_TMPDIR/inside.probes"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q '^calls with no return seen: 1 ' "$BATS_TEST_TMPDIR/tracer.out"
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {x["name"]: x for x in d["spyreProbes"]}
+assert p["inside"]["hits"] == 1 and p["inside"]["noReturn"] == 1, p["inside"]
+assert p["inside"]["events"] == 0 and p["inside"]["unwound"] == 0, p["inside"]
+e = [x for x in d["traceEvents"] if x.get("name") == "inside"]
+assert len(e) == 1 and e[0]["ph"] == "i" and e[0]["args"] == {"code": 5, "noReturn": True}, e
+# it was entered after the calls before it
+last = max(x["ts"] for x in d["traceEvents"] if x.get("name") == "aiuGetNumDevices")
+assert e[0]["ts"] > last, (e, last)
+PY
+	lost_once "$BATS_TEST_TMPDIR/t.json"
+	stop_job
+	[ "$JOB_RC" -eq 5 ]
+}
+
+@test "a call its process exits inside is in the trace: an instant at its entry, noReturn" {
+	start_helper inside 20 7 "$BATS_TEST_TMPDIR/done.json"
+	inside_probes
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --probes "$BATS_TEST_TMPDIR/inside.probes"
+	kill -USR1 "$JOB_PID"
+	wait_for "$BATS_TEST_TMPDIR/done.json"
+	stop_job
+	[ "$JOB_RC" -eq 7 ]
+	# the tracer ends with its target
+	wait_gone "$TRACER_PID" 20
+	TRACER_RC=0
+	wait "$TRACER_PID" || TRACER_RC=$?
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q "^target $JOB_PID exited with status 7" "$BATS_TEST_TMPDIR/tracer.out"
+	grep -q '^calls with no return seen: 1 ' "$BATS_TEST_TMPDIR/tracer.out"
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {x["name"]: x for x in d["spyreProbes"]}
+assert p["inside"]["hits"] == 1 and p["inside"]["noReturn"] == 1, p["inside"]
+e = [x for x in d["traceEvents"] if x.get("name") == "inside"]
+assert len(e) == 1 and e[0]["ph"] == "i" and e[0]["args"] == {"code": 7, "noReturn": True}, e
+assert p["aiuGetNumDevices"]["events"] == 20, p["aiuGetNumDevices"]
+PY
+	lost_once "$BATS_TEST_TMPDIR/t.json"
 }
 
 @test "--uretprobes with the unwind guard: C++ exceptions through traced calls, the job lives on" {

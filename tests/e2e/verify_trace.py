@@ -85,9 +85,13 @@ def check_counts(d, counts, problems, allow_drops):
     probes = d.get("spyreProbes", [])
     host = [e for e in d["traceEvents"]
             if e.get("ph") == "X" and e.get("cat") != "kernel" and e.get("cat") != "gpu_memcpy"]
-    # calls that returned; those an exception left are events with "unwound": true
+    # calls that returned; those an exception left are events with "unwound": true (spans, or
+    # instants at their entry when found left only at the end), those still open at the end
+    # instants with "noReturn": true
     by_name = Counter(e["name"] for e in host if not e.get("args", {}).get("unwound"))
-    unwound_ev = Counter(e["name"] for e in host if e.get("args", {}).get("unwound") is True)
+    marked = [e for e in d["traceEvents"] if e.get("ph") in ("X", "i")]
+    unwound_ev = Counter(e["name"] for e in marked if e.get("args", {}).get("unwound") is True)
+    noret_ev = Counter(e["name"] for e in marked if e.get("args", {}).get("noReturn") is True)
     drops = d.get("spyreStats", {}).get("drops")
     if drops is None:
         problems.append("spyreStats.drops missing")
@@ -112,6 +116,9 @@ def check_counts(d, counts, problems, allow_drops):
         if p.get("unwound", 0) != unwound_ev[p["name"]] + p["dropsRingFull"] and not drops:
             problems.append(f"{p['name']}: {p.get('unwound')} unwound, the trace has "
                             f"{unwound_ev[p['name']]} unwound events")
+        if p.get("noReturn", 0) != noret_ev[p["name"]] and not drops:
+            problems.append(f"{p['name']}: {p.get('noReturn')} with no return, the trace has "
+                            f"{noret_ev[p['name']]} noReturn instants")
         got = by_name.get(p["name"], 0)
         if (p["events"] != got + unwound_ev[p["name"]] and
                 p["name"] not in DEVICE_ONLY):

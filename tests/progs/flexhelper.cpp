@@ -23,6 +23,9 @@
 //                         runtime for an impossible size, which throws std::bad_alloc through
 //                         the traced allocate into try_alloc's catch; then N times allocate
 //                         outside of it, caught here; then getNumDevices N times
+//     inside N CODE DONE  getNumDevices N times; then, DONE written, flexhelper_inside(CODE)
+//                         waits inside itself for SIGTERM/SIGINT and exits with CODE there:
+//                         a call open when the tracer stops, or when the process exits
 //
 // READY gets the pid once the runtime is initialized; DONE gets the runtime's call counts (the
 // mock job's counts format) once the work is done. Then the program waits for SIGTERM/SIGINT.
@@ -197,6 +200,22 @@ extern "C" __attribute__((noinline, noipa, visibility("default"))) long flexhelp
 	return r + 1;
 }
 
+/*
+ * Waits for SIGTERM/SIGINT and exits with @code inside the traced call; returns on SIGUSR1 (a
+ * return instruction, so that the call is a span, not entries only).
+ */
+extern "C" __attribute__((noinline, visibility("default"))) void flexhelper_inside(long code)
+{
+	for (;;) {
+		int sig = wait_signal();
+
+		if (sig == SIGTERM || sig == SIGINT)
+			exit((int)code);
+		if (sig == SIGUSR1)
+			return;
+	}
+}
+
 static void jumps(long n)
 {
 	for (volatile long i = 0; i < n; i++)
@@ -240,7 +259,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: flexhelper READY threads N K DONE | fork N M DONE | "
 				"forkdev N DONE | exec N DONE PROG [ARGS...] | tail N DONE | "
 				"longjmp N DONE |\n"
-				"deepjump N D M DONE | throw N DONE\n");
+				"deepjump N D M DONE | throw N DONE | inside N CODE DONE\n");
 		return 2;
 	}
 	const char *ready = argv[1];
@@ -329,6 +348,10 @@ int main(int argc, char **argv)
 		throws(atol(argv[3]));
 		write_atomic(argv[4], counts_json(""));
 		linger();
+	} else if (mode == "inside" && argc == 6) {
+		calls(atol(argv[3]));
+		write_atomic(argv[5], counts_json(""));
+		flexhelper_inside(atol(argv[4]));
 	} else if (mode == "exec" && argc >= 6) {
 		calls(atol(argv[3]));
 		write_atomic(argv[4], counts_json(""));

@@ -52,7 +52,7 @@ TEST(probes_default_table)
 
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
 	CHECK_STR(err, "");
-	CHECK_EQ_INT(t.cnt, 45);
+	CHECK_EQ_INT(t.cnt, 47);
 	CHECK(t.cap >= (size_t)t.cnt);
 
 	/* a void launch: bytes and key read through its DmaParams */
@@ -153,6 +153,20 @@ TEST(probes_default_table)
 		CHECK_EQ_INT(s->nargs, 0);
 	}
 
+	/* the handlers of caught exceptions: where the calls an exception left end */
+	s = find_sym(&t, "__cxa_begin_catch");
+	CHECK(s);
+	if (s) {
+		CHECK_STR(s->lib, "libstdc++.so*");
+		CHECK_STR(s->name, "catchBegin");
+		CHECK_EQ_INT(s->type, PROBE_CATCH);
+		CHECK(probe_records_nothing(s->type));
+		CHECK_EQ_INT(s->nargs, 0);
+	}
+	CHECK(!probe_records_nothing(PROBE_SPAN) && !probe_records_nothing(PROBE_INSTANT));
+	CHECK_STR(probe_type_name(PROBE_CATCH), "catch");
+	CHECK_STR(probe_type_name(PROBE_SPAN), "span");
+
 	s = find_sym(&t, "spyre::SpyreStream::launch");
 	CHECK(s);
 	if (s) {
@@ -164,7 +178,7 @@ TEST(probes_default_table)
 
 	/* loading twice appends */
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
-	CHECK_EQ_INT(t.cnt, 90);
+	CHECK_EQ_INT(t.cnt, 94);
 	probes_free(&t);
 	CHECK(t.specs == NULL);
 	CHECK_EQ_INT(t.cnt, 0);
@@ -296,7 +310,7 @@ TEST(probes_errors)
 		{ "libonly.so", "missing SYMBOL_GLOB" },
 		{ "  libonly.so   # s", "missing SYMBOL_GLOB" },
 		{ "l s name=", "empty value" },
-		{ "l s type=both", "expected span, instant or unwind" },
+		{ "l s type=both", "expected span, instant, unwind or catch" },
 		{ "l s type=unwind arg1=a", "type=unwind probe: it records nothing" },
 		{ "l s ret=r type=unwind", "type=unwind probe: it records nothing" },
 		{ "l s type=unwind dev=complete key=arg1", "type=unwind probe: it records nothing" },
@@ -351,6 +365,10 @@ TEST(probes_errors)
 		{ "l s str=arg9", "expected argN" },
 		{ "l s str=arg1 str=arg2", "duplicate key 'str'" },
 		{ "l s type=unwind str=arg1", "type=unwind probe" },
+		{ "l s type=catch arg1=a", "type=catch probe: it records nothing" },
+		{ "l s type=catch dist=rank ret=r:i", "type=catch probe: it records nothing" },
+		{ "l s type=catch mem=free ptr=arg1", "mem= on a type=catch probe" },
+		{ "l s type=throw", "expected span, instant, unwind or catch" },
 		{ "l s dev=kname", "dev=kname needs str=" },
 		{ "l s dev=kname str=arg1 stream=arg2", "stream= needs dev=launch" },
 		{ "l s dev=sync", "dev=sync needs stream=" },

@@ -89,7 +89,7 @@ static bool kernel_has_find_vma(void)
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
-	struct bpf_program *progs[7];
+	struct bpf_program *progs[8];
 	int err;
 
 	tr->skel = spyre_bpf__open();
@@ -102,6 +102,7 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	progs[4] = tr->skel->progs.spyre_ret_site;
 	progs[5] = tr->skel->progs.spyre_jump_site;
 	progs[6] = tr->skel->progs.spyre_tail_ret;
+	progs[7] = tr->skel->progs.spyre_catch;
 	/* return sites by default; the uretprobe program (and its guard) with --uretprobes */
 	tr->skel->rodata->ret_sites = !o->uretprobes;
 	bpf_program__set_autoload(progs[2], o->uretprobes);
@@ -110,7 +111,7 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	bpf_program__set_autoload(progs[5], !o->uretprobes);
 	bpf_program__set_autoload(progs[6], !o->uretprobes);
 	if (multi)
-		for (int i = 0; i < 7; i++)
+		for (int i = 0; i < 8; i++)
 			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
 	tr->skel->rodata->sample_every = o->sample_every;
 	tr->skel->rodata->filter_tgids = o->follow_pid > 0;
@@ -335,13 +336,17 @@ static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *p
  * entered before its entry probe is live returns unmatched (counted, dropped) instead of
  * leaving a frame that never closes.
  */
-enum link_kind { LK_UNWIND, LK_URET, LK_RET_SITE, LK_JUMP_SITE, LK_ENTRY, LK_INSTANT, LK_NR };
+enum link_kind {
+	LK_UNWIND, LK_CATCH, LK_URET, LK_RET_SITE, LK_JUMP_SITE, LK_ENTRY, LK_INSTANT, LK_NR
+};
 
 static struct bpf_program *kind_prog(struct tracer *tr, enum link_kind k)
 {
 	switch (k) {
 	case LK_UNWIND:
 		return tr->skel->progs.spyre_unwind;
+	case LK_CATCH:
+		return tr->skel->progs.spyre_catch;
 	case LK_URET:
 		return tr->skel->progs.spyre_exit;
 	case LK_RET_SITE:
@@ -424,6 +429,10 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 	switch (k) {
 	case LK_UNWIND:
 		if (type != PROBE_UNWIND || !tr->unwind_guard)
+			return 0;
+		break;
+	case LK_CATCH:
+		if (type != PROBE_CATCH)
 			return 0;
 		break;
 	case LK_URET:
@@ -865,17 +874,25 @@ int tracer_detach_probe(struct tracer *tr, struct target *t, int i, bool returns
 }
 
 /*
- * Run spyre_task_iter over every task (only while no probe is attached). Failing here loses at
- * most SPYRE_STAGE - 1 spans per thread, which the counters then show as hits without events,
- * or (@forget) leaves stale frames: say so.
+ * Run spyre_task_iter over every task, only while no probe is attached: the stages' last spans
+ * and every open call go to the ring. Loaded only with task storage: with the hash fallback (a
+ * debugging switch, SPYRE_NO_TASK_STORAGE=1), calls open at the stop stay counted as noReturn
+ * without their instants. Failing here loses at most SPYRE_STAGE - 1 spans per thread and the
+ * open calls' instants, which the counters then show as hits without events, or (@forget)
+ * leaves stale frames: say so.
  */
 static void run_task_iter(struct tracer *tr, bool forget)
 {
-	struct bpf_link *link = bpf_program__attach_iter(tr->skel->progs.spyre_task_iter, NULL);
+	struct bpf_program *prog = tr->skel->progs.spyre_task_iter;
+	struct bpf_link *link;
 	char buf[64];
-	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -errno;
+	int fd;
 	ssize_t n;
 
+	if (!tr->task_storage || bpf_program__fd(prog) < 0)
+		return;	/* not loaded */
+	link = bpf_program__attach_iter(prog, NULL);
+	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -errno;
 	tr->skel->bss->forget_stacks = forget;
 	if (fd >= 0) {
 		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
@@ -932,8 +949,9 @@ void tracer_detach(struct tracer *tr, struct target *t)
 	for (int i = 0; t && i < t->ntails; i++)
 		t->tails[i].attached = false;
 	tr->attached = 0;
-	/* no probe can run any more: what threads still hold in their stage goes to the ring */
-	if (tr->stage && tr->skel)
+	/* no probe can run any more: what threads still hold (staged spans, open calls) goes to
+	 * the ring */
+	if (tr->skel)
 		run_task_iter(tr, false);
 }
 

@@ -288,7 +288,8 @@ static void env_usage(FILE *f)
 "exit codes: 0 ok, 1 error, 2 usage, 3 no such process, 4 not permitted (root needed),\n"
 "            5 no Spyre runtime in target, 6 kernel without BTF, 7 output not writable,\n"
 "            8 check found problems, 9 the traced process was killed by a signal,\n"
-"            10 a --probe/--probes line resolves nowhere in the target (a typo?)\n", f);
+"            10 a --probe/--probes line resolves nowhere in the target (a typo?; with\n"
+"               -- CMD: by the job's end)\n", f);
 }
 
 static int push(const char ***arr, int *n, const char *v)

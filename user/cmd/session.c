@@ -643,8 +643,18 @@ int session_window_end(struct session *s, uint64_t index)
 	consumer_write_metadata(&s->cons);
 	s->end = (struct run_end){ .target_exited = s->target_gone,
 				   .cost = &s->meter, .max_overhead = env->max_overhead };
-	/* launch mode: a user's library the job never loaded */
-	target_say_missing(&s->t, "warning: ", false, s->said);
+	/*
+	 * launch mode: a user's library the job never loaded (nor dlopen'ed) is exit 10, as a
+	 * missing one is by PID; --allow-missing (and fleet mode) make it a warning
+	 */
+	if (s->launch_pid > 0 && !env->allow_missing)
+		s->unresolved += target_say_missing(&s->t, "", false, s->said);
+	else
+		target_say_missing(&s->t, "warning: ", false, s->said);
+	if (s->unresolved && s->launch_pid > 0 && !env->allow_missing)
+		pr_err("a --probe/--probes line resolved nowhere while %s ran: exit 10 (a "
+		       "typo? --allow-missing makes it a warning)", env->argv_cmd ?
+		       env->argv_cmd[0] : "the job");
 	/* the exit hook's record of the target's end (a launched child is also reaped here) */
 	if (s->t.pid > 0)
 		s->end.exit_known = consumer_exit_code(&s->cons, s->t.pid, &s->end.exit_code);
@@ -679,5 +689,7 @@ int session_exit_code(const struct session *s)
 {
 	if (s->write_err)
 		return EXIT_OUTPUT;
-	return run_end_signal(&s->end) ? EXIT_TARGET_KILLED : EXIT_OK;
+	if (run_end_signal(&s->end))
+		return EXIT_TARGET_KILLED;
+	return s->unresolved ? EXIT_NO_MATCH : EXIT_OK;
 }

@@ -69,6 +69,7 @@ struct session {
 	bool tty, ready;
 	bool stop, hup, target_gone;
 	int write_err;		/* a trace file could not be written (-errno): stop, exit 7 */
+	int unresolved;		/* launch mode: user lines the job never resolved: exit 10 */
 };
 
 /*

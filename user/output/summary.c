@@ -25,9 +25,10 @@ static int by_total_desc(const void *a, const void *b)
 /*
  * Span calls whose return the trace has not got: entered (hits), neither delivered (an unwound
  * call is delivered too, as its unwound event) nor counted as dropped or left out. Still
- * running at the stop, or left by an exception that the thread has not been seen above since
- * (the BPF finds unwound calls only then). Every call is counted once, so per probe
- * events + drops + sampledOut + dropsRateCap + noReturn == hits.
+ * running at the stop or the process's exit, or left where nothing told the BPF (a longjmp
+ * that no traced call has been seen above since): each is in the trace as an instant at its
+ * entry, "noReturn": true (SPYRE_EV_NORETURN, not delivered). Every call is counted once, so
+ * per probe events + drops + sampledOut + dropsRateCap + noReturn == hits.
  */
 static uint64_t no_return(const struct probe_spec *sp, const struct spyre_counters *k,
 			  uint64_t delivered)
@@ -145,6 +146,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, int pid, const struct run_end *end)
 {
 	uint64_t hits = 0, ring = 0, depth = 0, nostack = 0, unmatched = 0, noret = 0, throws = 0;
+	uint64_t catches = 0;
 	uint64_t unwound;
 	int *order, n = 0, w = 28, renamed = 0;
 	char b1[32], b2[32], b3[32], b4[32], nsbuf[48], label[PATH_MAX + 512];
@@ -164,6 +166,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		/* an unwinder's hits are exceptions, not calls of the runtime */
 		if (sp->type == PROBE_UNWIND)
 			throws += counters[i].hits;
+		else if (sp->type == PROBE_CATCH)
+			catches += counters[i].hits;
 		else
 			hits += counters[i].hits;
 		if (c->delivered[i])
@@ -248,13 +252,16 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			"probes were being attached)\n", (unsigned long long)unmatched);
 	if (throws)
 		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)throws);
+	if (catches)
+		fprintf(f, "C++ exceptions caught: %llu\n", (unsigned long long)catches);
 	if (unwound)
 		fprintf(f, "unwound: %llu calls left without returning (a C++ exception, a "
 			"longjmp, a thread cancelled or exiting inside them): in the trace with "
 			"\"unwound\": true\n", (unsigned long long)unwound);
 	if (noret)
-		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped, "
-			"or left by an exception the thread was not seen above since)\n",
+		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped or "
+			"the process exited, or left where nothing tells): in the trace as "
+			"instants at their entry with \"noReturn\": true\n",
 			(unsigned long long)noret);
 	if (end->cost)
 		print_cost(f, t, counters, end);
@@ -402,7 +409,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
 		const struct rprobe *p = &t->probes[i];
 
-		if (t->table->specs[p->spec].type != PROBE_UNWIND)
+		if (!probe_records_nothing(t->table->specs[p->spec].type))
 			hits += counters[i].hits;
 		drops += summary_dropped(&counters[i]);
 		jw_lit(w, i ? ",\n{\"name\":" : "\n{\"name\":");
@@ -417,6 +424,11 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_str(w, t->libs[p->lib].path);
 		jw_lit(w, ",\"offset\":");
 		jw_hex(w, p->attach_off);
+		/* span is the rule; the others say so, the two that record nothing among them */
+		if (t->table->specs[p->spec].type != PROBE_SPAN) {
+			jw_lit(w, ",\"type\":");
+			jw_str(w, probe_type_name(t->table->specs[p->spec].type));
+		}
 		jw_lit(w, ",\"hits\":");
 		jw_u64(w, counters[i].hits);
 		jw_lit(w, ",\"events\":");

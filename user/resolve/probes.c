@@ -438,8 +438,10 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 			s->type = PROBE_INSTANT;
 		else if (tok_eq(val, "unwind"))
 			s->type = PROBE_UNWIND;
+		else if (tok_eq(val, "catch"))
+			s->type = PROBE_CATCH;
 		else
-			return fail(c, "type=%s: expected span, instant or unwind",
+			return fail(c, "type=%s: expected span, instant, unwind or catch",
 				    quote(val, q, sizeof(q)));
 		return 0;
 	case K_RET:
@@ -592,8 +594,9 @@ static int check_mem(const struct pctx *c, const struct probe_spec *s)
 			return fail(c, "ptr=, size= and memdev= need mem=alloc or mem=free");
 		return 0;
 	}
-	if (s->type == PROBE_UNWIND)
-		return fail(c, "mem= on a type=unwind probe: it records nothing");
+	if (probe_records_nothing(s->type))
+		return fail(c, "mem= on a type=%s probe: it records nothing",
+			    probe_type_name(s->type));
 	if (s->dev != DEV_NONE)
 		return fail(c, "mem= and dev= on one probe: a function either moves memory or "
 			    "launches work");
@@ -624,8 +627,9 @@ static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has
 		return fail(c, "ret= on a type=instant probe: no return value at entry");
 	if (s->type == PROBE_INSTANT && s->key == PROBE_VAL_RET)
 		return fail(c, "key=ret on a type=instant probe: no return value at entry");
-	if (s->type == PROBE_UNWIND && (s->nargs || s->dev != DEV_NONE))
-		return fail(c, "argN=, ret= and dev= on a type=unwind probe: it records nothing");
+	if (probe_records_nothing(s->type) && (s->nargs || s->dev != DEV_NONE))
+		return fail(c, "argN=, ret= and dev= on a type=%s probe: it records nothing",
+			    probe_type_name(s->type));
 	if (s->op != OP_NONE && s->dev != DEV_LAUNCH)
 		return fail(c, "op= needs dev=launch");
 	for (i = 0; i < s->nderef; i++)
@@ -633,8 +637,9 @@ static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has
 			return fail(c, "%s[%u] on a type=instant probe: no return value at entry",
 				    s->deref[i].src == PROBE_VAL_RET ? "ret" : "sret",
 				    s->deref[i].off);
-	if (s->type == PROBE_UNWIND && (s->str || s->dist))
-		return fail(c, "str= and dist= on a type=unwind probe: it records nothing");
+	if (probe_records_nothing(s->type) && (s->str || s->dist))
+		return fail(c, "str= and dist= on a type=%s probe: it records nothing",
+			    probe_type_name(s->type));
 	if (s->dev == DEV_COMPLETE && s->key == PROBE_VAL_NONE)
 		return fail(c, "dev=complete needs key= to match the completion with its launch");
 	if ((s->dev == DEV_DESTROY || s->dev == DEV_SYNC || s->dev == DEV_QUERY) &&

@@ -65,14 +65,14 @@
  *   unknown key, key given twice, value empty or longer than its field (never truncated),
  *   argN outside 1..6, FMT other than d/i/u/x, a label outside [A-Za-z0-9_.-] or used twice,
  *   ret=, ret[OFF], sret[OFF] or key=ret on type=instant (no return value at entry),
- *   argN=/ret=/dev=/str= on type=unwind (it records nothing), dev=complete
+ *   argN=/ret=/dev=/str= on type=unwind or catch (they record nothing), dev=complete
  *   without key=, op= without dev=launch, key=/stream= without dev=, bytes= without dev=launch,
  *   stream=/bytes= ret, dev=sync/query without stream= or not a span, dev=kname without str=,
  *   key=/op=/bytes= on sync/query/kname, dist= on a non-span or with dev=/mem=, an OFF out of
  *   range, more than PROBE_MAX_DEREFS dereferences, control characters anywhere, '"' or '\' or invalid UTF-8 in
  *   name/cat (they end up in JSON), a SYMBOL_GLOB that globcap_check refuses ('[' without
  *   ']', a trailing '\', [=a=], [.a.]), a bad name template; ptr=/size=/memdev= without mem=, mem= on
- *   type=unwind or with dev=, mem=alloc without ptr= and size=, mem=free without ptr= or with
+ *   type=unwind/catch or with dev=, mem=alloc without ptr= and size=, mem=free without ptr= or with
  *   size=/memdev= or ptr=ret or a dereference (its entry record carries none), ptr=ret on
  *   type=instant, size=/memdev= ret.
  *
@@ -95,7 +95,24 @@
 /* Spec files larger than this are refused (-EFBIG): a probe table is a few kB. */
 #define PROBES_FILE_MAX (1 << 20)
 
-enum probe_type { PROBE_SPAN = 0, PROBE_INSTANT = 1, PROBE_UNWIND = 2 };
+/*
+ * PROBE_UNWIND: an exception unwinder's entry point (--uretprobes' guard); PROBE_CATCH: where a
+ * handler takes a caught exception (__cxa_begin_catch), the point at which the calls the
+ * exception left are known to be over. Both record nothing (probe_records_nothing).
+ */
+enum probe_type { PROBE_SPAN = 0, PROBE_INSTANT = 1, PROBE_UNWIND = 2, PROBE_CATCH = 3 };
+
+static inline bool probe_records_nothing(enum probe_type t)
+{
+	return t == PROBE_UNWIND || t == PROBE_CATCH;
+}
+
+/* The type= word of @t: "span", "instant", "unwind" or "catch". */
+static inline const char *probe_type_name(enum probe_type t)
+{
+	return t == PROBE_CATCH ? "catch" : t == PROBE_UNWIND ? "unwind" :
+	       t == PROBE_INSTANT ? "instant" : "span";
+}
 /* ARG_INT32: a C int; the upper half of its 64-bit register is undefined by the ABI */
 enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32 };
 enum dev_role {

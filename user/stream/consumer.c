@@ -465,13 +465,14 @@ static bool returned_value(int src)
  * The trace arguments of probe @p's event, keys included; returns how many. @str: the call's
  * string (str=, args.name), @corr: a keyless launch's correlation id (0: none). A function
  * traced in two files of its library has one name: its events say which file ("file"). An
- * unwound call returned nothing: the values read at the return are left out.
+ * unwound call (or one with no return) returned nothing: the values read at the return are
+ * left out.
  */
 static int build_args(const struct consumer *c, const struct rprobe *p,
 		      const struct probe_spec *s, const struct spyre_event *e,
 		      struct trace_arg *args, const char *str, uint64_t corr)
 {
-	bool unwound = e->type == SPYRE_EV_UNWOUND;
+	bool unwound = e->type == SPYRE_EV_UNWOUND || e->type == SPYRE_EV_NORETURN;
 	int n = 0;
 
 	for (int i = 0; i < s->nargs; i++) {
@@ -601,7 +602,9 @@ static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
 
 /*
  * A call left by an exception, a longjmp or a cancel (SPYRE_EV_UNWOUND): a span from its entry
- * to where the unwind was seen, its entry arguments and "unwound": true. Nothing else: its
+ * to where the unwind was seen, its entry arguments and "unwound": true; an instant at its entry
+ * when that was seen only at the end (SPYRE_DEPTH_UNBOUND). A call still open at the end
+ * (SPYRE_EV_NORETURN): an instant at its entry, "noReturn": true. Nothing else: its
  * duration is not the call's (not in the latency statistics), and what it would have done
  * (an allocation, a launch, a completion) did not happen, so neither the memory ledger nor
  * the device timeline sees it.
@@ -618,11 +621,15 @@ static int on_unwound(struct consumer *c, const struct rprobe *p, const struct p
 	if (!c->tw)
 		return 0;
 	n = build_args(c, p, s, e, args, NULL, 0);
-	args[n].key = "unwound";
+	args[n].key = e->type == SPYRE_EV_NORETURN ? "noReturn" : "unwound";
 	args[n].type = TA_BOOL;
 	args[n].u = 1;
 	/* the generic path: its keys differ from the probe's returning spans' */
-	trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args, n + 1);
+	if (e->type == SPYRE_EV_NORETURN || (e->depth & SPYRE_DEPTH_UNBOUND))
+		trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n + 1);
+	else
+		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args,
+			       n + 1);
 	return 0;
 }
 
@@ -686,6 +693,9 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	p = &c->t->probes[e->probe];
 	s = &c->t->table->specs[p->spec];
 	c->events++;
+	/* a call with no return is the summary's noReturn (hits less the rest), not delivered */
+	if (e->type == SPYRE_EV_NORETURN)
+		return on_unwound(c, p, s, e);
 	c->delivered[e->probe]++;
 	if (e->type == SPYRE_EV_UNWOUND)
 		return on_unwound(c, p, s, e);
