@@ -562,6 +562,30 @@ PY
 	[ "$status" -eq 0 ]
 }
 
+@test "where stack switches cannot be told apart, the summary and the metadata say so, only then" {
+	local regions
+	for regions in 1 0; do
+		start_helper longjmp 10 "$BATS_TEST_TMPDIR/done.json"
+		SPYRE_NO_STACK_REGIONS=$((1 - regions)) start_tracer -o "$BATS_TEST_TMPDIR/t$regions.json" \
+			--probe 'flexhelper:flexhelper_jump:jump'
+		kill -USR1 "$JOB_PID"
+		wait_for "$BATS_TEST_TMPDIR/done.json"
+		stop_tracer INT
+		[ "$TRACER_RC" -eq 0 ]
+		stop_job
+		rm -f "$BATS_TEST_TMPDIR/done.json"
+		grep -q ' 9 unwound$' "$BATS_TEST_TMPDIR/tracer.out"
+		if [ "$regions" = 0 ]; then
+			grep -q '^stack switches are not told apart on this kernel' \
+				"$BATS_TEST_TMPDIR/tracer.out"
+			grep -q '"oneStackPerThread":true' "$BATS_TEST_TMPDIR/t$regions.json"
+		else
+			! grep -q '^stack switches are not told apart' "$BATS_TEST_TMPDIR/tracer.out"
+			! grep -q '"oneStackPerThread"' "$BATS_TEST_TMPDIR/t$regions.json"
+		fi
+	done
+}
+
 @test "a longjmp out of calls nested deeper than 16: each lost call counted once (too deep, or unwound with its event)" {
 	# 100 times 20 nested calls left by one longjmp, then 150 calls that return: 2,150 calls,
 	# 150 spans that returned, 100 x 16 unwound events, 100 x 4 too deep to record

@@ -128,6 +128,14 @@ s, p = spans("tail_launch_indirect"), probes["tail_launch_indirect"]
 assert len(s) == n and p["tailExits"] == n and p["unwound"] == 0, (len(s), p)
 assert p["tailJumpsNotFollowed"] == 1 and "register" in p["tailNotFollowedReason"], p
 assert all(e["args"]["op"] == 0 for e in s), s[:3]
+# ... and the summary names it, with its count and why
+out = open(sys.argv[1].rsplit("/", 1)[0] + "/tracer.out").read()
+line = "tail exits: tail_launch_indirect: %d calls ended at a tail jump not followed" % n
+assert line in out and "register" in out.split(line, 1)[1].split("\n", 1)[0], out
+# the only other: the jump into free (every call of free would trap)
+assert out.count("tail exits: ") == 2, out
+assert "tail exits: tail_release: %d calls" % probes["tail_release"]["tailExits"] in out, out
+assert "C/C++ runtime" in out.split("tail exits: tail_release: ", 1)[1].split("\n", 1)[0], out
 # the traced callee: inside its caller, ending at the same return, with the same value
 outer, inner = spans("tail_launch_traced"), spans("tail_submit")
 assert len(inner) == n, len(inner)

@@ -276,6 +276,7 @@ int session_load_end(struct session *s)
 		 s->tr.multi ? "uprobe_multi" : "perf-event uprobe",
 		 s->tr.stage ? "task storage, spans staged per thread" :
 		 s->tr.task_storage ? "task storage" : "a hash map");
+	s->t.one_stack = !s->tr.stack_regions;
 	pr_debug("open calls kept per stack: %s", s->tr.stack_regions ? "yes (coroutine and "
 		 "signal stacks told apart by their mapping)" : "no, one stack per thread (no "
 		 "bpf_find_vma with a callback: before 5.17 or no BPF JIT, or "

@@ -258,6 +258,12 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fprintf(f, "unwound: %llu calls left without returning (a C++ exception, a "
 			"longjmp, a thread cancelled or exiting inside them): in the trace with "
 			"\"unwound\": true\n", (unsigned long long)unwound);
+	/* only where it can matter: a stack switch would have been taken for an unwind */
+	if (unwound && t->one_stack)
+		fprintf(f, "stack switches are not told apart on this kernel (no bpf_find_vma "
+			"with a callback: before 5.17, no BPF JIT, or SPYRE_NO_STACK_REGIONS=1): "
+			"calls open on a coroutine's stack while it was switched away from may be "
+			"among the unwound\n");
 	if (noret)
 		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped or "
 			"the process exited, or left where nothing tells): in the trace as "
@@ -275,6 +281,12 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		else if (p->ret == RET_NONE && t->table->specs[p->spec].type == PROBE_SPAN)
 			fprintf(f, "entries only: %s (%s): its returns cannot be seen safely\n",
 				p->name, p->sites.why);
+		/* spans that ended at a tail jump: their return values are unknown (ret= 0) */
+		if (i < c->nprobes && counters[i].tail_exits)
+			fprintf(f, "tail exits: %s: %llu calls ended at a tail jump not followed, "
+				"return value unknown (%s)\n", p->name,
+				(unsigned long long)counters[i].tail_exits,
+				p->tail_lost ? p->tail_why : "a jump the tracer does not follow");
 	}
 	if (c->mem)
 		memledger_summary(c->mem, c, f);
@@ -511,6 +523,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_u64(w, summary_unwound(t, counters));
 	jw_lit(w, ",\"entryOnlyProbes\":");
 	jw_u64(w, t->entry_only);
+	if (t->one_stack)
+		jw_lit(w, ",\"oneStackPerThread\":true");
 	if (t->sites_off) {	/* the start-up self-test found them broken (retcheck.h) */
 		jw_lit(w, ",\"returnSitesOff\":");
 		jw_str(w, t->sites_off);

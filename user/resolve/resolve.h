@@ -137,6 +137,11 @@ struct target {
 	 * retcheck.h); NULL: they may. target_sites_off sets it.
 	 */
 	const char *sites_off;
+	/*
+	 * The BPF takes all of a thread's open calls to be on one stack (no bpf_find_vma with
+	 * a callback here): a coroutine's calls may be ended as unwound by a switch
+	 */
+	bool one_stack;
 	int entry_only;		/* span probes left with RET_NONE */
 	/* DT_SONAME per mapped file (dev, inode), read once: open addressing */
 	struct soname_slot *sonames;
