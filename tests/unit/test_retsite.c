@@ -90,7 +90,36 @@ TEST(retsite_x86_plt_stubs_give_their_got_slot)
 	CHECK_EQ_INT(slot, VADDR + 6 + 0x10);
 	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_X86_64, fn, sizeof(fn), VADDR, &slot), -EINVAL);
 	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_X86_64, reg, sizeof(reg), VADDR, &slot), -EINVAL);
-	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_S390X, sec, sizeof(sec), VADDR, &slot), -ENOTSUP);
+	/* x86 bytes are no s390x stub */
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_S390X, sec, sizeof(sec), VADDR, &slot), -EINVAL);
+}
+
+TEST(retsite_s390x_plt_stubs_give_their_got_slot)
+{
+	/* libflex.so's (s390x build) countCall@plt at 0x4628: larl %r1,0xd000; lg %r1,0(%r1);
+	 * br %r1; then the lazy part: basr %r1,%r0; lgf ...; jg .plt */
+	static const uint8_t plt[] = { 0xc0, 0x10, 0x00, 0x00, 0x44, 0xec, 0xe3, 0x10, 0x10, 0x00,
+				       0x00, 0x04, 0x07, 0xf1, 0x0d, 0x10 };
+	/* a negative displacement: larl %r1,.-0x20 */
+	static const uint8_t back[] = { 0xc0, 0x10, 0xff, 0xff, 0xff, 0xf0, 0xe3, 0x10, 0x10, 0x00,
+					0x00, 0x04, 0x07, 0xf1 };
+	/* the PLT's header: stg %r1,56(%r15); larl ...: no stub */
+	static const uint8_t head[] = { 0xe3, 0x10, 0xf0, 0x38, 0x00, 0x24, 0xc0, 0x10, 0x00, 0x00,
+					0x44, 0xad, 0xd2, 0x07 };
+	/* larl into %r1, then a load through another register: no stub */
+	static const uint8_t other[] = { 0xc0, 0x10, 0x00, 0x00, 0x44, 0xec, 0xe3, 0x20, 0x10, 0x00,
+					 0x00, 0x04, 0x07, 0xf2 };
+	uint64_t slot = 0;
+
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_S390X, plt, sizeof(plt), 0x4628, &slot), 0);
+	CHECK_EQ_INT(slot, 0xd000);
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_S390X, back, sizeof(back), 0x1000, &slot), 0);
+	CHECK_EQ_INT(slot, 0x1000 - 0x20);
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_S390X, head, sizeof(head), 0x4608, &slot), -EINVAL);
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_S390X, other, sizeof(other), 0x4628, &slot), -EINVAL);
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_S390X, plt, 8, 0x4628, &slot), -EINVAL);
+	/* ppc64le: no tail call goes through a PLT stub there */
+	CHECK_EQ_INT(retsite_plt_slot(RS_ARCH_PPC64LE, plt, sizeof(plt), 0x4628, &slot), -ENOTSUP);
 }
 
 TEST(retsite_x86_refuses_what_it_cannot_read_safely)

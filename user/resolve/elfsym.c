@@ -497,7 +497,9 @@ int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx)
 
 	if (err)
 		return err;
-	while (!err && f.eh.e_machine == EM_X86_64 && (scn = elf_nextscn(f.elf, scn))) {
+	/* the PLT's slots: the architectures whose PLT stubs retsite_plt_slot reads */
+	while (!err && (f.eh.e_machine == EM_X86_64 || f.eh.e_machine == EM_S390) &&
+	       (scn = elf_nextscn(f.elf, scn))) {
 		Elf_Data *data, *syms;
 		size_t n, strndx;
 
@@ -517,7 +519,9 @@ int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx)
 			if (!gelf_getrela(data, (int)i, &r))
 				continue;
 			type = GELF_R_TYPE(r.r_info);
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			if ((f.eh.e_machine == EM_X86_64 ? type != R_X86_64_JUMP_SLOT &&
+			     type != R_X86_64_GLOB_DAT : type != R_390_JMP_SLOT &&
+			     type != R_390_GLOB_DAT) ||
 			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
 			    !(name = elf_strptr(f.elf, strndx, sym.st_name)) || !*name)
 				continue;

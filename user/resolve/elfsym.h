@@ -52,7 +52,7 @@ int elfsym_soname_mem(const void *buf, size_t size, char *out, size_t len);
  * For following tail calls (tailcall.h) across libraries, each file read once, nothing
  * demangled:
  * - elfsym_imports: @cb(slot, name) for each GOT slot the dynamic linker fills with a
- *   symbol's address (x86-64 R_X86_64_JUMP_SLOT and GLOB_DAT relocations).
+ *   symbol's address (x86-64 R_X86_64_JUMP_SLOT and GLOB_DAT relocations, s390x R_390_...).
  * - elfsym_exports: @cb for each function other modules can bind to (global or weak, defined,
  *   in .dynsym): name, vaddr, size, file_off set, qualname NULL; f->ifunc for an IFUNC (its
  *   symbol is the resolver, not the code calls run).

@@ -269,6 +269,23 @@ void retsite_free(struct ret_sites *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * s390x's PLT entry (binutils' elf_s390x_plt_entry), the only form the linker writes:
+ * larl %r1,slot; lg %r1,0(%r1); br %r1. larl's operand counts halfwords from the insn.
+ */
+static int s390x_plt_slot(const uint8_t *c, size_t len, uint64_t vaddr, uint64_t *slot)
+{
+	static const uint8_t lg_br[] = { 0xe3, 0x10, 0x10, 0x00, 0x00, 0x04, 0x07, 0xf1 };
+	int32_t half;
+
+	if (len < 6 + sizeof(lg_br) || c[0] != 0xc0 || c[1] != 0x10 ||
+	    memcmp(c + 6, lg_br, sizeof(lg_br)))
+		return -EINVAL;
+	half = (int32_t)((uint32_t)c[2] << 24 | (uint32_t)c[3] << 16 | (uint32_t)c[4] << 8 | c[5]);
+	*slot = vaddr + 2 * (int64_t)half;
+	return 0;
+}
+
 int retsite_plt_slot(enum retsite_arch arch, const uint8_t *code, size_t len, uint64_t vaddr,
 		     uint64_t *slot)
 {
@@ -279,6 +296,8 @@ int retsite_plt_slot(enum retsite_arch arch, const uint8_t *code, size_t len, ui
 	int err = -EINVAL;
 	csh h;
 
+	if (arch == RS_ARCH_S390X)
+		return s390x_plt_slot(code, len, vaddr, slot);
 	if (arch != RS_ARCH_X86_64)
 		return -ENOTSUP;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)

@@ -65,8 +65,10 @@ void retsite_free(struct ret_sites *s);
 
 /*
  * The GOT slot a PLT stub at @vaddr jumps through (x86-64: an optional endbr64, then
- * jmp *slot(%rip), as in .plt, .plt.sec and .plt.got): 0 and *@slot, or -EINVAL when @code is
- * no such stub, -ENOTSUP on other architectures.
+ * jmp *slot(%rip), as in .plt, .plt.sec and .plt.got; s390x: larl %r1,slot; lg %r1,0(%r1);
+ * br %r1): 0 and *@slot, or -EINVAL when @code is no such stub, -ENOTSUP on other
+ * architectures (ppc64le: GCC does not tail-call through the PLT, the caller must restore its
+ * TOC pointer after the call).
  */
 int retsite_plt_slot(enum retsite_arch arch, const uint8_t *code, size_t len, uint64_t vaddr,
 		     uint64_t *slot);
