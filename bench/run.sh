@@ -10,7 +10,7 @@
 #
 # Environment: BUILD (build dir, default build), BENCH_ROUNDS (rounds of the per-call bench, 3),
 # BENCH_PAIRS (untraced/traced pairs of the mock job, 5), BENCH_KEEP=1 keeps the work dir,
-# BENCH_ONLY=scale runs section 7 alone (bench/scale.sh).
+# BENCH_ONLY=scale runs section 7 alone (bench/scale.sh), BENCH_ONLY=exc section 1b alone.
 # Handshakes are files with deadlines (ready files, result files), never fixed sleeps.
 set -euo pipefail
 
@@ -426,6 +426,7 @@ ratio() {
 		"${OV[$v.$1.$2.r_call]}" "${OV[$v.$1.$2.r_ref]}"
 }
 for v in cf nocf; do
+	[ "${BENCH_ONLY:-}" = exc ] && break
 	percall_variant $v
 	links=$( ((EP_MULTI)) && echo uprobe_multi || echo perf)
 	say "-- $v: bench_call at ${INSN[$v.sym]} starts with '${INSN[$v.entry]}'; spyre-bpftrace attaches at ${INSN[$v.off]} ('${INSN[$v.attach]}'), return sites ${INSN[$v.rs]} ('${INSN[$v.rs_insn]}')"
@@ -478,15 +479,24 @@ excbench() {
 	# a file's line that resolves nowhere is an error, and libunwind is not mapped here)
 	grep -E '^(libgcc_s|libunwind)\.so\*.*type=unwind' "$ROOT/user/resolve/spyre-default.probes" >"$WORK/ex.probes"
 	printf 'libexc.so\texc_call\n' >>"$WORK/ex.probes"
+	# "catch": exc_call and the default table's type=catch probes (__cxa_begin_catch), which
+	# end the calls an exception left at the handler: what the default table adds per throw
+	grep -E '^[^#].*type=catch' "$ROOT/user/resolve/spyre-default.probes" >"$WORK/exc.probes"
+	printf 'libexc.so\texc_call\n' >>"$WORK/exc.probes"
 	EX[uret]=unknown
 	for i in $(seq "$ROUNDS"); do
-		for kind in untraced default uret; do
+		for kind in untraced default catch uret; do
 			rm -f "$WORK/ex-tr.rf"
 			case $kind in
 			default)
 				spawn ex-tr --mark "ready:$WORK/ex-tr.rf" -- "$TOOL" -p "$pid" --no-default \
 					--probe 'libexc.so:exc_call' --driver off --ready-file "$WORK/ex-tr.rf" \
 					-o "$WORK/ex.json" --force
+				;;
+			catch)
+				spawn ex-tr --mark "ready:$WORK/ex-tr.rf" -- "$TOOL" -p "$pid" --no-default \
+					--probes "$WORK/exc.probes" --allow-missing --driver off \
+					--ready-file "$WORK/ex-tr.rf" -o "$WORK/ex.json" --force
 				;;
 			uret)
 				[ "${EX[uret]}" = refused ] && continue
@@ -554,15 +564,17 @@ exrow() {
 }
 exrow untraced "untraced"
 exrow default "spyre-bpftrace (default: return sites)"
+exrow catch "... + the default table's catch probe"
 if [ "${EX[uret]}" = refused ]; then
 	printf '   %-44s %s\n' "spyre-bpftrace --uretprobes" "n/a: kernel refuses bpf_probe_write_user (no unwind guard: the job would die; not run)"
 else
 	exrow uret "spyre-bpftrace --uretprobes (unwind guard on)" "n/a"
 fi
-say "   unwound calls counted by the tracer / throws, per traced phase: default${EX[default.unwound]:- -}$( [ "${EX[uret]}" = guarded ] && echo "; --uretprobes${EX[uret.unwound]:- -}")"
-[ -n "${EX[default.lost]:-}${EX[uret.lost]:-}" ] && say "   EXCEPTIONS LOST: caught != thrown in a traced phase"
+say "   unwound calls counted by the tracer / throws, per traced phase: default${EX[default.unwound]:- -}; with the catch probe${EX[catch.unwound]:- -}$( [ "${EX[uret]}" = guarded ] && echo "; --uretprobes${EX[uret.unwound]:- -}")"
+[ -n "${EX[default.lost]:-}${EX[catch.lost]:-}${EX[uret.lost]:-}" ] && say "   EXCEPTIONS LOST: caught != thrown in a traced phase"
 [ -n "${EX[died]:-}" ] && say "   THE EXCEPTION BENCH'S JOB DIED"
 say ""
+[ "${BENCH_ONLY:-}" = exc ] && exit 0
 
 # =============================================================================================
 # 1c. Real code: PyTorch's at::_ops::mm::call, per call
