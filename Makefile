@@ -21,10 +21,10 @@ VERSION		:= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 CFLAGS		?= -g -O2
 CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11
-# user/ is grouped by the data path (docs/architecture.md); every folder is on the include path
-USER_DIRS	:= $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c user/*/*.h))))
+# user/ is grouped by the data path (docs/architecture.md); includes name the folder
+# ("stream/consumer.h"), so each shows the layer it reaches into (make check-layers)
 USER_HDRS	:= $(wildcard user/*/*.h)
-CPPFLAGS	+= -D_GNU_SOURCE $(addprefix -I,$(USER_DIRS)) -Ibpf -I$(BUILD) -DSPYRE_VERSION='"$(VERSION)"'
+CPPFLAGS	+= -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) -DSPYRE_VERSION='"$(VERSION)"'
 LDLIBS		+= -lbpf -lelf -lz -lcapstone -lstdc++
 
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)

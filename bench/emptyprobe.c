@@ -22,8 +22,8 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "empty.skel.h"
-#include "umulti.h"
-#include "util.h"
+#include "attach/umulti.h"
+#include "common/util.h"
 
 #define MAX_SITES	16
 

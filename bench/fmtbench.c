@@ -15,10 +15,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "consumer.h"
-#include "probes.h"
-#include "resolve.h"
-#include "trace_writer.h"
+#include "stream/consumer.h"
+#include "resolve/probes.h"
+#include "resolve/resolve.h"
+#include "output/trace_writer.h"
 
 enum sink { SINK_MEM, SINK_NULL, SINK_GZNULL };
 static const char *const sink_names[] = { "memory", "/dev/null", "gzip1>/dev/null" };

@@ -75,7 +75,7 @@ endif
 # The uprobe_multi link and the ready file of the tool's own objects.
 EP_OBJS		:= $(BUILD)/user/attach/umulti.o $(BUILD)/user/common/util.o $(BUILD)/user/common/log.o
 $(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h $(EP_OBJS)
-	$(CC) $(BENCH_CFLAGS) $(BENCH_EP_FLAGS) -I$(BENCH_DIR) $(addprefix -I,$(USER_DIRS)) $< $(EP_OBJS) -lbpf -lelf -lz \
+	$(CC) $(BENCH_CFLAGS) $(BENCH_EP_FLAGS) -I$(BENCH_DIR) -Iuser $< $(EP_OBJS) -lbpf -lelf -lz \
 		-o $@
 
 $(BENCH_DIR)/benchctl: bench/benchctl.c bench/benchio.h | $(BENCH_DIR)

@@ -8,7 +8,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "elfsym.h"
+#include "resolve/elfsym.h"
 
 /*
  * Same bound as elfsym's DEMANGLE_MAX_LEN: longer names never reach the demangler. Crafted names

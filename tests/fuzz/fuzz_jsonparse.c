@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "fuzz.h"
-#include "jsonparse.h"
+#include "offline/jsonparse.h"
 #include "../unit/jv_at.h"
 
 struct out {

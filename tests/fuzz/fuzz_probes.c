@@ -7,8 +7,8 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "globcap.h"
-#include "probes.h"
+#include "resolve/globcap.h"
+#include "resolve/probes.h"
 
 static bool no_ctl(const char *s)
 {

@@ -7,7 +7,7 @@
 #include <limits.h>
 
 #include "fuzz.h"
-#include "procmaps.h"
+#include "resolve/procmaps.h"
 
 /* Entries are compared through a hash of their fields: no allocation per entry. */
 struct seen {

@@ -4,7 +4,7 @@
 #ifndef SPYRE_UNIT_JV_AT_H
 #define SPYRE_UNIT_JV_AT_H
 
-#include "jsonparse.h"
+#include "offline/jsonparse.h"
 
 static inline struct jv *jv_at(const struct jv *v, size_t i)
 {

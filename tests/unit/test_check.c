@@ -6,12 +6,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "check.h"
-#include "env.h"
-#include "jsonparse.h"
-#include "recover.h"
-#include "trace_writer.h"
-#include "tracefile.h"
+#include "offline/check.h"
+#include "cmd/env.h"
+#include "offline/jsonparse.h"
+#include "offline/recover.h"
+#include "output/trace_writer.h"
+#include "offline/tracefile.h"
 #include "unit.h"
 
 

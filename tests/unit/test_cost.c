@@ -3,10 +3,10 @@
  * estimate, and which probes --max-overhead detaches first. */
 #include <stdlib.h>
 #include <string.h>
-#include "cost.h"
-#include "probes.h"
-#include "resolve.h"
-#include "spyre_event_user.h"
+#include "attach/cost.h"
+#include "resolve/probes.h"
+#include "resolve/resolve.h"
+#include "stream/spyre_event_user.h"
 #include "unit.h"
 
 static const struct hit_costs costs = { .emulated_ns = 1000, .stepped_ns = 10000,

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Device timeline: launch/completion matching in either order, lanes, no overlap, flows. */
 #include <string.h>
-#include "device.h"
-#include "jsonparse.h"
-#include "jsonw.h"
-#include "trace_writer.h"
+#include "stream/device.h"
+#include "offline/jsonparse.h"
+#include "output/jsonw.h"
+#include "output/trace_writer.h"
 #include "unit.h"
 
 #define BASE 1000000ull

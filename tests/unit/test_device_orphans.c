@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Device timeline over long traces: completions that never get a launch must not pile up. */
-#include "device.h"
-#include "jsonw.h"
-#include "trace_writer.h"
+#include "stream/device.h"
+#include "output/jsonw.h"
+#include "output/trace_writer.h"
 #include "unit.h"
 
 #define OBASE 1000000ull

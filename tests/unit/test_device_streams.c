@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Device streams: as many tracks as live streams, a destroyed stream's track reused. */
-#include "device.h"
-#include "jsonparse.h"
-#include "jsonw.h"
-#include "trace_writer.h"
+#include "stream/device.h"
+#include "offline/jsonparse.h"
+#include "output/jsonw.h"
+#include "output/trace_writer.h"
 #include "unit.h"
 
 #define SBASE 1000000ull

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "consumer.h"
-#include "jsonparse.h"
+#include "stream/consumer.h"
+#include "offline/jsonparse.h"
 #include "jv_at.h"
-#include "summary.h"
+#include "report/summary.h"
 #include "unit.h"
 
 #define ENV(s) s, sizeof(s) - 1

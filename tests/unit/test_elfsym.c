@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfsym.h"
+#include "resolve/elfsym.h"
 #include "unit.h"
 
 #define MAX_FUNCS 256

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "unit.h"
-#include "env.h"
-#include "log.h"
+#include "cmd/env.h"
+#include "common/log.h"
 
 /*
  * env_parse on a NULL-terminated argument list; its messages go to stderr as usual. The list

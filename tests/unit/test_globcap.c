@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "globcap.h"
+#include "resolve/globcap.h"
 
 /* capture @i of the last match of @s, as a string (static buffer) */
 static const char *cap(const struct globcap *c, const char *s, int i)

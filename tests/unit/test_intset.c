@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include "array.h"
-#include "intset.h"
+#include "common/array.h"
+#include "common/intset.h"
 #include "unit.h"
 
 static bool sorted_unique(const struct intset *s)

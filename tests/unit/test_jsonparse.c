@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdlib.h>
 
-#include "jsonparse.h"
+#include "offline/jsonparse.h"
 #include "jv_at.h"
 #include "unit.h"
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "jsonw.h"
+#include "output/jsonw.h"
 #include "unit.h"
 
 /* Close a memory writer and return what it held (static storage, next call overwrites). */

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "unit.h"
-#include "log.h"
-#include "util.h"
+#include "common/log.h"
+#include "common/util.h"
 
 static int libbpf_says(enum libbpf_print_level level, const char *fmt, ...)
 {

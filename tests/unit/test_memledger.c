@@ -5,9 +5,9 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "consumer.h"
-#include "memledger.h"
-#include "prom.h"
+#include "stream/consumer.h"
+#include "stream/memledger.h"
+#include "report/prom.h"
 
 TEST(memledger_alloc_free_peak)
 {

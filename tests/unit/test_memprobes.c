@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "unit.h"
-#include "probes.h"
+#include "resolve/probes.h"
 
 TEST(memprobes_accepted)
 {

@@ -4,12 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "env.h"
-#include "jsonparse.h"
-#include "jsonw.h"
-#include "merge.h"
-#include "tracefile.h"
+#include "offline/check.h"
+#include "cmd/env.h"
+#include "offline/jsonparse.h"
+#include "output/jsonw.h"
+#include "offline/merge.h"
+#include "offline/tracefile.h"
 #include "unit.h"
 
 

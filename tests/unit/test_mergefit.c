@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mergefit.h"
+#include "offline/mergefit.h"
 #include "unit.h"
 
 #define US 1000

@@ -2,7 +2,7 @@
 /* Near misses of a probe glob that matched nothing: what a user most likely meant. */
 #include <stdio.h>
 #include <string.h>
-#include "nearmiss.h"
+#include "resolve/nearmiss.h"
 #include "unit.h"
 
 static const char *const torch_names[] = {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include "unit.h"
-#include "parse.h"
+#include "common/parse.h"
 
 TEST(parse_duration_takes_seconds_and_units_alike)
 {

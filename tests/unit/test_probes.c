@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "globcap.h"
-#include "probes.h"
+#include "resolve/globcap.h"
+#include "resolve/probes.h"
 
 static const struct probe_spec *find_sym(const struct probe_table *t, const char *sym)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procmaps.h"
+#include "resolve/procmaps.h"
 #include "unit.h"
 
 #define MAX_ENTS 64

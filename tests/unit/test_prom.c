@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "prom.h"
+#include "report/prom.h"
 #include "unit.h"
 
 /* Exact comparison; on a mismatch report the first differing line, not 3 KB of text. */

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "probes.h"
-#include "resolve.h"
+#include "resolve/probes.h"
+#include "resolve/resolve.h"
 #include "unit.h"
 
 /* A maps text with the fixture library mapped twice (two segments) plus noise. */

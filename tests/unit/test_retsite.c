@@ -5,8 +5,8 @@
 #include <limits.h>
 #include <stdint.h>
 #include <unistd.h>
-#include "elfsym.h"
-#include "retsite.h"
+#include "resolve/elfsym.h"
+#include "resolve/retsite.h"
 #include "unit.h"
 
 #define VADDR 0x401000ull

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <linux/bpf.h>
 
-#include "ringbuf.h"
+#include "stream/ringbuf.h"
 #include "unit.h"
 
 #define RING	256	/* data bytes: small, so records wrap often */

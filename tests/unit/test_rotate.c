@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output.h"
-#include "rotate.h"
+#include "output/output.h"
+#include "output/rotate.h"
 #include "unit.h"
 
 /* 2023-11-14T22:13:20Z */

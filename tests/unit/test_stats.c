@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdlib.h>
 
-#include "stats.h"
+#include "stream/stats.h"
 #include "unit.h"
 
 static void check_near(uint64_t got, double want, double rel, int line)

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "probes.h"
-#include "resolve.h"
-#include "tailcall.h"
+#include "resolve/probes.h"
+#include "resolve/resolve.h"
+#include "resolve/tailcall.h"
 #include "unit.h"
 
 /* e9 rel32 from @at to @to */

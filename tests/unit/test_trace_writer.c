@@ -5,9 +5,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "jsonparse.h"
+#include "offline/jsonparse.h"
 #include "jv_at.h"
-#include "trace_writer.h"
+#include "output/trace_writer.h"
 #include "unit.h"
 
 #define MONO_BASE	5000000000ull

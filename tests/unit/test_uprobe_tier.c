@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "spyre_event_user.h"
-#include "uprobe_tier.h"
+#include "stream/spyre_event_user.h"
+#include "attach/uprobe_tier.h"
 #include "unit.h"
 
 TEST(tracer_room_from_the_table)

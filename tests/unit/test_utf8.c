@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "unit.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 static size_t len_of(const char *s, size_t n)
 {

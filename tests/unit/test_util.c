@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "util.h"
+#include "common/util.h"
 
 static bool is_open(int fd)
 {

@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jsonparse.h"
-#include "trace_writer.h"
+#include "offline/jsonparse.h"
+#include "output/trace_writer.h"
 #include "unit.h"
-#include "vfio.h"
+#include "attach/vfio.h"
 
 #define VIO(n)	_IO(';', 100 + (n))
 

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "cost.h"
-#include "spyre_event_user.h"
-#include "resolve.h"
-#include "umulti.h"
-#include "util.h"
-#include "warm.h"
+#include "attach/cost.h"
+#include "stream/spyre_event_user.h"
+#include "resolve/resolve.h"
+#include "attach/umulti.h"
+#include "common/util.h"
+#include "attach/warm.h"
 
 /*
  * Our programs on top of the kernel's empty probes: 1.04-1.05x with return sites, 1.11-1.13x

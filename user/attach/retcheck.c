@@ -14,11 +14,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/perf_event.h>
-#include "log.h"
-#include "retcheck.h"
-#include "umulti.h"
-#include "util.h"
-#include "warm.h"
+#include "common/log.h"
+#include "attach/retcheck.h"
+#include "attach/umulti.h"
+#include "common/util.h"
+#include "attach/warm.h"
 
 /*
  * The function under test: 1 from the code before its return instruction (the probed one), 2

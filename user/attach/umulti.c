@@ -9,8 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/bpf.h>
-#include "umulti.h"
-#include "util.h"
+#include "attach/umulti.h"
+#include "common/util.h"
 
 #define SPYRE_F_UPROBE_MULTI_RETURN	1
 

@@ -10,13 +10,13 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "array.h"
-#include "log.h"
-#include "ringbuf.h"
+#include "common/array.h"
+#include "common/log.h"
+#include "stream/ringbuf.h"
 #include "spyre.skel.h"
-#include "uprobe_tier.h"
-#include "umulti.h"
-#include "util.h"
+#include "attach/uprobe_tier.h"
+#include "attach/umulti.h"
+#include "common/util.h"
 
 /* Records per consume call before the main loop looks at the clock and signals again. */
 #define DRAIN_BATCH	65536

@@ -9,8 +9,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "consumer.h"
-#include "resolve.h"
+#include "stream/consumer.h"
+#include "resolve/resolve.h"
 
 /* Drain interval: the ring holds rate x interval events; 10 ms keeps it small. */
 #define TRACER_DRAIN_MS		10

@@ -12,9 +12,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "stats.h"
-#include "util.h"
-#include "vfio.h"
+#include "stream/stats.h"
+#include "common/util.h"
+#include "attach/vfio.h"
 #include "vfio.skel.h"
 
 #define VFIO_TYPE	';'

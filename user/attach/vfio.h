@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "spyre_event_user.h"
-#include "jsonw.h"
-#include "trace_writer.h"
+#include "stream/spyre_event_user.h"
+#include "output/jsonw.h"
+#include "output/trace_writer.h"
 
 /* --driver */
 enum vfio_mode {

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "procmaps.h"
-#include "umulti.h"
-#include "util.h"
-#include "warm.h"
+#include "resolve/procmaps.h"
+#include "attach/umulti.h"
+#include "common/util.h"
+#include "attach/warm.h"
 
 /*
  * A writer every quarter of a grace period keeps the lock on its fast path: the first

@@ -3,15 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "cmd_list.h"
-#include "cost.h"
-#include "log.h"
-#include "resolve.h"
-#include "retcheck.h"
-#include "session.h"
-#include "uprobe_tier.h"
-#include "umulti.h"
-#include "util.h"
+#include "cmd/cmd_list.h"
+#include "attach/cost.h"
+#include "common/log.h"
+#include "resolve/resolve.h"
+#include "attach/retcheck.h"
+#include "cmd/session.h"
+#include "attach/uprobe_tier.h"
+#include "attach/umulti.h"
+#include "common/util.h"
 
 /* What bounds a run with this table (docs/user-guide.md, "Limits"), one line. */
 static void print_limits(const struct target *t)

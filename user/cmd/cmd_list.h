@@ -3,8 +3,8 @@
 #ifndef SPYRE_CMD_LIST_H
 #define SPYRE_CMD_LIST_H
 
-#include "env.h"
-#include "probes.h"
+#include "cmd/env.h"
+#include "resolve/probes.h"
 
 /* The built-in table, --probes files and --probe lines, in that order; sets
  * env->user_specs_from. Returns 0 or an exit code, after saying why. */

@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "env.h"
-#include "log.h"
-#include "parse.h"
-#include "vfio.h"
+#include "cmd/env.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "attach/vfio.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define STR_(x)		#x

@@ -6,21 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "consumer.h"
-#include "fleet.h"
-#include "intset.h"
-#include "jsonw.h"
-#include "log.h"
-#include "memledger.h"
-#include "output.h"
-#include "prom.h"
-#include "resolve.h"
-#include "rotate.h"
-#include "session.h"
-#include "summary.h"
-#include "uprobe_tier.h"
-#include "warm.h"
-#include "util.h"
+#include "stream/consumer.h"
+#include "cmd/fleet.h"
+#include "common/intset.h"
+#include "output/jsonw.h"
+#include "common/log.h"
+#include "stream/memledger.h"
+#include "output/output.h"
+#include "report/prom.h"
+#include "resolve/resolve.h"
+#include "output/rotate.h"
+#include "cmd/session.h"
+#include "report/summary.h"
+#include "attach/uprobe_tier.h"
+#include "attach/warm.h"
+#include "common/util.h"
 
 int fleet_scan(struct target *t, struct intset *seen, bool all, const char *procfs)
 {

@@ -7,8 +7,8 @@
 #ifndef SPYRE_FLEET_H
 #define SPYRE_FLEET_H
 
-#include "env.h"
-#include "probes.h"
+#include "cmd/env.h"
+#include "resolve/probes.h"
 
 int cmd_fleet(const struct env *env, struct probe_table *table);
 

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "launch.h"
-#include "log.h"
-#include "procmaps.h"
+#include "cmd/launch.h"
+#include "common/log.h"
+#include "resolve/procmaps.h"
 
 int launch_start(struct launch *l, char **argv)
 {

@@ -16,13 +16,13 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "jsonw.h"
-#include "log.h"
-#include "retcheck.h"
-#include "session.h"
-#include "trace_writer.h"
-#include "util.h"
-#include "warm.h"
+#include "output/jsonw.h"
+#include "common/log.h"
+#include "attach/retcheck.h"
+#include "cmd/session.h"
+#include "output/trace_writer.h"
+#include "common/util.h"
+#include "attach/warm.h"
 
 /* -a: new processes are looked at every rescan; everything again every 10th (dlopen, reused
  * pids) */

@@ -17,16 +17,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "consumer.h"
-#include "cost.h"
-#include "env.h"
-#include "fleet.h"
-#include "intset.h"
-#include "memledger.h"
-#include "resolve.h"
-#include "summary.h"
-#include "uprobe_tier.h"
-#include "vfio.h"
+#include "stream/consumer.h"
+#include "attach/cost.h"
+#include "cmd/env.h"
+#include "cmd/fleet.h"
+#include "common/intset.h"
+#include "stream/memledger.h"
+#include "resolve/resolve.h"
+#include "report/summary.h"
+#include "attach/uprobe_tier.h"
+#include "attach/vfio.h"
 
 struct bg_load;
 struct calibration;

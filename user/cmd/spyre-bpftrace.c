@@ -5,17 +5,17 @@
  * (session.c); this file only parses the command line and dispatches to a subcommand.
  */
 #include <bpf/libbpf.h>
-#include "check.h"
-#include "cmd_list.h"
-#include "recover.h"
-#include "env.h"
-#include "fleet.h"
-#include "log.h"
-#include "merge.h"
-#include "probes.h"
-#include "retsite.h"
-#include "trace_mode.h"
-#include "util.h"
+#include "offline/check.h"
+#include "cmd/cmd_list.h"
+#include "offline/recover.h"
+#include "cmd/env.h"
+#include "cmd/fleet.h"
+#include "common/log.h"
+#include "offline/merge.h"
+#include "resolve/probes.h"
+#include "resolve/retsite.h"
+#include "cmd/trace_mode.h"
+#include "common/util.h"
 
 static struct env env;
 

@@ -3,8 +3,8 @@
 #ifndef SPYRE_TRACE_MODE_H
 #define SPYRE_TRACE_MODE_H
 
-#include "env.h"
-#include "probes.h"
+#include "cmd/env.h"
+#include "resolve/probes.h"
 
 /* Trace env->pid (or launch env->argv_cmd) into env->output; returns an exit code (env.h). */
 int cmd_trace(struct env *env, struct probe_table *table);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
+#include "common/array.h"
 
 int array_reserve(void *arrp, size_t *cap, size_t need, size_t size, size_t first)
 {

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "intset.h"
+#include "common/array.h"
+#include "common/intset.h"
 
 /* First index whose value is not below @x (s->n if none). */
 static size_t lower_bound(const struct intset *s, int64_t x)

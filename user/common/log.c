@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "log.h"
-#include "util.h"
+#include "common/log.h"
+#include "common/util.h"
 
 #define DEFAULT_PREFIX	"spyre-bpftrace"
 

@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include "parse.h"
+#include "common/parse.h"
 
 /* strtoull and strtod take leading blanks and signs: a number here starts with a digit */
 static int digits_first(const char *s)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "utf8.h"
+#include "common/utf8.h"
 
 size_t utf8_seq_len(const unsigned char *p, size_t avail)
 {

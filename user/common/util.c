@@ -11,9 +11,9 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "env.h"
-#include "log.h"
-#include "util.h"
+#include "common/exitcodes.h"
+#include "common/log.h"
+#include "common/util.h"
 
 int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
 {

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "env.h"
-#include "jsonparse.h"
-#include "log.h"
-#include "strutil.h"
-#include "tracefile.h"
+#include "offline/check.h"
+#include "common/exitcodes.h"
+#include "offline/jsonparse.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "offline/tracefile.h"
 
 static const char *const kind_names[CK_NKINDS] = {
 	[CK_NOT_OBJECT] = "not-object",

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonparse.h"
-#include "utf8.h"
+#include "offline/jsonparse.h"
+#include "common/utf8.h"
 
 #define ARENA_BLK	(1u << 20)
 

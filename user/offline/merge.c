@@ -14,15 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "env.h"
-#include "intset.h"
-#include "jsonparse.h"
-#include "log.h"
-#include "util.h"
-#include "jsonw.h"
-#include "merge.h"
-#include "output.h"
-#include "tracefile.h"
+#include "common/exitcodes.h"
+#include "common/intset.h"
+#include "offline/jsonparse.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "output/jsonw.h"
+#include "offline/merge.h"
+#include "output/output.h"
+#include "offline/tracefile.h"
 
 /* ts beyond ±9e12 µs (104 days of ns in a double) is not a Kineto or spyre-bpftrace ts */
 #define MERGE_MAX_US		9000000000000LL

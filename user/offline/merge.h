@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "mergefit.h"
+#include "offline/mergefit.h"
 
 struct jv;
 struct jw;

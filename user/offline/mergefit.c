@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "mergefit.h"
+#include "common/array.h"
+#include "offline/mergefit.h"
 
 /* Nesting passes before a lane that still overlaps gets its own track: each pass settles one
  * level of consequences (a span moved into its parent can push out a child of ours); real

@@ -11,13 +11,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "env.h"
-#include "jsonparse.h"
-#include "log.h"
-#include "recover.h"
-#include "strutil.h"
-#include "tracefile.h"
-#include "util.h"
+#include "common/exitcodes.h"
+#include "offline/jsonparse.h"
+#include "common/log.h"
+#include "offline/recover.h"
+#include "common/strutil.h"
+#include "offline/tracefile.h"
+#include "common/util.h"
 
 #define RECOVER_HEAD	(1u << 20)
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "tracefile.h"
-#include "util.h"
+#include "offline/tracefile.h"
+#include "common/util.h"
 
 /* Make room for at least one more byte (plus the NUL), never past the size limit. */
 static int grow(char **buf, size_t *cap, size_t len)

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "jsonw.h"
-#include "utf8.h"
+#include "output/jsonw.h"
+#include "common/utf8.h"
 
 #define JW_BUFSZ	(256u << 10)
 /* Headroom above the threshold so ordinary events never make the buffer grow. */

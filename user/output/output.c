@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "output.h"
+#include "output/output.h"
 
 /* True when @path names a gzip output. */
 static bool output_is_gzip(const char *path)

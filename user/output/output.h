@@ -8,7 +8,7 @@
 #define SPYRE_OUTPUT_H
 
 #include <stdbool.h>
-#include "jsonw.h"
+#include "output/jsonw.h"
 
 struct output {
 	struct jw *jw;		/* NULL once handed over (trace_begin) */

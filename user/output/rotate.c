@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "array.h"
-#include "rotate.h"
+#include "common/array.h"
+#include "output/rotate.h"
 
 /* Names skipped because something already sits there: a bound, not a loop forever. */
 #define ROTATE_MAX_TRIES	1000

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_writer.h"
+#include "output/trace_writer.h"
 
 struct trace_writer {
 	struct jw *w;

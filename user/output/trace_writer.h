@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "jsonw.h"
+#include "output/jsonw.h"
 
 struct trace_meta {
 	uint64_t mono_base_ns;	/* CLOCK_MONOTONIC of ts 0 */

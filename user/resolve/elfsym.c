@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfsym.h"
+#include "resolve/elfsym.h"
 
 /* C ABI entry point of abi::__cxa_demangle (libstdc++). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "globcap.h"
+#include "resolve/globcap.h"
 
 static const struct {
 	const char *name;

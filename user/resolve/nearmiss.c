@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "nearmiss.h"
+#include "resolve/nearmiss.h"
 
 /* Names longer than this are not scored: a row of the distance table lives on the stack. */
 #define NAME_MAX_SCORED	1024

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "array.h"
-#include "globcap.h"
-#include "probes.h"
-#include "utf8.h"
+#include "common/array.h"
+#include "resolve/globcap.h"
+#include "resolve/probes.h"
+#include "common/utf8.h"
 
 #define DEFAULT_CAT "privateuse1_runtime"
 /* How much of an offending token an error message quotes. */

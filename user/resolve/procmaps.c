@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "procmaps.h"
+#include "resolve/procmaps.h"
 
 /* Room for the fixed columns plus the kernel's padding, the path and " (deleted)". */
 #define MAPS_LINE_MAX	(PATH_MAX + 512)

@@ -9,16 +9,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "array.h"
-#include "cost.h"
-#include "elfsym.h"
-#include "globcap.h"
-#include "log.h"
-#include "nearmiss.h"
-#include "procmaps.h"
-#include "resolve.h"
-#include "tailcall.h"
-#include "util.h"
+#include "common/array.h"
+#include "attach/cost.h"
+#include "resolve/elfsym.h"
+#include "resolve/globcap.h"
+#include "common/log.h"
+#include "resolve/nearmiss.h"
+#include "resolve/procmaps.h"
+#include "resolve/resolve.h"
+#include "resolve/tailcall.h"
+#include "common/util.h"
 
 struct soname_slot {
 	unsigned long ino;

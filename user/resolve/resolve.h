@@ -8,8 +8,8 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "probes.h"
-#include "retsite.h"
+#include "resolve/probes.h"
+#include "resolve/retsite.h"
 
 struct hit_costs;
 struct soname_slot;

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <capstone/capstone.h>
-#include "array.h"
-#include "retsite.h"
+#include "common/array.h"
+#include "resolve/retsite.h"
 
 /* Larger symbols are not functions a runtime's entry point would be (and a misread size). */
 #define RETSITE_MAX_LEN	(1u << 20)

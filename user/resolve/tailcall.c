@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "tailcall.h"
+#include "common/array.h"
+#include "resolve/tailcall.h"
 
 _Static_assert(TAILCALL_MAX_DEPTH == 4, "the message in walk() names it");
 

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "retsite.h"
+#include "resolve/retsite.h"
 
 /* Functions a chain of tail jumps may go through past the traced one (bounds attach cost). */
 #define TAILCALL_MAX_DEPTH	4

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "array.h"
-#include "consumer.h"
-#include "util.h"
-#include "memledger.h"
-#include "vfio.h"
+#include "common/array.h"
+#include "stream/consumer.h"
+#include "common/util.h"
+#include "stream/memledger.h"
+#include "attach/vfio.h"
 
 int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
 		  const char *procfs)

@@ -5,11 +5,11 @@
 #define SPYRE_CONSUMER_H
 
 #include <stdint.h>
-#include "spyre_event_user.h"
-#include "device.h"
-#include "resolve.h"
-#include "stats.h"
-#include "trace_writer.h"
+#include "stream/spyre_event_user.h"
+#include "stream/device.h"
+#include "resolve/resolve.h"
+#include "stream/stats.h"
+#include "output/trace_writer.h"
 
 struct vfio_tracer;
 struct memledger;

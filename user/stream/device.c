@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "device.h"
+#include "common/array.h"
+#include "stream/device.h"
 
 int device_init(struct device_tl *d, struct trace_writer *tw)
 {

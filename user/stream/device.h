@@ -22,8 +22,8 @@
 #define SPYRE_DEVICE_H
 
 #include <stdint.h>
-#include "probes.h"
-#include "trace_writer.h"
+#include "resolve/probes.h"
+#include "output/trace_writer.h"
 
 #define DEVICE_PID		0	/* Kineto puts device work under pid = device index */
 /*

@@ -3,10 +3,10 @@
 #include <linux/vfio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "consumer.h"
-#include "memledger.h"
-#include "prom.h"
+#include "common/array.h"
+#include "stream/consumer.h"
+#include "stream/memledger.h"
+#include "report/prom.h"
 
 int memledger_init(struct memledger *m)
 {

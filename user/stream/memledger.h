@@ -26,8 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "jsonw.h"
-#include "trace_writer.h"
+#include "output/jsonw.h"
+#include "output/trace_writer.h"
 
 struct consumer;
 struct probe_spec;

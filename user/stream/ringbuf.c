@@ -16,7 +16,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
-#include "ringbuf.h"
+#include "stream/ringbuf.h"
 
 struct rb_reader {
 	bool mapped;			/* false: rb_open_mem, the caller owns the memory */

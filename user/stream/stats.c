@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "stats.h"
+#include "stream/stats.h"
 
 #define SUB		(1u << STATS_SUB_BITS)
 

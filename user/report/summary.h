@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "consumer.h"
+#include "stream/consumer.h"
 
 struct cost_meter;
 

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "array.h"
-#include "jsonw.h"
-#include "prom.h"
-#include "utf8.h"
+#include "common/array.h"
+#include "output/jsonw.h"
+#include "report/prom.h"
+#include "common/utf8.h"
 
 /*
  * The exposition text is built whole in jsonw's memory writer (its raw calls only: the format

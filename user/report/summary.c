@@ -2,13 +2,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cost.h"
-#include "jsonw.h"
-#include "memledger.h"
-#include "procmaps.h"
-#include "summary.h"
-#include "util.h"
-#include "vfio.h"
+#include "attach/cost.h"
+#include "output/jsonw.h"
+#include "stream/memledger.h"
+#include "resolve/procmaps.h"
+#include "report/summary.h"
+#include "common/util.h"
+#include "attach/vfio.h"
 
 static const struct consumer *cmp_c;
 

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "stats.h"
+#include "stream/stats.h"
 
 /* Who made the calls. Strings come from the traced process: escaped on output. */
 struct prom_job {
