@@ -23,7 +23,7 @@
 #include <bpf/libbpf.h>
 #include "empty.skel.h"
 #include "attach/umulti.h"
-#include "common/util.h"
+#include "common/process.h"
 
 #define MAX_SITES	16
 

@@ -73,7 +73,8 @@ $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o $(BENCH_DIR)/empty.twin.o to
 endif
 
 # The uprobe_multi link and the ready file of the tool's own objects.
-EP_OBJS		:= $(BUILD)/user/attach/umulti.o $(BUILD)/user/common/util.o $(BUILD)/user/common/log.o
+EP_OBJS		:= $(BUILD)/user/attach/umulti.o $(BUILD)/user/common/util.o $(BUILD)/user/common/log.o \
+		   $(BUILD)/user/common/process.o
 $(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h $(EP_OBJS)
 	$(CC) $(BENCH_CFLAGS) $(BENCH_EP_FLAGS) -I$(BENCH_DIR) -Iuser $< $(EP_OBJS) -lbpf -lelf -lz \
 		-o $@

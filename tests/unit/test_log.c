@@ -6,7 +6,6 @@
 #include <unistd.h>
 #include "unit.h"
 #include "common/log.h"
-#include "common/util.h"
 
 static int libbpf_says(enum libbpf_print_level level, const char *fmt, ...)
 {

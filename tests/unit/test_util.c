@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "unit.h"
-#include "common/util.h"
+#include "common/parallel.h"
 
 static bool is_open(int fd)
 {

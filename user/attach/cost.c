@@ -11,6 +11,7 @@
 #include "resolve/resolve.h"
 #include "attach/umulti.h"
 #include "common/util.h"
+#include "common/parallel.h"
 #include "attach/warm.h"
 
 /*

@@ -14,10 +14,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/perf_event.h>
+#include "common/util.h"
 #include "common/log.h"
 #include "attach/retcheck.h"
 #include "attach/umulti.h"
-#include "common/util.h"
+#include "common/parallel.h"
 #include "attach/warm.h"
 
 /*

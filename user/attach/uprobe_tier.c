@@ -11,12 +11,13 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "common/array.h"
+#include "common/util.h"
 #include "common/log.h"
 #include "stream/ringbuf.h"
 #include "spyre.skel.h"
 #include "attach/uprobe_tier.h"
 #include "attach/umulti.h"
-#include "common/util.h"
+#include "common/parallel.h"
 
 /* Records per consume call before the main loop looks at the clock and signals again. */
 #define DRAIN_BATCH	65536

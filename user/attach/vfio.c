@@ -13,7 +13,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "stream/stats.h"
-#include "common/util.h"
+#include "common/parallel.h"
+#include "common/log.h"
 #include "attach/vfio.h"
 #include "vfio.skel.h"
 

@@ -14,6 +14,7 @@
 #include "resolve/procmaps.h"
 #include "attach/umulti.h"
 #include "common/util.h"
+#include "common/parallel.h"
 #include "attach/warm.h"
 
 /*

@@ -11,7 +11,7 @@
 #include "cmd/session.h"
 #include "attach/uprobe_tier.h"
 #include "attach/umulti.h"
-#include "common/util.h"
+#include "common/process.h"
 
 /* What bounds a run with this table (docs/user-guide.md, "Limits"), one line. */
 static void print_limits(const struct target *t)

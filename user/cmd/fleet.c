@@ -10,6 +10,7 @@
 #include "cmd/fleet.h"
 #include "common/intset.h"
 #include "output/jsonw.h"
+#include "common/util.h"
 #include "common/log.h"
 #include "stream/memledger.h"
 #include "output/output.h"
@@ -20,7 +21,7 @@
 #include "report/summary.h"
 #include "attach/uprobe_tier.h"
 #include "attach/warm.h"
-#include "common/util.h"
+#include "common/process.h"
 
 int fleet_scan(struct target *t, struct intset *seen, bool all, const char *procfs)
 {

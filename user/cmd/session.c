@@ -17,11 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "output/jsonw.h"
+#include "common/util.h"
 #include "common/log.h"
 #include "attach/retcheck.h"
 #include "cmd/session.h"
 #include "output/trace_writer.h"
-#include "common/util.h"
+#include "common/process.h"
 #include "attach/warm.h"
 
 /* -a: new processes are looked at every rescan; everything again every 10th (dlopen, reused

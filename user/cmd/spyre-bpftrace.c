@@ -15,7 +15,6 @@
 #include "resolve/probes.h"
 #include "resolve/retsite.h"
 #include "cmd/trace_mode.h"
-#include "common/util.h"
 
 static struct env env;
 

@@ -18,6 +18,7 @@
 #include "cmd/env.h"
 #include "cmd/fleet.h"
 #include "cmd/launch.h"
+#include "common/util.h"
 #include "common/log.h"
 #include "offline/merge.h"
 #include "output/output.h"
@@ -28,7 +29,7 @@
 #include "cmd/session.h"
 #include "report/summary.h"
 #include "output/trace_writer.h"
-#include "common/util.h"
+#include "common/process.h"
 #include "attach/vfio.h"
 #include "attach/warm.h"
 

@@ -3,7 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
-#include "common/util.h"
+
+static __thread bool quiet_libbpf;
+
+void libbpf_quiet(bool on)
+{
+	quiet_libbpf = on;
+}
+
+bool libbpf_is_quiet(void)
+{
+	return quiet_libbpf;
+}
 
 #define DEFAULT_PREFIX	"spyre-bpftrace"
 

@@ -52,10 +52,18 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 
 /*
  * The print callback for libbpf_set_print(): libbpf's lines as they are (they carry their own
- * "libbpf: " and newline), nothing while libbpf_is_quiet() (util.h) on this thread.
+ * "libbpf: " and newline), nothing while libbpf_is_quiet() on this thread.
  * LIBBPF_WARN always, LIBBPF_INFO from LOG_DEBUG (-v), LIBBPF_DEBUG from LOG_TRACE (-vv).
  */
 int log_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+
+/*
+ * libbpf's messages from this thread are dropped between libbpf_quiet(true) and (false): an
+ * expected failure (a feature probe, fentry under lockdown) must not flood stderr. Per thread,
+ * because the BPF objects load in parallel; the print callback asks libbpf_is_quiet().
+ */
+void libbpf_quiet(bool on);
+bool libbpf_is_quiet(void);
 
 #endif

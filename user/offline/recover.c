@@ -13,11 +13,11 @@
 
 #include "common/exitcodes.h"
 #include "offline/jsonparse.h"
+#include "common/util.h"
 #include "common/log.h"
 #include "offline/recover.h"
 #include "common/strutil.h"
 #include "offline/tracefile.h"
-#include "common/util.h"
 
 #define RECOVER_HEAD	(1u << 20)
 

@@ -7,8 +7,8 @@
 #include "stream/memledger.h"
 #include "resolve/procmaps.h"
 #include "report/summary.h"
-#include "common/util.h"
 #include "attach/vfio.h"
+#include "common/util.h"
 
 static const struct consumer *cmp_c;
 

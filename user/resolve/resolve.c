@@ -13,12 +13,12 @@
 #include "attach/cost.h"
 #include "resolve/elfsym.h"
 #include "resolve/globcap.h"
+#include "common/util.h"
 #include "common/log.h"
 #include "resolve/nearmiss.h"
 #include "resolve/procmaps.h"
 #include "resolve/resolve.h"
 #include "resolve/tailcall.h"
-#include "common/util.h"
 
 struct soname_slot {
 	unsigned long ino;

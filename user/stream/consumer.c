@@ -7,9 +7,9 @@
 #include <unistd.h>
 #include "common/array.h"
 #include "stream/consumer.h"
-#include "common/util.h"
 #include "stream/memledger.h"
 #include "attach/vfio.h"
+#include "common/util.h"
 
 int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
 		  const char *procfs)

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The tracer as a process: its privileges, the kernel's readiness, its signals, the ready file. */
+#ifndef SPYRE_PROCESS_H
+#define SPYRE_PROCESS_H
+
+#include <stdbool.h>
+
+/* Root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE. */
+bool have_privileges(void);
+/* What tracing needs before anything is loaded: 0, EXIT_PERM or EXIT_NO_BTF (with a message). */
+int preflight_bpf(void);
+/* Block SIGINT, SIGTERM and SIGHUP and return a signalfd for them (-errno): signals then
+ * arrive in the drain loop, never in the middle of a write. */
+int stop_signals_fd(void);
+/* Create @path atomically, containing our pid: the --ready-file handshake. */
+int write_ready_file(const char *path);
+
+#endif
