@@ -15,13 +15,11 @@ MAN_PAGE		:= $(BUILD)/spyre-bpftrace.8
 HOST_BUILD		?= build
 
 ifdef CROSS
-# linked statically already (mk/cross.mk); its archives came from the sysroot's .debs and the
-# cross toolchain's libc and libstdc++
+# linked statically already (mk/cross.mk); its archives came from the sysroot (.debs unpacked,
+# not installed: their changelogs name their sources) and the cross toolchain's libc and libstdc++
 DEB_TOOL		:= $(TOOL)
-DEB_BUILT_USING		= $(wildcard $(BUILD)/apt/debs/libbpf-dev_*.deb \
-				     $(BUILD)/apt/debs/libelf-dev_*.deb \
-				     $(BUILD)/apt/debs/zlib1g-dev_*.deb \
-				     $(BUILD)/apt/debs/libcapstone-dev_*.deb) \
+DEB_BUILT_USING		= $(addprefix $(SYSROOT)/usr/share/doc/,libbpf-dev libelf-dev zlib1g-dev \
+					 libcapstone-dev) \
 			  libc6-dev-$(DEB_ARCH)-cross libstdc++-12-dev-$(DEB_ARCH)-cross \
 			  libgcc-12-dev-$(DEB_ARCH)-cross
 

@@ -30,10 +30,13 @@ export SOURCE_DATE_EPOCH=$(git -C "$top" log -1 --format=%ct)
 # "src (= version)" of each package whose archives were linked in
 built_using=
 for p in "$@"; do
-	if [ -f "$p" ]; then
-		src=$(dpkg-deb -f "$p" Source)
-		pkg=$(dpkg-deb -f "$p" Package)
-		ver=$(dpkg-deb -f "$p" Version)
+	if [ -d "$p" ]; then
+		# the changelog's first line: "SOURCE (VERSION) DIST; urgency=..."
+		set -- $(zcat "$p/changelog.Debian.gz" | head -1)
+		src=$1
+		ver=${2#(}
+		ver=${ver%)}
+		pkg=
 	else
 		src=$(dpkg-query -W -f='${Source}' "$p")
 		pkg=$p
