@@ -68,6 +68,46 @@ assert help_names == page_names, (help_names ^ page_names)
 PY
 }
 
+@test "the man page says which subcommands take each option as their --help does, once per section" {
+	MANWIDTH=2000 man -l "$BATS_TEST_TMPDIR/page.8" 2>/dev/null | sed 's/^ *//' \
+		> "$BATS_TEST_TMPDIR/wide.txt"
+	for sub in list check recover merge; do
+		opts "$sub" > "$BATS_TEST_TMPDIR/help-$sub"
+	done
+	python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import re, sys
+d = sys.argv[1]
+page = open(d + "/wide.txt").read().split("\n")
+opts = page[page.index("OPTIONS") + 1:page.index("PROBE TABLE FORMAT")]
+subs = ["list", "check", "recover", "merge"]
+helps = {s: set(open("%s/help-%s" % (d, s)).read().split()) for s in subs}
+# who takes a section's options, as its opening paragraph says
+section = {"Tracing": set(), "Fleet mode": set(), "merge": {"merge"},
+           "All subcommands": set(subs)}
+takes, cur, entry = {}, None, None
+for l in opts:
+    if l in section:
+        cur, entry = l, None
+    elif l.startswith("-") and cur:
+        entry = re.findall(r"(?<![a-z])--?[a-zA-Z][a-z-]*", l)
+        for n in entry:
+            takes[n] = set(section[cur])
+    elif entry and l.startswith("Also for "):
+        for n in entry:
+            takes[n] |= set(re.findall(r"[a-z]+", l[len("Also for "):]))
+    elif not l:
+        entry = None
+# no entry repeats what its section's paragraph says
+assert not any(l.startswith("Taken by") for l in opts), "a Taken by line"
+for l in opts:
+    if l.startswith("Also for "):
+        assert "tracing" not in l, l
+assert len(takes) >= 40, sorted(takes)
+bad = [(n, s) for n in takes for s in subs if (s in takes[n]) != (n in helps[s])]
+assert not bad, bad
+PY
+}
+
 @test "each subcommand's help shows its own options and the general ones, the man synopsis the same" {
 	general="-V
 -h

@@ -177,7 +177,8 @@ static const struct opt_def opt_defs[] = {
 	  "more messages: the tracer's choices and libbpf's info; -vv also\n"
 	  "libbpf's debug output" },
 	{ "help", 'h', NULL, FOR_ALL, SEC_GENERAL,
-	  "this text" },
+	  "print the usage and the options, then exit (after a subcommand:\n"
+	  "that subcommand's options only)" },
 	{ "version", 'V', NULL, FOR_ALL, SEC_GENERAL,
 	  "print the version" },
 };
@@ -332,9 +333,10 @@ static void env_usage_cmd(FILE *f, enum spyre_cmd cmd)
 	bool first = true, probes = false, own = false;
 	int n, col = 0;
 
-	/* the usage lines' second column: after the longest form, two spaces */
+	/* the usage lines' second column: after the longest form shown, two spaces */
 	for (size_t i = 0; i < ARRAY_SIZE(usage_defs); i++)
-		if ((int)strlen(usage_defs[i].help) + 2 > col)
+		if ((cmd == CMD_TRACE || usage_defs[i].cmd == cmd) &&
+		    (int)strlen(usage_defs[i].help) + 2 > col)
 			col = strlen(usage_defs[i].help) + 2;
 	for (size_t i = 0; i < ARRAY_SIZE(usage_defs); i++) {
 		const struct usage_def *u = &usage_defs[i];
@@ -462,21 +464,51 @@ static void man_synopsis(FILE *f)
 	}
 }
 
+/*
+ * Who takes the options of a section is said once, in its opening paragraph; an option says
+ * only how it differs (another subcommand takes it too, fleet mode only or never), so that the
+ * page does not repeat "tracing" under thirty options.
+ */
+static const struct {
+	const char *title;
+	unsigned int cmds;	/* what every option of the section is for */
+	const char *intro;	/* roff */
+} man_sections[] = {
+	[SEC_TRACE] = { "Tracing", FOR_TRACE,
+		"Options of tracing (\\fB\\-p\\fR, \\fB\\-\\-\\fR \\fICMD\\fR, \\fB\\-a\\fR); "
+		"those another subcommand takes too, or fleet mode refuses, say so." },
+	[SEC_FLEET] = { "Fleet mode", FOR_TRACE,
+		"Options of tracing for fleet mode (\\fB\\-a\\fR, or \\fB\\-\\-window\\fR with "
+		"\\fB\\-p\\fR; docs/fleet.md); those for fleet mode only are refused without "
+		"either." },
+	[SEC_MERGE] = { "merge", FOR_MERGE, "Options of \\fBmerge\\fR." },
+	[SEC_GENERAL] = { "All subcommands", FOR_ALL, "Options every subcommand takes." },
+};
+
+/* "Also for list.", "Fleet mode only.": how @d differs from its section's @cmds, if it does */
+static void man_option_scope(FILE *f, const struct opt_def *d, unsigned int cmds)
+{
+	unsigned int also = d->cmds & FOR_ALL & ~cmds;
+	int n = 0;
+
+	for (int c = CMD_TRACE; c <= CMD_MERGE; c++)
+		if (also & (1u << c))
+			fprintf(f, "%s\\fB%s\\fR", n++ ? ", " : ".br\nAlso for ", cmd_names[c]);
+	if (n)
+		fputs(".\n", f);
+	if (d->cmds & FLEET_ONLY)
+		fputs(n++ ? "Fleet mode only.\n" : ".br\nFleet mode only.\n", f);
+	if (d->cmds & NOT_FLEET)
+		fputs(n++ ? "Not in fleet mode.\n" : ".br\nNot in fleet mode.\n", f);
+}
+
 static void man_options(FILE *f)
 {
-	static const char *const man_titles[] = {
-		[SEC_TRACE] = "Tracing",
-		[SEC_FLEET] = "Fleet mode",
-		[SEC_MERGE] = "merge",
-		[SEC_GENERAL] = "All subcommands",
-	};
-
 	for (int s = SEC_TRACE; s <= SEC_GENERAL; s++) {
-		fprintf(f, ".SS %s\n", man_titles[s]);
+		fprintf(f, ".SS %s\n%s\n", man_sections[s].title, man_sections[s].intro);
 		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
 			const struct opt_def *d = &opt_defs[i];
 			size_t j;
-			int n = 0;
 
 			if ((int)d->section != s || !d->help)
 				continue;
@@ -489,13 +521,8 @@ static void man_options(FILE *f)
 			}
 			fputc('\n', f);
 			roff_text(f, d->help);
-			fputs("\n.br\n", f);
-			fputs("Taken by: ", f);
-			for (int c = CMD_TRACE; c <= CMD_MERGE; c++)
-				if (d->cmds & (1u << c))
-					fprintf(f, "%s\\fI%s\\fR", n++ ? ", " : "", cmd_names[c]);
-			fprintf(f, "%s.\n", d->cmds & FLEET_ONLY ? " (fleet mode only)" :
-				d->cmds & NOT_FLEET ? " (not in fleet mode)" : "");
+			fputc('\n', f);
+			man_option_scope(f, d, man_sections[s].cmds);
 		}
 	}
 	fputs(".SS Built-in probe tables\n"
