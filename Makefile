@@ -90,6 +90,16 @@ $(BUILD)/user/%.o: user/%.c $(USER_HDRS) bpf/spyre_event.h $(SKELS) | $(BUILD)/u
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# The version the tool reports (-V, the traces' metadata, Prometheus; the package's version
+# names the same commit): a stamp rewritten only when `git describe` changes, so that the
+# objects that print it are rebuilt then. Without it a commit that touched none of their
+# sources left the previous commit's name in the tool, and in its package.
+$(BUILD)/version: FORCE | $(BUILD)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(addprefix $(BUILD)/user/cmd/,env.o trace_mode.o fleet.o): $(BUILD)/version
+.PHONY: FORCE
+FORCE:
+
 $(TOOL): $(BUILD)/user/cmd/spyre-bpftrace.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -28,8 +28,6 @@ $(MAN_PAGE): FORCE
 	$(MAKE) --no-print-directory ARCH=$(HOST_ARCH) BUILD=$(HOST_BUILD) $(HOST_BUILD)/spyre-bpftrace.8
 	@mkdir -p $(@D)
 	cp $(HOST_BUILD)/spyre-bpftrace.8 $@
-.PHONY: FORCE
-FORCE:
 else
 # the VM test's static link of the same objects: a package that depends on no library
 DEB_TOOL		:= $(VM_TOOL)

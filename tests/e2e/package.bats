@@ -34,6 +34,11 @@ deb_file() {
 	done
 	dpkg-deb -x "$deb" "$BATS_TEST_TMPDIR/x"
 	file "$BATS_TEST_TMPDIR/x/usr/sbin/spyre-bpftrace" | grep -q 'statically linked'
+	# the package's version (0.1+gitDATE.HASH[+dirty]) names the commit its tool reports
+	ver=$(dpkg-deb -f "$deb" Version)
+	hash=${ver##*.}
+	[[ "$("$BATS_TEST_TMPDIR/x/usr/sbin/spyre-bpftrace" --version)" == \
+		"spyre-bpftrace ${hash%+dirty}"* ]]
 	# the shipped tables are the compiled-in ones
 	cmp "$BATS_TEST_TMPDIR/x/usr/share/spyre-bpftrace/torch.probes" "$ROOT/user/resolve/torch.probes"
 	# the example unit runs the packaged binary
