@@ -97,6 +97,39 @@ deb_file() {
 			grep -q 'install ok installed'
 }
 
+# The other architectures' packages: cross-built here (mk/cross.mk; their guests install and
+# run them, tests/e2e/vm.bats), held to the same rules as amd64's.
+@test "the s390x and ppc64el packages carry their architecture's static tool, depend on nothing and are lintian clean" {
+	command -v lintian >/dev/null || skip "no lintian (make deps-test installs it)"
+	local arch debarch machine deb bu
+	for arch in s390x powerpc; do
+		case $arch in
+		s390x) debarch=s390x machine='IBM S/390' ;;
+		powerpc) debarch=ppc64el machine='64-bit LSB .*PowerPC' ;;
+		esac
+		run make -s -C "$ROOT" ARCH=$arch deb
+		echo "$output"
+		[ "$status" -eq 0 ]
+		deb=$(ls "$ROOT"/build-$arch/deb/spyre-bpftrace_*_$debarch.deb)
+		[ "$(dpkg-deb -f "$deb" Architecture)" = $debarch ]
+		[ -z "$(dpkg-deb -f "$deb" Depends)" ]
+		# the static archives came from that architecture's .debs and cross toolchain
+		bu=$(dpkg-deb -f "$deb" Built-Using)
+		[[ "$bu" == *"libbpf (= "* && "$bu" == *"gcc-12-cross (= "* ]]
+		rm -rf "$BATS_TEST_TMPDIR/$arch"
+		dpkg-deb -x "$deb" "$BATS_TEST_TMPDIR/$arch"
+		file "$BATS_TEST_TMPDIR/$arch/usr/sbin/spyre-bpftrace" |
+			grep -E "$machine.*statically linked"
+		# the man page is the one the amd64 build makes: generated, never empty
+		zcat "$BATS_TEST_TMPDIR/$arch/usr/share/man/man8/spyre-bpftrace.8.gz" |
+			grep -q -- 'nest\\-tolerance'
+		run lintian --pedantic "$deb"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[ -z "$(echo "$output" | grep -v '^running with root privileges')" ]
+	done
+}
+
 teardown() {
 	local r=$BATS_TEST_TMPDIR/root
 	for m in "$r/sys" "$r/proc" "$r"; do
