@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # deps.sh build|test: the Debian packages of one need, installed when missing (without
-# recommends for "build": clang's alone would bring llvm-14-dev and more). `make demo` and `make deb` want
-# only "build": the tool, the mock job and the package; `make test` wants "test" too (its
-# QEMU guests' and the cross builds' packages: tools/vm/deps.sh, tools/cross/deps.sh).
+# recommends for "build": clang's alone would bring llvm-14-dev and more). `make demo` and
+# `make deb` want only "build": the tool, the mock job and the package; `make test` wants "test"
+# too (its QEMU guests' and the cross builds' packages: tools/vm/deps.sh, tools/cross/deps.sh).
 set -eu
 
 case ${1:-} in

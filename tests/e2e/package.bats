@@ -60,7 +60,8 @@ deb_file() {
 	[ "$(uname -m)" = x86_64 ] || skip "amd64 host only"
 	r=$BATS_TEST_TMPDIR/root
 	mkdir -p "$r" "$BATS_TEST_TMPDIR/upper" "$BATS_TEST_TMPDIR/work"
-	mount -t overlay overlay -o "lowerdir=$BROOT,upperdir=$BATS_TEST_TMPDIR/upper,workdir=$BATS_TEST_TMPDIR/work" "$r"
+	mount -t overlay overlay \
+		-o "lowerdir=$BROOT,upperdir=$BATS_TEST_TMPDIR/upper,workdir=$BATS_TEST_TMPDIR/work" "$r"
 	mount --bind /proc "$r/proc"
 	mount --bind /sys "$r/sys"
 	cp "$(deb_file)" "$r/tmp/p.deb"
@@ -70,7 +71,8 @@ deb_file() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(chroot "$r" spyre-bpftrace --version)" = "$("$TOOL" --version)" ]
-	MANWIDTH=80 chroot "$r" man spyre-bpftrace > "$BATS_TEST_TMPDIR/man.txt" 2>"$BATS_TEST_TMPDIR/man.err"
+	MANWIDTH=80 chroot "$r" man spyre-bpftrace > "$BATS_TEST_TMPDIR/man.txt" \
+		2>"$BATS_TEST_TMPDIR/man.err"
 	grep -q '^SYNOPSIS' "$BATS_TEST_TMPDIR/man.txt"
 	grep -q -- '--nest-tolerance' "$BATS_TEST_TMPDIR/man.txt"
 	# the mock job runs outside the root: the tool in it sees the job through /proc

@@ -69,7 +69,8 @@ install -D -m 0644 "$top/tools/completion/spyre-bpftrace" \
 install -D -m 0644 "$here/lintian-overrides" "$root/usr/share/lintian/overrides/spyre-bpftrace"
 install -m 0644 "$here/copyright" "$doc/copyright"
 # the examples run the packaged tool: /usr/sbin, not make install's /usr/local/sbin
-sed 's|/usr/local/sbin/spyre-bpftrace|/usr/sbin/spyre-bpftrace|g; s|^\(# Install: \)make install; |\1|' \
+sed -e 's|/usr/local/sbin/spyre-bpftrace|/usr/sbin/spyre-bpftrace|g' \
+	-e 's|^\(# Install: \)make install; |\1|' \
 	"$top/deploy/spyre-bpftrace.service" > "$doc/examples/spyre-bpftrace.service"
 install -m 0644 "$top/deploy/daemonset.yaml" "$doc/examples/daemonset.yaml"
 chmod 0644 "$doc/examples/spyre-bpftrace.service"
