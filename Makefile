@@ -42,24 +42,24 @@ TOOL		:= $(BUILD)/spyre-bpftrace
 # the programs the tests run (tests/progs): MOCK_DIR, MOCK, FIXTURES, TEST_PROGS and their rules
 include mk/progs.mk
 
-.PHONY: all deps test unit e2e demo bench clean install vmlinux check-deploy
+.PHONY: all deps deps-build deps-test test unit e2e demo bench clean install vmlinux check-deploy
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
 all: $(TOOL) progs
 
-# Everything the project needs, from Debian. Idempotent; skips apt when all is present.
-DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev bats g++ make python3 \
-	    pkg-config libclang-rt-14-dev valgrind python3-prometheus-client python3-yaml \
-	    libcapstone-dev python3-torch
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing:" $$missing; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	else echo "deps: all present"; fi
+# The Debian packages, by need (tools/deps.sh): deps-build for building and running the tool and
+# the mock job (`make demo`, `make deb`), deps-test for everything else `make test` runs. Both
+# idempotent: apt runs only when something is missing.
+deps-build:
+	sh tools/deps.sh build
+
+deps-test: deps-build
+	sh tools/deps.sh test
 	sh tools/vm/deps.sh
 	sh tools/cross/deps.sh
+
+deps: deps-test
 
 $(BUILD) $(BUILD)/bpf $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/unit:
 	@mkdir -p $@
@@ -89,6 +89,16 @@ $(BUILD)/user/%.o: $(BUILD)/user/%.c | $(BUILD)/user
 $(BUILD)/user/%.o: user/%.c $(USER_HDRS) bpf/spyre_event.h $(SKELS) | $(BUILD)/user
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# The version the tool reports (-V, the traces' metadata, Prometheus; the package's version
+# names the same commit): a stamp rewritten only when `git describe` changes, so that the
+# objects that print it are rebuilt then. Without it a commit that touched none of their
+# sources left the previous commit's name in the tool, and in its package.
+$(BUILD)/version: FORCE | $(BUILD)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(addprefix $(BUILD)/user/cmd/,env.o trace_mode.o fleet.o): $(BUILD)/version
+.PHONY: FORCE
+FORCE:
 
 $(TOOL): $(BUILD)/user/cmd/spyre-bpftrace.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -123,7 +133,7 @@ check-deploy:
 	sh tests/deploy/check-deploy.sh
 
 # Trace the mock job as a user would: start it, attach by PID, write a trace.
-demo: deps
+demo: deps-build
 	$(MAKE) all
 	sh tools/demo.sh $(BUILD)
 
@@ -142,3 +152,4 @@ clean:
 include mk/sanitize.mk
 include mk/bench.mk
 include mk/vm.mk
+include mk/deb.mk

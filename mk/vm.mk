@@ -107,13 +107,18 @@ CROSS_VM_BUILD	= VM_KERNEL="$$(ls $(BUILD)/kernel/boot/vmlinu[xz]-*)" VM_KERNEL_
 		VM_MODROOT=$(BUILD)/kernel BUSYBOX=$(SYSROOT)/bin/busybox STRIP=$(STRIP) \
 		VM_LIBROOT=/usr/$(CROSS) VM_VFIO_MODULES="$(VM_VFIO_MODULES_$(ARCH))" \
 		sh tools/vm/build.sh
-cross-vm-build: cross-deps cross-kernel $(TOOL) mock $(TEST_PROGS)
-	$(CROSS_VM_BUILD) $(VM_DIR) $(TOOL) $(MOCK_DIR)
+# The guest gets the tool as a fleet node does, as its architecture's package (`make ARCH=...
+# deb`, mk/deb.mk): step install, always first, installs it with busybox's dpkg, the steps run
+# the installed tool, step remove, always last, removes it (build.sh deletes older packages:
+# the glob names one).
+CROSS_VM_DEB	= $(BUILD)/deb/spyre-bpftrace_*_$(DEB_ARCH).deb
+cross-vm-build: cross-deps cross-kernel deb mock $(TEST_PROGS)
+	$(CROSS_VM_BUILD) $(VM_DIR) $(CROSS_VM_DEB) $(MOCK_DIR)
 
 cross-vm-test: cross-vm-build cross-qemu
-	BUILD=$(BUILD) VM_TOOL=$(TOOL) VM_MACHINE=$(VM_MACHINE_$(ARCH)) $(CROSS_VM_QEMU) \
-		VM_STEPS=$(CROSS_VM_STEPS) VM_EXPECT=selftest VM_ARGS="$(VM_ARGS)" \
-		bash tests/vm/run-vm-test.sh
+	BUILD=$(BUILD) VM_DEB=$$(ls $(CROSS_VM_DEB)) VM_MACHINE=$(VM_MACHINE_$(ARCH)) \
+		$(CROSS_VM_QEMU) VM_STEPS=install,$(CROSS_VM_STEPS),remove VM_EXPECT=selftest \
+		VM_ARGS="$(VM_ARGS)" bash tests/vm/run-vm-test.sh
 
 # A guest of its own ($(BUILD)/vm-perf: the test's results in $(BUILD)/vm/run stay), with the
 # bench programs in its initramfs.

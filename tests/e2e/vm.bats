@@ -36,11 +36,14 @@ load helpers
 # bookworm-backports kernels of those architectures under bookworm-backports' QEMU 10 (the
 # first run downloads them, ~50 and ~80 MB, the emulators, 6 and 11 MB, and the target's
 # libraries). cross_vm TARGET FLAVOUR: `make TARGET` passes, with the trace by PID and launch
-# mode on a kernel named *-FLAVOUR.
+# mode on a kernel named *-FLAVOUR, run by the tool that architecture's package installed there
+# (and removed after).
 cross_vm() {
 	run make -s -C "$ROOT" "$1"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	grep -q "^ok - vm install on .*-$2\$" <<<"$output"
+	grep -q "^ok - vm remove on .*-$2\$" <<<"$output"
 	grep -q "^ok - vm core on .*-$2\$" <<<"$output"
 	grep -q "^ok - vm launch on .*-$2\$" <<<"$output"
 	grep -q "^ok - vm fleet on .*-$2\$" <<<"$output"

@@ -114,3 +114,17 @@ TEST(env_counts_v_for_the_log_level)
 	env_free(&e);
 	log_set_level(LOG_INFO);
 }
+
+TEST(env_man_prints_the_parts_of_the_man_page_and_refuses_others)
+{
+	struct env e;
+
+	/* -1: handled, exit 0 (as --help); the page's parts are checked by tests/e2e/manpage.bats */
+	CHECK_EQ_INT(PARSE(&e, "--man", "version"), -1);
+	env_free(&e);
+	CHECK_EQ_INT(PARSE(&e, "--man", "synopses"), EXIT_USAGE);
+	env_free(&e);
+	/* not an option of the table: with anything else it is refused like any unknown one */
+	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--man"), EXIT_USAGE);
+	env_free(&e);
+}

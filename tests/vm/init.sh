@@ -97,6 +97,34 @@ run_traced() {
 	return $rc
 }
 
+# Step "install" (first; the cross guests, `make vm-s390x`): the tool's Debian package, from
+# /opt/spyre/pkg, installed with busybox's dpkg as a fleet node would install it; the steps
+# after it run the installed /usr/sbin/spyre-bpftrace. The host checks the version dpkg
+# recorded against the package's.
+step_install() {
+	local deb
+	deb=$(ls /opt/spyre/pkg/spyre-bpftrace_*.deb 2>/dev/null | head -n 1)
+	[ -n "$deb" ] || { log "install: no package in /opt/spyre/pkg"; return 1; }
+	mkdir -p /var/lib/dpkg/info
+	touch /var/lib/dpkg/status
+	dpkg -i "$deb" >$OUT/install.out 2>&1 || { cat $OUT/install.out; return 1; }
+	cp /var/lib/dpkg/status $OUT/install.dpkg-status
+	TOOL=/usr/sbin/spyre-bpftrace
+	$TOOL --version >$OUT/install.version 2>&1
+}
+
+# Step "remove" (last, after "install"): dpkg -r takes away every file the package installed
+step_remove() {
+	local f left=
+	cp /var/lib/dpkg/info/spyre-bpftrace.list $OUT/remove.list || return 1
+	dpkg -r spyre-bpftrace >$OUT/remove.out 2>&1 || { cat $OUT/remove.out; return 1; }
+	cp /var/lib/dpkg/status $OUT/remove.dpkg-status
+	while read -r f; do
+		[ -d "$f" ] || [ ! -e "$f" ] || left="$left $f"
+	done <$OUT/remove.list
+	[ -z "$left" ] || { log "remove: left behind:$left"; return 1; }
+}
+
 # Step "core": the default probes on this kernel's BTF, nothing else. -v: the tracer names the
 # BPF data paths it chose (task storage, staging), which the host checks.
 step_core() {

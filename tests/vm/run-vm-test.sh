@@ -5,6 +5,10 @@
 # sends back on this host, with the same verifier as the host's end-to-end tests.
 #
 # Steps (VM_STEPS, comma-separated, default: all that this build supports):
+#   install  (first) the tool's package VM_DEB installed in the guest with busybox's dpkg: the
+#           steps after it run the installed tool; dpkg's record of it is the package's
+#   remove  (last) dpkg -r leaves none of the package's files (checked in the guest) and no
+#           installed package in dpkg's status
 #   core    default probes by PID: CO-RE against the guest kernel's BTF (6.1, not the 6.18 of
 #           the checked-in vmlinux.h), exact call counts, nesting, thread names
 #   unwind  the job throws C++ exceptions through traced calls: return sites (the default)
@@ -39,7 +43,8 @@
 # spyre.iters=N (mock iterations, default 8).
 # VMDIR: the guest to boot (default $BUILD/vm; `make vm2-test` boots $BUILD/vm2, a 6.12 kernel).
 # VM_MACHINE, VM_TOOL: another architecture's guest and its static tool (`make vm-s390x`,
-# mk/vm.mk).
+# mk/vm.mk). VM_DEB: the Debian package that guest installs instead (its initramfs has no loose
+# tool; steps install and remove).
 # VM_EXPECT, comma-separated: multi: the kernel has uprobe_multi links, so the tracer must use
 # them (and the registration warm-up) in the core and unwind steps; selftest: the tracer's
 # start-up self-test of return sites runs there (s390x, ppc64le) and must pass (core, unwind).
@@ -54,7 +59,7 @@ VERIFY="python3 $ROOT/tests/e2e/verify_trace.py"
 
 # the static build both x86 guests run; a cross build's own tool is static already
 VM_TOOL=${VM_TOOL:-$BUILD/vm/spyre-bpftrace}
-for f in "$VMDIR/vmlinux" "$VMDIR/initramfs.cpio.gz" "$VM_TOOL"; do
+for f in "$VMDIR/vmlinux" "$VMDIR/initramfs.cpio.gz" "${VM_DEB:-$VM_TOOL}"; do
 	[ -s "$f" ] || { echo "vm-test: $f missing: run 'make vm-build'" >&2; exit 1; }
 done
 
@@ -127,6 +132,37 @@ check_step() {
 		return 1
 	fi
 	case $step in
+	install)
+		[ -n "${VM_DEB:-}" ] || { echo "install: no VM_DEB to compare with" >&2; return 1; }
+		# dpkg installed this package: its name, version and architecture, and the tool
+		# it put in /usr/sbin is this commit's (0.1+gitDATE.HASH[+dirty]: HASH)
+		local ver arch hash rec
+		ver=$(dpkg-deb -f "$VM_DEB" Version)
+		arch=$(dpkg-deb -f "$VM_DEB" Architecture)
+		hash=${ver##*.}
+		hash=${hash%+dirty}
+		rec=$(awk -v RS= '/^Package: spyre-bpftrace\n/' "$RUN/out/install.dpkg-status")
+		grep -qx "Version: $ver" <<<"$rec" && grep -qx "Architecture: $arch" <<<"$rec" &&
+			grep -qx "Status: install ok installed" <<<"$rec" || {
+			echo "install: dpkg's record is not $VM_DEB ($ver, $arch) installed:" >&2
+			cat "$RUN/out/install.dpkg-status" >&2
+			return 1
+		}
+		grep -q "^spyre-bpftrace $hash" "$RUN/out/install.version" || {
+			echo "install: the installed tool is not commit $hash:" >&2
+			cat "$RUN/out/install.version" >&2
+			return 1
+		}
+		;;
+	remove)
+		# dpkg -r keeps the record of a package's conffiles (ours has none), never "installed"
+		! awk -v RS= '/^Package: spyre-bpftrace\n/' "$RUN/out/remove.dpkg-status" |
+			grep -qx "Status: install ok installed" || {
+			echo "remove: dpkg still has the package installed:" >&2
+			cat "$RUN/out/remove.dpkg-status" >&2
+			return 1
+		}
+		;;
 	core)
 		$VERIFY "$RUN/out/core.trace.json" --counts "$RUN/out/core.counts.json" \
 			--pid "$(cat "$RUN/out/core.pid")" || return 1

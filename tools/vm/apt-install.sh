@@ -3,6 +3,7 @@
 # apt-install.sh WHAT PKG...: install the Debian packages that are missing, without recommends
 # (a kernel package would otherwise pull firmware and a bootloader we never use). Idempotent:
 # apt runs only when something is missing. WHAT names the caller in its messages.
+# APT_RECOMMENDS=1: with recommends (tools/deps.sh test: what `make deps` always installed).
 set -eu
 
 what=${1:?usage: apt-install.sh WHAT PKG...}
@@ -19,4 +20,4 @@ echo "$what: installing:$missing"
 # other users of this machine may hold the dpkg lock for a while: wait rather than fail
 apt-get -o DPkg::Lock::Timeout=900 update -qq
 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
-	--no-install-recommends $missing
+	$([ "${APT_RECOMMENDS:-}" = 1 ] || echo --no-install-recommends) $missing

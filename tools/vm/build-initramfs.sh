@@ -3,9 +3,11 @@
 # build-initramfs.sh OUT.cpio.gz TOOL MOCK_DIR KVER [MODROOT]
 #
 # The guest's whole userspace: static busybox, the guest scripts from tests/vm/, the static
-# spyre-bpftrace, and the mock job exactly as the host runs it (dynamic, with its libflex.so,
-# libspyre_comms.so.1 and torch_spyre/_C.so beside it) plus the glibc/libstdc++ shared objects and ld-linux it
-# needs, at their host paths. The mock must stay dynamic: the tracer looks for libflex.so in
+# spyre-bpftrace (TOOL: the binary, or its Debian package, spyre-bpftrace_*.deb, which goes to
+# /opt/spyre/pkg for the guest's step install to install with busybox's dpkg), and the mock job
+# exactly as the host runs it (dynamic, with its libflex.so, libspyre_comms.so.1 and
+# torch_spyre/_C.so beside it) plus the glibc/libstdc++ shared objects and ld-linux it needs, at
+# their host paths. The mock must stay dynamic: the tracer looks for libflex.so in
 # the job's /proc/PID/maps. Also the VFIO modules of kernel KVER and their dependencies, from
 # MODROOT/lib/modules (default: the host's /lib/modules).
 #
@@ -45,12 +47,28 @@ for f in "$here"/tests/vm/*.sh; do
 	case $f in */init.sh) ;; *) install -m 0644 "$f" "$root/opt/spyre/" ;; esac
 done
 
-file -L "$tool" | grep -q 'statically linked' || {
-	echo "build-initramfs: $tool is not static" >&2
-	exit 1
-}
-# debug info is not needed in the guest and costs initramfs size (TCG unpacks it slowly)
-${STRIP:-strip} -o "$root/opt/spyre/spyre-bpftrace" "$tool"
+case $tool in
+*.deb)
+	# the package as a fleet node gets it; no loose tool beside it, so that a guest that failed
+	# to install it cannot trace with something else
+	dpkg-deb --fsys-tarfile "$tool" | tar -xOf - ./usr/sbin/spyre-bpftrace >"$root/tool.tmp"
+	file "$root/tool.tmp" | grep -q 'statically linked' || {
+		echo "build-initramfs: the tool in $tool is not static" >&2
+		exit 1
+	}
+	rm "$root/tool.tmp"
+	mkdir -p "$root/opt/spyre/pkg"
+	cp "$tool" "$root/opt/spyre/pkg/"
+	;;
+*)
+	file -L "$tool" | grep -q 'statically linked' || {
+		echo "build-initramfs: $tool is not static" >&2
+		exit 1
+	}
+	# debug info is not needed in the guest and costs initramfs size (TCG unpacks it slowly)
+	${STRIP:-strip} -o "$root/opt/spyre/spyre-bpftrace" "$tool"
+	;;
+esac
 mkdir -p "$root/opt/spyre/mock/torch_spyre"
 cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libspyre_comms.so.1" \
 	"$root/opt/spyre/mock/"

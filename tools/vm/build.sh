@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# build.sh VMDIR TOOL MOCK_DIR: the guest kernel and initramfs for the QEMU test.
+# build.sh VMDIR TOOL MOCK_DIR: the guest kernel and initramfs for the QEMU test. TOOL: the static
+# tool, or its Debian package (the cross guests: build-initramfs.sh).
 #
 # Kernel: VM_KERNEL (a bzImage path; its modules in VM_MODROOT/lib/modules, default the host's)
 # or else the newest /boot/vmlinuz-* that has its modules in /lib/modules (tools/vm/deps.sh

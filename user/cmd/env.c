@@ -14,6 +14,7 @@
 #include "cmd/env.h"
 #include "common/log.h"
 #include "common/parse.h"
+#include "resolve/probes.h"
 #include "attach/vfio.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -176,10 +177,13 @@ static const struct opt_def opt_defs[] = {
 	  "more messages: the tracer's choices and libbpf's info; -vv also\n"
 	  "libbpf's debug output" },
 	{ "help", 'h', NULL, FOR_ALL, SEC_GENERAL,
-	  "this text" },
+	  "print the usage and the options, then exit (after a subcommand:\n"
+	  "that subcommand's options only)" },
 	{ "version", 'V', NULL, FOR_ALL, SEC_GENERAL,
 	  "print the version" },
 };
+
+static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The help's second column; the width of the list of each subcommand's options */
 #define HELP_COL	27
@@ -263,33 +267,297 @@ static void print_subcommand_options(FILE *f)
 	}
 }
 
+/*
+ * The ways to run the tool, for the help's usage lines and the man page's SYNOPSIS. @fixed is
+ * what the form needs besides its options; the man page brackets every option @cmd takes
+ * after the subcommand, minus those @fixed names (@given) and those the form refuses (@refuses:
+ * FLEET_ONLY outside fleet mode, NOT_FLEET in it).
+ */
+struct usage_def {
+	enum spyre_cmd cmd;
+	const char *fixed;	/* after "spyre-bpftrace [SUBCOMMAND]" and its options */
+	const char *help;	/* the help's usage line, after "spyre-bpftrace " */
+	const char *what;
+	unsigned int refuses;
+	int given[2];
+};
+
+static const struct usage_def usage_defs[] = {
+	{ CMD_TRACE, "-p PID", "[OPTIONS] -p PID", "trace a running Spyre job", FLEET_ONLY,
+	  { 'p', 'a' } },
+	{ CMD_TRACE, "-- CMD [ARGS...]", "[OPTIONS] -- CMD [ARGS...]",
+	  "launch CMD and trace it from the start", FLEET_ONLY, { 'p', 'a' } },
+	{ CMD_TRACE, "-a", "-a [OPTIONS]", "fleet mode: every job on the node (docs/fleet.md)",
+	  NOT_FLEET, { 'a', 'p' } },
+	{ CMD_LIST, "-p PID", "list -p PID [PROBE OPTIONS]", "show which probes resolve in PID",
+	  0, { 'p' } },
+	{ CMD_CHECK, "FILE", "check FILE", "validate a trace (overlaps, durations, flows)", 0 },
+	{ CMD_RECOVER, "FILE", "recover FILE", "close a trace cut short (tracer killed)", 0 },
+	{ CMD_MERGE, "OURS KINETO -o OUT", "merge OURS KINETO -o OUT",
+	  "add a PyTorch profiler trace, clocks aligned", 0, { 'o' } },
+};
+
+/* docs/user-guide.md, Exit codes, says more about each */
+static const struct {
+	int code;
+	const char *what;
+} exit_defs[] = {
+	{ EXIT_OK, "ok" },
+	{ EXIT_ERROR, "error" },
+	{ EXIT_USAGE, "usage" },
+	{ EXIT_NO_PID, "no such process" },
+	{ EXIT_PERM, "not permitted (root needed)" },
+	{ EXIT_NO_RUNTIME, "no Spyre runtime in target" },
+	{ EXIT_NO_BTF, "kernel without BTF" },
+	{ EXIT_OUTPUT, "output not writable" },
+	{ EXIT_CHECK, "check found problems" },
+	{ EXIT_TARGET_KILLED, "the traced process was killed by a signal" },
+	{ EXIT_NO_MATCH,
+	  "a --probe/--probes line resolves nowhere in the target (a typo?; with -- CMD: by the "
+	  "job's end)" },
+};
+
+#define EXIT_WIDTH	92
+
+static bool usage_given(const struct usage_def *u, int key)
+{
+	return u->given[0] == key || u->given[1] == key;
+}
+
+/* "list --help" shows @cmd's options; the tracer's own --help (CMD_TRACE) shows them all */
+static bool help_shows(const struct opt_def *d, enum spyre_cmd cmd)
+{
+	return cmd == CMD_TRACE || (d->cmds & (1u << cmd));
+}
+
+static void env_usage_cmd(FILE *f, enum spyre_cmd cmd)
+{
+	bool first = true, probes = false, own = false;
+	int n, col = 0;
+
+	/* the usage lines' second column: after the longest form shown, two spaces */
+	for (size_t i = 0; i < ARRAY_SIZE(usage_defs); i++)
+		if ((cmd == CMD_TRACE || usage_defs[i].cmd == cmd) &&
+		    (int)strlen(usage_defs[i].help) + 2 > col)
+			col = strlen(usage_defs[i].help) + 2;
+	for (size_t i = 0; i < ARRAY_SIZE(usage_defs); i++) {
+		const struct usage_def *u = &usage_defs[i];
+
+		if (cmd != CMD_TRACE && u->cmd != cmd)
+			continue;
+		fprintf(f, "%s spyre-bpftrace %-*s%s\n", first ? "usage:" : "      ", col,
+			u->help, u->what);
+		first = false;
+	}
+	for (int s = SEC_TRACE; s <= SEC_GENERAL; s++) {
+		bool title = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+			const struct opt_def *d = &opt_defs[i];
+
+			if ((int)d->section != s || !d->help || !help_shows(d, cmd))
+				continue;
+			/* a subcommand's own options are one block, untitled: they are all it has */
+			if (!title && (cmd == CMD_TRACE || s == SEC_GENERAL || !own)) {
+				fputc('\n', f);
+				if (section_titles[s] && (cmd == CMD_TRACE || s == SEC_GENERAL))
+					fprintf(f, "%s\n", section_titles[s]);
+			}
+			title = true;
+			own |= s != SEC_GENERAL;
+			print_option(f, d);
+			probes |= d->key == OPT_PROBES;
+		}
+	}
+	if (probes) {
+		fputs("\nbuilt-in probe tables (--probes NAME):", f);
+		for (size_t i = 0; probes_builtin_name(i); i++)
+			fprintf(f, " %s", probes_builtin_name(i));
+		fputc('\n', f);
+	}
+	if (cmd == CMD_TRACE) {
+		fputs("\noptions of the subcommands (besides those for all; others are refused):\n",
+		      f);
+		print_subcommand_options(f);
+	}
+	n = fprintf(f, "\nexit codes:") - 1;
+	for (size_t i = 0; i < ARRAY_SIZE(exit_defs); i++) {
+		char item[96];
+		int len = snprintf(item, sizeof(item), " %d %s%s", exit_defs[i].code,
+				   exit_defs[i].what, i + 1 < ARRAY_SIZE(exit_defs) ? "," : "");
+
+		if (n + len > EXIT_WIDTH)
+			n = fprintf(f, "\n           ") - 1;
+		n += fprintf(f, "%s", item);
+	}
+	fputc('\n', f);
+}
+
 static void env_usage(FILE *f)
 {
-	fputs(
-"usage: spyre-bpftrace [OPTIONS] -p PID            trace a running Spyre job\n"
-"       spyre-bpftrace [OPTIONS] -- CMD [ARGS...]  launch CMD and trace it from the start\n"
-"       spyre-bpftrace list -p PID [PROBE OPTIONS] show which probes resolve in PID\n"
-"       spyre-bpftrace check FILE                  validate a trace (overlaps, durations, flows)\n"
-"       spyre-bpftrace recover FILE                close a trace cut short (tracer killed)\n"
-"       spyre-bpftrace merge OURS KINETO -o OUT    add a PyTorch profiler trace, clocks aligned\n"
-"             [--profiler-start NS] [--nest-tolerance US]  (docs/user-guide.md, Merging)\n", f);
-	for (int s = SEC_TRACE; s <= SEC_GENERAL; s++) {
-		fputc('\n', f);
-		if (section_titles[s])
-			fprintf(f, "%s\n", section_titles[s]);
-		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++)
-			if ((int)opt_defs[i].section == s && opt_defs[i].help)
-				print_option(f, &opt_defs[i]);
+	env_usage_cmd(f, CMD_TRACE);
+}
+
+/* --- the man page's generated parts (tools/gen-man.sh puts them into docs/spyre-bpftrace.8.in) */
+
+/* @s as roff text: '-' and '\' escaped, 'µ' named, a line start that would be a request guarded */
+static void roff_text(FILE *f, const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", f);
+	for (; *s; s++) {
+		if (*s == '-')
+			fputs("\\-", f);
+		else if (*s == '\\')
+			fputs("\\e", f);
+		else if (!strncmp(s, "\xc2\xb5", 2) && s++)
+			fputs("\\(mc", f);
+		else if (*s == '\n')
+			fputc(' ', f);	/* the help's line breaks: man fills its own lines */
+		else
+			fputc(*s, f);
 	}
-	fputs("\noptions of the subcommands (besides those for all; others are refused):\n", f);
-	print_subcommand_options(f);
-	fputs(
-"\n"
-"exit codes: 0 ok, 1 error, 2 usage, 3 no such process, 4 not permitted (root needed),\n"
-"            5 no Spyre runtime in target, 6 kernel without BTF, 7 output not writable,\n"
-"            8 check found problems, 9 the traced process was killed by a signal,\n"
-"            10 a --probe/--probes line resolves nowhere in the target (a typo?; with\n"
-"               -- CMD: by the job's end)\n", f);
+}
+
+/*
+ * "\fB\-p\fR, \fB\-\-pid\fR \fIPID\fR" (@both), "\fB\-\-probe\fR\ \fILIB:...\fR": @sep between
+ * the option and its argument ("\ " in the synopsis: a bracket is not broken across lines)
+ */
+static void roff_opt(FILE *f, const struct opt_def *d, bool both, const char *sep)
+{
+	fputs("\\fB", f);
+	if (d->key < 256) {
+		fprintf(f, "\\-%c", d->key);
+		if (both)
+			fprintf(f, "\\fR, \\fB\\-\\-%s", d->name);
+	} else {
+		fputs("\\-\\-", f);
+		roff_text(f, d->name);
+	}
+	fputs("\\fR", f);
+	if (d->arg) {
+		fprintf(f, "%s\\fI", sep);
+		roff_text(f, d->arg);
+		fputs("\\fR", f);
+	}
+}
+
+static void man_synopsis(FILE *f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(usage_defs); i++) {
+		const struct usage_def *u = &usage_defs[i];
+
+		fputs(".SY spyre\\-bpftrace\n", f);
+		if (u->cmd != CMD_TRACE)
+			fprintf(f, ".B %s\n", cmd_names[u->cmd]);
+		for (size_t j = 0; j < ARRAY_SIZE(opt_defs); j++) {
+			const struct opt_def *d = &opt_defs[j];
+
+			if (!(d->cmds & (1u << u->cmd)) || (d->cmds & u->refuses) ||
+			    usage_given(u, d->key))
+				continue;
+			/* quoted: .RB would join its words, the option's and its argument's */
+			fputs(".RB [ \"", f);
+			roff_opt(f, d, false, "\\ ");
+			fputs("\" ]\n", f);
+		}
+		roff_text(f, u->fixed);
+		fputs("\n.YS\n", f);
+	}
+}
+
+/*
+ * Who takes the options of a section is said once, in its opening paragraph; an option says
+ * only how it differs (another subcommand takes it too, fleet mode only or never), so that the
+ * page does not repeat "tracing" under thirty options.
+ */
+static const struct {
+	const char *title;
+	unsigned int cmds;	/* what every option of the section is for */
+	const char *intro;	/* roff */
+} man_sections[] = {
+	[SEC_TRACE] = { "Tracing", FOR_TRACE,
+		"Options of tracing (\\fB\\-p\\fR, \\fB\\-\\-\\fR \\fICMD\\fR, \\fB\\-a\\fR); "
+		"those another subcommand takes too, or fleet mode refuses, say so." },
+	[SEC_FLEET] = { "Fleet mode", FOR_TRACE,
+		"Options of tracing for fleet mode (\\fB\\-a\\fR, or \\fB\\-\\-window\\fR with "
+		"\\fB\\-p\\fR; docs/fleet.md); those for fleet mode only are refused without "
+		"either." },
+	[SEC_MERGE] = { "merge", FOR_MERGE, "Options of \\fBmerge\\fR." },
+	[SEC_GENERAL] = { "All subcommands", FOR_ALL, "Options every subcommand takes." },
+};
+
+/* "Also for list.", "Fleet mode only.": how @d differs from its section's @cmds, if it does */
+static void man_option_scope(FILE *f, const struct opt_def *d, unsigned int cmds)
+{
+	unsigned int also = d->cmds & FOR_ALL & ~cmds;
+	int n = 0;
+
+	for (int c = CMD_TRACE; c <= CMD_MERGE; c++)
+		if (also & (1u << c))
+			fprintf(f, "%s\\fB%s\\fR", n++ ? ", " : ".br\nAlso for ", cmd_names[c]);
+	if (n)
+		fputs(".\n", f);
+	if (d->cmds & FLEET_ONLY)
+		fputs(n++ ? "Fleet mode only.\n" : ".br\nFleet mode only.\n", f);
+	if (d->cmds & NOT_FLEET)
+		fputs(n++ ? "Not in fleet mode.\n" : ".br\nNot in fleet mode.\n", f);
+}
+
+static void man_options(FILE *f)
+{
+	for (int s = SEC_TRACE; s <= SEC_GENERAL; s++) {
+		fprintf(f, ".SS %s\n%s\n", man_sections[s].title, man_sections[s].intro);
+		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+			const struct opt_def *d = &opt_defs[i];
+			size_t j;
+
+			if ((int)d->section != s || !d->help)
+				continue;
+			fputs(".TP\n", f);
+			roff_opt(f, d, true, " ");
+			/* the entries said with this one (--no-status, --period) */
+			for (j = i + 1; j < ARRAY_SIZE(opt_defs) && !opt_defs[j].help; j++) {
+				fputs(", ", f);
+				roff_opt(f, &opt_defs[j], true, " ");
+			}
+			fputc('\n', f);
+			roff_text(f, d->help);
+			fputc('\n', f);
+			man_option_scope(f, d, man_sections[s].cmds);
+		}
+	}
+	fputs(".SS Built-in probe tables\n"
+	      "Names \\fB\\-\\-probes\\fR takes for a table compiled into the tool "
+	      "(copies under \\fI/usr/share/spyre\\-bpftrace\\fR):", f);
+	for (size_t i = 0; probes_builtin_name(i); i++)
+		fprintf(f, "%s\\fB%s\\fR", i ? ", " : " ", probes_builtin_name(i));
+	fputs(".\n", f);
+}
+
+static void man_exit_codes(FILE *f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(exit_defs); i++) {
+		fprintf(f, ".TP\n.B %d\n", exit_defs[i].code);
+		roff_text(f, exit_defs[i].what);
+		fputc('\n', f);
+	}
+}
+
+/* --man PART: one generated part of the man page; 0, or EXIT_USAGE for an unknown PART */
+static int env_man(FILE *f, const char *part)
+{
+	if (!strcmp(part, "synopsis"))
+		man_synopsis(f);
+	else if (!strcmp(part, "options"))
+		man_options(f);
+	else if (!strcmp(part, "exit-codes"))
+		man_exit_codes(f);
+	else if (!strcmp(part, "version"))
+		fprintf(f, "%s\n", SPYRE_VERSION);
+	else
+		return usage_err("--man wants synopsis, options, exit-codes or version");
+	return 0;
 }
 
 static int push(const char ***arr, int *n, const char *v)
@@ -304,7 +572,6 @@ static int push(const char ***arr, int *n, const char *v)
 }
 
 /* A refusal of the command line: the message, and EXIT_USAGE. */
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -495,7 +762,7 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 		(*verbosity)++;
 		break;
 	case 'h':
-		env_usage(stdout);
+		env_usage_cmd(stdout, env->cmd);
 		return -1;
 	case 'V':
 		printf("spyre-bpftrace %s\n", SPYRE_VERSION);
@@ -565,6 +832,14 @@ int env_parse(struct env *env, int argc, char **argv)
 	env->ringbuf_mb = 16;
 	env->driver = VFIO_MODE_AUTO;
 	env->cmd = parse_cmd(argc, argv);
+	/*
+	 * The build's man page generator (tools/gen-man.sh), not a user's option: outside the
+	 * table, so that neither --help nor the page itself lists it.
+	 */
+	if (argc == 3 && !strcmp(argv[1], "--man")) {
+		rc = env_man(stdout, argv[2]);
+		return rc ? rc : -1;
+	}
 	first = env->cmd == CMD_TRACE ? 1 : 2;
 
 	/*

@@ -922,6 +922,11 @@ static const struct {
 	{ "torch", probes_torch_text },
 };
 
+const char *probes_builtin_name(size_t i)
+{
+	return i < sizeof(builtin) / sizeof(builtin[0]) ? builtin[i].name : NULL;
+}
+
 bool probes_builtin(const char *name)
 {
 	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)

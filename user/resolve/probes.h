@@ -201,6 +201,8 @@ extern const char probes_default_text[];
 extern const char probes_torch_text[];
 /* Is @name the name of a built-in table? */
 bool probes_builtin(const char *name);
+/* The @i-th built-in table's name (the help, the man page, completion); NULL past the last */
+const char *probes_builtin_name(size_t i);
 /*
  * --probes ARG: the built-in table named ARG when ARG has no '/' and names one, else the file
  * ARG (probes_parse_file). -ENOENT, with a message naming the built-in tables, when ARG has no
