@@ -382,13 +382,19 @@ static void env_usage_cmd(FILE *f, enum spyre_cmd cmd)
 	}
 	n = fprintf(f, "\nexit codes:") - 1;
 	for (size_t i = 0; i < ARRAY_SIZE(exit_defs); i++) {
-		char item[96];
-		int len = snprintf(item, sizeof(item), " %d %s%s", exit_defs[i].code,
+		char item[256], *word, *save = NULL;
+		int len = snprintf(item, sizeof(item), "%d %s%s", exit_defs[i].code,
 				   exit_defs[i].what, i + 1 < ARRAY_SIZE(exit_defs) ? "," : "");
+		const char *indent = "           ";	/* under the first code */
 
-		if (n + len > EXIT_WIDTH)
-			n = fprintf(f, "\n           ") - 1;
-		n += fprintf(f, "%s", item);
+		/* an item on one line where it fits, else word by word, its rest indented */
+		if (n + 1 + len > EXIT_WIDTH)
+			n = fprintf(f, "\n%s", indent) - 1;
+		for (word = strtok_r(item, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
+			if (n + 1 + (int)strlen(word) > EXIT_WIDTH)
+				n = fprintf(f, "\n%s   ", indent) - 1;
+			n += fprintf(f, " %s", word);
+		}
 	}
 	fputc('\n', f);
 }
