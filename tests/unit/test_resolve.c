@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "resolve/probes.h"
+#include "report/listing.h"
 #include "resolve/resolve.h"
 #include "unit.h"
 
@@ -97,7 +98,7 @@ TEST(resolve_globs_offsets_and_reasons)
 	fclose(maps);
 
 	rep = fmemopen(report, sizeof(report) - 1, "w");
-	target_report(&t, rep);
+	listing_probes(&t, NULL, rep);
 	fclose(rep);
 	CHECK(strstr(report, "NOT RESOLVED: no function matching 'fixture::nothing_here'"));
 	CHECK(strstr(report, "NOT RESOLVED: no mapped library matches 'libmissing.so'"));
@@ -335,7 +336,7 @@ TEST(resolve_lib_glob_matches_soname_and_alias)
 	CHECK(strstr(why, "no mapped library matches 'libfixture.so.2'"));
 	CHECK(strstr(why, "near misses: libfixture.so.1"));
 	rep = fmemopen(report, sizeof(report) - 1, "w");
-	target_report(&t, rep);
+	listing_probes(&t, NULL, rep);
 	fclose(rep);
 	CHECK(strstr(report, "resolved: 1 function in libfixture.so\n"));
 	CHECK(strstr(report, "(soname libfixture.so.1): 1 probe\n"));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "resolve/probes.h"
+#include "report/listing.h"
 #include "resolve/resolve.h"
 #include "resolve/tailcall.h"
 #include "unit.h"
@@ -255,7 +256,7 @@ TEST(tailcall_resolves_the_tail_jumps_of_the_built_runtime)
 	rep = fmemopen(report, sizeof(report) - 1, "w");
 	CHECK(rep);
 	if (rep) {
-		target_report(&t, rep);
+		listing_probes(&t, NULL, rep);
 		fclose(rep);
 	}
 	CHECK(strstr(report, "tail calls: 1 jump followed into 2 functions: 1 more return site "

@@ -6,6 +6,7 @@
 #include "cmd/cmd_list.h"
 #include "attach/cost.h"
 #include "common/log.h"
+#include "report/listing.h"
 #include "resolve/resolve.h"
 #include "attach/retcheck.h"
 #include "cmd/session.h"
@@ -82,7 +83,6 @@ int cmd_list(const struct env *env, struct probe_table *table)
 			  env->max_probes ? env->max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env->uretprobes;
 	t.user_from = env->user_specs_from;
-	t.costs = &costs;
 	if (!err)
 		err = target_scan(&t);
 	cost_calibrate_result(cal, &costs);
@@ -109,7 +109,7 @@ int cmd_list(const struct env *env, struct probe_table *table)
 	       table->cnt, t.cnt);
 	print_costs(stdout, &costs);
 	sites_check(rcheck, &t);
-	target_report(&t, stdout);
+	listing_probes(&t, &costs, stdout);
 	print_limits(&t);
 	/* a line of the user's that resolves nowhere is what they will want to hear about */
 	rc = missing && !env->allow_missing ? EXIT_NO_MATCH : t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;

@@ -11,7 +11,6 @@
 #include "resolve/probes.h"
 #include "resolve/retsite.h"
 
-struct hit_costs;
 struct soname_slot;
 
 /* How the return of a span probe's call is seen. */
@@ -120,7 +119,6 @@ struct target {
 	 * nothing (a job without the Spyre runtime).
 	 */
 	int user_from;
-	const struct hit_costs *costs;	/* set: target_report prints each probe's cost */
 	char **mapped;		/* basenames of the mapped files seen, each once (near misses) */
 	int nmapped;
 	size_t mapped_cap;
@@ -200,9 +198,6 @@ int target_warn_unreadable(struct target *t);
  * error naming --max-probes; for a library loaded later, a warning, once.
  */
 void target_warn_too_many(struct target *t, bool later);
-
-/* Human-readable resolution report: resolved probes and why the others did not resolve. */
-void target_report(const struct target *t, FILE *f);
 
 /* Does user spec @s resolve nowhere (no function of its own, none owned by an earlier line)? */
 bool target_spec_missing(const struct target *t, int s);

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `list`'s account of each probe line: what it resolved to, where its returns are probed, what
+ * each probe costs per call, and why a line resolved nowhere. Resolution (resolve/) and the cost
+ * model (attach/cost) say it; this file only prints it.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "attach/cost.h"
+#include "report/listing.h"
+#include "resolve/procmaps.h"
+#include "resolve/resolve.h"
+
+static void report_return(const struct target *t, const struct rprobe *p, FILE *f)
+{
+	int jumps = 0;
+
+	if (p->ret == RET_URETPROBE) {
+		fprintf(f, "        returns: uretprobe (--uretprobes)\n");
+		return;
+	}
+	if (p->ret == RET_NONE) {
+		fprintf(f, "        returns: NOT SEEN, entries only: %s\n", p->sites.why);
+		return;
+	}
+	for (int k = 0; k < p->sites.n; k++)
+		jumps += p->sites.v[k].jump;
+	fprintf(f, "        returns: %d return instruction%s, %d tail jump%s", p->sites.n - jumps,
+		p->sites.n - jumps == 1 ? "" : "s", jumps, jumps == 1 ? "" : "s");
+	if (p->sites.indirect)
+		fprintf(f, " (%d indirect jump%s not probed)", p->sites.indirect,
+			p->sites.indirect == 1 ? "" : "s");
+	/* file offsets, as for the entry: what a user (or the bench) can probe by hand */
+	for (int k = 0; k < p->sites.n && k < 8; k++)
+		fprintf(f, "%s%s%s+0x%lx", k ? ", " : " at ", p->sites.v[k].jump ? "jump " : "",
+			path_basename(t->libs[p->lib].path),
+			p->sym_off + (unsigned long)p->sites.v[k].off);
+	if (p->sites.n > 8)
+		fprintf(f, ", ...");
+	fputc('\n', f);
+	if (p->tail_followed)
+		fprintf(f, "        tail calls: %d jump%s followed into %d function%s: %d more return "
+			"site%s probed, each hit by every call of %s\n", p->tail_followed,
+			p->tail_followed == 1 ? "" : "s", p->tail_funcs, p->tail_funcs == 1 ? "" : "s",
+			p->tail_rets, p->tail_rets == 1 ? "" : "s",
+			p->tail_funcs == 1 ? "that function" : "those functions");
+	if (p->tail_lost)
+		fprintf(f, "        tail calls: %d jump%s NOT followed (the span ends at the jump, "
+			"ret unknown): %s\n", p->tail_lost, p->tail_lost == 1 ? "" : "s",
+			p->tail_why);
+}
+
+static void report_where(const struct target *t, int s, FILE *f)
+{
+	int n = 0;
+
+	fprintf(f, "%d function%s in", t->spec_hits[s], t->spec_hits[s] > 1 ? "s" : "");
+	for (int l = 0; l < t->nlibs; l++) {
+		bool here = false;
+
+		for (int i = 0; i < t->cnt && !here; i++)
+			here = t->probes[i].spec == s && t->probes[i].lib == l;
+		if (here)
+			fprintf(f, "%s %s", n++ ? "," : "", path_basename(t->libs[l].path));
+	}
+}
+
+static void report_cost(const struct target *t, const struct hit_costs *costs,
+			const struct rprobe *p, FILE *f)
+{
+	struct probe_cost pc;
+
+	if (!costs)
+		return;
+	cost_probe(costs, t, p, &pc);
+	fprintf(f, "        cost: ~%.1f us per call (entry %s; return: %s)\n", pc.ns / 1000,
+		pc.entry, pc.ret);
+}
+
+void listing_probes(const struct target *t, const struct hit_costs *costs, FILE *f)
+{
+	char why[2048];
+
+	for (int s = 0; s < t->table->cnt; s++) {
+		const struct probe_spec *sp = &t->table->specs[s];
+
+		fprintf(f, "%s: %-14s %-44s -> ", sp->origin, sp->lib, sp->sym);
+		if (t->spec_hits[s]) {
+			fprintf(f, "resolved: ");
+			report_where(t, s, f);
+			fputc('\n', f);
+			for (int i = 0; i < t->cnt; i++) {
+				const struct rprobe *p = &t->probes[i];
+
+				if (p->spec != s)
+					continue;
+				fprintf(f, "    %-24s %s  %s+0x%lx%s%s\n", p->name, p->qualname,
+					path_basename(t->libs[p->lib].path), p->attach_off,
+					p->endbr ? " (after endbr64)" : "",
+					p->insn == INSN_SINGLESTEP ?
+					" [single-stepped: slow probe, see docs/performance.md]" : "");
+				if (sp->type == PROBE_SPAN)
+					report_return(t, p, f);
+				report_cost(t, costs, p, f);
+			}
+		} else if (t->spec_shadowed[s]) {
+			fprintf(f, "0 of its own: its %d matching function%s belong%s to earlier "
+				"lines\n", t->spec_shadowed[s], t->spec_shadowed[s] > 1 ? "s" : "",
+				t->spec_shadowed[s] > 1 ? "" : "s");
+		} else if (s >= t->user_from) {
+			/* the user's line: what was searched, and what they may have meant */
+			fprintf(f, "0, NOT RESOLVED: %s\n",
+				target_why_missing(t, s, why, sizeof(why)));
+		} else if (!t->spec_libs[s]) {
+			fprintf(f, "0, NOT RESOLVED: no mapped library matches '%s'\n", sp->lib);
+		} else {
+			bool unreadable = false;
+
+			for (int l = 0; l < t->nlibs; l++) {
+				if (target_lib_matches(t, s, l) && t->libs[l].err) {
+					fprintf(f, "0, NOT RESOLVED: cannot read %s: %s\n",
+						t->libs[l].path, strerror(-t->libs[l].err));
+					unreadable = true;
+				}
+			}
+			if (!unreadable)
+				fprintf(f, "0, NOT RESOLVED: no function matching '%s' in %d matching "
+					"librar%s\n", sp->sym, t->spec_libs[s],
+					t->spec_libs[s] > 1 ? "ies" : "y");
+		}
+	}
+	for (int l = 0; l < t->nlibs; l++) {
+		const struct rlib *lib = &t->libs[l];
+		int n = 0;
+
+		if (!lib->tail_only) {
+			/* the other names its glob may have matched */
+			fprintf(f, "library %s", lib->path);
+			if (lib->soname)
+				fprintf(f, " (soname %s)", lib->soname);
+			if (lib->alias)
+				fprintf(f, " (as %s)", lib->alias);
+			fprintf(f, ": %d probe%s\n", lib->nprobes, lib->nprobes == 1 ? "" : "s");
+			continue;
+		}
+		for (int k = 0; k < t->ntails; k++)
+			n += t->tails[k].lib == l;
+		if (!n)
+			continue;	/* only passed through (operator delete jumping to free) */
+		fprintf(f, "library %s: no probe, %d return site%s of tail-called functions\n",
+			lib->path, n, n == 1 ? "" : "s");
+	}
+}
