@@ -10,6 +10,8 @@
 #include "output/trace_writer.h"
 #include "unit.h"
 #include "attach/vfio.h"
+#include "stream/vfio_decode.h"
+#include "report/driver.h"
 
 #define VIO(n)	_IO(';', 100 + (n))
 
@@ -258,22 +260,43 @@ static const struct trace_arg *find_arg(const struct trace_arg *a, int n, const 
 	return NULL;
 }
 
+/* A decoder for @cfg's tracer, set up as the session does: each function's kind of fd. */
+static struct vfio_decoder *open_decoder(const struct vfio_config *cfg, struct vfio_tracer **vt)
+{
+	struct vfio_decoder *d = NULL;
+	char err[256];
+
+	*vt = NULL;
+	CHECK_EQ_INT(vfio_open(vt, cfg, err, sizeof(err)), 0);
+	CHECK_EQ_INT(vfio_decoder_new(&d, cfg->procfs), 0);
+	for (int i = 0; *vt && d && vfio_func(*vt, i); i++)
+		vfio_decoder_func(d, i, vfio_func(*vt, i));
+	return d;
+}
+
+static void close_decoder(struct vfio_decoder *d, struct vfio_tracer *vt)
+{
+	vfio_decoder_free(d);
+	vfio_close(vt);
+}
+
 TEST(vfio_event_decoding)
 {
 	struct vfio_config cfg = { .mode = VFIO_MODE_AUTO, .procfs = NULL };
 	struct trace_arg a[VFIO_MAX_EVENT_ARGS];
 	const struct trace_arg *x;
-	struct vfio_tracer *v = NULL;
+	struct vfio_tracer *vt = NULL;
+	struct vfio_decoder *v;
 	struct spyre_event e;
 	struct fakeproc fp;
 	const char *name;
-	char err[256], hex[32];
+	char hex[32];
 	struct stat st;
 	int n;
 
 	fake_setup(&fp);
 	cfg.procfs = fp.root;
-	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	v = open_decoder(&cfg, &vt);
 	if (!v)
 		return;
 
@@ -368,12 +391,12 @@ TEST(vfio_event_decoding)
 	CHECK_STR(name, hex);
 	CHECK((x = find_arg(a, n, "fd")) && x->i == -1);
 	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "?"));
-	vfio_close(v);
+	close_decoder(v, vt);
 
 	/* kprobe path: the probed function says what the fd is, even without a path */
 	cfg.funcs = "vfio_fops_unl_ioctl,vfio_device_fops_unl_ioctl";
 	cfg.procfs = NULL;
-	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	v = open_decoder(&cfg, &vt);
 	if (!v)
 		goto out;
 	e = ioctl_event(VIO(13), 11, SPYRE_DRV_KPROBE, 1, SPYRE_IOCTL_F_FD, 0);
@@ -386,7 +409,7 @@ TEST(vfio_event_decoding)
 	e = ioctl_event(VIO(13), 13, SPYRE_DRV_KPROBE, 200, SPYRE_IOCTL_F_FD, 0);
 	vfio_event_args(v, &e, &name, a);
 	CHECK_STR(name, "VFIO_IOMMU_MAP_DMA");
-	vfio_close(v);
+	close_decoder(v, vt);
 out:
 	fake_teardown(&fp);
 }
@@ -409,7 +432,8 @@ TEST(vfio_trace_output)
 						.hostname = "h" };
 	struct vfio_config cfg = { .mode = VFIO_MODE_OFF };
 	struct trace_writer *tw = NULL;
-	struct vfio_tracer *v = NULL;
+	struct vfio_tracer *vt = NULL;
+	struct vfio_decoder *v;
 	const struct jv *ev, *args;
 	struct jw *w = jw_memopen(), *sw = jw_memopen();
 	struct spyre_event e;
@@ -418,7 +442,7 @@ TEST(vfio_trace_output)
 	struct jv *root;
 	size_t len;
 
-	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	v = open_decoder(&cfg, &vt);
 	CHECK_EQ_INT(trace_begin(&tw, w, &meta), 0);
 	if (!v || !tw)
 		return;
@@ -448,10 +472,10 @@ TEST(vfio_trace_output)
 	jv_free(root);
 	jw_close(w);
 
-	vfio_stats_json(v, sw);
+	driver_stats_json(vt, v, sw);
 	d = jw_mem_data(sw, &len);
 	CHECK_STR(d, ",\"driverPath\":\"off\",\"driverSpans\":2,\"driverDrops\":0,"
 		  "\"driverUnpaired\":0,\"driverMissed\":0");
 	jw_close(sw);
-	vfio_close(v);
+	close_decoder(v, vt);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Driver tier (see vfio.h): choose and attach the BPF front end, turn its records into spans.
+ * Driver tier (see vfio.h): parse its options, choose and attach the BPF front end, read its
+ * counters. Its records are decoded in stream/vfio_decode.c, reported in report/driver.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,176 +13,24 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "stream/stats.h"
 #include "common/parallel.h"
 #include "common/log.h"
 #include "attach/vfio.h"
 #include "vfio.skel.h"
 
-#define VFIO_TYPE	';'
-#define VFIO_BASE	100
-#define FD_CACHE	64	/* open VFIO fds of the traced process: a handful per device */
-#define NAME_STATS	48
-#define PATH_LEN	160
-
-struct fd_entry {
-	uint32_t tgid;		/* 0 = empty slot */
-	int32_t fd;
-	uint32_t ino;		/* low 32 bits of the inode number, when ino_known */
-	bool ino_known;
-	uint8_t kind;		/* from the path */
-	uint8_t learned;	/* from commands only one kind of fd takes */
-	uint64_t used;		/* LRU stamp */
-	char path[PATH_LEN];	/* "" when unknown */
-};
-
-struct name_stat {
-	const char *name;	/* static table entry, or NULL for unknown commands */
-	uint32_t cmd;
-	uint64_t count;
-	uint64_t total_ns;
-};
+#define ARRAY_LEN(a)	(int)(sizeof(a) / sizeof((a)[0]))
 
 struct vfio_tracer {
 	struct vfio_config cfg;
 	char funcs[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
 	char modules[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
 	bool present[SPYRE_DRV_MAX_FUNCS];
-	uint8_t func_kind[SPYRE_DRV_MAX_FUNCS];
 	int nfuncs;
 	enum spyre_drv_path path;
 	struct vfio_bpf *skel;
 	struct bpf_link *links[2 * SPYRE_DRV_MAX_FUNCS];
 	int nlinks;
-	uint64_t spans;
-	struct fd_entry fds[FD_CACHE];
-	uint64_t stamp;
-	struct name_stat names[NAME_STATS];
-	int nnames;
-	char namebuf[32];
-	char devbuf[PATH_LEN];
 };
-
-/* --- command names (linux/vfio.h) ------------------------------------------------------------ */
-
-/* _IO(';', 100 + n) for n = 0..11: one meaning whatever the fd */
-static const char *const common_names[] = {
-	"VFIO_GET_API_VERSION", "VFIO_CHECK_EXTENSION", "VFIO_SET_IOMMU",
-	"VFIO_GROUP_GET_STATUS", "VFIO_GROUP_SET_CONTAINER", "VFIO_GROUP_UNSET_CONTAINER",
-	"VFIO_GROUP_GET_DEVICE_FD", "VFIO_DEVICE_GET_INFO", "VFIO_DEVICE_GET_REGION_INFO",
-	"VFIO_DEVICE_GET_IRQ_INFO", "VFIO_DEVICE_SET_IRQS", "VFIO_DEVICE_RESET",
-};
-
-/* n = 12..17 on a device fd */
-static const char *const device_names[] = {
-	"VFIO_DEVICE_GET_PCI_HOT_RESET_INFO", "VFIO_DEVICE_PCI_HOT_RESET",
-	"VFIO_DEVICE_QUERY_GFX_PLANE", "VFIO_DEVICE_GET_GFX_DMABUF", "VFIO_DEVICE_IOEVENTFD",
-	"VFIO_DEVICE_FEATURE",
-};
-
-/* n = 12..21 on a container; 12 and 17 depend on the IOMMU backend the platform uses */
-static const char *const container_names[] = {
-#if defined(__powerpc__)
-	"VFIO_IOMMU_SPAPR_TCE_GET_INFO",
-#else
-	"VFIO_IOMMU_GET_INFO",
-#endif
-	"VFIO_IOMMU_MAP_DMA", "VFIO_IOMMU_UNMAP_DMA", "VFIO_IOMMU_ENABLE", "VFIO_IOMMU_DISABLE",
-#if defined(__powerpc__)
-	"VFIO_IOMMU_SPAPR_REGISTER_MEMORY",
-#else
-	"VFIO_IOMMU_DIRTY_PAGES",
-#endif
-	"VFIO_IOMMU_SPAPR_UNREGISTER_MEMORY", "VFIO_IOMMU_SPAPR_TCE_CREATE",
-	"VFIO_IOMMU_SPAPR_TCE_REMOVE", "VFIO_EEH_PE_OP",
-};
-
-#define ARRAY_LEN(a)	(int)(sizeof(a) / sizeof((a)[0]))
-
-/* n of _IO(';', 100 + n), or -1 when @cmd is not of that form */
-static int vfio_nr(uint32_t cmd)
-{
-	uint32_t base = _IO(VFIO_TYPE, VFIO_BASE);
-
-	if (cmd < base || cmd >= base + 32)
-		return -1;
-	return cmd - base;
-}
-
-const char *vfio_cmd_name(uint32_t cmd, enum vfio_fd_kind kind)
-{
-	int n = vfio_nr(cmd);
-
-	if (n < 0)
-		return NULL;
-	if (n < ARRAY_LEN(common_names))
-		return common_names[n];
-	n -= ARRAY_LEN(common_names);
-	/* an fd of unknown kind is taken for a container: MAP/UNMAP_DMA are the common case */
-	if (kind == VFIO_FD_DEVICE)
-		return n < ARRAY_LEN(device_names) ? device_names[n] : NULL;
-	return n < ARRAY_LEN(container_names) ? container_names[n] : NULL;
-}
-
-enum vfio_fd_kind vfio_kind_of_cmd(uint32_t cmd)
-{
-	int n = vfio_nr(cmd);
-
-	if (n < 0)
-		return VFIO_FD_UNKNOWN;
-	if (n <= 2)
-		return VFIO_FD_CONTAINER;	/* GET_API_VERSION, CHECK_EXTENSION, SET_IOMMU */
-	if (n <= 6)
-		return VFIO_FD_GROUP;
-	if (n <= 11)
-		return VFIO_FD_DEVICE;
-	return VFIO_FD_UNKNOWN;
-}
-
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
-enum vfio_fd_kind vfio_kind_of_path(const char *path)
-{
-	const char *base;
-
-	if (!path || !*path)
-		return VFIO_FD_UNKNOWN;
-	if (strstr(path, "[vfio-device]") || !strncmp(path, "/dev/vfio/devices/", 18))
-		return VFIO_FD_DEVICE;
-	if (!strcmp(path, "/dev/iommu"))
-		return VFIO_FD_CONTAINER;	/* iommufd, with the VFIO container compat ioctls */
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	/* /dev/vfio/vfio, /dev/vfio/<group>, /dev/vfio/noiommu-<group>; the same base names
-	 * under another directory are stand-ins (the mock runtime on a host without VFIO) */
-	if (!strcmp(base, "vfio"))
-		return VFIO_FD_CONTAINER;
-	if (all_digits(base) || (!strncmp(base, "noiommu-", 8) && all_digits(base + 8)))
-		return VFIO_FD_GROUP;
-	if (!strncmp(base, "vfio-device", 11))
-		return VFIO_FD_DEVICE;
-	return VFIO_FD_UNKNOWN;
-}
-
-enum vfio_fd_kind vfio_kind_of_func(const char *func)
-{
-	if (strstr(func, "group"))
-		return VFIO_FD_GROUP;
-	if (strstr(func, "device") || strstr(func, "pci"))
-		return VFIO_FD_DEVICE;
-	if (strstr(func, "iommu") || strstr(func, "container") || strstr(func, "tce") ||
-	    !strcmp(func, "vfio_fops_unl_ioctl"))
-		return VFIO_FD_CONTAINER;
-	return VFIO_FD_UNKNOWN;
-}
 
 /* --- options --------------------------------------------------------------------------------- */
 
@@ -357,8 +206,6 @@ int vfio_open(struct vfio_tracer **out, const struct vfio_config *cfg, char *err
 		vfio_funcs_parse(cfg->funcs ? cfg->funcs : VFIO_DEFAULT_FUNCS, v->funcs,
 				 SPYRE_DRV_MAX_FUNCS);
 	v->nfuncs = n;
-	for (int i = 0; i < n; i++)
-		v->func_kind[i] = vfio_kind_of_func(v->funcs[i]);
 	*out = v;
 	return 0;
 }
@@ -647,179 +494,19 @@ enum spyre_drv_path vfio_path(const struct vfio_tracer *v)
 	return v ? v->path : SPYRE_DRV_OFF;
 }
 
-/* --- consumer side ---------------------------------------------------------------------------- */
-
-/*
- * The cached /proc/PID/fd/N target of an fd. Records arrive milliseconds after the ioctl, so
- * the fd may have been closed and reused since: the inode the kernel saw must still match.
- */
-static struct fd_entry *fd_lookup(struct vfio_tracer *v, uint32_t tgid, int32_t fd, uint32_t ino,
-				  bool ino_known)
+const char *vfio_func(const struct vfio_tracer *v, int i)
 {
-	struct fd_entry *slot = NULL;
-	char link[96];
-	struct stat st;
-	ssize_t n;
-
-	for (int i = 0; i < FD_CACHE; i++) {
-		struct fd_entry *e = &v->fds[i];
-
-		if (e->tgid == tgid && e->fd == fd) {
-			if (!ino_known || !e->ino_known || e->ino == ino) {
-				e->used = ++v->stamp;
-				return e;
-			}
-			slot = e;	/* another file now: resolve again */
-			break;
-		}
-	}
-	if (!slot) {
-		slot = &v->fds[0];
-		for (int i = 0; i < FD_CACHE; i++) {
-			if (!v->fds[i].tgid) {
-				slot = &v->fds[i];
-				break;
-			}
-			if (v->fds[i].used < slot->used)
-				slot = &v->fds[i];
-		}
-	}
-	memset(slot, 0, sizeof(*slot));
-	slot->tgid = tgid;
-	slot->fd = fd;
-	slot->ino = ino;
-	slot->ino_known = ino_known;
-	slot->used = ++v->stamp;
-	if (!v->cfg.procfs)
-		return slot;
-	snprintf(link, sizeof(link), "%s/%u/fd/%d", v->cfg.procfs, tgid, fd);
-	n = readlink(link, slot->path, sizeof(slot->path) - 1);
-	if (n <= 0) {
-		slot->path[0] = 0;
-		return slot;
-	}
-	slot->path[n] = 0;
-	if (ino_known && !stat(link, &st) && (uint32_t)st.st_ino != ino)
-		slot->path[0] = 0;	/* closed and reused: not the file of this ioctl */
-	slot->kind = vfio_kind_of_path(slot->path);
-	return slot;
+	return v && i >= 0 && i < v->nfuncs ? v->funcs[i] : NULL;
 }
 
-static void add_arg(struct trace_arg *a, int *n, const char *key, enum trace_arg_type t,
-		    uint64_t u)
+bool vfio_func_present(const struct vfio_tracer *v, int i)
 {
-	if (*n >= VFIO_MAX_EVENT_ARGS)
-		return;
-	a[*n].key = key;
-	a[*n].type = t;
-	a[*n].u = u;
-	(*n)++;
+	return vfio_func(v, i) && v->present[i];
 }
 
-int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const char **name,
-		    struct trace_arg *args)
-{
-	const struct spyre_rec_ioctl *io = &e->ioctl;
-	uint32_t cmd = (uint32_t)io->cmd;
-	int64_t fd = io->fd, ret = io->ret;
-	unsigned int flags = io->flags;
-	enum vfio_fd_kind kind = VFIO_FD_UNKNOWN, implied = vfio_kind_of_cmd(cmd);
-	struct fd_entry *fe = NULL;
-	const char *dev, *nm;
-	int n = 0;
+/* --- counters --------------------------------------------------------------------------------- */
 
-	if (!(flags & SPYRE_IOCTL_F_FD) || fd < 0 || fd > INT_MAX)
-		fd = -1;
-	if (fd >= 0)
-		fe = fd_lookup(v, e->tgid, (int32_t)fd, io->ino, flags & SPYRE_IOCTL_F_FILE);
-	/* what the fd is: the probed function says best, then its path, then its history */
-	if (io->path != SPYRE_DRV_TRACEPOINT && io->func < v->nfuncs)
-		kind = v->func_kind[io->func];
-	if (!kind && fe)
-		kind = fe->kind ? fe->kind : fe->learned;
-	if (fe && implied)
-		fe->learned = implied;
-	if (!kind)
-		kind = implied;
-	nm = vfio_cmd_name(cmd, kind);
-	if (!nm) {
-		snprintf(v->namebuf, sizeof(v->namebuf), "ioctl 0x%x", cmd);
-		nm = v->namebuf;
-	}
-	*name = nm;
-
-	if (fe && fe->path[0])
-		dev = fe->path;
-	else if (e->rdev)
-		dev = v->devbuf, snprintf(v->devbuf, sizeof(v->devbuf), "char %u:%u",
-					  spyre_rdev_major(e->rdev), spyre_rdev_minor(e->rdev));
-	else if (fd >= 0)
-		dev = v->devbuf, snprintf(v->devbuf, sizeof(v->devbuf), "fd %lld", (long long)fd);
-	else
-		dev = "?";
-
-	/* no "cmd": the name is the command, decoded or "ioctl 0x3bNN" (15 bytes an event) */
-	add_arg(args, &n, "fd", TA_I64, (uint64_t)fd);
-	add_arg(args, &n, "device", TA_STR, 0);
-	args[n - 1].s = dev;
-	add_arg(args, &n, "ret", TA_I64, (uint64_t)ret);
-	if (ret < 0 && ret >= -4095) {
-		const char *en = strerrorname_np((int)-ret);
-
-		if (en) {
-			add_arg(args, &n, "error", TA_STR, 0);
-			args[n - 1].s = en;
-		}
-	}
-	if ((flags & SPYRE_IOCTL_F_DMA) && nm == container_names[1]) {
-		add_arg(args, &n, "iova", TA_HEX, io->iova);
-		add_arg(args, &n, "size", TA_U64, io->size);
-		add_arg(args, &n, "vaddr", TA_HEX, io->arg);
-	} else if ((flags & SPYRE_IOCTL_F_DMA) && nm == container_names[2]) {
-		add_arg(args, &n, "iova", TA_HEX, io->iova);
-		add_arg(args, &n, "size", TA_U64, io->size);
-	} else {
-		add_arg(args, &n, "arg", TA_HEX, io->arg);
-	}
-	return n;
-}
-
-static void count_name(struct vfio_tracer *v, const char *name, uint32_t cmd, uint64_t dur)
-{
-	/* table names are static; unknown commands share one buffer, so key those by cmd */
-	const char *key = name == v->namebuf ? NULL : name;
-	int i;
-
-	for (i = 0; i < v->nnames; i++)
-		if (v->names[i].name == key && (key || v->names[i].cmd == cmd))
-			break;
-	if (i == v->nnames) {
-		if (v->nnames == NAME_STATS)
-			return;
-		v->names[v->nnames].name = key;
-		v->names[v->nnames].cmd = cmd;
-		v->nnames++;
-	}
-	v->names[i].count++;
-	v->names[i].total_ns += dur;
-}
-
-void vfio_event(struct vfio_tracer *v, struct trace_writer *tw, const struct spyre_event *e)
-{
-	struct trace_arg args[VFIO_MAX_EVENT_ARGS];
-	const char *name;
-	int n;
-
-	n = vfio_event_args(v, e, &name, args);
-	v->spans++;
-	count_name(v, name, (uint32_t)e->ioctl.cmd, e->dur);
-	if (tw)
-		trace_complete(tw, e->tgid, e->tid, e->ts, e->dur, name, VFIO_CAT, args, n);
-}
-
-/* --- reporting --------------------------------------------------------------------------------- */
-
-static void read_counters(struct vfio_tracer *v, struct spyre_drv_counters *sum)
+static void read_counters(const struct vfio_tracer *v, struct spyre_drv_counters *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct spyre_drv_counters *pc;
@@ -849,7 +536,7 @@ static void read_counters(struct vfio_tracer *v, struct spyre_drv_counters *sum)
  * an entry or a return not seen. It skips others without counting them (user guide, "Driver
  * tier"): those show only as unpaired records.
  */
-static uint64_t kernel_misses(struct vfio_tracer *v)
+static uint64_t kernel_misses(const struct vfio_tracer *v)
 {
 	struct bpf_program *prog;
 	uint64_t n = 0;
@@ -867,60 +554,12 @@ static uint64_t kernel_misses(struct vfio_tracer *v)
 	return n;
 }
 
-void vfio_stats_json(struct vfio_tracer *v, struct jw *w)
+void vfio_counts(const struct vfio_tracer *v, struct vfio_counts *out)
 {
 	struct spyre_drv_counters c;
-	bool first = true;
 
 	read_counters(v, &c);
-	jw_lit(w, ",\"driverPath\":");
-	jw_str(w, vfio_path_name(v->path));
-	jw_lit(w, ",\"driverSpans\":");
-	jw_u64(w, v->spans);
-	jw_lit(w, ",\"driverDrops\":");
-	jw_u64(w, c.drops_ring);
-	jw_lit(w, ",\"driverUnpaired\":");
-	jw_u64(w, c.unpaired);
-	jw_lit(w, ",\"driverMissed\":");
-	jw_u64(w, kernel_misses(v));
-	if (v->path != SPYRE_DRV_FENTRY && v->path != SPYRE_DRV_KPROBE)
-		return;
-	jw_lit(w, ",\"driverFunctions\":[");
-	for (int i = 0; i < v->nfuncs; i++) {
-		if (!v->present[i])
-			continue;
-		if (!first)
-			jw_lit(w, ",");
-		jw_str(w, v->funcs[i]);
-		first = false;
-	}
-	jw_lit(w, "]");
-}
-
-void vfio_summary(struct vfio_tracer *v, FILE *f)
-{
-	struct spyre_drv_counters c;
-	char b1[32], b2[32];
-	uint64_t missed;
-
-	if (v->path == SPYRE_DRV_OFF)
-		return;
-	read_counters(v, &c);
-	missed = kernel_misses(v);
-	/* a skipped return is counted twice (missed, then unpaired): not added up */
-	fprintf(f, "driver tier (%s): %llu VFIO ioctls, %llu dropped (ring full %llu, entry or "
-		"return missed %llu), %llu runs of ours skipped by the kernel\n",
-		vfio_path_name(v->path), (unsigned long long)v->spans,
-		(unsigned long long)(c.drops_ring + c.unpaired), (unsigned long long)c.drops_ring,
-		(unsigned long long)c.unpaired, (unsigned long long)missed);
-	for (int i = 0; i < v->nnames; i++) {
-		const struct name_stat *s = &v->names[i];
-		char unknown[32];
-
-		if (!s->name)
-			snprintf(unknown, sizeof(unknown), "ioctl 0x%x", s->cmd);
-		fprintf(f, "%-36s %10llu %10s %10s\n", s->name ? s->name : unknown,
-			(unsigned long long)s->count, fmt_duration(s->total_ns, b1, sizeof(b1)),
-			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)));
-	}
+	out->drops_ring = c.drops_ring;
+	out->unpaired = c.unpaired;
+	out->missed = kernel_misses(v);
 }

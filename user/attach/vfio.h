@@ -8,7 +8,7 @@
  * (needs CONFIG_KPROBES and the function in /proc/kallsyms: static functions may be inlined),
  * the syscalls:sys_{enter,exit}_ioctl tracepoints (filtered by tgid and ioctl type ';').
  * Records share the uprobe programs' ring buffer, so driver spans nest inside the runtime call
- * that issued them.
+ * that issued them; stream/vfio_decode.h names and renders them, report/driver.h reports them.
  */
 #ifndef SPYRE_VFIO_H
 #define SPYRE_VFIO_H
@@ -18,8 +18,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "stream/spyre_event_user.h"
-#include "output/jsonw.h"
-#include "output/trace_writer.h"
 
 /* --driver */
 enum vfio_mode {
@@ -30,21 +28,12 @@ enum vfio_mode {
 	VFIO_MODE_TRACEPOINT,
 };
 
-/* What an fd is; some command numbers mean different things on a container and a device. */
-enum vfio_fd_kind {
-	VFIO_FD_UNKNOWN = 0,
-	VFIO_FD_CONTAINER,	/* /dev/vfio/vfio (type1 / spapr IOMMU) */
-	VFIO_FD_GROUP,		/* /dev/vfio/<group> */
-	VFIO_FD_DEVICE,		/* anon_inode:[vfio-device], /dev/vfio/devices/vfioN */
-};
-
 /* --driver-funcs default: container, group and device ioctl entry points, and the type1
  * IOMMU backend (reached from the container's, or directly when that one is inlined). */
 #define VFIO_DEFAULT_FUNCS \
 	"vfio_fops_unl_ioctl,vfio_group_fops_unl_ioctl,vfio_device_fops_unl_ioctl," \
 	"vfio_iommu_type1_ioctl"
 #define VFIO_FUNC_NAME_MAX	64
-#define VFIO_CAT		"privateuse1_driver"
 
 struct vfio_config {
 	enum vfio_mode mode;
@@ -103,30 +92,18 @@ void vfio_detach(struct vfio_tracer *v);
 void vfio_close(struct vfio_tracer *v);
 enum spyre_drv_path vfio_path(const struct vfio_tracer *v);
 
-/* --- consumer side: one SPYRE_EV_IOCTL record -> one ph:"X" event ------------------------- */
-void vfio_event(struct vfio_tracer *v, struct trace_writer *tw, const struct spyre_event *e);
+/* The kernel functions of --driver-funcs in order (a record's func indexes them); NULL past them. */
+const char *vfio_func(const struct vfio_tracer *v, int i);
+/* Was function @i found (kallsyms) and probed? */
+bool vfio_func_present(const struct vfio_tracer *v, int i);
 
-/* The VFIO name of @cmd on an fd of @kind; NULL when @cmd is no VFIO ioctl. */
-const char *vfio_cmd_name(uint32_t cmd, enum vfio_fd_kind kind);
-/* The kind a command implies, for commands only one kind of fd takes; else UNKNOWN. */
-enum vfio_fd_kind vfio_kind_of_cmd(uint32_t cmd);
-/* From a /proc/PID/fd link target ("/dev/vfio/vfio", "anon_inode:[vfio-device]", ...). */
-enum vfio_fd_kind vfio_kind_of_path(const char *path);
-/* From a probed kernel function's name (vfio_fops_unl_ioctl -> container, ...). */
-enum vfio_fd_kind vfio_kind_of_func(const char *func);
-
-#define VFIO_MAX_EVENT_ARGS	8
-/*
- * The event's name and args (cmd, fd, device, ret, [error], iova/size/vaddr or arg). Strings
- * point into @v and stay valid until the next call. Returns the number of args.
- */
-int vfio_event_args(struct vfio_tracer *v, const struct spyre_event *e, const char **name,
-		    struct trace_arg *args);
-
-/* --- reporting ----------------------------------------------------------------------------- */
-/* ,"driverPath":"...","driverSpans":N,"driverDrops":N[,"driverFunctions":[...]] */
-void vfio_stats_json(struct vfio_tracer *v, struct jw *w);
-/* Per ioctl name: count, total, mean; one line when nothing was seen. */
-void vfio_summary(struct vfio_tracer *v, FILE *f);
+/* What the BPF side counted: records the ring had no room for, unpaired entries or returns, and
+ * runs of ours the kernel skipped. */
+struct vfio_counts {
+	uint64_t drops_ring;
+	uint64_t unpaired;
+	uint64_t missed;
+};
+void vfio_counts(const struct vfio_tracer *v, struct vfio_counts *out);
 
 #endif

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "attach/retcheck.h"
 #include "cmd/session.h"
+#include "stream/vfio_decode.h"
 #include "output/trace_writer.h"
 #include "common/process.h"
 #include "attach/warm.h"
@@ -182,6 +183,7 @@ void session_free(struct session *s)
 		bg_join(s->drv);
 		vfio_close(s->drv->vfio);
 	}
+	vfio_decoder_free(s->vdec);
 	warm_free(s->warm);
 	retcheck_free(s->rcheck);
 	if (s->ring_fd >= 0)
@@ -304,6 +306,18 @@ int session_driver_end(struct session *s)
 
 	bg_join(s->drv);
 	s->vfio = s->drv->vfio;
+	vfio_decoder_free(s->vdec);
+	s->vdec = NULL;
+	if (s->vfio) {
+		/* its records are decoded in the consumer: which kind of fd each function takes */
+		err = vfio_decoder_new(&s->vdec, s->drv->cfg.procfs);
+		for (int i = 0; !err && vfio_func(s->vfio, i); i++)
+			vfio_decoder_func(s->vdec, i, vfio_func(s->vfio, i));
+		if (err) {
+			pr_err("driver tier: %s", strerror(-err));
+			return EXIT_ERROR;
+		}
+	}
 	/* each BPF object holds the ring now */
 	close(s->ring_fd);
 	s->ring_fd = -1;
@@ -375,7 +389,7 @@ int session_window_begin(struct session *s, struct trace_writer *tw, const char 
 	if (err)
 		return err;
 	s->cons.per_pid = s->fleet;
-	s->cons.vfio = s->vfio;
+	s->cons.vfio = s->vdec;
 	memledger_attach(&s->mem, &s->cons, start_ns);
 	if (s->sfd < 0) {
 		s->sfd = stop_signals_fd();
@@ -495,7 +509,7 @@ static void session_status(struct session *s)
 		cost_meter_status(&s->meter, &s->t, cost, sizeof(cost));
 		summary_status_line(&s->cons, drops, summary_unwound(&s->t, s->tr.counters),
 				    &s->last_events, &s->last_ns,
-				    s->tr.attached, s->t.entry_only, cost, s->tty);
+				    s->tr.attached, s->t.entry_only, cost, s->vfio, s->tty);
 	}
 	/* from now: detaching can take a while (grace periods) */
 	s->next_status = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
@@ -643,7 +657,7 @@ int session_window_end(struct session *s, uint64_t index)
 	tracer_drain(&s->tr, &s->cons, true);
 	tracer_read_counters(&s->tr, s->t.cnt);
 	consumer_write_metadata(&s->cons);
-	s->end = (struct run_end){ .target_exited = s->target_gone,
+	s->end = (struct run_end){ .target_exited = s->target_gone, .driver = s->vfio,
 				   .cost = &s->meter, .max_overhead = env->max_overhead };
 	/*
 	 * launch mode: a user's library the job never loaded (nor dlopen'ed) is exit 10, as a

@@ -30,7 +30,7 @@
 #include "report/summary.h"
 #include "output/trace_writer.h"
 #include "common/process.h"
-#include "attach/vfio.h"
+#include "report/driver.h"
 #include "attach/warm.h"
 
 #include "cmd/trace_mode.h"
@@ -244,7 +244,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	if (!env->quiet)
 		summary_print(stdout, &s.cons, &s.t, s.tr.counters, env->pid, &s.end);
 	if (!env->quiet && s.vfio)
-		vfio_summary(s.vfio, stdout);
+		driver_summary(s.vfio, s.vdec, stdout);
 	pr_info("wrote %s (%llu events)%s; open it in https://ui.perfetto.dev or chrome://tracing",
 		env->output, (unsigned long long)s.cons.events, !s.target_gone ? "" :
 		run_end_signal(&s.end) ? ", target killed" : ", target exited");

@@ -8,6 +8,7 @@
 #include "resolve/procmaps.h"
 #include "report/summary.h"
 #include "attach/vfio.h"
+#include "report/driver.h"
 #include "common/util.h"
 
 static const struct consumer *cmp_c;
@@ -517,8 +518,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_u64(w, c->dev.st.completions_unmatched);
 	jw_lit(w, ",\"deviceOverflow\":");
 	jw_u64(w, device_lost(&c->dev));
-	if (c->vfio)	/* driver tier: driverPath, driverSpans, ... (user/attach/vfio.c) */
-		vfio_stats_json(c->vfio, w);
+	if (c->vfio && end && end->driver)	/* driverPath, driverSpans, ... (report/driver.c) */
+		driver_stats_json(end->driver, c->vfio, w);
 	jw_lit(w, ",\"unwound\":");
 	jw_u64(w, summary_unwound(t, counters));
 	jw_lit(w, ",\"entryOnlyProbes\":");
@@ -564,7 +565,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 
 void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,
 			 uint64_t *last_events, uint64_t *last_ns, int nprobes, int entry_only,
-			 const char *cost, bool tty)
+			 const char *cost, const struct vfio_tracer *driver, bool tty)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	double dt = (now - *last_ns) / 1e9;
@@ -578,7 +579,7 @@ void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwo
 		fprintf(stderr, " (%d entries only)", entry_only);
 	if (cost)
 		fputs(cost, stderr);
-	fprintf(stderr, ", driver %s%s", vfio_path_name(vfio_path(c->vfio)), tty ? "   " : "\n");
+	fprintf(stderr, ", driver %s%s", vfio_path_name(vfio_path(driver)), tty ? "   " : "\n");
 	*last_events = c->events;
 	*last_ns = now;
 }

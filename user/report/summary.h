@@ -8,6 +8,7 @@
 #include "stream/consumer.h"
 
 struct cost_meter;
+struct vfio_tracer;
 
 /* How a run ended, beyond the per-probe counters. */
 struct run_end {
@@ -15,6 +16,7 @@ struct run_end {
 	bool exit_known;		/* the target's exit code was seen */
 	int exit_code;			/* as wait(2) reports it */
 	const struct cost_meter *cost;	/* the probes' estimated cost (cost.h), or NULL */
+	const struct vfio_tracer *driver;	/* the driver tier (its counters), or NULL */
 	double max_overhead;		/* --max-overhead, 0 when not given */
 };
 
@@ -42,10 +44,11 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 
 /*
  * The once-a-second status line on stderr: events, events/s, drops, unwound calls, probes
- * (and how many of them see entries only), @cost (cost_meter_status, may be NULL), driver path.
+ * (and how many of them see entries only), @cost (cost_meter_status, may be NULL), @driver's
+ * path.
  */
 void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,
 			 uint64_t *last_events, uint64_t *last_ns, int nprobes, int entry_only,
-			 const char *cost, bool tty);
+			 const char *cost, const struct vfio_tracer *driver, bool tty);
 
 #endif

@@ -8,7 +8,7 @@
 #include "common/array.h"
 #include "stream/consumer.h"
 #include "stream/memledger.h"
-#include "attach/vfio.h"
+#include "stream/vfio_decode.h"
 #include "common/util.h"
 
 int consumer_init(struct consumer *c, struct trace_writer *tw, const struct target *t,
@@ -669,7 +669,7 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		c->str.s[sizeof(c->str.s) - 1] = '\0';
 		return 0;
 	}
-	/* --- driver tier: VFIO ioctls (user/attach/vfio.c) --- */
+	/* --- driver tier: VFIO ioctls (stream/vfio_decode.c) --- */
 	if (e->type == SPYRE_EV_IOCTL) {
 		c->events++;
 		see_thread(c, e->tgid, e->tid);

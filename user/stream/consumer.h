@@ -11,7 +11,7 @@
 #include "stream/stats.h"
 #include "output/trace_writer.h"
 
-struct vfio_tracer;
+struct vfio_decoder;
 struct memledger;
 
 struct thread_info {
@@ -73,7 +73,7 @@ struct consumer {
 	struct process_info *procs;
 	int nprocs;
 	struct device_tl dev;
-	struct vfio_tracer *vfio;	/* driver tier (vfio.h); NULL: its records are ignored */
+	struct vfio_decoder *vfio;	/* driver tier (vfio_decode.h); NULL: records ignored */
 	struct memledger *mem;		/* device memory (memledger.h; the caller's) */
 	bool per_pid;			/* keep pid_stats too */
 	struct pid_probe_stats *pid_stats;
