@@ -7,6 +7,7 @@
 #include "unit.h"
 #include "stream/consumer.h"
 #include "stream/memledger.h"
+#include "report/memreport.h"
 #include "report/prom.h"
 
 TEST(memledger_alloc_free_peak)

@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "common/log.h"
 #include "stream/memledger.h"
+#include "report/memreport.h"
 #include "output/output.h"
 #include "report/prom.h"
 #include "resolve/resolve.h"

@@ -390,7 +390,8 @@ int session_window_begin(struct session *s, struct trace_writer *tw, const char 
 		return err;
 	s->cons.per_pid = s->fleet;
 	s->cons.vfio = s->vdec;
-	memledger_attach(&s->mem, &s->cons, start_ns);
+	s->cons.mem = &s->mem;
+	memledger_start(&s->mem, s->cons.tw, start_ns);
 	if (s->sfd < 0) {
 		s->sfd = stop_signals_fd();
 		/* the target's end, zombie or reaped, wakes the loop (kill(pid, 0) sees neither) */

@@ -5,6 +5,7 @@
 #include "attach/cost.h"
 #include "output/jsonw.h"
 #include "stream/memledger.h"
+#include "report/memreport.h"
 #include "resolve/procmaps.h"
 #include "report/summary.h"
 #include "attach/vfio.h"

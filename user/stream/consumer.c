@@ -8,6 +8,7 @@
 #include "common/array.h"
 #include "stream/consumer.h"
 #include "stream/memledger.h"
+#include "stream/record.h"
 #include "stream/vfio_decode.h"
 #include "common/util.h"
 
@@ -440,17 +441,6 @@ static void pid_stats_add(struct consumer *c, uint32_t pid, uint32_t probe, uint
 		fn_stats_add(ps->st, dur);
 }
 
-uint64_t consumer_value(const struct spyre_event *e, int src)
-{
-	if (src >= 1 && src <= SPYRE_MAX_ARGS)
-		return e->call.args[src - 1];
-	if (src == PROBE_VAL_RET)
-		return e->call.ret;
-	if (src >= PROBE_VAL_DEREF && src < PROBE_VAL_DEREF + SPYRE_MAX_DEREFS)
-		return e->call.deref[src - PROBE_VAL_DEREF];
-	return 0;
-}
-
 /* A probe's event's arguments at most: its labels, the correlation, the string, the file */
 #define EVENT_MAX_ARGS (PROBE_MAX_LABELS + 3)
 
@@ -477,7 +467,7 @@ static int build_args(const struct consumer *c, const struct rprobe *p,
 
 	for (int i = 0; i < s->nargs; i++) {
 		const struct probe_arg *a = &s->args[i];
-		uint64_t v = consumer_value(e, a->src);
+		uint64_t v = record_value(e, a->src);
 
 		if (unwound && returned_value(a->src))
 			continue;
@@ -507,7 +497,7 @@ static int build_args(const struct consumer *c, const struct rprobe *p,
 		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
 		args[n].key = "correlation";
 		args[n].type = TA_U64;
-		args[n].u = corr ? corr : consumer_value(e, s->key);
+		args[n].u = corr ? corr : record_value(e, s->key);
 		n++;
 	}
 	if (s->str) {
@@ -708,8 +698,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		memledger_event(c->mem, c->tw, s, e);
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
-		device_complete(&c->dev, e->tgid, consumer_value(e, s->key),
-				consumer_value(e, s->stream), e->ts);
+		device_complete(&c->dev, e->tgid, record_value(e, s->key),
+				record_value(e, s->stream), e->ts);
 		return 0;
 	}
 	ti = thread_slot(c, e->tid);
@@ -760,9 +750,9 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	 */
 	if (s->dev == DEV_LAUNCH) {
 		struct dev_launch l = {
-			.pid = e->tgid, .tid = e->tid, .key = consumer_value(e, s->key),
-			.corr = corr, .stream = consumer_value(e, s->stream), .op = s->op,
-			.bytes = consumer_value(e, s->bytes), .ts = e->ts,
+			.pid = e->tgid, .tid = e->tid, .key = record_value(e, s->key),
+			.corr = corr, .stream = record_value(e, s->stream), .op = s->op,
+			.bytes = record_value(e, s->bytes), .ts = e->ts,
 			.submit = launch_submit(c, e), .name = kernel,
 		};
 
@@ -770,15 +760,15 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		if (kernel)
 			ti->kname[0] = '\0';
 	} else if (s->dev == DEV_DESTROY) {	/* no launch on it from its destructor's entry on */
-		device_stream_destroy(&c->dev, e->tgid, consumer_value(e, s->stream), e->ts);
+		device_stream_destroy(&c->dev, e->tgid, record_value(e, s->stream), e->ts);
 	} else if (s->dev == DEV_SYNC && e->type == SPYRE_EV_SPAN &&
 		   !(e->depth & SPYRE_DEPTH_TAIL)) {
 		/* (a synchronize that tail-called the real one has not waited yet) */
-		device_stream_done(&c->dev, e->tgid, consumer_value(e, s->stream), e->ts, e->ts + e->dur,
+		device_stream_done(&c->dev, e->tgid, record_value(e, s->stream), e->ts, e->ts + e->dur,
 				   END_SYNC);
 	} else if (s->dev == DEV_QUERY && e->type == SPYRE_EV_SPAN && (e->call.ret & 0xff)) {
 		/* bool query(): true in the low byte of the return register */
-		device_stream_done(&c->dev, e->tgid, consumer_value(e, s->stream), e->ts, e->ts + e->dur,
+		device_stream_done(&c->dev, e->tgid, record_value(e, s->stream), e->ts, e->ts + e->dur,
 				   END_QUERY);
 	}
 	return 0;

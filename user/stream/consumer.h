@@ -107,11 +107,6 @@ int consumer_event(struct consumer *c, const struct spyre_event *e);
  */
 void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
-/*
- * A call record's value from @src (PROBE_VAL_*: 1..6 an argument, PROBE_VAL_RET, a
- * dereference PROBE_VAL_DEREF + i), else 0.
- */
-uint64_t consumer_value(const struct spyre_event *e, int src);
 /* The exit code of traced process @pid, if its end was seen (true), into @code. */
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
 /* The name of thread @tid as last seen ("" if never seen). */

@@ -4,9 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/array.h"
-#include "stream/consumer.h"
+#include "stream/record.h"
 #include "stream/memledger.h"
-#include "report/prom.h"
 
 int memledger_init(struct memledger *m)
 {
@@ -244,15 +243,14 @@ static void process_counter(struct memledger *m, struct trace_writer *tw, uint32
 		trace_counter(tw, pid, ts, "Spyre memory (all devices)", &arg, 1);
 }
 
-void memledger_attach(struct memledger *m, struct consumer *c, uint64_t base_ns)
+void memledger_start(struct memledger *m, struct trace_writer *tw, uint64_t base_ns)
 {
-	c->mem = m;
 	m->base_ns = base_ns;
 	/* a later window's trace: its tracks start where the last one ended */
-	if (c->tw)
+	if (tw)
 		for (int i = 0; i < m->nacct; i++)
 			if (m->accts[i].allocs)
-				counter(c->tw, &m->accts[i], base_ns);
+				counter(tw, &m->accts[i], base_ns);
 }
 
 /* Kineto's [memory] instant: Bytes negative for a free, totals after the change. */
@@ -376,7 +374,7 @@ static bool nested_alloc(const struct memledger *m, const struct spyre_event *e,
 void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
 		     const struct spyre_event *e)
 {
-	uint64_t ptr = consumer_value(e, s->ptr), size, ts;
+	uint64_t ptr = record_value(e, s->ptr), size, ts;
 	struct mem_acct *a;
 	int dev;
 
@@ -387,8 +385,8 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 		}
 		/* the block exists from the return on: that is when its pointer can be freed */
 		ts = e->type == SPYRE_EV_SPAN ? e->ts + e->dur : e->ts;
-		size = consumer_value(e, s->size);
-		dev = s->memdev ? (int)(int32_t)consumer_value(e, s->memdev) : 0;
+		size = record_value(e, s->size);
+		dev = s->memdev ? (int)(int32_t)record_value(e, s->memdev) : 0;
 		if (dev < 0 || dev > INT16_MAX)
 			dev = -1;	/* not a device index: booked apart, never truncated */
 		if (e->type == SPYRE_EV_SPAN && nested_alloc(m, e, ptr)) {
@@ -442,333 +440,4 @@ void memledger_ioctl(struct memledger *m, struct trace_writer *tw, const struct 
 	}
 	if (a && tw)
 		counter(tw, a, ts);
-}
-
-void prom_window_add_memory(struct prom_window *pw, const struct consumer *c,
-			    const struct memledger *m)
-{
-	for (int i = 0; i < m->nacct; i++) {
-		const struct mem_acct *a = &m->accts[i];
-		const struct process_info *p = c ? consumer_process(c, a->pid) : NULL;
-		struct prom_job job;
-
-		/* a job not seen in this window keeps its series until they expire (prom.h) */
-		if (!p)
-			continue;
-		job = (struct prom_job){ .pid = a->pid, .comm = p->name[0] ? p->name : NULL,
-					 .container = p->container };
-		prom_window_set_memory(pw, &job, a->dev, a->kind == MEMK_MAPPED, a->cur, a->peak);
-	}
-}
-
-/* --- what is still live ---------------------------------------------------------------------- */
-
-struct live_group {
-	uint32_t pid, tid, probe;
-	int dev;
-	uint64_t size, count, oldest;
-};
-
-static int by_group_key(const void *x, const void *y)
-{
-	const struct mem_block *a = x, *b = y;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->dev != b->dev)
-		return a->dev < b->dev ? -1 : 1;
-	if (a->probe != b->probe)
-		return a->probe < b->probe ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	if (a->size != b->size)
-		return a->size < b->size ? -1 : 1;
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
-}
-
-static int by_oldest(const void *x, const void *y)
-{
-	const struct live_group *a = x, *b = y;
-
-	if (a->oldest != b->oldest)
-		return a->oldest < b->oldest ? -1 : 1;
-	return a->size > b->size ? -1 : a->size < b->size;
-}
-
-static int block_by_ts(const void *x, const void *y)
-{
-	const struct mem_block *a = x, *b = y;
-
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
-}
-
-/*
- * The live allocations (not mappings) of every process: blocks sorted by (pid, device, probe,
- * thread, size), groups of equal keys oldest first. Both malloc'd; -ENOMEM.
- */
-static int live_groups(const struct memledger *m, struct mem_block **blocks, uint32_t *nblocks,
-		       struct live_group **groups, uint32_t *ngroups)
-{
-	struct mem_block *bl = malloc((m->cnt ? m->cnt : 1) * sizeof(*bl));
-	struct live_group *gr = malloc((m->cnt ? m->cnt : 1) * sizeof(*gr));
-	uint32_t nb = 0, ng = 0;
-
-	if (!bl || !gr) {
-		free(bl);
-		free(gr);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < m->cap; i++)
-		if (m->slots[i].ptr && m->slots[i].kind == MEMK_ALLOC)
-			bl[nb++] = m->slots[i];
-	qsort(bl, nb, sizeof(*bl), by_group_key);
-	for (uint32_t i = 0; i < nb; i++) {
-		struct live_group *g = ng ? &gr[ng - 1] : NULL;
-
-		if (!g || g->pid != bl[i].pid || g->dev != bl[i].dev || g->probe != bl[i].probe ||
-		    g->tid != bl[i].tid || g->size != bl[i].size) {
-			g = &gr[ng++];
-			*g = (struct live_group){ .pid = bl[i].pid, .tid = bl[i].tid,
-						  .probe = bl[i].probe, .dev = bl[i].dev,
-						  .size = bl[i].size, .oldest = bl[i].ts };
-		}
-		g->count++;	/* sorted by ts within a key: the first is the oldest */
-	}
-	qsort(gr, ng, sizeof(*gr), by_oldest);
-	qsort(bl, nb, sizeof(*bl), block_by_ts);
-	*blocks = bl;
-	*nblocks = nb;
-	*groups = gr;
-	*ngroups = ng;
-	return 0;
-}
-
-static const char *ledger_probe_name(const struct consumer *c, uint32_t probe)
-{
-	return c && c->t && probe < (uint32_t)c->t->cnt ? c->t->probes[probe].name : "?";
-}
-
-static void json_acct(struct jw *w, const struct mem_acct *a, uint64_t base_ns)
-{
-	jw_lit(w, "{\"current\":");
-	jw_u64(w, a->cur);
-	jw_lit(w, ",\"peak\":");
-	jw_u64(w, a->peak);
-	jw_lit(w, ",\"peakTs\":");
-	if (a->peak_ns)
-		jw_us_signed(w, (int64_t)(a->peak_ns - base_ns));
-	else
-		jw_lit(w, "null");
-	jw_lit(w, ",\"allocs\":");
-	jw_u64(w, a->allocs);
-	jw_lit(w, ",\"frees\":");
-	jw_u64(w, a->frees);
-	jw_lit(w, ",\"bytesAllocated\":");
-	jw_u64(w, a->bytes_alloc);
-	jw_lit(w, ",\"bytesFreed\":");
-	jw_u64(w, a->bytes_freed);
-	jw_lit(w, ",\"unknownFrees\":");
-	jw_u64(w, a->unknown_frees);
-	jw_lit(w, ",\"failedAllocs\":");
-	jw_u64(w, a->failed);
-	jw_lit(w, ",\"freesMissed\":");
-	jw_u64(w, a->replaced);
-	jw_lit(w, "}");
-}
-
-void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w)
-{
-	struct live_group *gr = NULL;
-	struct mem_block *bl = NULL;
-	uint32_t nb = 0, ng = 0, listed;
-	int npid = 0;
-	uint32_t *pids = malloc((m->nacct ? m->nacct : 1) * sizeof(*pids));
-
-	if (!pids || live_groups(m, &bl, &nb, &gr, &ng)) {
-		free(pids);
-		return;
-	}
-	for (int i = 0; i < m->nacct; i++) {
-		int k = 0;
-
-		while (k < npid && pids[k] != m->accts[i].pid)
-			k++;
-		if (k == npid)
-			pids[npid++] = m->accts[i].pid;
-	}
-	jw_lit(w, ",\n\"spyreMemory\":{\"note\":\"only allocations made while traced are known: "
-		  "a free of a block allocated before is counted in unknownFrees\","
-		  "\"deviceType\":");
-	jw_u64(w, MEMLEDGER_DEVICE_TYPE);
-	jw_lit(w, ",\"allocsWithoutPointer\":");
-	jw_u64(w, m->no_pointer);
-	jw_lit(w, ",\"blocksUntracked\":");
-	jw_u64(w, m->blocks_untracked);
-	jw_lit(w, ",\"freeEntriesLost\":");
-	jw_u64(w, m->entries_lost);
-	jw_lit(w, ",\"nestedAllocs\":");
-	jw_u64(w, m->nested_allocs);
-	jw_lit(w, ",\"processes\":[");
-	for (int k = 0; k < npid; k++) {
-		const struct mem_acct *mapped = NULL;
-		bool first = true;
-
-		jw_lit(w, k ? ",\n{\"pid\":" : "\n{\"pid\":");
-		jw_u64(w, pids[k]);
-		jw_lit(w, ",\"devices\":[");
-		for (int i = 0; i < m->nacct; i++) {
-			const struct mem_acct *a = &m->accts[i];
-
-			if (a->pid != pids[k])
-				continue;
-			if (a->kind == MEMK_MAPPED) {
-				mapped = a;
-				continue;
-			}
-			jw_lit(w, first ? "{\"device\":" : ",{\"device\":");
-			first = false;
-			jw_i64(w, a->dev);
-			jw_lit(w, ",\"allocated\":");
-			json_acct(w, a, m->base_ns);
-			jw_lit(w, "}");
-		}
-		jw_lit(w, "],\"mapped\":");
-		if (mapped)
-			json_acct(w, mapped, m->base_ns);
-		else
-			jw_lit(w, "null");
-		/* every group, oldest first */
-		jw_lit(w, ",\"liveGroups\":[");
-		first = true;
-		for (uint32_t i = 0; i < ng; i++) {
-			const struct live_group *g = &gr[i];
-
-			if (g->pid != pids[k])
-				continue;
-			jw_lit(w, first ? "\n{\"device\":" : ",\n{\"device\":");
-			first = false;
-			jw_i64(w, g->dev);
-			jw_lit(w, ",\"bytes\":");
-			jw_u64(w, g->size);
-			jw_lit(w, ",\"count\":");
-			jw_u64(w, g->count);
-			jw_lit(w, ",\"probe\":");
-			jw_str(w, ledger_probe_name(c, g->probe));
-			jw_lit(w, ",\"tid\":");
-			jw_u64(w, g->tid);
-			jw_lit(w, ",\"thread\":");
-			jw_str(w, c ? consumer_thread_name(c, g->tid) : "");
-			jw_lit(w, ",\"oldestTs\":");
-			jw_us_signed(w, (int64_t)(g->oldest - m->base_ns));
-			jw_lit(w, "}");
-		}
-		/* the blocks themselves, oldest first, as many as MEMLEDGER_LIST_BLOCKS */
-		jw_lit(w, "],\"liveBlocks\":[");
-		listed = 0;
-		first = true;
-		for (uint32_t i = 0; i < nb; i++) {
-			const struct mem_block *b = &bl[i];
-
-			if (b->pid != pids[k] || ++listed > MEMLEDGER_LIST_BLOCKS)
-				continue;
-			jw_lit(w, first ? "\n{\"device\":" : ",\n{\"device\":");
-			first = false;
-			jw_i64(w, b->dev);
-			jw_lit(w, ",\"addr\":");
-			jw_hex(w, b->ptr);
-			jw_lit(w, ",\"bytes\":");
-			jw_u64(w, b->size);
-			jw_lit(w, ",\"probe\":");
-			jw_str(w, ledger_probe_name(c, b->probe));
-			jw_lit(w, ",\"tid\":");
-			jw_u64(w, b->tid);
-			jw_lit(w, ",\"ts\":");
-			jw_us_signed(w, (int64_t)(b->ts - m->base_ns));
-			jw_lit(w, "}");
-		}
-		jw_lit(w, "],\"liveBlocksNotListed\":");
-		jw_u64(w, listed > MEMLEDGER_LIST_BLOCKS ? listed - MEMLEDGER_LIST_BLOCKS : 0);
-		jw_lit(w, "}");
-	}
-	jw_lit(w, "]}");
-	free(pids);
-	free(bl);
-	free(gr);
-}
-
-static const char *fmt_bytes(uint64_t b, char *buf, size_t len)
-{
-	if (b >= 10ull << 30)
-		snprintf(buf, len, "%.1f GiB", b / (double)(1ull << 30));
-	else if (b >= 10ull << 20)
-		snprintf(buf, len, "%.1f MiB", b / (double)(1ull << 20));
-	else if (b >= 10ull << 10)
-		snprintf(buf, len, "%.1f KiB", b / 1024.0);
-	else
-		snprintf(buf, len, "%llu B", (unsigned long long)b);
-	return buf;
-}
-
-static double secs(uint64_t ts, uint64_t base)
-{
-	return ((int64_t)(ts - base)) / 1e9;
-}
-
-void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f)
-{
-	struct live_group *gr = NULL;
-	struct mem_block *bl = NULL;
-	uint32_t nb = 0, ng = 0;
-	char b1[32], b2[32];
-
-	if (!m->nacct && !m->no_pointer)
-		return;
-	if (live_groups(m, &bl, &nb, &gr, &ng))
-		return;
-	fprintf(f, "device memory (allocations made before tracing started are not known):\n");
-	for (int i = 0; i < m->nacct; i++) {
-		const struct mem_acct *a = &m->accts[i];
-
-		if (a->kind == MEMK_MAPPED)
-			fprintf(f, "  pid %u DMA mapped: ", a->pid);
-		else
-			fprintf(f, "  pid %u device %d: ", a->pid, a->dev);
-		fprintf(f, "peak %s", fmt_bytes(a->peak, b1, sizeof(b1)));
-		if (a->peak_ns)
-			fprintf(f, " at %+.3f s", secs(a->peak_ns, m->base_ns));
-		fprintf(f, ", %s still %s; %llu allocs, %llu frees", fmt_bytes(a->cur, b2,
-			sizeof(b2)), a->kind == MEMK_MAPPED ? "mapped" : "allocated",
-			(unsigned long long)a->allocs, (unsigned long long)a->frees);
-		if (a->unknown_frees)
-			fprintf(f, ", %llu frees of unknown pointers",
-				(unsigned long long)a->unknown_frees);
-		if (a->failed)
-			fprintf(f, ", %llu failed", (unsigned long long)a->failed);
-		if (a->replaced)
-			fprintf(f, ", %llu frees missed", (unsigned long long)a->replaced);
-		fprintf(f, "\n");
-	}
-	if (m->no_pointer)
-		fprintf(f, "  %llu allocations without a pointer (their probe sees entries only)\n",
-			(unsigned long long)m->no_pointer);
-	if (m->blocks_untracked)
-		fprintf(f, "  %llu blocks not tracked (more than %u live)\n",
-			(unsigned long long)m->blocks_untracked, MEMLEDGER_MAX_BLOCKS);
-	if (ng) {
-		fprintf(f, "  still allocated at the end, oldest first "
-			"(%u block%s in %u group%s%s):\n", nb, nb == 1 ? "" : "s", ng,
-			ng == 1 ? "" : "s",
-			ng > MEMLEDGER_SUMMARY_GROUPS ? ", top 10; all in the trace metadata" : "");
-		for (uint32_t i = 0; i < ng && i < MEMLEDGER_SUMMARY_GROUPS; i++) {
-			const struct live_group *g = &gr[i];
-
-			fprintf(f, "    %6llu x %-10s pid %u device %d  %s  thread %s (%u)  since "
-				"%+.3f s\n", (unsigned long long)g->count,
-				fmt_bytes(g->size, b1, sizeof(b1)), g->pid, g->dev,
-				ledger_probe_name(c, g->probe), c ? consumer_thread_name(c, g->tid) : "?",
-				g->tid, secs(g->oldest, m->base_ns));
-		}
-	}
-	free(bl);
-	free(gr);
 }

@@ -29,7 +29,6 @@
 #include "output/jsonw.h"
 #include "output/trace_writer.h"
 
-struct consumer;
 struct probe_spec;
 struct spyre_event;
 
@@ -118,25 +117,15 @@ struct mem_acct *memledger_acct(struct memledger *m, uint32_t pid, enum mem_kind
 				bool create);
 
 /*
- * The consumer's hooks. @m serves @c's trace from now on (a fleet window's consumer: the
- * ledger outlives it); the counters start at their current values at @base_ns, the trace's
- * ts 0.
+ * The consumer's hooks (its mem member points to @m). A new trace @tw, whose ts 0 is @base_ns,
+ * starts: the counters start there at their current values (a fleet window's consumer: the
+ * ledger outlives it).
  */
-void memledger_attach(struct memledger *m, struct consumer *c, uint64_t base_ns);
+void memledger_start(struct memledger *m, struct trace_writer *tw, uint64_t base_ns);
 /* An event of a mem= probe (SPYRE_EV_SPAN, SPYRE_EV_INSTANT or SPYRE_EV_MEM_ENTRY). */
 void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
 		     const struct spyre_event *e);
 /* A driver tier ioctl event: MAP_DMA and UNMAP_DMA that succeeded change the mapped account. */
 void memledger_ioctl(struct memledger *m, struct trace_writer *tw, const struct spyre_event *e);
-
-struct prom_window;
-/* Fleet mode: every account's current and peak bytes into @pw (prom.h), per job. */
-void prom_window_add_memory(struct prom_window *pw, const struct consumer *c,
-			    const struct memledger *m);
-
-/* ,"spyreMemory":{...}: accounts, peaks, every group of live blocks, the oldest blocks. */
-void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w);
-/* A few lines for the summary: peaks, what is still allocated (top groups, oldest first). */
-void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f);
 
 #endif
