@@ -42,7 +42,7 @@ TOOL		:= $(BUILD)/spyre-bpftrace
 # the programs the tests run (tests/progs): MOCK_DIR, MOCK, FIXTURES, TEST_PROGS and their rules
 include mk/progs.mk
 
-.PHONY: all deps deps-build deps-test test unit e2e demo bench clean install vmlinux check-deploy
+.PHONY: all deps deps-build deps-test test unit e2e demo bench clean install vmlinux check-deploy check-layers
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
@@ -121,12 +121,17 @@ e2e: all
 # end-to-end tests as root against the mock job.
 test: deps
 	$(MAKE) all
+	$(MAKE) check-layers
 	$(MAKE) unit
 	$(MAKE) check-sanitize
 	$(MAKE) fuzz-smoke
 	$(MAKE) check-deploy
 	$(MAKE) cross-test
 	$(MAKE) e2e
+
+# user/'s folders include each other only downward (docs/architecture.md, the dependency rule).
+check-layers:
+	sh tests/layers/check-layers.sh
 
 # The systemd unit and the DaemonSet parse and agree with the tracer's options.
 check-deploy:

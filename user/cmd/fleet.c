@@ -8,11 +8,8 @@
 #include <unistd.h>
 #include "stream/consumer.h"
 #include "cmd/fleet.h"
-#include "common/intset.h"
-#include "output/jsonw.h"
 #include "common/util.h"
 #include "common/log.h"
-#include "stream/memledger.h"
 #include "report/memreport.h"
 #include "output/output.h"
 #include "report/prom.h"
@@ -23,45 +20,6 @@
 #include "attach/uprobe_tier.h"
 #include "attach/warm.h"
 #include "common/process.h"
-
-int fleet_scan(struct target *t, struct intset *seen, bool all, const char *procfs)
-{
-	struct dirent *de;
-	int added = 0, self = getpid();
-	DIR *d = opendir(procfs);
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char path[300], mf[300];
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		FILE *f;
-		int n;
-
-		if (*end || pid <= 0 || pid == self)
-			continue;
-		if (!all && intset_has(seen, pid))
-			continue;
-		if (intset_insert(seen, pid) < 0)
-			break;
-		snprintf(path, sizeof(path), "%s/%ld/maps", procfs, pid);
-		snprintf(mf, sizeof(mf), "%s/%ld/map_files", procfs, pid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;	/* gone, or a kernel thread's empty maps */
-		n = target_scan_maps(t, f, mf);
-		fclose(f);
-		if (n == -E2BIG || n == -ENOMEM) {
-			closedir(d);
-			return n;
-		}
-		if (n > 0)
-			added += n;
-	}
-	closedir(d);
-	return added;
-}
 
 struct window_out {
 	struct output out;
@@ -91,38 +49,6 @@ static int open_window_output(const struct env *env, struct rotate *rot, struct 
 			return err;
 	}
 	return -EEXIST;
-}
-
-char *fleet_trace_metadata(const struct env *env, const struct consumer *c,
-			   const struct target *t, const struct spyre_counters *counters,
-			   const struct run_end *end, uint64_t window_index)
-{
-	char *base = summary_trace_metadata(c, t, counters, end);
-	struct jw *w = jw_memopen();
-
-	if (!w || !base) {
-		free(base);
-		if (w)
-			jw_close(w);
-		return NULL;
-	}
-	jw_lit(w, base);
-	/* statistics of a sampled trace must be scaled: say how it was sampled */
-	jw_lit(w, ",\n\"spyreSampling\":{\"systemWide\":");
-	jw_lit(w, env->system_wide ? "true" : "false");
-	jw_lit(w, ",\"sampleEvery\":");
-	jw_u64(w, env->sample_every > 1 ? env->sample_every : 1);
-	jw_lit(w, ",\"rateCapPerProcess\":");
-	jw_u64(w, env->rate_cap);
-	jw_lit(w, ",\"windowSeconds\":");
-	jw_dbl(w, env->window, 3);
-	jw_lit(w, ",\"periodSeconds\":");
-	jw_dbl(w, env->period, 3);
-	jw_lit(w, ",\"window\":");
-	jw_u64(w, window_index);
-	jw_lit(w, "}");
-	free(base);
-	return jw_mem_take(w, NULL);
 }
 
 /*

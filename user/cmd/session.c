@@ -341,7 +341,8 @@ int session_scan(struct session *s, bool all)
 {
 	if (!s->env->system_wide)
 		return target_scan(&s->t);
-	return fleet_scan(&s->t, &s->seen, all || s->scans++ % FULL_SCAN_EVERY == 0, "/proc");
+	return target_scan_procs(&s->t, &s->seen, all || s->scans++ % FULL_SCAN_EVERY == 0,
+				 "/proc");
 }
 
 /*
@@ -644,6 +645,7 @@ static void say_killed(struct session *s)
 int session_window_end(struct session *s, uint64_t index)
 {
 	const struct env *env = s->env;
+	struct run_sampling sampling;
 	char *extra;
 	int err;
 
@@ -679,7 +681,13 @@ int session_window_end(struct session *s, uint64_t index)
 	    waitpid(s->launch_pid, &s->end.exit_code, WNOHANG) == s->launch_pid)
 		s->end.exit_known = true;
 	say_killed(s);
-	extra = fleet_trace_metadata(env, &s->cons, &s->t, s->tr.counters, &s->end, index);
+	sampling = (struct run_sampling){ .system_wide = env->system_wide,
+					  .sample_every = env->sample_every, .rate_cap = env->rate_cap,
+					  .window_s = env->window, .period_s = env->period,
+					  .window = index };
+	s->end.sampling = &sampling;
+	extra = summary_trace_metadata(&s->cons, &s->t, s->tr.counters, &s->end);
+	s->end.sampling = NULL;
 	err = trace_end(s->tw, extra);
 	s->tw = NULL;
 	free(extra);

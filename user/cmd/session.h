@@ -20,7 +20,6 @@
 #include "stream/consumer.h"
 #include "attach/cost.h"
 #include "cmd/env.h"
-#include "cmd/fleet.h"
 #include "common/intset.h"
 #include "stream/memledger.h"
 #include "resolve/resolve.h"

@@ -4,7 +4,6 @@
 #include <string.h>
 #include "attach/cost.h"
 #include "output/jsonw.h"
-#include "stream/memledger.h"
 #include "report/memreport.h"
 #include "resolve/procmaps.h"
 #include "report/summary.h"
@@ -411,6 +410,24 @@ static void dist_json(const struct consumer *c, struct jw *w)
 	jw_lit(w, "]");
 }
 
+/* statistics of a sampled trace must be scaled: say how it was sampled */
+static void sampling_json(const struct run_sampling *s, struct jw *w)
+{
+	jw_lit(w, ",\n\"spyreSampling\":{\"systemWide\":");
+	jw_lit(w, s->system_wide ? "true" : "false");
+	jw_lit(w, ",\"sampleEvery\":");
+	jw_u64(w, s->sample_every > 1 ? s->sample_every : 1);
+	jw_lit(w, ",\"rateCapPerProcess\":");
+	jw_u64(w, s->rate_cap);
+	jw_lit(w, ",\"windowSeconds\":");
+	jw_dbl(w, s->window_s, 3);
+	jw_lit(w, ",\"periodSeconds\":");
+	jw_dbl(w, s->period_s, 3);
+	jw_lit(w, ",\"window\":");
+	jw_u64(w, s->window);
+	jw_lit(w, "}");
+}
+
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			     const struct spyre_counters *counters, const struct run_end *end)
 {
@@ -561,6 +578,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	dist_json(c, w);
 	if (c->mem)	/* ,"spyreMemory":{...} */
 		memledger_json(c->mem, c, w);
+	if (end && end->sampling)
+		sampling_json(end->sampling, w);
 	return jw_mem_take(w, NULL);
 }
 

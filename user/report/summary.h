@@ -10,6 +10,15 @@
 struct cost_meter;
 struct vfio_tracer;
 
+/* How a run was sampled (fleet mode's options; by PID or launched: every call, one window). */
+struct run_sampling {
+	bool system_wide;
+	uint64_t sample_every;		/* 1: every call */
+	uint64_t rate_cap;		/* per process and second, 0: none */
+	double window_s, period_s;
+	uint64_t window;		/* the window's index */
+};
+
 /* How a run ended, beyond the per-probe counters. */
 struct run_end {
 	bool target_exited;
@@ -18,6 +27,7 @@ struct run_end {
 	const struct cost_meter *cost;	/* the probes' estimated cost (cost.h), or NULL */
 	const struct vfio_tracer *driver;	/* the driver tier (its counters), or NULL */
 	double max_overhead;		/* --max-overhead, 0 when not given */
+	const struct run_sampling *sampling;	/* "spyreSampling" in the metadata, or NULL */
 };
 
 /* The fatal signal that ended the target, or 0 (exited, still running, or not known). */
@@ -38,7 +48,10 @@ uint64_t summary_unwound(const struct target *t, const struct spyre_counters *co
 /* Per function: count, total, mean, p50, p99; then hits/drops. */
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, int pid, const struct run_end *end);
-/* Top-level trace members ("spyreProbes":[...],"spyreStats":{...}), malloc'd. */
+/*
+ * Top-level trace members ("spyreProbes":[...],"spyreStats":{...}, "spyreMemory", and
+ * "spyreSampling" when @end has it), malloc'd.
+ */
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			     const struct spyre_counters *counters, const struct run_end *end);
 

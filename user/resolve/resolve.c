@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "common/array.h"
+#include "common/intset.h"
 #include "resolve/elfsym.h"
 #include "resolve/globcap.h"
 #include "common/util.h"
@@ -744,6 +746,45 @@ int target_scan(struct target *t)
 	err = target_scan_maps(t, f, mf);
 	fclose(f);
 	return err;
+}
+
+int target_scan_procs(struct target *t, struct intset *seen, bool all, const char *procfs)
+{
+	struct dirent *de;
+	int added = 0, self = getpid();
+	DIR *d = opendir(procfs);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[300], mf[300];
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		FILE *f;
+		int n;
+
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		if (!all && intset_has(seen, pid))
+			continue;
+		if (intset_insert(seen, pid) < 0)
+			break;
+		snprintf(path, sizeof(path), "%s/%ld/maps", procfs, pid);
+		snprintf(mf, sizeof(mf), "%s/%ld/map_files", procfs, pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;	/* gone, or a kernel thread's empty maps */
+		n = target_scan_maps(t, f, mf);
+		fclose(f);
+		if (n == -E2BIG || n == -ENOMEM) {
+			closedir(d);
+			return n;
+		}
+		if (n > 0)
+			added += n;
+	}
+	closedir(d);
+	return added;
 }
 
 int target_add_lib(struct target *t, const char *path, const char *alias)

@@ -165,6 +165,13 @@ int target_scan_maps(struct target *t, FILE *maps, const char *map_files);
 /* Same for /proc/PID/maps of t->pid. */
 int target_scan(struct target *t);
 /*
+ * Same for every process in @procfs not scanned before (all of them with @all), @seen holding
+ * those scanned; returns new probes or -errno. The session rescans with it (fleet mode's -a,
+ * and -p PID --window).
+ */
+struct intset;
+int target_scan_procs(struct target *t, struct intset *seen, bool all, const char *procfs);
+/*
  * Resolve one file by path (launch mode: the executable and its libraries, not mapped yet),
  * under its real path (as the maps will show it); @alias is the name it was asked for by (what
  * ldd prints, the command's name), NULL for @path's basename.
