@@ -13,28 +13,10 @@
 #include "common/array.h"
 #include "common/util.h"
 #include "common/log.h"
-#include "stream/ringbuf.h"
 #include "spyre.skel.h"
 #include "attach/uprobe_tier.h"
 #include "attach/umulti.h"
 #include "common/parallel.h"
-
-/* Records per consume call before the main loop looks at the clock and signals again. */
-#define DRAIN_BATCH	65536
-
-static int on_event(void *ctx, const void *data, size_t len)
-{
-	struct tracer *tr = ctx;
-
-	/* one event, or up to SPYRE_STAGE spans a thread staged (see stage_events in the BPF) */
-	for (size_t off = 0; off + sizeof(struct spyre_event) <= len;
-	     off += sizeof(struct spyre_event)) {
-		consumer_event(tr->cons, (const struct spyre_event *)((const char *)data + off));
-		tr->batch++;
-	}
-	/* libbpf 1.1 keeps consuming while the producer keeps pace: stop to look around */
-	return tr->batch >= DRAIN_BATCH ? -EAGAIN : 0;
-}
 
 /*
  * bpf_find_vma with its callback, in a uprobe (kprobe-type) program. Asking for the helper is
@@ -587,11 +569,9 @@ out:
 	return err;
 }
 
-int tracer_map_ring(struct tracer *tr)
+int tracer_ring_fd(const struct tracer *tr)
 {
-	if (tr->rb)
-		return 0;
-	return rb_open(&tr->rb, bpf_map__fd(tr->skel->maps.events), on_event, tr);
+	return tr->skel ? bpf_map__fd(tr->skel->maps.events) : -EBADF;
 }
 
 /*
@@ -956,20 +936,6 @@ void tracer_detach(struct tracer *tr, struct target *t)
 		run_task_iter(tr, false);
 }
 
-bool tracer_drain(struct tracer *tr, struct consumer *c, bool all)
-{
-	int n;
-
-	if (!tr->rb)
-		return false;	/* not mapped (tracer_map_ring): not attached either */
-	tr->cons = c;
-	do {
-		tr->batch = 0;
-		n = rb_consume(tr->rb);
-	} while (all && n == -EAGAIN);
-	return n == -EAGAIN;
-}
-
 void tracer_read_counters(struct tracer *tr, int n)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -1037,7 +1003,6 @@ void tracer_close(struct tracer *tr)
 		tracer_detach(tr, NULL);
 	bpf_link__destroy(tr->fork_link);
 	bpf_link__destroy(tr->exit_link);
-	rb_close(tr->rb);
 	spyre_bpf__destroy(tr->skel);
 	free(tr->mlinks);
 	free(tr->mlink_ret);

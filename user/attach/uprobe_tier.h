@@ -9,8 +9,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "stream/consumer.h"
 #include "resolve/resolve.h"
+#include "stream/spyre_event_user.h"
 
 /* Drain interval: the ring holds rate x interval events; 10 ms keeps it small. */
 #define TRACER_DRAIN_MS		10
@@ -18,7 +18,6 @@
 #define TRACER_RESCAN_MS	1000
 
 struct spyre_bpf;
-struct rb_reader;
 struct bpf_link;
 
 struct tracer_opts {
@@ -35,7 +34,6 @@ struct tracer_opts {
 
 struct tracer {
 	struct spyre_bpf *skel;
-	struct rb_reader *rb;			/* user/stream/ringbuf.h */
 	/* perf-event links of probe i (no uprobe_multi): its entry, its uretprobe */
 	struct bpf_link **entry_links, **ret_links;
 	int nlinks;				/* probes they have room for */
@@ -43,8 +41,6 @@ struct tracer {
 	bool perf_limit_said;			/* past SPYRE_PERF_MAX_UPROBES, said once */
 	int room;				/* probes the counters hold (tracer_opts) */
 	struct spyre_counters *counters;	/* [room], CPUs summed: tracer_read_counters */
-	struct consumer *cons;			/* where drained records go */
-	long batch;
 	int attached;				/* probes with live links */
 	/*
 	 * uprobe_multi (Linux 6.6+): one link per library and kind instead of one perf event
@@ -95,12 +91,8 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o);
  * own references: the caller may close it once they are loaded.
  */
 int tracer_ring_create(unsigned int ringbuf_mb);
-/*
- * Map the ring buffer for tracer_drain; before the first attach, after every BPF object is
- * loaded: its pages count in RSS, and so do the ~11 MB libbpf holds for a moment to parse
- * vmlinux BTF (once per object). Records wait in the ring until then.
- */
-int tracer_map_ring(struct tracer *tr);
+/* The ring buffer the programs write (stream/drain.h reads it), or -EBADF before tracer_open. */
+int tracer_ring_fd(const struct tracer *tr);
 /*
  * Attach every resolved, not yet attached probe of @t to @pid (-1: every process). -E2BIG
  * (said on stderr) when perf-event links would exceed SPYRE_PERF_MAX_UPROBES: nothing new is
@@ -115,9 +107,6 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid);
 int tracer_detach_probe(struct tracer *tr, struct target *t, int i, bool returns);
 /* Remove all probes (return probes first); probes can be attached again later. */
 void tracer_detach(struct tracer *tr, struct target *t);
-/* Hand ring buffer records to @c; @all: until empty, else one bounded batch. True when the
- * batch was cut short with records left: drain again without waiting. */
-bool tracer_drain(struct tracer *tr, struct consumer *c, bool all);
 /* Sum the per-CPU counters of the first @n probes into tr->counters. */
 void tracer_read_counters(struct tracer *tr, int n);
 /* Zero the counters in the kernel (new window). */

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "attach/retcheck.h"
 #include "cmd/session.h"
+#include "stream/drain.h"
 #include "stream/vfio_decode.h"
 #include "output/trace_writer.h"
 #include "common/process.h"
@@ -192,6 +193,7 @@ void session_free(struct session *s)
 		trace_end(s->tw, NULL);
 	consumer_free(&s->cons);
 	memledger_free(&s->mem);
+	drain_close(s->drain);
 	if (s->upl && s->upl->started && !s->upl->err)	/* loaded */
 		tracer_close(&s->tr);
 	target_free(&s->t);
@@ -329,7 +331,7 @@ int session_driver_end(struct session *s)
 		pr_info("%s", s->drv->msg);
 	else if (s->drv->started)
 		pr_debug("driver tier: %s", vfio_path_name(vfio_path(s->vfio)));
-	err = tracer_map_ring(&s->tr);
+	err = s->drain ? 0 : drain_open(&s->drain, tracer_ring_fd(&s->tr));
 	if (err) {
 		pr_err("cannot map the ring buffer: %s", strerror(-err));
 		return EXIT_ERROR;
@@ -593,7 +595,7 @@ void session_loop(struct session *s, uint64_t until_ns)
 	s->next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
 	while (!s->stop && !s->hup) {
 		wait_events(s, backlog ? 0 : TRACER_DRAIN_MS);
-		backlog = tracer_drain(&s->tr, &s->cons, false);
+		backlog = drain_run(s->drain, &s->cons, false);
 		cost_meter_sample(&s->meter);
 		now = now_ns(CLOCK_MONOTONIC);
 		if (s->stop || s->hup || (until_ns && now >= until_ns))
@@ -657,7 +659,7 @@ int session_window_end(struct session *s, uint64_t index)
 	/* detach first so the counters stop moving, then take everything left in the ring; in
 	 * fleet mode the jobs pay nothing between windows: no probe stays behind */
 	detach_tiers(&s->tr, &s->t, s->vfio);
-	tracer_drain(&s->tr, &s->cons, true);
+	drain_run(s->drain, &s->cons, true);
 	tracer_read_counters(&s->tr, s->t.cnt);
 	consumer_write_metadata(&s->cons);
 	s->end = (struct run_end){ .target_exited = s->target_gone, .driver = s->vfio,

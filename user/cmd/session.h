@@ -41,6 +41,7 @@ struct session {
 	struct tracer_opts topts;
 	bool loaded;		/* tr is open */
 	struct vfio_tracer *vfio;	/* the driver tier, or NULL */
+	struct drain *drain;		/* the ring's reader, once every object is loaded */
 	struct vfio_decoder *vdec;	/* its records' decoder (with vfio) */
 	struct bg_load *upl, *drv;	/* the two BPF objects' loads (session_load_begin) */
 	int ring_fd;
