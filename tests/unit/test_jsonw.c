@@ -433,3 +433,81 @@ TEST(jsonw_mem_take)
 	CHECK_EQ_INT(text[len], '\0');
 	free(text);
 }
+
+TEST(jsonw_keyed_objects_track_commas)
+{
+	struct jw *w = jw_memopen();
+
+	jw_obj_begin(w);
+	jw_kv_u64(w, "a", 1);
+	jw_kv_str(w, "b", "x\"y");
+	jw_key(w, "o");
+	jw_obj_begin(w);
+	jw_obj_end(w);
+	jw_key(w, "l");
+	jw_arr_begin(w);
+	for (int i = 0; i < 3; i++) {
+		jw_elem(w);
+		jw_u64(w, i);
+	}
+	jw_arr_end(w);
+	jw_key(w, "objs");
+	jw_arr_begin(w);
+	for (int i = 0; i < 2; i++) {
+		jw_obj_begin(w);
+		jw_kv_i64(w, "i", -i);
+		jw_kv_bool(w, "t", i);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_kv_hex(w, "h", 255);
+	jw_kv_dbl(w, "d", 2.50, 3);
+	jw_kv_null(w, "n");
+	jw_obj_end(w);
+	CHECK_EQ_INT(jw_error(w), 0);
+	CHECK_STR(take(w), "{\"a\":1,\"b\":\"x\\\"y\",\"o\":{},\"l\":[0,1,2],"
+		  "\"objs\":[{\"i\":0,\"t\":false},{\"i\":-1,\"t\":true}],\"h\":\"0xff\",\"d\":2.5,"
+		  "\"n\":null}");
+}
+
+TEST(jsonw_keyed_members_and_line_breaks)
+{
+	struct jw *w = jw_memopen();
+
+	/* members of an object opened elsewhere: the first takes no comma, or one if told */
+	jw_members_begin(w, true);
+	jw_key(w, "list");
+	jw_arr_begin(w);
+	for (int i = 0; i < 2; i++) {
+		jw_nl(w);
+		jw_obj_begin(w);
+		jw_kv_u64(w, "k", i);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_nl(w);
+	jw_kv_u64(w, "after", 7);
+	jw_members_end(w);
+	CHECK_EQ_INT(jw_error(w), 0);
+	CHECK_STR(take(w), "\"list\":[\n{\"k\":0},\n{\"k\":1}],\n\"after\":7");
+
+	w = jw_memopen();
+	jw_members_begin(w, false);
+	jw_kv_u64(w, "x", 1);
+	jw_members_end(w);
+	CHECK_STR(take(w), ",\"x\":1");
+}
+
+TEST(jsonw_keyed_errors)
+{
+	struct jw *w = jw_memopen();
+
+	jw_obj_end(w);		/* an end without its begin */
+	CHECK_EQ_INT(jw_error(w), -EINVAL);
+	jw_close(w);
+	w = jw_memopen();
+	for (int i = 0; i <= JW_MAX_DEPTH; i++)
+		jw_arr_begin(w);
+	CHECK_EQ_INT(jw_error(w), -E2BIG);
+	jw_close(w);
+}

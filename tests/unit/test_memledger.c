@@ -319,7 +319,9 @@ TEST(memledger_json_live)
 	memledger_alloc(&m, 10, 11, MEMK_ALLOC, 0, 0x3000, 64, 5000, 0);
 	memledger_alloc(&m, 10, 12, MEMK_ALLOC, 0, 0x1000, 32, 2000, 0);
 	memledger_alloc(&m, 10, 12, MEMK_ALLOC, 0, 0x2000, 32, 3000, 0);
+	jw_members_begin(w, false);	/* after the metadata's other members */
 	memledger_json(&m, NULL, w);
+	jw_members_end(w);
 	d = jw_mem_data(w, &len);
 	CHECK(strstr(d, ",\n\"spyreMemory\":{"));
 	CHECK(strstr(d, "\"allocated\":{\"current\":128,\"peak\":128,\"peakTs\":2.000,"

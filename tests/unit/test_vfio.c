@@ -472,7 +472,9 @@ TEST(vfio_trace_output)
 	jv_free(root);
 	jw_close(w);
 
+	jw_members_begin(sw, false);	/* after spyreStats' other members */
 	driver_stats_json(vt, v, sw);
+	jw_members_end(sw);
 	d = jw_mem_data(sw, &len);
 	CHECK_STR(d, ",\"driverPath\":\"off\",\"driverSpans\":2,\"driverDrops\":0,"
 		  "\"driverUnpaired\":0,\"driverMissed\":0");

@@ -37,6 +37,11 @@ struct jw {
 	bool gz;
 	z_stream zs;
 	unsigned char *zbuf;
+	/* keyed JSON: one bit per open level, JW_MAX_DEPTH deep */
+	int depth;
+	uint64_t in_array;	/* the level is an array (else an object or a members level) */
+	uint64_t has_member;	/* the level has a member or element already: a comma next */
+	bool nl;		/* jw_nl: a line break after the next separator */
 };
 
 static const char digits2[] =
@@ -571,4 +576,157 @@ int jw_close(struct jw *w)
 	free(w->buf);
 	free(w);
 	return err;
+}
+
+/* --- keyed JSON ---------------------------------------------------------------------------- */
+
+static void push_level(struct jw *w, bool array)
+{
+	uint64_t bit;
+
+	if (w->depth >= JW_MAX_DEPTH) {
+		set_err(w, -E2BIG);
+		return;
+	}
+	bit = 1ull << w->depth++;
+	w->in_array = array ? w->in_array | bit : w->in_array & ~bit;
+	w->has_member &= ~bit;
+}
+
+static void pop_level(struct jw *w)
+{
+	if (w->depth <= 0) {
+		set_err(w, -EINVAL);	/* an end without its begin */
+		return;
+	}
+	w->depth--;
+	w->nl = false;
+}
+
+/* Before a member or an element of the innermost level: its comma, and jw_nl's line break. */
+static void separate(struct jw *w)
+{
+	uint64_t bit;
+
+	if (w->depth <= 0) {
+		w->nl = false;
+		return;
+	}
+	bit = 1ull << (w->depth - 1);
+	if (w->has_member & bit)
+		jw_raw(w, ",", 1);
+	w->has_member |= bit;
+	if (w->nl)
+		jw_raw(w, "\n", 1);
+	w->nl = false;
+}
+
+/* A value opens here: in an array it is an element (separated); after jw_key, not. */
+static void value_start(struct jw *w)
+{
+	if (w->depth > 0 && (w->in_array & (1ull << (w->depth - 1))))
+		separate(w);
+}
+
+void jw_members_begin(struct jw *w, bool first)
+{
+	push_level(w, false);
+	if (!first && w->depth > 0)
+		w->has_member |= 1ull << (w->depth - 1);
+}
+
+void jw_members_end(struct jw *w)
+{
+	pop_level(w);
+}
+
+void jw_obj_begin(struct jw *w)
+{
+	value_start(w);
+	jw_raw(w, "{", 1);
+	push_level(w, false);
+}
+
+void jw_obj_end(struct jw *w)
+{
+	pop_level(w);
+	jw_raw(w, "}", 1);
+}
+
+void jw_arr_begin(struct jw *w)
+{
+	value_start(w);
+	jw_raw(w, "[", 1);
+	push_level(w, true);
+}
+
+void jw_arr_end(struct jw *w)
+{
+	pop_level(w);
+	jw_raw(w, "]", 1);
+}
+
+void jw_nl(struct jw *w)
+{
+	w->nl = true;
+}
+
+void jw_key(struct jw *w, const char *key)
+{
+	separate(w);
+	jw_str(w, key);
+	jw_raw(w, ":", 1);
+}
+
+void jw_elem(struct jw *w)
+{
+	separate(w);
+}
+
+void jw_kv_str(struct jw *w, const char *key, const char *v)
+{
+	jw_key(w, key);
+	jw_str(w, v);
+}
+
+void jw_kv_u64(struct jw *w, const char *key, uint64_t v)
+{
+	jw_key(w, key);
+	jw_u64(w, v);
+}
+
+void jw_kv_i64(struct jw *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	jw_i64(w, v);
+}
+
+void jw_kv_hex(struct jw *w, const char *key, uint64_t v)
+{
+	jw_key(w, key);
+	jw_hex(w, v);
+}
+
+void jw_kv_bool(struct jw *w, const char *key, bool v)
+{
+	jw_key(w, key);
+	jw_lit(w, v ? "true" : "false");
+}
+
+void jw_kv_dbl(struct jw *w, const char *key, double v, int decimals)
+{
+	jw_key(w, key);
+	jw_dbl(w, v, decimals);
+}
+
+void jw_kv_null(struct jw *w, const char *key)
+{
+	jw_key(w, key);
+	jw_lit(w, "null");
+}
+
+void jw_kv_us(struct jw *w, const char *key, int64_t ns)
+{
+	jw_key(w, key);
+	jw_us_signed(w, ns);
 }

@@ -66,6 +66,35 @@ char *jw_fmt_hex(char *p, uint64_t v);		/* quoted */
 char *jw_fmt_us(char *p, uint64_t ns);		/* ns -> µs with 3 decimals */
 char *jw_fmt_us_signed(char *p, int64_t ns);
 
+/*
+ * Keyed JSON, with the commas tracked for you (as bpftool's json_writer): objects and arrays
+ * opened and closed in pairs, members named by jw_key or the jw_kv_* shorthands (key and
+ * value), plain array elements after jw_elem (objects and arrays in an array need nothing).
+ * jw_members_begin opens a level without a brace, for members that go into an object another
+ * writer opened (the trace's closing metadata): @first false when it has members already, so
+ * the first one here takes a comma. jw_nl puts a line break after the next separator (before
+ * the next member or element): the layout a reader sees in an editor, nothing to JSON. Deeper
+ * than JW_MAX_DEPTH levels, or an end without its begin, is an error (jw_error).
+ */
+#define JW_MAX_DEPTH	64
+void jw_members_begin(struct jw *w, bool first);
+void jw_members_end(struct jw *w);
+void jw_obj_begin(struct jw *w);
+void jw_obj_end(struct jw *w);
+void jw_arr_begin(struct jw *w);
+void jw_arr_end(struct jw *w);
+void jw_nl(struct jw *w);
+void jw_key(struct jw *w, const char *key);
+void jw_elem(struct jw *w);
+void jw_kv_str(struct jw *w, const char *key, const char *v);
+void jw_kv_u64(struct jw *w, const char *key, uint64_t v);
+void jw_kv_i64(struct jw *w, const char *key, int64_t v);
+void jw_kv_hex(struct jw *w, const char *key, uint64_t v);
+void jw_kv_bool(struct jw *w, const char *key, bool v);
+void jw_kv_dbl(struct jw *w, const char *key, double v, int decimals);
+void jw_kv_null(struct jw *w, const char *key);
+void jw_kv_us(struct jw *w, const char *key, int64_t ns);	/* jw_us_signed */
+
 /* End of a whole event: the buffer may be written out here, and only here. */
 void jw_commit(struct jw *w);
 /* First error seen (-errno), sticky; 0 if none. */

@@ -11,31 +11,24 @@ void driver_stats_json(const struct vfio_tracer *v, const struct vfio_decoder *d
 {
 	enum spyre_drv_path path = vfio_path(v);
 	struct vfio_counts c;
-	bool first = true;
 
 	vfio_counts(v, &c);
-	jw_lit(w, ",\"driverPath\":");
-	jw_str(w, vfio_path_name(path));
-	jw_lit(w, ",\"driverSpans\":");
-	jw_u64(w, vfio_decoder_spans(d));
-	jw_lit(w, ",\"driverDrops\":");
-	jw_u64(w, c.drops_ring);
-	jw_lit(w, ",\"driverUnpaired\":");
-	jw_u64(w, c.unpaired);
-	jw_lit(w, ",\"driverMissed\":");
-	jw_u64(w, c.missed);
+	jw_kv_str(w, "driverPath", vfio_path_name(path));
+	jw_kv_u64(w, "driverSpans", vfio_decoder_spans(d));
+	jw_kv_u64(w, "driverDrops", c.drops_ring);
+	jw_kv_u64(w, "driverUnpaired", c.unpaired);
+	jw_kv_u64(w, "driverMissed", c.missed);
 	if (path != SPYRE_DRV_FENTRY && path != SPYRE_DRV_KPROBE)
 		return;
-	jw_lit(w, ",\"driverFunctions\":[");
+	jw_key(w, "driverFunctions");
+	jw_arr_begin(w);
 	for (int i = 0; vfio_func(v, i); i++) {
 		if (!vfio_func_present(v, i))
 			continue;
-		if (!first)
-			jw_lit(w, ",");
+		jw_elem(w);
 		jw_str(w, vfio_func(v, i));
-		first = false;
 	}
-	jw_lit(w, "]");
+	jw_arr_end(w);
 }
 
 void driver_summary(const struct vfio_tracer *v, const struct vfio_decoder *d, FILE *f)

@@ -8,7 +8,7 @@ struct vfio_tracer;
 struct vfio_decoder;
 struct jw;
 
-/* ,"driverPath":"...","driverSpans":N,"driverDrops":N[,"driverFunctions":[...]] */
+/* Members of spyreStats: "driverPath":"...","driverSpans":N,...[,"driverFunctions":[...]] */
 void driver_stats_json(const struct vfio_tracer *v, const struct vfio_decoder *d, struct jw *w);
 /* The tier's path and counts, then per ioctl name: count, total, mean. Nothing when off. */
 void driver_summary(const struct vfio_tracer *v, const struct vfio_decoder *d, FILE *f);

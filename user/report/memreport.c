@@ -118,37 +118,104 @@ static const char *ledger_probe_name(const struct consumer *c, uint32_t probe)
 
 static void json_acct(struct jw *w, const struct mem_acct *a, uint64_t base_ns)
 {
-	jw_lit(w, "{\"current\":");
-	jw_u64(w, a->cur);
-	jw_lit(w, ",\"peak\":");
-	jw_u64(w, a->peak);
-	jw_lit(w, ",\"peakTs\":");
+	jw_obj_begin(w);
+	jw_kv_u64(w, "current", a->cur);
+	jw_kv_u64(w, "peak", a->peak);
 	if (a->peak_ns)
-		jw_us_signed(w, (int64_t)(a->peak_ns - base_ns));
+		jw_kv_us(w, "peakTs", (int64_t)(a->peak_ns - base_ns));
+	else
+		jw_kv_null(w, "peakTs");
+	jw_kv_u64(w, "allocs", a->allocs);
+	jw_kv_u64(w, "frees", a->frees);
+	jw_kv_u64(w, "bytesAllocated", a->bytes_alloc);
+	jw_kv_u64(w, "bytesFreed", a->bytes_freed);
+	jw_kv_u64(w, "unknownFrees", a->unknown_frees);
+	jw_kv_u64(w, "failedAllocs", a->failed);
+	jw_kv_u64(w, "freesMissed", a->replaced);
+	jw_obj_end(w);
+}
+
+/* One process's accounts, its live groups (every one, oldest first) and its oldest blocks. */
+static void process_json(struct jw *w, const struct memledger *m, const struct consumer *c,
+			 uint32_t pid, const struct live_group *gr, uint32_t ng,
+			 const struct mem_block *bl, uint32_t nb)
+{
+	const struct mem_acct *mapped = NULL;
+	uint32_t listed = 0;
+
+	jw_obj_begin(w);
+	jw_kv_u64(w, "pid", pid);
+	jw_key(w, "devices");
+	jw_arr_begin(w);
+	for (int i = 0; i < m->nacct; i++) {
+		const struct mem_acct *a = &m->accts[i];
+
+		if (a->pid != pid)
+			continue;
+		if (a->kind == MEMK_MAPPED) {
+			mapped = a;
+			continue;
+		}
+		jw_obj_begin(w);
+		jw_kv_i64(w, "device", a->dev);
+		jw_key(w, "allocated");
+		json_acct(w, a, m->base_ns);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "mapped");
+	if (mapped)
+		json_acct(w, mapped, m->base_ns);
 	else
 		jw_lit(w, "null");
-	jw_lit(w, ",\"allocs\":");
-	jw_u64(w, a->allocs);
-	jw_lit(w, ",\"frees\":");
-	jw_u64(w, a->frees);
-	jw_lit(w, ",\"bytesAllocated\":");
-	jw_u64(w, a->bytes_alloc);
-	jw_lit(w, ",\"bytesFreed\":");
-	jw_u64(w, a->bytes_freed);
-	jw_lit(w, ",\"unknownFrees\":");
-	jw_u64(w, a->unknown_frees);
-	jw_lit(w, ",\"failedAllocs\":");
-	jw_u64(w, a->failed);
-	jw_lit(w, ",\"freesMissed\":");
-	jw_u64(w, a->replaced);
-	jw_lit(w, "}");
+	jw_key(w, "liveGroups");
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < ng; i++) {
+		const struct live_group *g = &gr[i];
+
+		if (g->pid != pid)
+			continue;
+		jw_nl(w);
+		jw_obj_begin(w);
+		jw_kv_i64(w, "device", g->dev);
+		jw_kv_u64(w, "bytes", g->size);
+		jw_kv_u64(w, "count", g->count);
+		jw_kv_str(w, "probe", ledger_probe_name(c, g->probe));
+		jw_kv_u64(w, "tid", g->tid);
+		jw_kv_str(w, "thread", c ? consumer_thread_name(c, g->tid) : "");
+		jw_kv_us(w, "oldestTs", (int64_t)(g->oldest - m->base_ns));
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	/* the blocks themselves, oldest first, as many as MEMLEDGER_LIST_BLOCKS */
+	jw_key(w, "liveBlocks");
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < nb; i++) {
+		const struct mem_block *b = &bl[i];
+
+		if (b->pid != pid || ++listed > MEMLEDGER_LIST_BLOCKS)
+			continue;
+		jw_nl(w);
+		jw_obj_begin(w);
+		jw_kv_i64(w, "device", b->dev);
+		jw_kv_hex(w, "addr", b->ptr);
+		jw_kv_u64(w, "bytes", b->size);
+		jw_kv_str(w, "probe", ledger_probe_name(c, b->probe));
+		jw_kv_u64(w, "tid", b->tid);
+		jw_kv_us(w, "ts", (int64_t)(b->ts - m->base_ns));
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_kv_u64(w, "liveBlocksNotListed",
+		  listed > MEMLEDGER_LIST_BLOCKS ? listed - MEMLEDGER_LIST_BLOCKS : 0);
+	jw_obj_end(w);
 }
 
 void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w)
 {
 	struct live_group *gr = NULL;
 	struct mem_block *bl = NULL;
-	uint32_t nb = 0, ng = 0, listed;
+	uint32_t nb = 0, ng = 0;
 	int npid = 0;
 	uint32_t *pids = malloc((m->nacct ? m->nacct : 1) * sizeof(*pids));
 
@@ -164,101 +231,24 @@ void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w)
 		if (k == npid)
 			pids[npid++] = m->accts[i].pid;
 	}
-	jw_lit(w, ",\n\"spyreMemory\":{\"note\":\"only allocations made while traced are known: "
-		  "a free of a block allocated before is counted in unknownFrees\","
-		  "\"deviceType\":");
-	jw_u64(w, MEMLEDGER_DEVICE_TYPE);
-	jw_lit(w, ",\"allocsWithoutPointer\":");
-	jw_u64(w, m->no_pointer);
-	jw_lit(w, ",\"blocksUntracked\":");
-	jw_u64(w, m->blocks_untracked);
-	jw_lit(w, ",\"freeEntriesLost\":");
-	jw_u64(w, m->entries_lost);
-	jw_lit(w, ",\"nestedAllocs\":");
-	jw_u64(w, m->nested_allocs);
-	jw_lit(w, ",\"processes\":[");
+	jw_nl(w);
+	jw_key(w, "spyreMemory");
+	jw_obj_begin(w);
+	jw_kv_str(w, "note", "only allocations made while traced are known: a free of a block "
+		  "allocated before is counted in unknownFrees");
+	jw_kv_u64(w, "deviceType", MEMLEDGER_DEVICE_TYPE);
+	jw_kv_u64(w, "allocsWithoutPointer", m->no_pointer);
+	jw_kv_u64(w, "blocksUntracked", m->blocks_untracked);
+	jw_kv_u64(w, "freeEntriesLost", m->entries_lost);
+	jw_kv_u64(w, "nestedAllocs", m->nested_allocs);
+	jw_key(w, "processes");
+	jw_arr_begin(w);
 	for (int k = 0; k < npid; k++) {
-		const struct mem_acct *mapped = NULL;
-		bool first = true;
-
-		jw_lit(w, k ? ",\n{\"pid\":" : "\n{\"pid\":");
-		jw_u64(w, pids[k]);
-		jw_lit(w, ",\"devices\":[");
-		for (int i = 0; i < m->nacct; i++) {
-			const struct mem_acct *a = &m->accts[i];
-
-			if (a->pid != pids[k])
-				continue;
-			if (a->kind == MEMK_MAPPED) {
-				mapped = a;
-				continue;
-			}
-			jw_lit(w, first ? "{\"device\":" : ",{\"device\":");
-			first = false;
-			jw_i64(w, a->dev);
-			jw_lit(w, ",\"allocated\":");
-			json_acct(w, a, m->base_ns);
-			jw_lit(w, "}");
-		}
-		jw_lit(w, "],\"mapped\":");
-		if (mapped)
-			json_acct(w, mapped, m->base_ns);
-		else
-			jw_lit(w, "null");
-		/* every group, oldest first */
-		jw_lit(w, ",\"liveGroups\":[");
-		first = true;
-		for (uint32_t i = 0; i < ng; i++) {
-			const struct live_group *g = &gr[i];
-
-			if (g->pid != pids[k])
-				continue;
-			jw_lit(w, first ? "\n{\"device\":" : ",\n{\"device\":");
-			first = false;
-			jw_i64(w, g->dev);
-			jw_lit(w, ",\"bytes\":");
-			jw_u64(w, g->size);
-			jw_lit(w, ",\"count\":");
-			jw_u64(w, g->count);
-			jw_lit(w, ",\"probe\":");
-			jw_str(w, ledger_probe_name(c, g->probe));
-			jw_lit(w, ",\"tid\":");
-			jw_u64(w, g->tid);
-			jw_lit(w, ",\"thread\":");
-			jw_str(w, c ? consumer_thread_name(c, g->tid) : "");
-			jw_lit(w, ",\"oldestTs\":");
-			jw_us_signed(w, (int64_t)(g->oldest - m->base_ns));
-			jw_lit(w, "}");
-		}
-		/* the blocks themselves, oldest first, as many as MEMLEDGER_LIST_BLOCKS */
-		jw_lit(w, "],\"liveBlocks\":[");
-		listed = 0;
-		first = true;
-		for (uint32_t i = 0; i < nb; i++) {
-			const struct mem_block *b = &bl[i];
-
-			if (b->pid != pids[k] || ++listed > MEMLEDGER_LIST_BLOCKS)
-				continue;
-			jw_lit(w, first ? "\n{\"device\":" : ",\n{\"device\":");
-			first = false;
-			jw_i64(w, b->dev);
-			jw_lit(w, ",\"addr\":");
-			jw_hex(w, b->ptr);
-			jw_lit(w, ",\"bytes\":");
-			jw_u64(w, b->size);
-			jw_lit(w, ",\"probe\":");
-			jw_str(w, ledger_probe_name(c, b->probe));
-			jw_lit(w, ",\"tid\":");
-			jw_u64(w, b->tid);
-			jw_lit(w, ",\"ts\":");
-			jw_us_signed(w, (int64_t)(b->ts - m->base_ns));
-			jw_lit(w, "}");
-		}
-		jw_lit(w, "],\"liveBlocksNotListed\":");
-		jw_u64(w, listed > MEMLEDGER_LIST_BLOCKS ? listed - MEMLEDGER_LIST_BLOCKS : 0);
-		jw_lit(w, "}");
+		jw_nl(w);
+		process_json(w, m, c, pids[k], gr, ng, bl, nb);
 	}
-	jw_lit(w, "]}");
+	jw_arr_end(w);
+	jw_obj_end(w);
 	free(pids);
 	free(bl);
 	free(gr);

@@ -12,7 +12,10 @@ struct prom_window;
 void prom_window_add_memory(struct prom_window *pw, const struct consumer *c,
 			    const struct memledger *m);
 
-/* ,"spyreMemory":{...}: accounts, peaks, every group of live blocks, the oldest blocks. */
+/*
+ * The member "spyreMemory":{...} of the metadata @w is writing (jw_key): accounts, peaks, every
+ * group of live blocks, the oldest blocks.
+ */
 void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w);
 /* A few lines for the summary: peaks, what is still allocated (top groups, oldest first). */
 void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f);

@@ -294,12 +294,13 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	free(order);
 }
 
-/* Number with three decimals, as JSON. */
-static void jw_fixed(struct jw *w, double v)
+/* Member @key, a number with three decimals. */
+static void kv_fixed(struct jw *w, const char *key, double v)
 {
 	char b[48];
 
 	snprintf(b, sizeof(b), "%.3f", v);
+	jw_key(w, key);
 	jw_lit(w, b);
 }
 
@@ -309,63 +310,49 @@ static void cost_json(struct jw *w, const struct target *t, const struct run_end
 	const struct cost_meter *m = end->cost;
 	double pct = cost_meter_total_pct(m);
 
-	jw_lit(w, ",\"hitCostNs\":{\"emulated\":");
-	jw_u64(w, (uint64_t)m->costs.emulated_ns);
-	jw_lit(w, ",\"singleStepped\":");
-	jw_u64(w, (uint64_t)m->costs.stepped_ns);
-	jw_lit(w, ",\"uretprobeReturn\":");
-	jw_u64(w, (uint64_t)m->costs.uret_ns);
-	jw_lit(w, m->costs.calibrated ? ",\"calibrated\":true}" : ",\"calibrated\":false}");
-	jw_lit(w, ",\"estProbeNs\":");
-	jw_u64(w, (uint64_t)m->probe_ns);
-	jw_lit(w, ",\"jobCpuNs\":");
-	jw_u64(w, (uint64_t)m->cpu_ns);
-	jw_lit(w, ",\"estOverheadPct\":");
+	jw_key(w, "hitCostNs");
+	jw_obj_begin(w);
+	jw_kv_u64(w, "emulated", (uint64_t)m->costs.emulated_ns);
+	jw_kv_u64(w, "singleStepped", (uint64_t)m->costs.stepped_ns);
+	jw_kv_u64(w, "uretprobeReturn", (uint64_t)m->costs.uret_ns);
+	jw_kv_bool(w, "calibrated", m->costs.calibrated);
+	jw_obj_end(w);
+	jw_kv_u64(w, "estProbeNs", (uint64_t)m->probe_ns);
+	jw_kv_u64(w, "jobCpuNs", (uint64_t)m->cpu_ns);
 	if (pct >= 0)
-		jw_fixed(w, pct);
+		kv_fixed(w, "estOverheadPct", pct);
 	else
-		jw_lit(w, "null");
+		jw_kv_null(w, "estOverheadPct");
 	if (!end->max_overhead)
 		return;
-	jw_lit(w, ",\"maxOverheadPct\":");
-	jw_fixed(w, end->max_overhead);
-	jw_lit(w, ",\"overheadActions\":[");
+	kv_fixed(w, "maxOverheadPct", end->max_overhead);
+	jw_key(w, "overheadActions");
+	jw_arr_begin(w);
 	for (int k = 0; k < m->nactions; k++) {
 		const struct cost_action *a = &m->actions[k];
 
-		jw_lit(w, k ? ",{\"action\":\"detached\",\"probe\":" :
-			  "{\"action\":\"detached\",\"probe\":");
-		jw_str(w, t->probes[a->probe].name);
-		jw_lit(w, ",\"probeIndex\":");
-		jw_u64(w, a->probe);
-		jw_lit(w, ",\"atSec\":");
-		jw_fixed(w, a->at_s);
-		jw_lit(w, ",\"callsPerSec\":");
-		jw_fixed(w, a->rate);
-		jw_lit(w, ",\"estPctBefore\":");
-		jw_fixed(w, a->pct_before);
-		jw_lit(w, ",\"estPctAfter\":");
-		jw_fixed(w, a->pct_after);
-		jw_lit(w, "}");
+		jw_obj_begin(w);
+		jw_kv_str(w, "action", "detached");
+		jw_kv_str(w, "probe", t->probes[a->probe].name);
+		jw_kv_u64(w, "probeIndex", a->probe);
+		kv_fixed(w, "atSec", a->at_s);
+		kv_fixed(w, "callsPerSec", a->rate);
+		kv_fixed(w, "estPctBefore", a->pct_before);
+		kv_fixed(w, "estPctAfter", a->pct_after);
+		jw_obj_end(w);
 	}
-	jw_lit(w, "]");
+	jw_arr_end(w);
 }
 
 static void dist_fields(struct jw *w, const struct dist_info *d)
 {
-	jw_lit(w, "\"backend\":\"spyre_ccl\"");
-	if (d->rank >= 0) {
-		jw_lit(w, ",\"rank\":");
-		jw_u64(w, d->rank);
-	}
-	if (d->world_size >= 0) {
-		jw_lit(w, ",\"world_size\":");
-		jw_u64(w, d->world_size);
-	}
-	if (d->pci_bus_id[0]) {
-		jw_lit(w, ",\"pci_bus_id\":");
-		jw_str(w, d->pci_bus_id);
-	}
+	jw_kv_str(w, "backend", "spyre_ccl");
+	if (d->rank >= 0)
+		jw_kv_u64(w, "rank", d->rank);
+	if (d->world_size >= 0)
+		jw_kv_u64(w, "world_size", d->world_size);
+	if (d->pci_bus_id[0])
+		jw_kv_str(w, "pci_bus_id", d->pci_bus_id);
 }
 
 /*
@@ -388,44 +375,108 @@ static void dist_json(const struct consumer *c, struct jw *w)
 	}
 	if (!n)
 		return;
+	jw_nl(w);
 	if (n == 1) {
-		jw_lit(w, ",\n\"distributedInfo\":{");
+		jw_key(w, "distributedInfo");
+		jw_obj_begin(w);
 		dist_fields(w, one);
-		jw_lit(w, "}");
+		jw_obj_end(w);
 		return;
 	}
-	jw_lit(w, ",\n\"spyreDistributedInfo\":[");
-	n = 0;
+	jw_key(w, "spyreDistributedInfo");
+	jw_arr_begin(w);
 	for (int i = 0; i < c->nprocs; i++) {
 		const struct dist_info *d = &c->procs[i].dist;
 
 		if (d->rank < 0 && d->world_size < 0)
 			continue;
-		jw_lit(w, n++ ? ",{\"pid\":" : "{\"pid\":");
-		jw_u64(w, c->procs[i].pid);
-		jw_lit(w, ",");
+		jw_obj_begin(w);
+		jw_kv_u64(w, "pid", c->procs[i].pid);
 		dist_fields(w, d);
-		jw_lit(w, "}");
+		jw_obj_end(w);
 	}
-	jw_lit(w, "]");
+	jw_arr_end(w);
 }
 
 /* statistics of a sampled trace must be scaled: say how it was sampled */
 static void sampling_json(const struct run_sampling *s, struct jw *w)
 {
-	jw_lit(w, ",\n\"spyreSampling\":{\"systemWide\":");
-	jw_lit(w, s->system_wide ? "true" : "false");
-	jw_lit(w, ",\"sampleEvery\":");
-	jw_u64(w, s->sample_every > 1 ? s->sample_every : 1);
-	jw_lit(w, ",\"rateCapPerProcess\":");
-	jw_u64(w, s->rate_cap);
-	jw_lit(w, ",\"windowSeconds\":");
-	jw_dbl(w, s->window_s, 3);
-	jw_lit(w, ",\"periodSeconds\":");
-	jw_dbl(w, s->period_s, 3);
-	jw_lit(w, ",\"window\":");
-	jw_u64(w, s->window);
-	jw_lit(w, "}");
+	jw_nl(w);
+	jw_key(w, "spyreSampling");
+	jw_obj_begin(w);
+	jw_kv_bool(w, "systemWide", s->system_wide);
+	jw_kv_u64(w, "sampleEvery", s->sample_every > 1 ? s->sample_every : 1);
+	jw_kv_u64(w, "rateCapPerProcess", s->rate_cap);
+	jw_kv_dbl(w, "windowSeconds", s->window_s, 3);
+	jw_kv_dbl(w, "periodSeconds", s->period_s, 3);
+	jw_kv_u64(w, "window", s->window);
+	jw_obj_end(w);
+}
+
+/* One probe of spyreProbes: what it is, where, what its counters say. */
+static void probe_json(struct jw *w, const struct consumer *c, const struct target *t,
+		       const struct spyre_counters *k, const struct run_end *end, int i)
+{
+	const struct rprobe *p = &t->probes[i];
+	const struct probe_spec *sp = &t->table->specs[p->spec];
+
+	jw_obj_begin(w);
+	jw_kv_str(w, "name", p->name);
+	if (p->shared_name)
+		jw_kv_str(w, "sharedName", p->shared_name);
+	jw_kv_str(w, "symbol", p->qualname);
+	jw_kv_str(w, "library", t->libs[p->lib].path);
+	jw_kv_hex(w, "offset", p->attach_off);
+	/* span is the rule; the others say so, the two that record nothing among them */
+	if (sp->type != PROBE_SPAN)
+		jw_kv_str(w, "type", probe_type_name(sp->type));
+	jw_kv_u64(w, "hits", k->hits);
+	jw_kv_u64(w, "events", c->delivered[i]);
+	jw_kv_u64(w, "dropsRingFull", k->drops_ring);
+	jw_kv_u64(w, "dropsTooDeep", k->drops_depth);
+	jw_kv_u64(w, "dropsNoStack", k->drops_nostack);
+	jw_kv_u64(w, "unmatchedReturns", k->unmatched);
+	jw_kv_u64(w, "sampledOut", k->sampled_out);
+	jw_kv_u64(w, "dropsRateCap", k->drops_rate);
+	jw_kv_u64(w, "noReturn", no_return(sp, k, c->delivered[i]));
+	jw_kv_u64(w, "unwound", k->unwound);
+	if (k->deref_faults)
+		jw_kv_u64(w, "derefFaults", k->deref_faults);
+	if (p->failed)
+		jw_kv_bool(w, "attachFailed", true);
+	if (end->cost && i < end->cost->n)
+		jw_kv_u64(w, "estCostNs", (uint64_t)end->cost->ns[i]);
+	if (p->dropped)
+		jw_kv_bool(w, "detachedOverBudget", true);
+	if (sp->type == PROBE_SPAN) {
+		jw_kv_u64(w, "tailExits", k->tail_exits);
+		jw_kv_str(w, "returnProbe", p->ret == RET_SITES ? "sites" :
+			  p->ret == RET_URETPROBE ? "uretprobe" : "none");
+		if (p->ret == RET_SITES) {
+			jw_kv_u64(w, "returnSites", p->sites.n);
+			/* tail jumps followed to where the caller gets control back, and those that
+			 * end the span at the jump (tailExits counts those) */
+			jw_kv_u64(w, "tailJumpsFollowed", p->tail_followed);
+			jw_kv_u64(w, "tailReturnSites", p->tail_rets);
+			jw_kv_u64(w, "tailJumpsNotFollowed", p->tail_lost);
+			if (p->tail_lost)
+				jw_kv_str(w, "tailNotFollowedReason", p->tail_why);
+		} else if (p->ret == RET_NONE) {
+			jw_kv_str(w, "entriesOnlyReason", p->sites.why);
+		}
+	}
+	jw_obj_end(w);
+}
+
+/* How a process ended, as wait(2) would say: signal and exit code (-1: none, or not known). */
+static void exit_json(struct jw *w, const struct run_end *e, const char *signal_key,
+		      const char *code_key)
+{
+	jw_kv_u64(w, signal_key, run_end_signal(e));
+	if (e->exit_known && !run_end_signal(e))
+		jw_kv_u64(w, code_key, (e->exit_code >> 8) & 0xff);
+	else
+		jw_kv_i64(w, code_key, -1);
 }
 
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
@@ -436,150 +487,59 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 
 	if (!w)
 		return NULL;
-	jw_lit(w, "\"spyreProbes\":[");
+	jw_members_begin(w, true);
+	jw_key(w, "spyreProbes");
+	jw_arr_begin(w);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
-		const struct rprobe *p = &t->probes[i];
-
-		if (!probe_records_nothing(t->table->specs[p->spec].type))
+		if (!probe_records_nothing(t->table->specs[t->probes[i].spec].type))
 			hits += counters[i].hits;
 		drops += summary_dropped(&counters[i]);
-		jw_lit(w, i ? ",\n{\"name\":" : "\n{\"name\":");
-		jw_str(w, p->name);
-		if (p->shared_name) {
-			jw_lit(w, ",\"sharedName\":");
-			jw_str(w, p->shared_name);
-		}
-		jw_lit(w, ",\"symbol\":");
-		jw_str(w, p->qualname);
-		jw_lit(w, ",\"library\":");
-		jw_str(w, t->libs[p->lib].path);
-		jw_lit(w, ",\"offset\":");
-		jw_hex(w, p->attach_off);
-		/* span is the rule; the others say so, the two that record nothing among them */
-		if (t->table->specs[p->spec].type != PROBE_SPAN) {
-			jw_lit(w, ",\"type\":");
-			jw_str(w, probe_type_name(t->table->specs[p->spec].type));
-		}
-		jw_lit(w, ",\"hits\":");
-		jw_u64(w, counters[i].hits);
-		jw_lit(w, ",\"events\":");
-		jw_u64(w, c->delivered[i]);
-		jw_lit(w, ",\"dropsRingFull\":");
-		jw_u64(w, counters[i].drops_ring);
-		jw_lit(w, ",\"dropsTooDeep\":");
-		jw_u64(w, counters[i].drops_depth);
-		jw_lit(w, ",\"dropsNoStack\":");
-		jw_u64(w, counters[i].drops_nostack);
-		jw_lit(w, ",\"unmatchedReturns\":");
-		jw_u64(w, counters[i].unmatched);
-		jw_lit(w, ",\"sampledOut\":");
-		jw_u64(w, counters[i].sampled_out);
-		jw_lit(w, ",\"dropsRateCap\":");
-		jw_u64(w, counters[i].drops_rate);
-		jw_lit(w, ",\"noReturn\":");
-		jw_u64(w, no_return(&t->table->specs[p->spec], &counters[i], c->delivered[i]));
-		jw_lit(w, ",\"unwound\":");
-		jw_u64(w, counters[i].unwound);
-		if (counters[i].deref_faults) {
-			jw_lit(w, ",\"derefFaults\":");
-			jw_u64(w, counters[i].deref_faults);
-		}
-		if (p->failed)
-			jw_lit(w, ",\"attachFailed\":true");
-		if (end->cost && i < end->cost->n) {
-			jw_lit(w, ",\"estCostNs\":");
-			jw_u64(w, (uint64_t)end->cost->ns[i]);
-		}
-		if (p->dropped)
-			jw_lit(w, ",\"detachedOverBudget\":true");
-		if (t->table->specs[p->spec].type == PROBE_SPAN) {
-			jw_lit(w, ",\"tailExits\":");
-			jw_u64(w, counters[i].tail_exits);
-			jw_lit(w, ",\"returnProbe\":");
-			jw_str(w, p->ret == RET_SITES ? "sites" : p->ret == RET_URETPROBE ?
-				  "uretprobe" : "none");
-			if (p->ret == RET_SITES) {
-				jw_lit(w, ",\"returnSites\":");
-				jw_u64(w, p->sites.n);
-				/* tail jumps followed to where the caller gets control back, and
-				 * those that end the span at the jump (tailExits counts those) */
-				jw_lit(w, ",\"tailJumpsFollowed\":");
-				jw_u64(w, p->tail_followed);
-				jw_lit(w, ",\"tailReturnSites\":");
-				jw_u64(w, p->tail_rets);
-				jw_lit(w, ",\"tailJumpsNotFollowed\":");
-				jw_u64(w, p->tail_lost);
-				if (p->tail_lost) {
-					jw_lit(w, ",\"tailNotFollowedReason\":");
-					jw_str(w, p->tail_why);
-				}
-			} else if (p->ret == RET_NONE) {
-				jw_lit(w, ",\"entriesOnlyReason\":");
-				jw_str(w, p->sites.why);
-			}
-		}
-		jw_lit(w, "}");
+		jw_nl(w);
+		probe_json(w, c, t, &counters[i], end, i);
 	}
-	jw_lit(w, "],\n\"spyreStats\":{\"targetPid\":");
-	jw_u64(w, t->pid);
-	jw_lit(w, ",\"events\":");
-	jw_u64(w, c->events);
-	jw_lit(w, ",\"probeHits\":");
-	jw_u64(w, hits);
-	jw_lit(w, ",\"drops\":");
-	jw_u64(w, drops);
-	jw_lit(w, ",\"deviceSpans\":");
-	jw_u64(w, c->dev.st.matched);
-	jw_lit(w, ",\"launchesInFlight\":");
-	jw_u64(w, c->dev.st.launches_unmatched);
-	jw_lit(w, ",\"completionsWithoutLaunch\":");
-	jw_u64(w, c->dev.st.completions_unmatched);
-	jw_lit(w, ",\"deviceOverflow\":");
-	jw_u64(w, device_lost(&c->dev));
+	jw_arr_end(w);
+	jw_nl(w);
+	jw_key(w, "spyreStats");
+	jw_obj_begin(w);
+	jw_kv_u64(w, "targetPid", t->pid);
+	jw_kv_u64(w, "events", c->events);
+	jw_kv_u64(w, "probeHits", hits);
+	jw_kv_u64(w, "drops", drops);
+	jw_kv_u64(w, "deviceSpans", c->dev.st.matched);
+	jw_kv_u64(w, "launchesInFlight", c->dev.st.launches_unmatched);
+	jw_kv_u64(w, "completionsWithoutLaunch", c->dev.st.completions_unmatched);
+	jw_kv_u64(w, "deviceOverflow", device_lost(&c->dev));
 	if (c->vfio && end && end->driver)	/* driverPath, driverSpans, ... (report/driver.c) */
 		driver_stats_json(end->driver, c->vfio, w);
-	jw_lit(w, ",\"unwound\":");
-	jw_u64(w, summary_unwound(t, counters));
-	jw_lit(w, ",\"entryOnlyProbes\":");
-	jw_u64(w, t->entry_only);
+	jw_kv_u64(w, "unwound", summary_unwound(t, counters));
+	jw_kv_u64(w, "entryOnlyProbes", t->entry_only);
 	if (t->one_stack)
-		jw_lit(w, ",\"oneStackPerThread\":true");
-	if (t->sites_off) {	/* the start-up self-test found them broken (retcheck.h) */
-		jw_lit(w, ",\"returnSitesOff\":");
-		jw_str(w, t->sites_off);
-	}
+		jw_kv_bool(w, "oneStackPerThread", true);
+	if (t->sites_off)	/* the start-up self-test found them broken (retcheck.h) */
+		jw_kv_str(w, "returnSitesOff", t->sites_off);
 	if (end->cost)
 		cost_json(w, t, end);
-	jw_lit(w, ",\"targetSignal\":");
-	jw_u64(w, run_end_signal(end));
-	jw_lit(w, ",\"targetExitCode\":");
-	if (end->exit_known && !run_end_signal(end))
-		jw_u64(w, (end->exit_code >> 8) & 0xff);
-	else
-		jw_lit(w, "-1");
-	jw_lit(w, end->target_exited ? ",\"targetExited\":true" : ",\"targetExited\":false");
+	exit_json(w, end, "targetSignal", "targetExitCode");
+	jw_kv_bool(w, "targetExited", end->target_exited);
 	/* every traced process whose end was seen (fleet mode: many), as wait(2) would say */
-	jw_lit(w, ",\"processExits\":[");
+	jw_key(w, "processExits");
+	jw_arr_begin(w);
 	for (int i = 0; i < c->nexits; i++) {
 		const struct run_end e = { .exit_known = true, .exit_code = c->exits[i].code };
 
-		jw_lit(w, i ? ",{\"pid\":" : "{\"pid\":");
-		jw_u64(w, c->exits[i].pid);
-		jw_lit(w, ",\"signal\":");
-		jw_u64(w, run_end_signal(&e));
-		jw_lit(w, ",\"exitCode\":");
-		if (run_end_signal(&e))
-			jw_lit(w, "-1");
-		else
-			jw_u64(w, (e.exit_code >> 8) & 0xff);
-		jw_lit(w, "}");
+		jw_obj_begin(w);
+		jw_kv_u64(w, "pid", c->exits[i].pid);
+		exit_json(w, &e, "signal", "exitCode");
+		jw_obj_end(w);
 	}
-	jw_lit(w, "]}");
+	jw_arr_end(w);
+	jw_obj_end(w);
 	dist_json(c, w);
-	if (c->mem)	/* ,"spyreMemory":{...} */
+	if (c->mem)	/* "spyreMemory":{...} */
 		memledger_json(c->mem, c, w);
 	if (end && end->sampling)
 		sampling_json(end->sampling, w);
+	jw_members_end(w);
 	return jw_mem_take(w, NULL);
 }
 
