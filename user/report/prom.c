@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -488,6 +489,26 @@ static void mem_families(struct jw *b, const struct prom_window *w)
 	}
 }
 
+/* The window's own series, one value each, no labels. */
+enum scalar_unit { SC_RATIO, SC_SECONDS, SC_COUNT };
+static const struct scalar {
+	const char *name, *type, *help;
+	enum scalar_unit unit;
+	size_t off;		/* the value in struct prom_window (SC_RATIO: none) */
+} scalars[] = {
+	{ "spyre_sampling_ratio", "gauge",
+	  "Fraction of calls traced inside a window (1/N with --sample-every N).", SC_RATIO },
+	{ "spyre_window_start_seconds", "gauge", "Start of the last tracing window, Unix time.",
+	  SC_SECONDS, offsetof(struct prom_window, start_ns) },
+	{ "spyre_window_duration_seconds", "gauge", "Length of the last tracing window.",
+	  SC_SECONDS, offsetof(struct prom_window, duration_ns) },
+	{ "spyre_window_period_seconds", "gauge",
+	  "Time from one window start to the next (0: tracing continuously).", SC_SECONDS,
+	  offsetof(struct prom_window, period_ns) },
+	{ "spyre_windows_total", "counter", "Tracing windows completed since the tracer started.",
+	  SC_COUNT, offsetof(struct prom_window, windows) },
+};
+
 char *prom_render(const struct prom_window *w, size_t *len)
 {
 	struct jw *b = jw_memopen();
@@ -499,31 +520,21 @@ char *prom_render(const struct prom_window *w, size_t *len)
 	jw_lit(b, "spyre_tracer_info{version=\"");
 	put_label_value(b, w->version);
 	jw_lit(b, "\"} 1\n");
-	put_family(b, "spyre_sampling_ratio", "gauge",
-		  "Fraction of calls traced inside a window (1/N with --sample-every N).");
-	jw_lit(b, "spyre_sampling_ratio ");
-	put_dbl(b, w->sample_every > 1 ? 1.0 / w->sample_every : 1.0);
-	jw_lit(b, "\n");
-	put_family(b, "spyre_window_start_seconds", "gauge",
-		  "Start of the last tracing window, Unix time.");
-	jw_lit(b, "spyre_window_start_seconds ");
-	put_secs(b, w->start_ns);
-	jw_lit(b, "\n");
-	put_family(b, "spyre_window_duration_seconds", "gauge",
-		  "Length of the last tracing window.");
-	jw_lit(b, "spyre_window_duration_seconds ");
-	put_secs(b, w->duration_ns);
-	jw_lit(b, "\n");
-	put_family(b, "spyre_window_period_seconds", "gauge",
-		  "Time from one window start to the next (0: tracing continuously).");
-	jw_lit(b, "spyre_window_period_seconds ");
-	put_secs(b, w->period_ns);
-	jw_lit(b, "\n");
-	put_family(b, "spyre_windows_total", "counter",
-		  "Tracing windows completed since the tracer started.");
-	jw_lit(b, "spyre_windows_total ");
-	jw_u64(b, w->windows);
-	jw_lit(b, "\n");
+	for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
+		const struct scalar *sc = &scalars[i];
+		uint64_t v = sc->unit == SC_RATIO ? 0 : *(const uint64_t *)((const char *)w + sc->off);
+
+		put_family(b, sc->name, sc->type, sc->help);
+		jw_lit(b, sc->name);
+		jw_lit(b, " ");
+		if (sc->unit == SC_RATIO)	/* of calls traced: 1/N of --sample-every N */
+			put_dbl(b, w->sample_every > 1 ? 1.0 / w->sample_every : 1.0);
+		else if (sc->unit == SC_SECONDS)
+			put_secs(b, v);
+		else
+			jw_u64(b, v);
+		jw_lit(b, "\n");
+	}
 	per_series(b, w, CALLS, "spyre_calls_total", "counter",
 		   "Traced calls since the tracer started (cumulative over windows).");
 	per_series(b, w, SECONDS, "spyre_call_seconds_total", "counter",
