@@ -96,7 +96,7 @@ $(BUILD)/user/%.o: user/%.c $(USER_HDRS) bpf/spyre_event.h $(SKELS) | $(BUILD)/u
 # sources left the previous commit's name in the tool, and in its package.
 $(BUILD)/version: FORCE | $(BUILD)
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
-$(addprefix $(BUILD)/user/cmd/,env.o trace_mode.o fleet.o): $(BUILD)/version
+$(patsubst %.c,$(BUILD)/%.o,$(shell grep -l SPYRE_VERSION user/*/*.c)): $(BUILD)/version
 .PHONY: FORCE
 FORCE:
 

@@ -108,12 +108,9 @@ static void enforce_and_report(struct rotate *rot)
 
 /* The window's file, its trace begun, the session's consumer on it. Returns 0 or an exit code. */
 static int begin_window(struct session *s, struct rotate *rot, struct window_out *wo,
-			uint64_t win, uint64_t start, const char *hostname, uint64_t *real_ns)
+			uint64_t win, uint64_t start, uint64_t *real_ns)
 {
 	const struct env *env = s->env;
-	struct trace_meta meta = { .mono_base_ns = start, .real_base_ns = now_ns(CLOCK_REALTIME),
-				   .tool_version = SPYRE_VERSION, .hostname = hostname };
-	struct trace_writer *tw = NULL;
 	int err;
 
 	if (env->output_dir)
@@ -124,11 +121,8 @@ static int begin_window(struct session *s, struct rotate *rot, struct window_out
 		       strerror(-err));
 		return EXIT_OUTPUT;
 	}
-	meta.trace_name = wo->path;
-	*real_ns = meta.real_base_ns;
-	err = trace_begin(&tw, wo->out.jw, &meta);
-	wo->out.jw = NULL;	/* owned (and on failure closed) by the trace writer */
-	if (err || session_window_begin(s, tw, wo->path, start)) {
+	*real_ns = now_ns(CLOCK_REALTIME);
+	if (session_window_open(s, &wo->out, wo->path, start, *real_ns)) {
 		pr_err("cannot start the trace %s", wo->path);
 		return EXIT_OUTPUT;
 	}
@@ -154,7 +148,6 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	struct prom_window pw = {};
 	struct session s;
 	struct rotate rot = {};
-	char hostname[64] = "";
 	int rc, err;
 
 	/* -p with --window: one process in duty cycles; -a: every process */
@@ -177,8 +170,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	}
 	/* the counters get room for what resolves now (tracer_room): resolve before the load */
 	err = session_scan(&s, true);
-	if (err == -E2BIG) {
-		target_warn_too_many(&s.t, false);
+	if (err == -E2BIG) {	/* said */
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -189,21 +181,18 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	    (rc = session_driver_end(&s)))
 		goto out;
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
-	gethostname(hostname, sizeof(hostname) - 1);
 
 	for (uint64_t win = 1; !s.stop; win++) {
 		uint64_t start = now_ns(CLOCK_MONOTONIC), real_start;
 		struct window_out wo = {};
 
-		rc = begin_window(&s, &rot, &wo, win, start, hostname, &real_start);
+		rc = begin_window(&s, &rot, &wo, win, start, &real_start);
 		if (rc)
 			goto out;
 		/* attach: everything resolved so far, plus processes that appeared meanwhile */
 		err = session_scan(&s, win == 1);
-		if (err == -E2BIG) {	/* what fits is attached */
-			target_warn_too_many(&s.t, true);
+		if (err == -E2BIG)	/* what fits is attached (said) */
 			err = 0;
-		}
 		if (err >= 0 && !consumer_resize(&s.cons, s.t.cnt))
 			err = session_attach(&s);
 		warm_end(s.warm);
@@ -223,7 +212,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		session_window_end(&s, win);
 		window_prom_write(&s, &pw, start);
 		if (!env->quiet && (s.stop || !env->output_dir))
-			summary_print(stdout, &s.cons, &s.t, s.tr.counters, s.t.pid, &s.end);
+			summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);
 		/* on a terminal the status line has it; -v says it there too */
 		if (!s.tty)
 			pr_info("window %llu: wrote %s (%llu events)", (unsigned long long)win,

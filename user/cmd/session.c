@@ -23,6 +23,7 @@
 #include "cmd/session.h"
 #include "stream/drain.h"
 #include "stream/vfio_decode.h"
+#include "output/output.h"
 #include "output/trace_writer.h"
 #include "common/process.h"
 #include "attach/warm.h"
@@ -146,6 +147,7 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 {
 	memset(s, 0, sizeof(*s));
 	s->env = env;
+	gethostname(s->hostname, sizeof(s->hostname) - 1);
 	s->fleet = fleet;
 	s->ring_fd = s->sfd = s->pidfd = -1;
 	cost_defaults(&s->costs);
@@ -341,10 +343,16 @@ int session_driver_end(struct session *s)
 
 int session_scan(struct session *s, bool all)
 {
-	if (!s->env->system_wide)
-		return target_scan(&s->t);
-	return target_scan_procs(&s->t, &s->seen, all || s->scans++ % FULL_SCAN_EVERY == 0,
-				 "/proc");
+	int n = s->env->system_wide ?
+		target_scan_procs(&s->t, &s->seen, all || s->scans++ % FULL_SCAN_EVERY == 0,
+				  "/proc") :
+		target_scan(&s->t);
+
+	/* past --max-probes: at the start an error, later what fits is attached (said once) */
+	if (n == -E2BIG)
+		target_warn_too_many(&s->t, s->scanned);
+	s->scanned = true;
+	return n;
 }
 
 /*
@@ -380,8 +388,9 @@ int session_attach(struct session *s)
 	return tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
 }
 
-int session_window_begin(struct session *s, struct trace_writer *tw, const char *path,
-			 uint64_t start_ns)
+/* The consumer, the ledger and the loop on trace @tw, whose ts 0 is @start_ns. */
+static int window_begin(struct session *s, struct trace_writer *tw, const char *path,
+			uint64_t start_ns)
 {
 	int err;
 
@@ -402,6 +411,19 @@ int session_window_begin(struct session *s, struct trace_writer *tw, const char 
 			s->pidfd = syscall(SYS_pidfd_open, s->t.pid, 0);
 	}
 	return 0;
+}
+
+int session_window_open(struct session *s, struct output *out, const char *path,
+			uint64_t mono_ns, uint64_t real_ns)
+{
+	struct trace_meta meta = { .mono_base_ns = mono_ns, .real_base_ns = real_ns,
+				   .trace_name = path, .tool_version = SPYRE_VERSION,
+				   .hostname = s->hostname };
+	struct trace_writer *tw = NULL;
+	int err = trace_begin(&tw, out->jw, &meta);
+
+	out->jw = NULL;	/* owned (and on failure closed) by the trace writer */
+	return err ?: window_begin(s, tw, path, mono_ns);
 }
 
 void session_ready(struct session *s)
@@ -536,8 +558,6 @@ static void session_rescan(struct session *s)
 {
 	int n = session_scan(s, false);
 
-	if (n == -E2BIG)	/* what fits is attached */
-		target_warn_too_many(&s->t, true);
 	if ((n > 0 || n == -E2BIG) && !consumer_resize(&s->cons, s->t.cnt))
 		tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
 	/* a library loaded now that lacks a user's symbol: too late to refuse */

@@ -7,7 +7,7 @@
  * --window/--period) is a window per period, each into its own file.
  *
  *	session_init -> session_load_begin -> (resolve) -> session_load_end
- *	per window: session_window_begin -> session_attach -> session_loop -> session_window_end
+ *	per window: session_window_open -> session_attach -> session_loop -> session_window_end
  *		    -> session_window_close, then session_wait for the next one
  *	session_free
  */
@@ -49,7 +49,9 @@ struct session {
 	struct retcheck *rcheck;	/* the return-site self-test (retcheck.h) */
 	bool sites_checked;	/* its verdict applied to the target */
 	struct intset seen;	/* -a: processes scanned */
+	char hostname[64];		/* in each trace's metadata */
 	int scans;
+	bool scanned;			/* session_scan ran once */
 	bool *said;		/* user specs said to resolve nowhere */
 	pid_t launch_pid;	/* -- CMD: our child, reaped at the end; 0 = none */
 	/* what the probes cost */
@@ -92,15 +94,24 @@ bool session_driver_failed(struct session *s);
  * Returns 0 or an exit code. */
 int session_driver_end(struct session *s);
 
-/* Resolve again: new libraries (-p), new processes (-a; everything again with @all). */
+/*
+ * Resolve (again): new libraries (-p), new processes (-a; everything again with @all). New
+ * probes or -errno; -E2BIG (past --max-probes) is said here: at the first scan as the error
+ * it is, later as a warning (once) that what fits is attached.
+ */
 int session_scan(struct session *s, bool all);
 
 /* Attach everything resolved; the cost meter starts here. Returns 0 or -errno. */
 int session_attach(struct session *s);
 
-/* A window into @tw (owned from here on), file @path, starting at @start_ns. Returns -errno. */
-int session_window_begin(struct session *s, struct trace_writer *tw, const char *path,
-			 uint64_t start_ns);
+/*
+ * A window into the file @out opened for @path: its trace begun (the writer owns @out's text
+ * from here on, closed on failure too) with ts 0 at @mono_ns, CLOCK_REALTIME @real_ns then
+ * (taken together), the consumer on it. Returns 0 or -errno.
+ */
+struct output;
+int session_window_open(struct session *s, struct output *out, const char *path,
+			uint64_t mono_ns, uint64_t real_ns);
 /* The ready file, once. */
 void session_ready(struct session *s);
 /* Per-hit costs measured now that the job runs, and said (once). */

@@ -13,7 +13,6 @@
 #include "common/log.h"
 #include "offline/merge.h"
 #include "resolve/probes.h"
-#include "resolve/retsite.h"
 #include "cmd/trace_mode.h"
 
 static struct env env;

@@ -22,7 +22,6 @@
 #include "resolve/resolve.h"
 #include "cmd/session.h"
 #include "report/summary.h"
-#include "output/trace_writer.h"
 #include "common/process.h"
 #include "report/driver.h"
 #include "attach/warm.h"
@@ -99,10 +98,8 @@ static int resolve_target(struct session *s, struct probe_table *table)
 		return 0;
 	}
 	err = session_scan(s, true);
-	if (err == -E2BIG) {
-		target_warn_too_many(t, false);
+	if (err == -E2BIG)	/* said */
 		return EXIT_USAGE;
-	}
 	if (err < 0) {
 		pr_err("cannot read the mappings of %d: %s", env->pid, strerror(-err));
 		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
@@ -165,11 +162,10 @@ static int attach_target(struct session *s)
 int cmd_trace(struct env *env, struct probe_table *table)
 {
 	struct launch launch = { .pid = -1, .go_fd = -1 };
-	struct trace_writer *tw = NULL;
-	struct trace_meta meta = {};
+	uint64_t mono_ns, real_ns;
 	struct output out = {};
 	struct session s = {};
-	char default_out[96], hostname[64] = "";
+	char default_out[96];
 	int rc, err;
 
 	/* preflight, cheapest and most specific first */
@@ -192,8 +188,8 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	s.launch_pid = env->argv_cmd ? launch.pid : 0;
 
 	/* ts 0 comes before anything is attached: no event can predate the trace */
-	meta.mono_base_ns = now_ns(CLOCK_MONOTONIC);
-	meta.real_base_ns = now_ns(CLOCK_REALTIME);
+	mono_ns = now_ns(CLOCK_MONOTONIC);
+	real_ns = now_ns(CLOCK_REALTIME);
 
 	/*
 	 * Both BPF objects load in threads, into one ring buffer made first, while this thread
@@ -216,15 +212,8 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	if ((rc = session_load_end(&s)) || (rc = attach_target(&s)))
 		goto cleanup;
 
-	gethostname(hostname, sizeof(hostname) - 1);
-	meta.trace_name = env->output;
-	meta.tool_version = SPYRE_VERSION;
-	meta.hostname = hostname;
-	meta.device_id = 0;
 	rc = EXIT_ERROR;
-	err = trace_begin(&tw, out.jw, &meta);
-	out.jw = NULL;	/* owned (and on failure closed) by the trace writer */
-	if (err || session_window_begin(&s, tw, env->output, meta.mono_base_ns))
+	if (session_window_open(&s, &out, env->output, mono_ns, real_ns))
 		goto cleanup;
 
 	session_ready(&s);
@@ -236,7 +225,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	session_window_end(&s, 0);
 	rc = session_exit_code(&s);
 	if (!env->quiet)
-		summary_print(stdout, &s.cons, &s.t, s.tr.counters, env->pid, &s.end);
+		summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);
 	if (!env->quiet && s.vfio)
 		driver_summary(s.vfio, s.vdec, stdout);
 	pr_info("wrote %s (%llu events)%s; open it in https://ui.perfetto.dev or chrome://tracing",

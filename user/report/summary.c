@@ -144,10 +144,11 @@ static const char *row_label(const struct target *t, const struct rprobe *p, cha
 }
 
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
-		   const struct spyre_counters *counters, int pid, const struct run_end *end)
+		   const struct spyre_counters *counters, const struct run_end *end)
 {
 	uint64_t hits = 0, ring = 0, depth = 0, nostack = 0, unmatched = 0, noret = 0, throws = 0;
 	uint64_t catches = 0;
+	int pid = t->pid;	/* -1: every process (fleet mode's -a) */
 	uint64_t unwound;
 	int *order, n = 0, w = 28, renamed = 0;
 	char b1[32], b2[32], b3[32], b4[32], nsbuf[48], label[PATH_MAX + 512];

@@ -47,7 +47,7 @@ uint64_t summary_unwound(const struct target *t, const struct spyre_counters *co
 
 /* Per function: count, total, mean, p50, p99; then hits/drops. */
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
-		   const struct spyre_counters *counters, int pid, const struct run_end *end);
+		   const struct spyre_counters *counters, const struct run_end *end);
 /*
  * Top-level trace members ("spyreProbes":[...],"spyreStats":{...}, "spyreMemory", and
  * "spyreSampling" when @end has it), malloc'd.
