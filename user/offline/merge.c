@@ -503,25 +503,24 @@ static bool own_member(const char *key)
 
 static void put_member(struct jw *w, const char *key, const struct jv *v)
 {
-	jw_str(w, key);
-	jw_raw(w, ":", 1);
+	jw_key(w, key);
 	put_value(w, v);
-	jw_raw(w, ",", 1);
 	jw_commit(w);
 }
 
 /* [{"from":A,"to":B},...]: what merge renumbered (device pids, a legacy export's threads) */
-static void put_moves(struct jw *w, const int64_t *from, const int64_t *to, int n)
+static void put_moves(struct jw *w, const char *key, const int64_t *from, const int64_t *to,
+		      int n)
 {
-	jw_lit(w, "[");
+	jw_key(w, key);
+	jw_arr_begin(w);
 	for (int i = 0; i < n; i++) {
-		jw_lit(w, i ? ",{\"from\":" : "{\"from\":");
-		jw_i64(w, from[i]);
-		jw_lit(w, ",\"to\":");
-		jw_i64(w, to[i]);
-		jw_lit(w, "}");
+		jw_obj_begin(w);
+		jw_kv_i64(w, "from", from[i]);
+		jw_kv_i64(w, "to", to[i]);
+		jw_obj_end(w);
 	}
-	jw_lit(w, "]");
+	jw_arr_end(w);
 }
 
 static void put_header(struct mctx *m, const struct jv *ours, const struct jv *kineto,
@@ -532,7 +531,8 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	struct merge_info *mi = m->mi;
 	struct jw *w = m->w;
 
-	jw_lit(w, "{\"schemaVersion\":");
+	jw_obj_begin(w);
+	jw_key(w, "schemaVersion");
 	v = jv_get(kobj, "schemaVersion");
 	if (v && v->type == JV_NUMBER)
 		put_value(w, v);
@@ -541,13 +541,16 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	/* exactly one entry, as aiu-trace-analyzer wants: Kineto's device, else ours */
 	if (!jv_len(dp) || dp->type != JV_ARRAY)
 		dp = jv_get(ours, "deviceProperties");
-	jw_lit(w, ",\"deviceProperties\":[");
+	jw_key(w, "deviceProperties");
+	jw_arr_begin(w);
+	jw_elem(w);
 	if (jv_len(dp) && dp->type == JV_ARRAY)
 		put_value(w, jv_first(dp));
 	else
 		jw_lit(w, "{\"id\":0,\"name\":\"Spyre (AIU)\"}");
-	jw_lit(w, "],\n");
+	jw_arr_end(w);
 	jw_commit(w);
+	jw_nl(w);
 	/* everything else both carry, Kineto's first; on a name clash Kineto's wins */
 	jv_foreach(c, kobj)
 		if (!own_member(c->key))
@@ -555,65 +558,53 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	jv_foreach(c, ours)
 		if (!own_member(c->key) && !jv_get(kobj, c->key))
 			put_member(w, c->key, c);
-	jw_lit(w, "\"displayTimeUnit\":");
 	v = jv_get(kobj, "displayTimeUnit");
 	if (!jv_str(v))
 		v = jv_get(ours, "displayTimeUnit");
-	jw_str(w, jv_str(v) ? jv_str(v) : "ms");
-	jw_lit(w, ",\"baseTimeNanoseconds\":");
-	jw_u64(w, mi->kineto_base_ns);
-	jw_lit(w, ",\n\"spyreMerged\":{\"spyreTrace\":");
-	jw_str(w, ours_name);
-	jw_lit(w, ",\"kinetoTrace\":");
-	jw_str(w, kineto_name);
-	jw_lit(w, ",\"clock\":\"CLOCK_REALTIME\",\"kinetoTimestamps\":");
-	jw_lit(w, mi->legacy ? "\"legacy\"" : mi->kineto_absolute ? "\"absolute\"" :
-	       "\"relative\"");
-	jw_lit(w, ",\"kinetoBaseTimeNanoseconds\":");
-	jw_u64(w, mi->kineto_base_ns);
-	jw_lit(w, ",\"spyreRealtimeBaseNs\":");
-	jw_u64(w, mi->spyre_base_ns);
-	jw_lit(w, ",\"shiftNs\":");
-	jw_i64(w, mi->shift_ns);
-	jw_lit(w, ",\"devicePids\":");
-	put_moves(w, mi->dev_from, mi->dev_to, mi->ndev);
-	jw_lit(w, ",\"correlationOffset\":");
-	jw_u64(w, mi->corr_offset);
-	jw_lit(w, ",\"flowIdOffset\":");
-	jw_u64(w, mi->flow_offset);
-	jw_lit(w, ",\"nesting\":{\"toleranceNs\":");
-	jw_i64(w, mi->tol_ns);
-	jw_lit(w, ",\"adjustedSpans\":");
-	jw_u64(w, mi->fit.adjusted);
-	jw_lit(w, ",\"maxAdjustNs\":");
-	jw_i64(w, mi->fit.max_adjust_ns);
-	jw_lit(w, ",\"ownTracks\":");
-	jw_u64(w, mi->fit.lanes_moved);
-	jw_lit(w, ",\"spansOnOwnTracks\":");
-	jw_u64(w, mi->fit.spans_moved);
-	jw_lit(w, ",\"profilerSpansAdjusted\":");
-	jw_u64(w, mi->fit.profiler_adjusted);
-	jw_lit(w, ",\"profilerOverlaps\":");
-	jw_u64(w, mi->fit.profiler_overlaps);
-	jw_lit(w, "}");
+	jw_kv_str(w, "displayTimeUnit", jv_str(v) ? jv_str(v) : "ms");
+	jw_kv_u64(w, "baseTimeNanoseconds", mi->kineto_base_ns);
+	jw_nl(w);
+	jw_key(w, "spyreMerged");
+	jw_obj_begin(w);
+	jw_kv_str(w, "spyreTrace", ours_name);
+	jw_kv_str(w, "kinetoTrace", kineto_name);
+	jw_kv_str(w, "clock", "CLOCK_REALTIME");
+	jw_kv_str(w, "kinetoTimestamps", mi->legacy ? "legacy" : mi->kineto_absolute ?
+		  "absolute" : "relative");
+	jw_kv_u64(w, "kinetoBaseTimeNanoseconds", mi->kineto_base_ns);
+	jw_kv_u64(w, "spyreRealtimeBaseNs", mi->spyre_base_ns);
+	jw_kv_i64(w, "shiftNs", mi->shift_ns);
+	put_moves(w, "devicePids", mi->dev_from, mi->dev_to, mi->ndev);
+	jw_kv_u64(w, "correlationOffset", mi->corr_offset);
+	jw_kv_u64(w, "flowIdOffset", mi->flow_offset);
+	jw_key(w, "nesting");
+	jw_obj_begin(w);
+	jw_kv_i64(w, "toleranceNs", mi->tol_ns);
+	jw_kv_u64(w, "adjustedSpans", mi->fit.adjusted);
+	jw_kv_i64(w, "maxAdjustNs", mi->fit.max_adjust_ns);
+	jw_kv_u64(w, "ownTracks", mi->fit.lanes_moved);
+	jw_kv_u64(w, "spansOnOwnTracks", mi->fit.spans_moved);
+	jw_kv_u64(w, "profilerSpansAdjusted", mi->fit.profiler_adjusted);
+	jw_kv_u64(w, "profilerOverlaps", mi->fit.profiler_overlaps);
+	jw_obj_end(w);
 	if (mi->legacy) {
 		const struct legacy_fit *f = &mi->lfit;
 
-		jw_lit(w, ",\"legacyProfiler\":{\"profilerStartNs\":");
-		jw_u64(w, m->mo->profiler_start_ns);
-		jw_lit(w, ",\"zeroNs\":");
-		jw_u64(w, mi->kineto_base_ns);
-		jw_lit(w, ",\"fittedOps\":");
-		jw_u64(w, f->votes);
-		jw_lit(w, ",\"consideredOps\":");
-		jw_u64(w, f->considered);
-		jw_lit(w, ",\"pid\":");
-		jw_i64(w, mi->legacy_pid);
-		jw_lit(w, ",\"threads\":");
-		put_moves(w, f->tid_from, f->tid_to, f->nthreads);
-		jw_lit(w, "}");
+		jw_key(w, "legacyProfiler");
+		jw_obj_begin(w);
+		jw_kv_u64(w, "profilerStartNs", m->mo->profiler_start_ns);
+		jw_kv_u64(w, "zeroNs", mi->kineto_base_ns);
+		jw_kv_u64(w, "fittedOps", f->votes);
+		jw_kv_u64(w, "consideredOps", f->considered);
+		jw_kv_i64(w, "pid", mi->legacy_pid);
+		put_moves(w, "threads", f->tid_from, f->tid_to, f->nthreads);
+		jw_obj_end(w);
 	}
-	jw_lit(w, "},\n\"traceEvents\":[");
+	jw_obj_end(w);
+	/* the events go in as raw text, each with its own separator (event_sep) */
+	jw_nl(w);
+	jw_key(w, "traceEvents");
+	jw_arr_begin(w);
 	jw_commit(w);
 }
 
@@ -969,7 +960,10 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 	jv_foreach(ev, oev)
 		put_our_event(&m, ev, idx++);
 	put_track_names(&m);
-	jw_lit(w, "\n]}\n");
+	jw_raw(w, "\n", 1);
+	jw_arr_end(w);	/* traceEvents */
+	jw_obj_end(w);
+	jw_raw(w, "\n", 1);
 	jw_commit(w);
 	ret = jw_error(w);
 	if (ret)

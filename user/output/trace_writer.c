@@ -42,22 +42,32 @@ int trace_begin(struct trace_writer **out, struct jw *w, const struct trace_meta
 	t->base_ns = m->mono_base_ns;
 	t->first = true;
 
-	jw_lit(w, "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":");
-	jw_i64(w, m->device_id);
-	jw_lit(w, ",\"name\":\"Spyre (AIU)\",\"totalGlobalMem\":0,\"computeMajor\":0,"
-		  "\"computeMinor\":0}],\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
-	jw_u64(w, m->real_base_ns);
-	jw_lit(w, ",\"traceName\":");
-	jw_str(w, m->trace_name);
-	jw_lit(w, ",\"spyreTracer\":{\"version\":");
-	jw_str(w, m->tool_version);
-	jw_lit(w, ",\"hostname\":");
-	jw_str(w, m->hostname);
-	jw_lit(w, ",\"clock\":\"CLOCK_MONOTONIC\",\"monotonicBaseNs\":");
-	jw_u64(w, m->mono_base_ns);
-	jw_lit(w, ",\"realtimeBaseNs\":");
-	jw_u64(w, m->real_base_ns);
-	jw_lit(w, "},\"traceEvents\":[");
+	jw_obj_begin(w);
+	jw_kv_u64(w, "schemaVersion", 1);
+	jw_key(w, "deviceProperties");
+	jw_arr_begin(w);
+	jw_obj_begin(w);
+	jw_kv_i64(w, "id", m->device_id);
+	jw_kv_str(w, "name", "Spyre (AIU)");
+	jw_kv_u64(w, "totalGlobalMem", 0);
+	jw_kv_u64(w, "computeMajor", 0);
+	jw_kv_u64(w, "computeMinor", 0);
+	jw_obj_end(w);
+	jw_arr_end(w);
+	jw_kv_str(w, "displayTimeUnit", "ms");
+	jw_kv_u64(w, "baseTimeNanoseconds", m->real_base_ns);
+	jw_kv_str(w, "traceName", m->trace_name);
+	jw_key(w, "spyreTracer");
+	jw_obj_begin(w);
+	jw_kv_str(w, "version", m->tool_version);
+	jw_kv_str(w, "hostname", m->hostname);
+	jw_kv_str(w, "clock", "CLOCK_MONOTONIC");
+	jw_kv_u64(w, "monotonicBaseNs", m->mono_base_ns);
+	jw_kv_u64(w, "realtimeBaseNs", m->real_base_ns);
+	jw_obj_end(w);
+	/* the events go in as raw text, each with its own separator (trace_complete, ...) */
+	jw_key(w, "traceEvents");
+	jw_arr_begin(w);
 	jw_commit(w);
 
 	err = jw_error(w);
@@ -366,12 +376,14 @@ int trace_finish(struct trace_writer *t, const char *extra)
 	if (!t)
 		return -EINVAL;
 	w = t->w;
-	jw_raw(w, "\n]", 2);
-	if (extra && *extra) {
+	jw_raw(w, "\n", 1);
+	jw_arr_end(w);
+	if (extra && *extra) {	/* members, made by a keyed writer of their own */
 		jw_raw(w, ",", 1);
 		jw_lit(w, extra);
 	}
-	jw_raw(w, "}\n", 2);
+	jw_obj_end(w);
+	jw_raw(w, "\n", 1);
 	jw_commit(w);
 	free(t);
 	return jw_error(w);
