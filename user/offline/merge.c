@@ -191,6 +191,33 @@ static void side_free(struct side *s)
 
 /* --- writing ---------------------------------------------------------------------------------- */
 
+/*
+ * A member's value written differently (@w at the value, the key written): true, else false and
+ * the value is copied as it is.
+ */
+typedef bool (*member_fn)(struct jw *w, const struct jv *member, void *ctx);
+
+static void put_value(struct jw *w, const struct jv *v);
+
+/* Object @v member by member, in its order; @fn (may be NULL) may write a member's value. */
+static void put_members(struct jw *w, const struct jv *v, member_fn fn, void *ctx)
+{
+	const struct jv *c;
+	bool first = true;
+
+	jw_raw(w, "{", 1);
+	jv_foreach(c, v) {
+		if (!first)
+			jw_raw(w, ",", 1);
+		first = false;
+		jw_str(w, c->key);
+		jw_raw(w, ":", 1);
+		if (!fn || !fn(w, c, ctx))
+			put_value(w, c);
+	}
+	jw_raw(w, "}", 1);
+}
+
 static void put_value(struct jw *w, const struct jv *v)
 {
 	const struct jv *c;
@@ -210,20 +237,18 @@ static void put_value(struct jw *w, const struct jv *v)
 		/* a \u0000 inside a string ends it here: no trace tool writes one */
 		jw_strn(w, v->str.s, v->str.len);
 		break;
-	case JV_ARRAY:
 	case JV_OBJECT:
-		jw_raw(w, v->type == JV_ARRAY ? "[" : "{", 1);
+		put_members(w, v, NULL, NULL);
+		break;
+	case JV_ARRAY:
+		jw_raw(w, "[", 1);
 		jv_foreach(c, v) {
 			if (!first)
 				jw_raw(w, ",", 1);
 			first = false;
-			if (v->type == JV_OBJECT) {
-				jw_str(w, c->key);
-				jw_raw(w, ":", 1);
-			}
 			put_value(w, c);
 		}
-		jw_raw(w, v->type == JV_ARRAY ? "]" : "}", 1);
+		jw_raw(w, "]", 1);
 		break;
 	}
 }
@@ -312,44 +337,74 @@ static bool drop_meta(const struct mctx *m, const char *name, int64_t pid, int64
 	return false;
 }
 
-/* @suffix: appended to args.name (a device process Kineto has too, a thread on its own track) */
-static void put_our_args(struct mctx *m, const struct jv *args, const char *suffix)
+struct our_args {
+	const struct mctx *m;
+	const char *suffix;	/* appended to args.name */
+};
+
+static bool our_arg(struct jw *w, const struct jv *c, void *ctx)
 {
-	const struct jv *c;
-	bool first = true;
+	const struct our_args *a = ctx;
 	uint64_t id;
 
-	jw_raw(m->w, "{", 1);
-	jv_foreach(c, args) {
-		if (!first)
-			jw_raw(m->w, ",", 1);
-		first = false;
-		jw_str(m->w, c->key);
-		jw_raw(m->w, ":", 1);
-		if (m->mi->corr_offset && !strcmp(c->key, "correlation") && raw_u64(c, &id)) {
-			jw_u64(m->w, id + m->mi->corr_offset);
-		} else if (suffix && !strcmp(c->key, "name") && c->type == JV_STRING) {
-			char buf[256];
+	if (a->m->mi->corr_offset && !strcmp(c->key, "correlation") && raw_u64(c, &id)) {
+		jw_u64(w, id + a->m->mi->corr_offset);
+	} else if (a->suffix && !strcmp(c->key, "name") && c->type == JV_STRING) {
+		char buf[256];
 
-			/* Kineto's own track of that index stays recognisable */
-			snprintf(buf, sizeof(buf), "%s%s", c->str.s, suffix);
-			jw_str(m->w, buf);
-		} else {
-			put_value(m->w, c);
-		}
+		/* Kineto's own track of that index stays recognisable */
+		snprintf(buf, sizeof(buf), "%s%s", c->str.s, a->suffix);
+		jw_str(w, buf);
+	} else {
+		return false;
 	}
-	jw_raw(m->w, "}", 1);
+	return true;
+}
+
+/* What of our event changes in the merged trace (put_our_event). */
+struct our_event {
+	struct mctx *m;
+	size_t idx;
+	const char *suffix;	/* appended to args.name (a device process Kineto has too, a thread
+				 * on its own track) */
+	int64_t to, tid;	/* its pid when @moved, its tid */
+	bool moved, own, flow, meta, adj;
+};
+
+static bool our_member(struct jw *w, const struct jv *c, void *ctx)
+{
+	const struct our_event *o = ctx;
+	const struct merge_info *mi = o->m->mi;
+	int64_t ts;
+	uint64_t id;
+
+	if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && o->adj) {
+		put_adjusted(w, &o->m->adj_o[o->idx], c->key);
+	} else if (!strcmp(c->key, "ts") && us_ns(c, &ts)) {
+		jw_us_signed(w, o->meta && ts + mi->shift_ns < 0 ? 0 : ts + mi->shift_ns);
+	} else if (!strcmp(c->key, "pid") && o->moved) {
+		jw_i64(w, o->to);
+	} else if (!strcmp(c->key, "tid") && o->own) {
+		jw_i64(w, o->tid + MERGE_OWN_TRACK_TID);
+	} else if (!strcmp(c->key, "id") && o->flow && mi->flow_offset && raw_u64(c, &id)) {
+		jw_u64(w, id + mi->flow_offset);
+	} else if (!strcmp(c->key, "args") && c->type == JV_OBJECT) {
+		struct our_args a = { .m = o->m, .suffix = o->suffix };
+
+		put_members(w, c, our_arg, &a);
+	} else {
+		return false;
+	}
+	return true;
 }
 
 static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 {
-	const char *ph, *name, *suffix = NULL;
-	int64_t pid = -1, tid = 0, to = 0, ts;
-	bool moved = false, has_tid, flow, meta, own = false, adj;
-	const struct jv *c;
-	bool first = true;
+	struct our_event o = { .m = m, .idx = idx };
+	const char *ph, *name;
+	int64_t pid = -1;
+	bool has_tid;
 	size_t lane = 0;
-	uint64_t id;
 
 	if (ev->type != JV_OBJECT) {
 		event_sep(m);
@@ -361,53 +416,30 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 	ph = jv_get_str(ev, "ph");
 	name = jv_get_str(ev, "name");
 	if (int_of(jv_get(ev, "pid"), &pid))
-		moved = remap_pid(m, pid, &to);
-	has_tid = int_of(jv_get(ev, "tid"), &tid);
-	own = has_tid && lane_is_moved(m, moved ? to : pid, tid, &lane);
-	if (ph && !strcmp(ph, "M") && !own &&
-	    drop_meta(m, name, moved ? to : pid, tid, has_tid)) {
+		o.moved = remap_pid(m, pid, &o.to);
+	has_tid = int_of(jv_get(ev, "tid"), &o.tid);
+	o.own = has_tid && lane_is_moved(m, o.moved ? o.to : pid, o.tid, &lane);
+	if (ph && !strcmp(ph, "M") && !o.own &&
+	    drop_meta(m, name, o.moved ? o.to : pid, o.tid, has_tid)) {
 		m->mi->dropped_meta++;
 		return;
 	}
-	if (moved && name && !strcmp(name, "process_name"))
-		suffix = DEVICE_SUFFIX;
-	if (own && name && !strcmp(name, "thread_name") && ph && !strcmp(ph, "M")) {
-		suffix = DEVICE_SUFFIX;
+	if (o.moved && name && !strcmp(name, "process_name"))
+		o.suffix = DEVICE_SUFFIX;
+	if (o.own && name && !strcmp(name, "thread_name") && ph && !strcmp(ph, "M")) {
+		o.suffix = DEVICE_SUFFIX;
 		m->moved_named[lane] = true;
 	}
-	adj = idx < m->nours && m->adj_o[idx].set;
-	flow = ph && (!strcmp(ph, "s") || !strcmp(ph, "f"));
+	o.adj = idx < m->nours && m->adj_o[idx].set;
+	o.flow = ph && (!strcmp(ph, "s") || !strcmp(ph, "f"));
 	/*
 	 * Names and labels written at our ts 0 land before the other trace's ts 0 when it began
 	 * later (a legacy export counts from the profiler's start): Perfetto's sorter drops every
 	 * event before 0, names included. Metadata has no time of its own: it goes to 0.
 	 */
-	meta = ph && !strcmp(ph, "M");
+	o.meta = ph && !strcmp(ph, "M");
 	event_sep(m);
-	jw_raw(m->w, "{", 1);
-	jv_foreach(c, ev) {
-		if (!first)
-			jw_raw(m->w, ",", 1);
-		first = false;
-		jw_str(m->w, c->key);
-		jw_raw(m->w, ":", 1);
-		if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && adj)
-			put_adjusted(m->w, &m->adj_o[idx], c->key);
-		else if (!strcmp(c->key, "ts") && us_ns(c, &ts))
-			jw_us_signed(m->w, meta && ts + m->mi->shift_ns < 0 ? 0 :
-				     ts + m->mi->shift_ns);
-		else if (!strcmp(c->key, "pid") && moved)
-			jw_i64(m->w, to);
-		else if (!strcmp(c->key, "tid") && own)
-			jw_i64(m->w, tid + MERGE_OWN_TRACK_TID);
-		else if (!strcmp(c->key, "id") && flow && m->mi->flow_offset && raw_u64(c, &id))
-			jw_u64(m->w, id + m->mi->flow_offset);
-		else if (!strcmp(c->key, "args") && c->type == JV_OBJECT)
-			put_our_args(m, c, suffix);
-		else
-			put_value(m->w, c);
-	}
-	jw_raw(m->w, "}", 1);
+	put_members(m->w, ev, our_member, &o);
 	jw_commit(m->w);
 	m->mi->spyre_events++;
 }
@@ -416,35 +448,39 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
  * The profiler's events are copied as they are, except the ones the nesting fit moved (legacy
  * rounding) and a legacy export's ids: its string pid becomes the job's, its thread numbers ours.
  */
-static void put_profiler_event(struct mctx *m, const struct jv *ev, size_t idx)
+struct profiler_event {
+	struct mctx *m;
+	size_t idx;
+	bool adj;
+};
+
+static bool profiler_member(struct jw *w, const struct jv *c, void *ctx)
 {
-	bool adj = idx < m->nkineto && m->adj_k[idx].set;
-	const struct jv *c;
-	bool first = true;
+	const struct profiler_event *p = ctx;
+	const struct merge_info *mi = p->m->mi;
 	int64_t tid;
 
+	if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && p->adj)
+		put_adjusted(w, &p->m->adj_k[p->idx], c->key);
+	else if (!strcmp(c->key, "pid") && mi->legacy)
+		jw_i64(w, mi->legacy_pid);
+	else if (!strcmp(c->key, "tid") && mi->legacy && int_of(c, &tid))
+		jw_i64(w, legacy_tid(p->m, tid));
+	else
+		return false;
+	return true;
+}
+
+static void put_profiler_event(struct mctx *m, const struct jv *ev, size_t idx)
+{
+	struct profiler_event p = { .m = m, .idx = idx,
+				    .adj = idx < m->nkineto && m->adj_k[idx].set };
+
 	event_sep(m);
-	if ((!m->mi->legacy && !adj) || ev->type != JV_OBJECT) {
+	if ((!m->mi->legacy && !p.adj) || ev->type != JV_OBJECT)
 		put_value(m->w, ev);
-	} else {
-		jw_raw(m->w, "{", 1);
-		jv_foreach(c, ev) {
-			if (!first)
-				jw_raw(m->w, ",", 1);
-			first = false;
-			jw_str(m->w, c->key);
-			jw_raw(m->w, ":", 1);
-			if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && adj)
-				put_adjusted(m->w, &m->adj_k[idx], c->key);
-			else if (!strcmp(c->key, "pid") && m->mi->legacy)
-				jw_i64(m->w, m->mi->legacy_pid);
-			else if (!strcmp(c->key, "tid") && m->mi->legacy && int_of(c, &tid))
-				jw_i64(m->w, legacy_tid(m, tid));
-			else
-				put_value(m->w, c);
-		}
-		jw_raw(m->w, "}", 1);
-	}
+	else
+		put_members(m->w, ev, profiler_member, &p);
 	jw_commit(m->w);
 	m->mi->kineto_events++;
 }
