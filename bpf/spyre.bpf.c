@@ -1107,6 +1107,65 @@ int spyre_tail_ret(struct pt_regs *ctx)
 	return finish_call(ctx, PT_REGS_SP(ctx), FIN_FOLLOW, 0);
 }
 
+/*
+ * Emulated returns (x86-64): the return done by the program, so that the kernel skips the
+ * single step of the probed ret (~2-3 us a call under QEMU TCG on Debian's 7.3 kernel, against
+ * ~15-21 us single-stepped; docs/performance.md). Loaded only where the start-up self-test saw
+ * a return done this way come back right (attach/retcheck.h, RETCHECK_EMULATED).
+ *
+ * Not on a thread with a user shadow stack (CET, Linux 6.6+ with glibc 2.39+): a return done
+ * here does not pop it, and the thread's next ret would fault; there the kernel single-steps
+ * as before. The flag is the thread's (thread.features, ARCH_SHSTK_SHSTK); a kernel without
+ * user shadow stacks has no such field.
+ */
+struct thread_struct___shstk {
+	unsigned long features;
+} __attribute__((preserve_access_index));
+
+struct task_struct___shstk {
+	struct thread_struct___shstk thread;
+} __attribute__((preserve_access_index));
+
+#define SPYRE_ARCH_SHSTK_SHSTK	1
+
+static __always_inline bool shadow_stack_on(void)
+{
+	struct task_struct___shstk *t = (void *)bpf_get_current_task();
+
+	if (!bpf_core_field_exists(t->thread.features))
+		return false;
+	return BPF_CORE_READ(t, thread.features) & SPYRE_ARCH_SHSTK_SHSTK;
+}
+
+static __always_inline void return_now(struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u32 pop = spyre_cookie_aux(bpf_get_attach_cookie(ctx)) >> SPYRE_CK_POP_SHIFT;
+	__u64 ra;
+
+	if (shadow_stack_on() || bpf_probe_read_user(&ra, sizeof(ra), (void *)ctx->sp))
+		return;		/* the kernel steps the ret, as without emulation */
+	ctx->ip = ra;
+	ctx->sp += 8 + pop;
+#endif
+}
+
+SEC("uprobe")
+int spyre_ret_site_emu(struct pt_regs *ctx)
+{
+	finish_call(ctx, PT_REGS_SP(ctx), FIN_RET, 0);
+	return_now(ctx);
+	return 0;
+}
+
+SEC("uprobe")
+int spyre_tail_ret_emu(struct pt_regs *ctx)
+{
+	finish_call(ctx, PT_REGS_SP(ctx), FIN_FOLLOW, 0);
+	return_now(ctx);
+	return 0;
+}
+
 #if defined(__TARGET_ARCH_x86)
 /*
  * Is x86 condition code @cc (a jcc opcode's low nibble) true for these flags? Without

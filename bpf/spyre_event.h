@@ -109,6 +109,12 @@ struct spyre_read_cfg {
 #define SPYRE_CK_COND_MASK	0xff
 #define SPYRE_CK_TAIL_FOLLOW	0x100
 #define SPYRE_CK_TAIL_NEST	0x200
+/*
+ * A return site's (and a tail-called function's return site's) aux: the bytes an x86
+ * `ret imm16` pops besides the return address, where the program performs the return itself
+ * (emulated returns, bpf/spyre.bpf.c return_now).
+ */
+#define SPYRE_CK_POP_SHIFT	16
 /* Open calls a tail-called function's return can close at once (a chain of tail jumps). */
 #define SPYRE_TAIL_CHAIN	8
 

@@ -129,6 +129,36 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 		"$BATS_TEST_TMPDIR/tracer.err"
 }
 
+@test "who performs a probed return is said in list, the summary and the metadata, with why" {
+	start_job
+	# this host's kernel refuses a uprobe program that writes its registers: the kernel
+	# single-steps each ret (a kernel that allows it: the guest of make vm-next)
+	run "$TOOL" list -p "$JOB_PID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if [[ "$output" == *"returns at return sites: done by BPF"* ]]; then
+		skip "this kernel lets BPF do the returns: tested in make vm-next's guest"
+	fi
+	[[ "$output" == *"returns at return sites: single-stepped by the kernel (this kernel refuses a uprobe program that writes its registers (invalid bpf_context access off="* ]]
+	echo "$output" | grep -A3 "flex::FlexAllocator::allocate  " |
+		grep -q "return: single-stepped ret)"
+	run "$TOOL" -p "$JOB_PID" -d 0.3 -o "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"returns at return sites: single-stepped by the kernel (this kernel refuses"* ]]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["returnsDoneBy"]')" = \
+	  kernel-single-step ]
+	json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["returnsDoneByReason"]' |
+		grep -q "invalid bpf_context access"
+	# switched off by hand: said so
+	SPYRE_NO_EMULATED_RETURNS=1 run "$TOOL" -p "$JOB_PID" -d 0.3 -o "$BATS_TEST_TMPDIR/u.json"
+	[[ "$output" == *"returns at return sites: single-stepped by the kernel (SPYRE_NO_EMULATED_RETURNS=1)"* ]]
+	# --uretprobes has no return sites: nothing to say
+	run "$TOOL" -p "$JOB_PID" -d 0.3 --uretprobes -o "$BATS_TEST_TMPDIR/v.json"
+	[[ "$output" != *"returns at return sites"* ]]
+	[ "$(json_get "$BATS_TEST_TMPDIR/v.json" '"returnsDoneBy" in d["spyreStats"]')" = False ]
+}
+
 @test "the estimated probe time is within a factor of 2 of the CPU time tracing added to the job" {
 	# the mock's default workload (~90 k calls/s untraced), every probe of the default table
 	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 1500

@@ -60,11 +60,6 @@ proc_state() {
 	sed 's/.*) \(.\).*/\1/' /proc/"$1"/stat 2>/dev/null
 }
 
-# json_get FILE EXPR: evaluate a Python expression over the parsed JSON `d` of FILE
-json_get() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
 # EXTRA_PIDS: more processes a test started; MOUNTS: mount points it made. Both are cleaned up.
 EXTRA_PIDS=()
 MOUNTS=()

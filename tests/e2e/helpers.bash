@@ -54,6 +54,11 @@ wait_gone() {
 }
 
 # start_job [MOCK OPTIONS]: start the mock job held before its first phase; sets JOB_PID
+# json_get FILE EXPR: evaluate a Python expression over the parsed JSON `d` of FILE
+json_get() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
 start_job() {
 	rm -f "$BATS_TEST_TMPDIR/job.ready"
 	"$MOCK" --wait-go --linger --quiet --ready-file "$BATS_TEST_TMPDIR/job.ready" \

@@ -44,6 +44,16 @@ TEST(cost_per_call_by_instruction)
 	p[1].tail_followed = 1;
 	CHECK_EQ_INT((long)cost_probe(&costs, &t, &p[1], &pc), 22680);
 	CHECK(strstr(pc.ret, "single-stepped ret of the tail-called function"));
+	/* returns done by BPF (emulated returns): a ret costs what an emulated probe does */
+	{
+		struct hit_costs e = costs;
+
+		e.rets_emulated = true;
+		CHECK_EQ_INT((long)cost_probe(&e, &t, &p[0], &pc), 2160);
+		CHECK_STR(pc.ret, "ret done by BPF");
+		CHECK_EQ_INT((long)cost_probe(&e, &t, &p[1], &pc), 12960);
+		CHECK(strstr(pc.ret, "ret of the tail-called function done by BPF"));
+	}
 	p[1].tail_followed = 0;
 	/* --uretprobes */
 	p[2].insn = INSN_EMULATED;

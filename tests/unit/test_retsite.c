@@ -29,6 +29,22 @@ TEST(retsite_x86_plain_function_has_its_ret)
 	retsite_free(&s);
 }
 
+/* ret imm16 pops bytes besides the return address: a return done by BPF must pop them too */
+TEST(retsite_x86_ret_imm16_says_what_it_pops)
+{
+	/* ret $0x10; ret */
+	static const uint8_t f[] = { 0xc2, 0x10, 0x00, 0xc3 };
+	struct ret_sites s;
+
+	CHECK_EQ_INT(find(f, sizeof(f), &s), 0);
+	CHECK_EQ_INT(s.n, 2);
+	CHECK_EQ_INT(s.v[0].off, 0);
+	CHECK_EQ_INT(s.v[0].pop, 16);
+	CHECK_EQ_INT(s.v[1].off, 3);
+	CHECK_EQ_INT(s.v[1].pop, 0);
+	retsite_free(&s);
+}
+
 TEST(retsite_x86_exits_tail_jumps_and_conditions)
 {
 	static const uint8_t f[] = {

@@ -60,8 +60,9 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
 		 * A call leaves through one site: a return instruction, single-stepped on x86
 		 * (elsewhere not known: priced so too), else a tail jump, emulated
 		 */
-		ret = ret_insn ? c->stepped_ns : c->emulated_ns;
-		pc.ret = ret_insn ? "single-stepped ret" : "emulated tail jump";
+		ret = ret_insn && !c->rets_emulated ? c->stepped_ns : c->emulated_ns;
+		pc.ret = !ret_insn ? "emulated tail jump" : c->rets_emulated ?
+			 "ret done by BPF" : "single-stepped ret";
 		/*
 		 * A followed tail jump (and no ret of its own): the jump, then the return of
 		 * the function it reached, single-stepped. That return site is also hit by
@@ -69,9 +70,10 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
 		 * estimate here is per call of this probe.
 		 */
 		if (!ret_insn && p->tail_followed) {
-			ret += c->stepped_ns;
-			pc.ret = "emulated tail jump + single-stepped ret of the tail-called "
-				 "function";
+			ret += c->rets_emulated ? c->emulated_ns : c->stepped_ns;
+			pc.ret = c->rets_emulated ?
+				 "emulated tail jump + ret of the tail-called function done by BPF" :
+				 "emulated tail jump + single-stepped ret of the tail-called function";
 		}
 	} else if (type == PROBE_SPAN) {
 		pc.ret = "none (entries only)";
@@ -447,8 +449,12 @@ void cost_calibrate_result(struct calibration *cal, struct hit_costs *c)
 	pthread_mutex_lock(&cal->lock);
 	while (!cal->done && pthread_cond_timedwait(&cal->cond, &cal->lock, &until) != ETIMEDOUT)
 		;
-	if (cal->done)
+	if (cal->done) {
+		bool emulated = c->rets_emulated;	/* how returns are done: not measured */
+
 		*c = cal->c;
+		c->rets_emulated = emulated;
+	}
 	pthread_mutex_unlock(&cal->lock);
 }
 

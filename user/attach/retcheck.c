@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -74,6 +75,7 @@ int spyre_retcheck_next(void);
 #define WAIT_S			(CHILD_DEADLINE_MS / 1000 + 3)
 
 struct retcheck {
+	enum retcheck_mode mode;
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -103,10 +105,48 @@ struct probe {
 	int map, prog, link, perf;
 };
 
-/* The array map's one value += 1. Built by hand: no BPF object for eight instructions. */
-static int count_prog(int map)
+#if defined(__x86_64__)
+/*
+ * The return done by the program (x86-64 ret): ip = the u64 at sp, sp += 8, in struct pt_regs
+ * (ip at 128, sp at 152). r6 holds the context. A kernel that lets a uprobe program write its
+ * registers ("bpf: Allow uprobe program to change context registers"; Debian's 7.3 does)
+ * single step of the probed instruction when the program moved ip ("uprobe: Do not
+ * emulate/sstep original instruction when ip is changed"); an older one refuses the load.
+ */
+#define PT_IP	128
+#define PT_SP	152
+#define EMULATE_RET_INSNS \
+	{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_6, \
+	  .off = PT_SP }, \
+	{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10 }, \
+	{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -16 }, \
+	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8 }, \
+	{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_read_user }, \
+	{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_0, .off = 6 }, \
+	{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10, \
+	  .off = -16 }, \
+	{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1, \
+	  .off = PT_IP }, \
+	{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_6, \
+	  .off = PT_SP }, \
+	{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_3, .imm = 8 }, \
+	{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_3, \
+	  .off = PT_SP }, \
+	{ .code = BPF_JMP | BPF_JA }
+#define HAVE_EMULATED_RET	1
+#endif
+
+/*
+ * The array map's one value += 1, and with @emulate the return itself (EMULATE_RET_INSNS).
+ * Built by hand: no BPF object for a dozen instructions. @log gets the verifier's words.
+ */
+static int count_prog(int map, bool emulate, char *log, size_t loglen)
 {
 	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1 },
+#ifdef HAVE_EMULATED_RET
+		EMULATE_RET_INSNS,
+#endif
 		/* *(u32 *)(r10 - 4) = 0; r2 = r10 - 4; r1 = map; r0 = lookup(r1, r2) */
 		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
@@ -123,10 +163,27 @@ static int count_prog(int map)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = SPYRE_TRACE_UPROBE_MULTI);
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = log, .log_size = log ? loglen : 0,
+		    .log_level = log ? 1 : 0);
+	size_t skip = 1, n = sizeof(insns) / sizeof(insns[0]);
 
-	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
-			     sizeof(insns) / sizeof(insns[0]), &o);
+#ifdef HAVE_EMULATED_RET
+	skip += emulate ? 0 : 12;
+#endif
+	/* the emulation's instructions go first; without it they are left out whole */
+	if (skip > 1) {
+		struct bpf_insn v[sizeof(insns) / sizeof(insns[0])];
+
+		v[0] = insns[0];
+		memcpy(v + 1, insns + skip, (n - skip) * sizeof(*v));
+		n -= skip - 1;
+		if (umulti_supported())
+			o.expected_attach_type = SPYRE_TRACE_UPROBE_MULTI;
+		return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", v, n, &o);
+	}
+	if (umulti_supported())
+		o.expected_attach_type = SPYRE_TRACE_UPROBE_MULTI;
+	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, n, &o);
 }
 
 /* The uprobe PMU's type (sysfs), or -errno. */
@@ -143,19 +200,25 @@ static int uprobe_pmu_type(void)
 	return type;
 }
 
-/* A uprobe at @off of @path for process @pid only; 0 or -errno. */
-static int probe_attach(struct probe *p, const char *path, unsigned long off, int pid)
+/*
+ * A uprobe at @off of @path for process @pid only, its program doing the return itself with
+ * @emulate; 0 or -errno.
+ */
+static int probe_attach(struct probe *p, const char *path, unsigned long off, int pid,
+			bool emulate)
 {
 	struct perf_event_attr a = { .size = sizeof(a) };
 	int type;
 
-	if (umulti_supported()) {
+	if (umulti_supported() || emulate) {
 		p->map = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 1, NULL);
 		if (p->map < 0)
 			return p->map;
-		p->prog = count_prog(p->map);
+		p->prog = count_prog(p->map, emulate, NULL, 0);
 		if (p->prog < 0)
-			return p->prog;
+			return -errno;
+	}
+	if (umulti_supported()) {
 		p->link = umulti_link(p->prog, path, &off, NULL, 1, false, pid);
 		return p->link < 0 ? p->link : 0;
 	}
@@ -166,7 +229,11 @@ static int probe_attach(struct probe *p, const char *path, unsigned long off, in
 	a.config1 = (uint64_t)(uintptr_t)path;
 	a.config2 = off;
 	p->perf = syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	return p->perf < 0 ? -errno : 0;
+	if (p->perf < 0)
+		return -errno;
+	if (p->prog >= 0 && ioctl(p->perf, PERF_EVENT_IOC_SET_BPF, p->prog))
+		return -errno;
+	return 0;
 }
 
 /* How often the uprobe was hit (-1: not known). */
@@ -175,7 +242,7 @@ static long long probe_hits(const struct probe *p)
 	uint64_t n = 0;
 	uint32_t key = 0;
 
-	if (p->link >= 0)
+	if (p->map >= 0)
 		return bpf_map_lookup_elem(p->map, &key, &n) ? -1 : (long long)n;
 	if (p->perf >= 0)
 		return read(p->perf, &n, sizeof(n)) == sizeof(n) ? (long long)n : -1;
@@ -245,7 +312,7 @@ static enum retcheck_verdict run(struct retcheck *rc, struct probe *p)
 		rc->why = "no child process";
 		return RETCHECK_NOT_RUN;
 	}
-	err = probe_attach(p, path, off, pid);
+	err = probe_attach(p, path, off, pid, rc->mode == RETCHECK_EMULATED);
 	/* no probe: the child exits without calling (end of file on the pipe) */
 	if (!err && write(go[1], "g", 1) != 1)
 		err = -EPIPE;
@@ -318,16 +385,57 @@ static bool wanted(void)
 #endif
 }
 
-struct retcheck *retcheck_start(void)
+bool retcheck_emulation_loads(char *why, size_t len)
+{
+#ifdef HAVE_EMULATED_RET
+	char log[4096] = "";
+	int map, fd, err;
+	const char *line;
+
+	if (env_is_1("SPYRE_NO_EMULATED_RETURNS")) {
+		snprintf(why, len, "SPYRE_NO_EMULATED_RETURNS=1");
+		return false;
+	}
+	map = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 1, NULL);
+	fd = map < 0 ? -1 : count_prog(map, true, log, sizeof(log));
+	err = fd < 0 ? errno : 0;
+	line = strstr(log, "invalid bpf_context access");
+
+	if (map >= 0)
+		close(map);
+	if (fd >= 0) {
+		close(fd);
+		snprintf(why, len, "the kernel lets a uprobe program return for the probed code");
+		return true;
+	}
+	if (line)
+		snprintf(why, len, "this kernel refuses a uprobe program that writes its registers "
+			 "(%.*s)", (int)strcspn(line, "\n"), line);
+	else
+		snprintf(why, len, "a uprobe program that writes its registers does not load here: "
+			 "%s", strerror(err ? err : EINVAL));
+	return false;
+#else
+	snprintf(why, len, "not on this architecture (x86-64 only so far)");
+	return false;
+#endif
+}
+
+struct retcheck *retcheck_start_mode(enum retcheck_mode mode)
 {
 #ifdef HAVE_RETCHECK_FN
 	struct retcheck *rc;
 
-	if (!wanted())
+	if (mode == RETCHECK_STEPPED && !wanted())
 		return NULL;
+#ifndef HAVE_EMULATED_RET
+	if (mode == RETCHECK_EMULATED)
+		return NULL;
+#endif
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return NULL;
+	rc->mode = mode;
 	pthread_mutex_init(&rc->lock, NULL);
 	cond_init_monotonic(&rc->cond);
 	/* no signal for this thread (nor its child): the tracer takes them from a signalfd */
@@ -341,6 +449,27 @@ struct retcheck *retcheck_start(void)
 #else
 	return NULL;
 #endif
+}
+
+struct retcheck *retcheck_start(void)
+{
+	return retcheck_start_mode(RETCHECK_STEPPED);
+}
+
+bool retcheck_emulation_ok(struct retcheck *rc, char *why, size_t len)
+{
+	enum retcheck_verdict v;
+	const char *w;
+
+	if (!rc)
+		return false;	/* @why says why it did not run (retcheck_emulation_loads) */
+	v = retcheck_wait(rc, &w);
+	if (v == RETCHECK_PASSED)
+		snprintf(why, len, "the start-up self-test's call through a return done by BPF "
+			 "came back right");
+	else
+		snprintf(why, len, "the start-up self-test of a return done by BPF: %s", w);
+	return v == RETCHECK_PASSED;
 }
 
 enum retcheck_verdict retcheck_wait(struct retcheck *rc, const char **why)

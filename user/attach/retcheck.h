@@ -30,6 +30,27 @@ enum retcheck_verdict {
 struct retcheck;
 
 /*
+ * What the test's probe does: count its hits while the kernel single-steps the return
+ * (RETCHECK_STEPPED, the return sites of every architecture), or also perform the return
+ * itself, ip and sp set by the program (RETCHECK_EMULATED, x86-64: the tracer's return sites
+ * then return by themselves, with no single step, where the test passes).
+ */
+enum retcheck_mode { RETCHECK_STEPPED, RETCHECK_EMULATED };
+
+/*
+ * Does a uprobe program that writes its registers load here (the emulated mode's program)?
+ * @why: why not, or what it found. Synchronous, ~1 ms. SPYRE_NO_EMULATED_RETURNS=1: false.
+ */
+bool retcheck_emulation_loads(char *why, size_t len);
+/* retcheck_start for @mode; RETCHECK_EMULATED runs whenever asked, where the architecture can. */
+struct retcheck *retcheck_start_mode(enum retcheck_mode mode);
+/*
+ * RETCHECK_EMULATED's verdict: may return sites return by themselves? @why: what the test saw.
+ * @rc NULL (not run): false, @why left as retcheck_emulation_loads wrote it.
+ */
+bool retcheck_emulation_ok(struct retcheck *rc, char *why, size_t len);
+
+/*
  * Start the test in the background (a thread and a child process; 30-120 ms on the x86-64
  * development VM, 0.1-2 s in the TCG guests); NULL if not run here.
  */

@@ -72,7 +72,7 @@ static bool kernel_has_find_vma(void)
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
-	struct bpf_program *progs[8];
+	struct bpf_program *progs[10];
 	int err;
 
 	tr->skel = spyre_bpf__open();
@@ -86,6 +86,8 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	progs[5] = tr->skel->progs.spyre_jump_site;
 	progs[6] = tr->skel->progs.spyre_tail_ret;
 	progs[7] = tr->skel->progs.spyre_catch;
+	progs[8] = tr->skel->progs.spyre_ret_site_emu;
+	progs[9] = tr->skel->progs.spyre_tail_ret_emu;
 	/* return sites by default; the uretprobe program (and its guard) with --uretprobes */
 	tr->skel->rodata->ret_sites = !o->uretprobes;
 	bpf_program__set_autoload(progs[2], o->uretprobes);
@@ -93,8 +95,12 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	bpf_program__set_autoload(progs[4], !o->uretprobes);
 	bpf_program__set_autoload(progs[5], !o->uretprobes);
 	bpf_program__set_autoload(progs[6], !o->uretprobes);
+	/* the returns done by the programs: loaded where a program may write its registers */
+	bpf_program__set_autoload(progs[8], !o->uretprobes && o->emulated_returns);
+	bpf_program__set_autoload(progs[9], !o->uretprobes && o->emulated_returns);
+	tr->emu_loaded = !o->uretprobes && o->emulated_returns;
 	if (multi)
-		for (int i = 0; i < 8; i++)
+		for (int i = 0; i < 10; i++)
 			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
 	tr->skel->rodata->sample_every = o->sample_every;
 	tr->skel->rodata->filter_tgids = o->follow_pid > 0;
@@ -333,7 +339,8 @@ static struct bpf_program *kind_prog(struct tracer *tr, enum link_kind k)
 	case LK_URET:
 		return tr->skel->progs.spyre_exit;
 	case LK_RET_SITE:
-		return tr->skel->progs.spyre_ret_site;
+		return tr->emulate ? tr->skel->progs.spyre_ret_site_emu :
+		       tr->skel->progs.spyre_ret_site;
 	case LK_JUMP_SITE:
 		return tr->skel->progs.spyre_jump_site;
 	case LK_ENTRY:
@@ -433,7 +440,8 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 				continue;
 			offs[n] = p->sym_off + r->off;
 			cookies[n++] = spyre_cookie(i, r->cond | (r->followed ? SPYRE_CK_TAIL_FOLLOW : 0) |
-							  (r->nests ? SPYRE_CK_TAIL_NEST : 0));
+							  (r->nests ? SPYRE_CK_TAIL_NEST : 0) |
+							  (uint32_t)r->pop << SPYRE_CK_POP_SHIFT);
 		}
 		return n;
 	case LK_ENTRY:
@@ -739,7 +747,8 @@ static void tails_refused(struct target *t, int err)
  */
 static int attach_tails(struct tracer *tr, struct target *t, int pid)
 {
-	struct bpf_program *prog = tr->skel->progs.spyre_tail_ret;
+	struct bpf_program *prog = tr->emulate ? tr->skel->progs.spyre_tail_ret_emu :
+				   tr->skel->progs.spyre_tail_ret;
 	unsigned long *offs = calloc(t->ntails ? t->ntails : 1, sizeof(*offs));
 	__u64 *cookies = calloc(t->ntails ? t->ntails : 1, sizeof(*cookies));
 	int err = 0;
@@ -752,17 +761,21 @@ static int attach_tails(struct tracer *tr, struct target *t, int pid)
 		const char *path = t->libs[lib].open_path;
 		int n = 0;
 
-		for (int k = 0; k < t->ntails; k++)
-			if (t->tails[k].lib == lib && !t->tails[k].attached)
-				offs[n++] = t->tails[k].off;
+		for (int k = 0; k < t->ntails; k++) {
+			if (t->tails[k].lib != lib || t->tails[k].attached)
+				continue;
+			cookies[n] = spyre_cookie(0, (uint32_t)t->tails[k].pop << SPYRE_CK_POP_SHIFT);
+			offs[n++] = t->tails[k].off;
+		}
 		if (!n)
 			continue;
 		if (tr->multi) {
 			err = multi_link(tr, prog, path, offs, cookies, n, false, true, pid, -1);
 		} else {
 			for (int k = 0; k < n && !err; k++) {
+				LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[k]);
 				struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path,
-										     offs[k], NULL);
+										     offs[k], &uo);
 
 				err = l ? keep_site_link(tr, l, -1) : -errno;
 				tr->perf_uprobes += !!l;

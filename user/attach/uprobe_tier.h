@@ -30,6 +30,8 @@ struct tracer_opts {
 	int room;			/* probes the counters hold: tracer_room() */
 	/* links of their own per probe, so that one can be detached (--max-overhead) */
 	bool per_probe_links;
+	/* load the programs that do the return themselves (retcheck_emulation_loads) */
+	bool emulated_returns;
 };
 
 struct tracer {
@@ -42,6 +44,11 @@ struct tracer {
 	int room;				/* probes the counters hold (tracer_opts) */
 	struct spyre_counters *counters;	/* [room], CPUs summed: tracer_read_counters */
 	int attached;				/* probes with live links */
+	/*
+	 * Emulated returns: their programs loaded (tracer_opts), and used by the return sites
+	 * attached from now on (set once the self-test passed, before the first attach)
+	 */
+	bool emu_loaded, emulate;
 	/*
 	 * uprobe_multi (Linux 6.6+): one link per library and kind instead of one perf event
 	 * per probe. Removing a uprobe waits for an RCU grace period (~0.3 s each on these

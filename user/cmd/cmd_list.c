@@ -63,7 +63,8 @@ static void sites_check(struct retcheck *rcheck, struct target *t)
 
 int cmd_list(const struct env *env, struct probe_table *table)
 {
-	struct retcheck *rcheck = NULL;
+	struct retcheck *rcheck = NULL, *emucheck = NULL;
+	char emu_why[512];
 	struct calibration *cal;
 	struct hit_costs costs;
 	struct target t;
@@ -79,6 +80,8 @@ int cmd_list(const struct env *env, struct probe_table *table)
 	cal = cost_calibrate_start();
 	if (!env->uretprobes)
 		rcheck = retcheck_start();
+	if (!env->uretprobes && retcheck_emulation_loads(emu_why, sizeof(emu_why)))
+		emucheck = retcheck_start_mode(RETCHECK_EMULATED);
 	err = target_init(&t, env->pid, table,
 			  env->max_probes ? env->max_probes : SPYRE_MAX_PROBES);
 	t.uretprobes = env->uretprobes;
@@ -91,6 +94,7 @@ int cmd_list(const struct env *env, struct probe_table *table)
 		target_free(&t);
 		cost_calibrate_free(cal);
 		retcheck_free(rcheck);
+		retcheck_free(emucheck);
 		return EXIT_USAGE;
 	}
 	if (err < 0) {
@@ -98,6 +102,7 @@ int cmd_list(const struct env *env, struct probe_table *table)
 		target_free(&t);
 		cost_calibrate_free(cal);
 		retcheck_free(rcheck);
+		retcheck_free(emucheck);
 		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
 	}
 	rc = 0;
@@ -107,6 +112,11 @@ int cmd_list(const struct env *env, struct probe_table *table)
 	}
 	printf("process %d: %d of %d probe specs resolved to %d functions\n", env->pid, rc,
 	       table->cnt, t.cnt);
+	if (!env->uretprobes) {
+		costs.rets_emulated = retcheck_emulation_ok(emucheck, emu_why, sizeof(emu_why));
+		printf("returns at return sites: %s (%s)\n", costs.rets_emulated ?
+		       "done by BPF, no single step" : "single-stepped by the kernel", emu_why);
+	}
 	print_costs(stdout, &costs);
 	sites_check(rcheck, &t);
 	listing_probes(&t, &costs, stdout);
@@ -116,6 +126,7 @@ int cmd_list(const struct env *env, struct probe_table *table)
 	target_free(&t);
 	cost_calibrate_free(cal);
 	retcheck_free(rcheck);
+	retcheck_free(emucheck);
 	return rc;
 }
 

@@ -169,6 +169,9 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 	/* whether return sites work here, found out while the objects load (retcheck.h) */
 	if (!env->uretprobes)
 		s->rcheck = retcheck_start();
+	/* and whether they can return by themselves: the load says, then a call in a child */
+	if (!env->uretprobes && retcheck_emulation_loads(s->emu_why, sizeof(s->emu_why)))
+		s->emucheck = retcheck_start_mode(RETCHECK_EMULATED);
 	/*
 	 * The kernel's wait before the first uprobe link, taken while everything else runs;
 	 * after launch_start(), so that a child is forked from a single-threaded tracer.
@@ -189,6 +192,7 @@ void session_free(struct session *s)
 	vfio_decoder_free(s->vdec);
 	warm_free(s->warm);
 	retcheck_free(s->rcheck);
+	retcheck_free(s->emucheck);
 	if (s->ring_fd >= 0)
 		close(s->ring_fd);
 	if (s->tw)	/* error path after the header: still leave a loadable file */
@@ -221,7 +225,8 @@ int session_load_begin(struct session *s, int resolved, bool driver)
 		pr_err("cannot create the ring buffer: %s", strerror(-s->ring_fd));
 		return s->ring_fd == -EPERM ? EXIT_PERM : EXIT_ERROR;
 	}
-	s->topts = (struct tracer_opts){ .sample_every = env->sample_every,
+	s->topts = (struct tracer_opts){ .emulated_returns = s->emucheck != NULL,
+					 .sample_every = env->sample_every,
 					 .rate_cap = env->rate_cap, .uretprobes = env->uretprobes,
 					 .per_probe_links = env->max_overhead > 0,
 					 .ring_fd = s->ring_fd,
@@ -356,6 +361,23 @@ int session_scan(struct session *s, bool all)
 }
 
 /*
+ * Emulated returns: their programs loaded and the self-test's call through a return done by
+ * BPF came back right. Else the kernel single-steps every probed ret, as before, and why is
+ * said (-v), in `list`, the summary and the metadata.
+ */
+static void emulation_check(struct session *s)
+{
+	if (s->env->uretprobes)
+		return;
+	s->tr.emulate = retcheck_emulation_ok(s->emucheck, s->emu_why, sizeof(s->emu_why)) &&
+			s->tr.emu_loaded;
+	s->costs.rets_emulated = s->tr.emulate;
+	s->meter.costs.rets_emulated = s->tr.emulate;
+	pr_debug("returns at return sites: %s (%s)", s->tr.emulate ?
+		 "done by BPF, no single step" : "single-stepped by the kernel", s->emu_why);
+}
+
+/*
  * The return-site self-test's verdict, before the first uprobe goes on a job: where a probed
  * return instruction does not return, no span probe may have return sites (retcheck.h).
  */
@@ -364,9 +386,12 @@ static void sites_check(struct session *s)
 	enum retcheck_verdict v;
 	const char *why;
 
-	if (!s->rcheck || s->sites_checked)
+	if (s->sites_checked)
 		return;
 	s->sites_checked = true;
+	emulation_check(s);
+	if (!s->rcheck)
+		return;
 	/* its uprobe goes in the background: retcheck_free waits for that, at the end */
 	v = retcheck_wait(s->rcheck, &why);
 	if (v != RETCHECK_FAILED) {
@@ -459,9 +484,10 @@ static void print_startup_costs(const struct target *t, const struct hit_costs *
 			order[j - 1] = x;
 		}
 	off = snprintf(line, sizeof(line), "estimated cost per call (%s: %.1f us emulated, %.1f us "
-		       "single-stepped, %.1f us uretprobe return):", c->calibrated ?
+		       "single-stepped, %.1f us uretprobe return; rets %s):", c->calibrated ?
 		       "measured here" : "reference VM", c->emulated_ns / 1000,
-		       c->stepped_ns / 1000, c->uret_ns / 1000);
+		       c->stepped_ns / 1000, c->uret_ns / 1000,
+		       c->rets_emulated ? "done by BPF" : "single-stepped");
 	for (int k = 0; k < n && k < 8 && off < sizeof(line); k++)
 		off += snprintf(line + off, sizeof(line) - off, "%s %s %.1f us", k ? "," : "",
 				t->probes[order[k]].name, ns[order[k]] / 1000);
@@ -683,6 +709,8 @@ int session_window_end(struct session *s, uint64_t index)
 	tracer_read_counters(&s->tr, s->t.cnt);
 	consumer_write_metadata(&s->cons);
 	s->end = (struct run_end){ .target_exited = s->target_gone, .driver = s->vfio,
+				   .rets_emulated = s->tr.emulate,
+				   .rets_why = s->env->uretprobes ? NULL : s->emu_why,
 				   .cost = &s->meter, .max_overhead = env->max_overhead };
 	/*
 	 * launch mode: a user's library the job never loaded (nor dlopen'ed) is exit 10, as a

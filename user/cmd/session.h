@@ -41,6 +41,8 @@ struct session {
 	struct tracer_opts topts;
 	bool loaded;		/* tr is open */
 	struct vfio_tracer *vfio;	/* the driver tier, or NULL */
+	struct retcheck *emucheck;	/* emulated returns' self-test (retcheck.h), or NULL */
+	char emu_why[512];		/* why returns are (not) done by BPF */
 	struct drain *drain;		/* the ring's reader, once every object is loaded */
 	struct vfio_decoder *vdec;	/* its records' decoder (with vfio) */
 	struct bg_load *upl, *drv;	/* the two BPF objects' loads (session_load_begin) */

@@ -200,6 +200,10 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		(unsigned long long)ring, (unsigned long long)depth, nostack ? nsbuf : "",
 		(unsigned long long)device_lost(&c->dev), (unsigned long long)unwound);
 	print_target_end(f, pid, end);
+	if (end->rets_why)
+		fprintf(f, "returns at return sites: %s (%s)\n", end->rets_emulated ?
+			"done by BPF, no single step" : "single-stepped by the kernel",
+			end->rets_why);
 	fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, "function", "count", "total", "mean",
 		"p50", "p99");
 	for (int k = 0; k < n; k++) {
@@ -518,6 +522,10 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_kv_bool(w, "oneStackPerThread", true);
 	if (t->sites_off)	/* the start-up self-test found them broken (retcheck.h) */
 		jw_kv_str(w, "returnSitesOff", t->sites_off);
+	if (end->rets_why) {	/* who performs a probed ret: BPF (emulated) or the kernel */
+		jw_kv_str(w, "returnsDoneBy", end->rets_emulated ? "bpf" : "kernel-single-step");
+		jw_kv_str(w, "returnsDoneByReason", end->rets_why);
+	}
 	if (end->cost)
 		cost_json(w, t, end);
 	exit_json(w, end, "targetSignal", "targetExitCode");

@@ -28,6 +28,9 @@ struct run_end {
 	const struct vfio_tracer *driver;	/* the driver tier (its counters), or NULL */
 	double max_overhead;		/* --max-overhead, 0 when not given */
 	const struct run_sampling *sampling;	/* "spyreSampling" in the metadata, or NULL */
+	/* return sites: their returns done by BPF (emulated), else single-stepped; and why */
+	bool rets_emulated;
+	const char *rets_why;		/* NULL: no return sites (--uretprobes) */
 };
 
 /* The fatal signal that ended the target, or 0 (exited, still running, or not known). */

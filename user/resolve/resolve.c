@@ -1281,7 +1281,7 @@ static bool own_ret_site(const struct target *t, int lib, unsigned long off)
 	return false;
 }
 
-static int add_tail_site(struct target *t, int lib, unsigned long off)
+static int add_tail_site(struct target *t, int lib, unsigned long off, uint16_t pop)
 {
 	for (int i = 0; i < t->ntails; i++) {
 		if (t->tails[i].lib == lib && t->tails[i].off == off) {
@@ -1291,7 +1291,8 @@ static int add_tail_site(struct target *t, int lib, unsigned long off)
 	}
 	if (array_reserve(&t->tails, &t->tails_cap, (size_t)t->ntails + 1, sizeof(*t->tails), 16))
 		return -ENOMEM;
-	t->tails[t->ntails++] = (struct tail_site){ .lib = lib, .off = off, .users = 1 };
+	t->tails[t->ntails++] = (struct tail_site){ .lib = lib, .off = off, .users = 1,
+						     .pop = pop };
 	return 0;
 }
 
@@ -1335,7 +1336,7 @@ static int follow_jump(struct tail_ctx *c, int i, struct ret_site *j)
 		if (own_ret_site(t, fw.ret[k].file, fw.ret[k].file_off))
 			continue;
 		p->tail_rets++;
-		err = add_tail_site(t, fw.ret[k].file, fw.ret[k].file_off);
+		err = add_tail_site(t, fw.ret[k].file, fw.ret[k].file_off, fw.ret[k].pop);
 	}
 	tailcall_free(&fw);
 	return err;

@@ -66,6 +66,7 @@ struct tail_site {
 	int lib;		/* index into target.libs */
 	unsigned long off;	/* file offset */
 	int users;		/* probes whose chains end here */
+	uint16_t pop;		/* ret_site.pop */
 	bool attached;
 };
 

@@ -72,8 +72,13 @@ static int sites_x86(csh h, const cs_insn *in, uint64_t vaddr, size_t len, struc
 	uint64_t off = in->address - vaddr;
 	uint8_t cc;
 
-	if (in->id == X86_INS_RET)
-		return add_site(s, cap, off, false, RS_COND_NONE);
+	if (in->id == X86_INS_RET) {
+		int err = add_site(s, cap, off, false, RS_COND_NONE);
+
+		if (!err && x->op_count == 1 && op->type == X86_OP_IMM)
+			s->v[s->n - 1].pop = (uint16_t)op->imm;
+		return err;
+	}
 	if (!cs_insn_group(h, in, CS_GRP_JUMP) || x->op_count != 1)
 		return 0;
 	if (in->id == X86_INS_JMP) {

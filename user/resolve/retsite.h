@@ -27,6 +27,7 @@ enum retsite_arch { RS_ARCH_X86_64 = 0, RS_ARCH_S390X, RS_ARCH_PPC64LE, RS_ARCH_
 struct ret_site {
 	uint64_t off;		/* from the function's first byte */
 	bool jump;		/* a jump out of the function (tail call), not a return */
+	uint16_t pop;		/* x86 ret imm16: bytes it pops besides the return address */
 	uint8_t cond;		/* RS_COND_NONE, or x86 condition code + 1 (jcc) */
 	/*
 	 * jump: where it goes (a vaddr of the file), or with @slot the GOT slot it jumps through

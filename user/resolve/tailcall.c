@@ -68,7 +68,8 @@ static int walk(const struct tc_ops *ops, const struct tc_func *from, int file,
 			err = -ENOMEM;
 			break;
 		}
-		out->ret[out->nret++] = (struct tc_ret){ g.file, g.file_off + s.v[i].off };
+		out->ret[out->nret++] = (struct tc_ret){ g.file, g.file_off + s.v[i].off,
+							 s.v[i].pop };
 	}
 	retsite_free(&s);
 	return err;

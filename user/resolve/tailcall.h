@@ -51,6 +51,7 @@ struct tc_ops {
 struct tc_ret {
 	int file;
 	uint64_t file_off;
+	uint16_t pop;		/* ret_site.pop */
 };
 
 /* What one followed jump reaches. */
