@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -853,4 +854,47 @@ TEST(probes_random_input)
 			s->args[s->nargs - 1].src == PROBE_VAL_RET));
 	}
 	probes_free(&t);
+}
+
+/* Each word of a word-valued key (the keys[] table in probes.c) sets its own value. */
+TEST(probes_key_words_each_set_their_value)
+{
+	static const struct {
+		const char *opts;
+		size_t off;
+		int want;
+	} cases[] = {
+		{ "type=instant", offsetof(struct probe_spec, type), PROBE_INSTANT },
+		{ "type=unwind", offsetof(struct probe_spec, type), PROBE_UNWIND },
+		{ "type=catch", offsetof(struct probe_spec, type), PROBE_CATCH },
+		{ "type=span", offsetof(struct probe_spec, type), PROBE_SPAN },
+		{ "dev=submit", offsetof(struct probe_spec, dev), DEV_SUBMIT },
+		{ "dev=destroy stream=arg1", offsetof(struct probe_spec, dev), DEV_DESTROY },
+		{ "dev=sync stream=arg1", offsetof(struct probe_spec, dev), DEV_SYNC },
+		{ "dev=query stream=arg1", offsetof(struct probe_spec, dev), DEV_QUERY },
+		{ "dev=kname str=arg1", offsetof(struct probe_spec, dev), DEV_KNAME },
+		{ "dev=launch op=h2d", offsetof(struct probe_spec, op), OP_H2D },
+		{ "dev=launch op=d2h", offsetof(struct probe_spec, op), OP_D2H },
+		{ "dev=launch op=compute", offsetof(struct probe_spec, op), OP_COMPUTE },
+		{ "mem=alloc ptr=ret size=arg1", offsetof(struct probe_spec, mem), MEM_ALLOC },
+		{ "mem=free ptr=arg1", offsetof(struct probe_spec, mem), MEM_FREE },
+		{ "dist=rank", offsetof(struct probe_spec, dist), DIST_RANK },
+		{ "dist=size", offsetof(struct probe_spec, dist), DIST_SIZE },
+	};
+	char line[128], err[256], m[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct probe_table t = {};
+		int ret, got;
+
+		snprintf(line, sizeof(line), "l s %s\n", cases[i].opts);
+		ret = probes_parse_text(&t, line, "t", err, sizeof(err));
+		got = ret ? -1 : *(const int *)((const char *)&t.specs[0] + cases[i].off);
+		if (ret || got != cases[i].want) {
+			snprintf(m, sizeof(m), "'%s': ret %d (%s), value %d, want %d", cases[i].opts,
+				 ret, ret ? err : "", got, cases[i].want);
+			unit_fail(__FILE__, __LINE__, m);
+		}
+		probes_free(&t);
+	}
 }

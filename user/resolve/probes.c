@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,10 +345,141 @@ static void spec_init(struct probe_spec *s, const char *origin, int lineno)
 	set_origin(s->origin, sizeof(s->origin), origin, lineno);
 }
 
+/* The words an enum-valued key takes, and what each sets. */
+struct key_word {
+	const char *word;
+	int value;
+};
+
+#define WORDS(...) ((const struct key_word[]){ __VA_ARGS__, { NULL, 0 } })
+
+/* How a key's value is parsed, and into which field of the spec (offsetof). */
+enum key_kind {
+	KEY_TEXT,	/* checked JSON-safe text into a char[] */
+	KEY_WORD,	/* one of words[] into an enum field */
+	KEY_VALREF,	/* argN, ret or a dereference into an int field (PROBE_VAL_*) */
+	KEY_VALREF_RET,	/* the same, ret allowed */
+	KEY_RET,	/* ret=LABEL[:FMT] */
+	KEY_STR,	/* str=argN:LABEL */
+};
+
+/*
+ * The probe-table keys: adding one is an entry here, its K_ bit in the enum above and the field
+ * in struct probe_spec (docs/architecture.md, "Adding a probe key").
+ */
+static const struct key_def {
+	const char *name;
+	int bit;
+	enum key_kind kind;
+	size_t off;		/* the field in struct probe_spec */
+	size_t size;		/* KEY_TEXT: the field's size */
+	const struct key_word *words;
+} keys[] = {
+	{ "name", K_NAME, KEY_TEXT, offsetof(struct probe_spec, name),
+	  sizeof(((struct probe_spec *)0)->name), NULL },
+	{ "cat", K_CAT, KEY_TEXT, offsetof(struct probe_spec, cat),
+	  sizeof(((struct probe_spec *)0)->cat), NULL },
+	{ "type", K_TYPE, KEY_WORD, offsetof(struct probe_spec, type), 0,
+	  WORDS({ "span", PROBE_SPAN }, { "instant", PROBE_INSTANT }, { "unwind", PROBE_UNWIND },
+		{ "catch", PROBE_CATCH }) },
+	{ "ret", K_RET, KEY_RET, 0, 0, NULL },
+	{ "dev", K_DEV, KEY_WORD, offsetof(struct probe_spec, dev), 0,
+	  WORDS({ "launch", DEV_LAUNCH }, { "complete", DEV_COMPLETE }, { "destroy", DEV_DESTROY },
+		{ "submit", DEV_SUBMIT }, { "sync", DEV_SYNC }, { "query", DEV_QUERY },
+		{ "kname", DEV_KNAME }) },
+	{ "op", K_OP, KEY_WORD, offsetof(struct probe_spec, op), 0,
+	  WORDS({ "compute", OP_COMPUTE }, { "h2d", OP_H2D }, { "d2h", OP_D2H }) },
+	{ "key", K_KEY, KEY_VALREF_RET, offsetof(struct probe_spec, key), 0, NULL },
+	{ "stream", K_STREAM, KEY_VALREF, offsetof(struct probe_spec, stream), 0, NULL },
+	{ "bytes", K_BYTES, KEY_VALREF, offsetof(struct probe_spec, bytes), 0, NULL },
+	{ "mem", K_MEM, KEY_WORD, offsetof(struct probe_spec, mem), 0,
+	  WORDS({ "alloc", MEM_ALLOC }, { "free", MEM_FREE }) },
+	{ "ptr", K_PTR, KEY_VALREF_RET, offsetof(struct probe_spec, ptr), 0, NULL },
+	{ "size", K_SIZE, KEY_VALREF, offsetof(struct probe_spec, size), 0, NULL },
+	{ "memdev", K_MEMDEV, KEY_VALREF, offsetof(struct probe_spec, memdev), 0, NULL },
+	{ "str", K_STR, KEY_STR, 0, 0, NULL },
+	{ "dist", K_DIST, KEY_WORD, offsetof(struct probe_spec, dist), 0,
+	  WORDS({ "rank", DIST_RANK }, { "size", DIST_SIZE }) },
+};
+
+/* KEY_WORD fields are enums stored through an int pointer */
+_Static_assert(sizeof(enum probe_type) == sizeof(int) && sizeof(enum dev_role) == sizeof(int) &&
+	       sizeof(enum dev_op) == sizeof(int) && sizeof(enum mem_role) == sizeof(int) &&
+	       sizeof(enum dist_role) == sizeof(int), "enum fields are int-sized");
+
+/* "KEY=VAL: expected a, b or c", from the key's words */
+static int fail_word(const struct pctx *c, const struct key_def *k, struct tok val)
+{
+	char list[160] = "", q[64];
+	size_t len = 0;
+
+	for (const struct key_word *w = k->words; w->word; w++) {
+		const char *sep = w == k->words ? "" : w[1].word ? ", " : " or ";
+
+		len += snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s",
+				sep, w->word);
+	}
+	return fail(c, "%s=%s: expected %s", k->name, quote(val, q, sizeof(q)), list);
+}
+
+static int parse_key(const struct pctx *c, struct probe_spec *s, const struct key_def *k,
+		     struct tok val, struct probe_arg *ret, bool *has_ret)
+{
+	char *field = (char *)s + k->off;
+	int err;
+
+	switch (k->kind) {
+	case KEY_TEXT:
+		err = check_text(c, k->name, val, true);
+		return err ?: copy_field(c, field, k->size, k->name, val);
+	case KEY_WORD:
+		for (const struct key_word *w = k->words; w->word; w++) {
+			if (tok_eq(val, w->word)) {
+				*(int *)field = w->value;
+				return 0;
+			}
+		}
+		return fail_word(c, k, val);
+	case KEY_VALREF:
+	case KEY_VALREF_RET:
+		return parse_valref(c, s, k->name, val, k->kind == KEY_VALREF_RET, (int *)field);
+	case KEY_RET:
+		*has_ret = true;
+		return parse_arg(c, k->name, val, PROBE_VAL_RET, ret);
+	case KEY_STR:
+		return parse_str(c, s, val);
+	}
+	return -EINVAL;
+}
+
+/* DEREF=LABEL[:FMT]: a dereference recorded under a label */
+static int parse_deref_label(const struct pctx *c, struct probe_spec *s, struct tok key,
+			     struct tok val)
+{
+	char q[64];
+	int src, err;
+
+	if (!val.n)
+		return fail(c, "%s=: empty value", quote(key, q, sizeof(q)));
+	err = parse_deref(c, s, "", key, &src);
+	if (err < 0)
+		return err;
+	for (int i = 0; i < s->nargs; i++)
+		if (s->args[i].src == src)
+			return fail(c, "duplicate key '%s'", quote(key, q, sizeof(q)));
+	if (s->nargs >= PROBE_MAX_LABELS - 1)
+		return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
+	err = parse_arg(c, "dereference", val, src, &s->args[s->nargs]);
+	if (!err)
+		s->nargs++;
+	return err;
+}
+
 static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok opt,
 			unsigned int *seen, struct probe_arg *ret, bool *has_ret)
 {
 	const char *eq = memchr(opt.p, '=', opt.n);
+	const struct key_def *k = NULL;
 	struct tok key, val;
 	char q[64], kname[8];
 	int bit, n, err;
@@ -356,65 +488,23 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 		return fail(c, "'%s': expected key=value", quote(opt, q, sizeof(q)));
 	key = (struct tok){ opt.p, eq - opt.p };
 	val = (struct tok){ eq + 1, opt.n - key.n - 1 };
-
-	/* DEREF=LABEL[:FMT]: a dereference recorded under a label */
-	if (memchr(key.p, '[', key.n)) {
-		int src;
-
-		if (!val.n)
-			return fail(c, "%s=: empty value", quote(key, q, sizeof(q)));
-		err = parse_deref(c, s, "", key, &src);
-		if (err < 0)
-			return err;
-		for (int i = 0; i < s->nargs; i++)
-			if (s->args[i].src == src)
-				return fail(c, "duplicate key '%s'", quote(key, q, sizeof(q)));
-		if (s->nargs >= PROBE_MAX_LABELS - 1)
-			return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
-		err = parse_arg(c, "dereference", val, src, &s->args[s->nargs]);
-		if (!err)
-			s->nargs++;
-		return err;
-	}
+	if (memchr(key.p, '[', key.n))
+		return parse_deref_label(c, s, key, val);
 
 	n = parse_argn(key);
 	if (n < 0)
 		return fail(c, "'%s': argument index must be 1..%d", quote(key, q, sizeof(q)),
 			    PROBE_MAX_ARGS);
-	if (n > 0)
+	if (n > 0) {
 		bit = K_ARG1 + n - 1;
-	else if (tok_eq(key, "name"))
-		bit = K_NAME;
-	else if (tok_eq(key, "cat"))
-		bit = K_CAT;
-	else if (tok_eq(key, "type"))
-		bit = K_TYPE;
-	else if (tok_eq(key, "ret"))
-		bit = K_RET;
-	else if (tok_eq(key, "dev"))
-		bit = K_DEV;
-	else if (tok_eq(key, "op"))
-		bit = K_OP;
-	else if (tok_eq(key, "key"))
-		bit = K_KEY;
-	else if (tok_eq(key, "stream"))
-		bit = K_STREAM;
-	else if (tok_eq(key, "bytes"))
-		bit = K_BYTES;
-	else if (tok_eq(key, "mem"))
-		bit = K_MEM;
-	else if (tok_eq(key, "ptr"))
-		bit = K_PTR;
-	else if (tok_eq(key, "size"))
-		bit = K_SIZE;
-	else if (tok_eq(key, "memdev"))
-		bit = K_MEMDEV;
-	else if (tok_eq(key, "str"))
-		bit = K_STR;
-	else if (tok_eq(key, "dist"))
-		bit = K_DIST;
-	else
-		return fail(c, "unknown key '%s'", quote(key, q, sizeof(q)));
+	} else {
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && !k; i++)
+			if (tok_eq(key, keys[i].name))
+				k = &keys[i];
+		if (!k)
+			return fail(c, "unknown key '%s'", quote(key, q, sizeof(q)));
+		bit = k->bit;
+	}
 
 	/* key names are short, known and printable from here on */
 	snprintf(kname, sizeof(kname), "%.*s", (int)key.n, key.p);
@@ -423,100 +513,17 @@ static int parse_option(const struct pctx *c, struct probe_spec *s, struct tok o
 	*seen |= 1u << bit;
 	if (!val.n)
 		return fail(c, "%s=: empty value", kname);
+	if (k)
+		return parse_key(c, s, k, val, ret, has_ret);
 
-	switch (bit) {
-	case K_NAME:
-		err = check_text(c, "name", val, true);
-		return err ?: copy_field(c, s->name, sizeof(s->name), "name", val);
-	case K_CAT:
-		err = check_text(c, "cat", val, true);
-		return err ?: copy_field(c, s->cat, sizeof(s->cat), "cat", val);
-	case K_TYPE:
-		if (tok_eq(val, "span"))
-			s->type = PROBE_SPAN;
-		else if (tok_eq(val, "instant"))
-			s->type = PROBE_INSTANT;
-		else if (tok_eq(val, "unwind"))
-			s->type = PROBE_UNWIND;
-		else if (tok_eq(val, "catch"))
-			s->type = PROBE_CATCH;
-		else
-			return fail(c, "type=%s: expected span, instant, unwind or catch",
-				    quote(val, q, sizeof(q)));
-		return 0;
-	case K_RET:
-		*has_ret = true;
-		return parse_arg(c, kname, val, PROBE_VAL_RET, ret);
-	case K_DEV:
-		if (tok_eq(val, "launch"))
-			s->dev = DEV_LAUNCH;
-		else if (tok_eq(val, "complete"))
-			s->dev = DEV_COMPLETE;
-		else if (tok_eq(val, "destroy"))
-			s->dev = DEV_DESTROY;
-		else if (tok_eq(val, "submit"))
-			s->dev = DEV_SUBMIT;
-		else if (tok_eq(val, "sync"))
-			s->dev = DEV_SYNC;
-		else if (tok_eq(val, "query"))
-			s->dev = DEV_QUERY;
-		else if (tok_eq(val, "kname"))
-			s->dev = DEV_KNAME;
-		else
-			return fail(c, "dev=%s: expected launch, complete, destroy, submit, sync, "
-				    "query or kname", quote(val, q, sizeof(q)));
-		return 0;
-	case K_OP:
-		if (tok_eq(val, "compute"))
-			s->op = OP_COMPUTE;
-		else if (tok_eq(val, "h2d"))
-			s->op = OP_H2D;
-		else if (tok_eq(val, "d2h"))
-			s->op = OP_D2H;
-		else
-			return fail(c, "op=%s: expected compute, h2d or d2h",
-				    quote(val, q, sizeof(q)));
-		return 0;
-	case K_KEY:
-		return parse_valref(c, s, kname, val, true, &s->key);
-	case K_STREAM:
-		return parse_valref(c, s, kname, val, false, &s->stream);
-	case K_BYTES:
-		return parse_valref(c, s, kname, val, false, &s->bytes);
-	case K_MEM:
-		if (tok_eq(val, "alloc"))
-			s->mem = MEM_ALLOC;
-		else if (tok_eq(val, "free"))
-			s->mem = MEM_FREE;
-		else
-			return fail(c, "mem=%s: expected alloc or free", quote(val, q, sizeof(q)));
-		return 0;
-	case K_PTR:
-		return parse_valref(c, s, kname, val, true, &s->ptr);
-	case K_SIZE:
-		return parse_valref(c, s, kname, val, false, &s->size);
-	case K_MEMDEV:
-		return parse_valref(c, s, kname, val, false, &s->memdev);
-	case K_STR:
-		return parse_str(c, s, val);
-	case K_DIST:
-		if (tok_eq(val, "rank"))
-			s->dist = DIST_RANK;
-		else if (tok_eq(val, "size"))
-			s->dist = DIST_SIZE;
-		else
-			return fail(c, "dist=%s: expected rank or size", quote(val, q, sizeof(q)));
-		return 0;
-	default:
-		/* unreachable while argN keys are unique (and dereferences at most
-		 * PROBE_MAX_DEREFS); kept so args[] can never overflow, ret's entry left free */
-		if (s->nargs >= PROBE_MAX_LABELS - 1)
-			return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
-		err = parse_arg(c, kname, val, n, &s->args[s->nargs]);
-		if (!err)
-			s->nargs++;
-		return err;
-	}
+	/* argN=LABEL[:FMT]; args[] can't overflow while argN keys are unique (and dereferences
+	 * at most PROBE_MAX_DEREFS), checked anyway, ret's entry left free */
+	if (s->nargs >= PROBE_MAX_LABELS - 1)
+		return fail(c, "more than %d recorded values", PROBE_MAX_LABELS - 1);
+	err = parse_arg(c, kname, val, n, &s->args[s->nargs]);
+	if (!err)
+		s->nargs++;
+	return err;
 }
 
 /*
