@@ -207,3 +207,43 @@ assert gone == {a["probe"] for a in acts}, (gone, acts)
 assert sum(p["unmatchedReturns"] for p in d["spyreProbes"]) < 100, d["spyreProbes"]
 PY
 }
+
+@test "a high estimated overhead is said once, with what would lower it; not with a budget kept" {
+	# the mock's default workload, every probe of the default table: ~+250 % here
+	start_job --iters 3000
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-status
+	run_phase
+	stop_tracer
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	[ "$(grep -c "tracing adds an estimated [0-9]*% to the job's CPU time" \
+		"$BATS_TEST_TMPDIR/tracer.err")" -eq 1 ]
+	grep -q "to trace for less: .*--sample-every N (1 call in N), --max-overhead PCT" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	# the cheaper return probes only where this kernel single-steps the returns
+	if grep -q "rets single-stepped" "$BATS_TEST_TMPDIR/tracer.err"; then
+		grep -q "(returns single-stepped by the kernel here); to trace for less: --uretprobes (" \
+			"$BATS_TEST_TMPDIR/tracer.err"
+	else
+		! grep -q "to trace for less: --uretprobes" "$BATS_TEST_TMPDIR/tracer.err"
+	fi
+	stop_job
+
+	# sampling already: not offered again; a budget kept: no advice at all
+	start_job --iters 3000
+	start_tracer -o "$BATS_TEST_TMPDIR/s.json" --no-status --sample-every 2
+	run_phase
+	stop_tracer
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	if grep -q "tracing adds an estimated" "$BATS_TEST_TMPDIR/tracer.err"; then
+		! grep -q -- "--sample-every N" "$BATS_TEST_TMPDIR/tracer.err"
+	fi
+	stop_job
+	start_job --iters 3000
+	start_tracer -o "$BATS_TEST_TMPDIR/m.json" --no-status --max-overhead 10000
+	run_phase
+	stop_tracer
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	! grep -q "to trace for less" "$BATS_TEST_TMPDIR/tracer.err"
+	stop_job
+}

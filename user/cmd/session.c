@@ -545,6 +545,41 @@ static int shed_probes(struct session *s)
 	return n;
 }
 
+/*
+ * Above this estimated overhead, said once with what would lower it. 10 %: the mock's default
+ * workload, every probe, runs at ~+250 % here with returns single-stepped, and real PyTorch's
+ * ops (6 probes, ~27 us each) cross it at ~4 k calls/s, a small model's training loop.
+ */
+#define OVERHEAD_ADVICE_PCT 10.0
+
+/*
+ * What the user can do when tracing costs much (issue 25): the cheaper return probes when
+ * returns are single-stepped here, sampling, a budget. Nothing when --max-overhead already
+ * keeps a budget, or once said.
+ */
+static void advise_overhead(struct session *s)
+{
+	const struct env *e = s->env;
+	char opts[512];
+	size_t off = 0;
+
+	if (s->advised || e->quiet || e->max_overhead || s->meter.pct < OVERHEAD_ADVICE_PCT)
+		return;
+	s->advised = true;
+	if (!e->uretprobes && !s->costs.rets_emulated)
+		off += snprintf(opts + off, sizeof(opts) - off, "--uretprobes (returns by the "
+				"kernel's return probes, %.1f us instead of %.1f us single-stepped; "
+				"only where nothing the probes cover throws), ",
+				s->costs.uret_ns / 1000, s->costs.stepped_ns / 1000);
+	if (e->sample_every <= 1)
+		off += snprintf(opts + off, sizeof(opts) - off, "--sample-every N (1 call in N), ");
+	snprintf(opts + off, sizeof(opts) - off, "--max-overhead PCT (detach the hottest probes "
+		 "above PCT %%)");
+	pr_info("tracing adds an estimated %.0f%% to the job's CPU time (the last second)%s; to "
+		"trace for less: %s", s->meter.pct, !e->uretprobes && !s->costs.rets_emulated ?
+		" (returns single-stepped by the kernel here)" : "", opts);
+}
+
 /* The probes' cost is weighed every second, shown or not (--max-overhead); the status line. */
 static void session_status(struct session *s)
 {
@@ -555,6 +590,7 @@ static void session_status(struct session *s)
 	cost_meter_update(&s->meter, &s->t, s->tr.counters);
 	if (s->env->max_overhead)
 		s->nshed = shed_probes(s);
+	advise_overhead(s);
 	for (int i = 0; i < s->t.cnt; i++)
 		drops += summary_dropped(&s->tr.counters[i]);
 	if (s->status) {

@@ -61,6 +61,7 @@ struct session {
 	struct calibration *cal;
 	struct cost_meter meter;
 	int *shed, nshed;	/* --max-overhead: entries detached, returns to go */
+	bool advised;		/* the high-overhead advice was given (once a run) */
 	/* the window */
 	struct trace_writer *tw;	/* NULL outside a window */
 	const char *path;	/* its file */
