@@ -171,3 +171,46 @@ assert len(ev) == c["flex::RuntimeStream::query"], (len(ev), c)
 PY
 	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 }
+
+# another tool's uprobe (a tracefs uprobe event, what `perf probe` makes) on the instruction of
+# one of our return sites: the kernel runs both consumers at each hit
+other_uprobe_off() {
+	local ev=$1
+	[ -n "$ev" ] || return 0
+	echo 0 >"/sys/kernel/tracing/events/spyre_other/$ev/enable" 2>/dev/null
+	echo "-:spyre_other/$ev" >>/sys/kernel/tracing/uprobe_events 2>/dev/null
+	true
+}
+
+@test "another tool's uprobe on a return site's instruction: both see every call, the job's result unchanged" {
+	local lib="$BUILD/mock/libflex.so" sym=_ZN4flex13FlexAllocator8allocateEmRKNS_19AllocationDirectiveE
+	local ev="allocret$$" T=/sys/kernel/tracing rets
+	"$MOCK" --iters 30 --counts "$BATS_TEST_TMPDIR/untraced.json" --quiet
+	# the function's ret instructions (its return sites), as file offsets
+	rets=$(objdump -d --no-show-raw-insn --disassemble="$sym" "$lib" |
+		awk '$2 == "ret" || $2 == "ret\t" { sub(":", "", $1); print "0x" $1 }')
+	[ -n "$rets" ]
+	n=0
+	for r in $rets; do
+		echo "p:spyre_other/$ev$n $lib:$r" >>$T/uprobe_events
+		echo 1 >"$T/events/spyre_other/$ev$n/enable"
+		n=$((n + 1))
+	done
+	start_job --iters 30
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	hits=$(awk -v e="^$ev" '$2 ~ e { s += $3 } END { print s + 0 }' $T/uprobe_profile)
+	for i in $(seq 0 $((n - 1))); do other_uprobe_off "$ev$i"; done
+	[ "$TRACER_RC" -eq 0 ]
+	want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["calls"]["flex::FlexAllocator::allocate"])' \
+		"$BATS_TEST_TMPDIR/counts.json")
+	[ "$want" -gt 0 ]
+	# theirs: every call once (no other process maps this build's library)
+	echo "other tool's hits $hits, calls $want"
+	[ "$hits" -eq "$want" ]
+	# ours: every call a span, the job's checksum that of the untraced run
+	[ "$(counts_field "$BATS_TEST_TMPDIR/untraced.json" checksum)" = \
+	  "$(counts_field "$BATS_TEST_TMPDIR/counts.json" checksum)" ]
+	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
+}
