@@ -182,6 +182,52 @@ static __always_inline struct spyre_counters *counters_of(__u32 probe)
 	return bpf_map_lookup_elem(&counters, &probe);
 }
 
+/*
+ * One more in a per-CPU counter. Atomic although the slot is this CPU's: a uprobe program runs
+ * with only migration off, so on a preemptible kernel (Debian's 7.3.4 boots preempt=full)
+ * another thread of the job can run between the read and the write of a plain ++ on the same
+ * CPU, and one of the two counts is lost. A locked add to a line this CPU owns costs a few ns of
+ * a call's microseconds.
+ */
+#define COUNT(c, field) __sync_fetch_and_add(&(c)->field, 1)
+
+/*
+ * Off the JIT's private stack. Since 6.14 the x86-64 JIT gives a kprobe-type program a per-CPU
+ * stack of its own when one of its frames is 64 bytes or more (ours are up to 168). A uprobe
+ * program runs preemptible (above): on Debian's 7.3.4, whose x86 build offers only preempt=full
+ * and lazy, a thread preempted inside one of our programs and a second thread of the job
+ * entering the same program on that CPU share that stack and overwrite each other's locals.
+ * Measured there (QEMU guest, one CPU, the mock job with 2 threads): with the BPF doing returns,
+ * the job jumped to an address on its own stack and died; with single-stepped returns, returns
+ * were missed; the same objects with the JIT off, on 6.12 (voluntary) and on this host (6.18,
+ * preempt none) passed. The verifier gives no private stack to a program that has a tail call,
+ * so each program holds one that is never taken: @no_tail_calls stays 0 (in .bss, not rodata,
+ * so the verifier cannot prune the call). Each program has its own empty program array: the
+ * kernel binds an array to the kind of program that used it first. The interpreter refuses tail
+ * calls in programs with bpf-to-bpf calls; with the JIT off (no private stack either) the loader
+ * turns each of these calls into r0 = 0 (bpf_strip_tail_calls). The JITs of s390x and
+ * ppc64le have no private stacks.
+ */
+#if defined(__TARGET_ARCH_x86)
+volatile __u32 no_tail_calls;
+
+#define PRIV_STACK_OFF_MAP(prog)						\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_PROG_ARRAY);				\
+		__uint(max_entries, 1);						\
+		__type(key, __u32);						\
+		__type(value, __u32);						\
+	} prog##_tails SEC(".maps")
+#define priv_stack_off(ctx, prog)						\
+	do {									\
+		if (no_tail_calls)						\
+			bpf_tail_call(ctx, &prog##_tails, 0);			\
+	} while (0)
+#else
+#define PRIV_STACK_OFF_MAP(prog) struct prog##_tails_unused
+#define priv_stack_off(ctx, prog) do { } while (0)
+#endif
+
 /* Should this call be recorded? Sampling first (free), then the per-process rate cap. */
 /* rodata: the verifier prunes the sampling code away when it is off */
 static __always_inline bool sampling_off(void)
@@ -196,7 +242,7 @@ static __always_inline bool want_event(__u64 now, __u32 tgid, struct spyre_count
 
 	if (sample_every > 1 && bpf_get_prandom_u32() % sample_every) {
 		if (c)
-			c->sampled_out++;
+			COUNT(c, sampled_out);
 		return false;
 	}
 	if (!rate_cost_ns)
@@ -218,7 +264,7 @@ static __always_inline bool want_event(__u64 now, __u32 tgid, struct spyre_count
 	if (credit < rate_cost_ns) {
 		b->credit = credit;
 		if (c)
-			c->drops_rate++;
+			COUNT(c, drops_rate);
 		return false;
 	}
 	b->credit = credit - rate_cost_ns;
@@ -374,7 +420,7 @@ static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	/* counters only on the rare paths: a lookup per return is measurable */
 	if (!e && (c = counters_of(probe)))
-		c->drops_ring++;
+		COUNT(c, drops_ring);
 	return e;
 }
 
@@ -403,7 +449,7 @@ __noinline int emit_unwound(struct tstack *st, __u32 i, __u64 now)
 	probe = st->probe[i & TRACK_MASK];
 	c = counters_of(probe);
 	if (c)
-		c->unwound++;
+		COUNT(c, unwound);
 	e = call_record(st, now, probe, &n, false);
 	if (!e)
 		return 0;
@@ -620,7 +666,7 @@ __noinline int raise_to_top(struct tstack *st, __u32 i, __u32 w)
 	else if (i < SPYRE_MAX_DEPTH)
 		st->f[slot].record = 0;
 	else if (from < SPYRE_MAX_DEPTH && top.record && (c = counters_of(probe)))
-		c->drops_depth++;	/* recorded, now past the recorded depths: no event */
+		COUNT(c, drops_depth);	/* recorded, now past the recorded depths: no event */
 	return 0;
 }
 
@@ -746,7 +792,7 @@ static __always_inline void count_fault(__u32 probe)
 	struct spyre_counters *c = counters_of(probe);
 
 	if (c)
-		c->deref_faults++;
+		COUNT(c, deref_faults);
 }
 
 /*
@@ -812,6 +858,7 @@ static __always_inline void read_str(struct spyre_event *out, const struct spyre
 	out->depth = e->depth;
 }
 
+PRIV_STACK_OFF_MAP(spyre_entry);
 SEC("uprobe")
 int spyre_entry(struct pt_regs *ctx)
 {
@@ -826,10 +873,11 @@ int spyre_entry(struct pt_regs *ctx)
 	struct frame *f;
 	__u32 d;
 
+	priv_stack_off(ctx, spyre_entry);
 	if (!tracing_on || !traced_tgid(tgid))
 		return 0;
 	if (c)
-		c->hits++;
+		COUNT(c, hits);
 	st = thread_stack(task, tid);
 	if (test_nostack_every && c && c->hits % test_nostack_every == 0)
 		st = NULL;
@@ -837,7 +885,7 @@ int spyre_entry(struct pt_regs *ctx)
 		mem_entry(ctx, tgid, tid, probe);
 	if (!st) {
 		if (c)
-			c->drops_nostack++;
+			COUNT(c, drops_nostack);
 		return 0;
 	}
 	d = st->depth;
@@ -860,7 +908,7 @@ int spyre_entry(struct pt_regs *ctx)
 	}
 	if (d >= SPYRE_MAX_DEPTH) {
 		if (c)
-			c->drops_depth++;
+			COUNT(c, drops_depth);
 		return 0;
 	}
 	f = &st->f[d & RECORD_MASK];
@@ -903,7 +951,7 @@ __noinline int flush_stage(struct tstack *st)
 				continue;
 			c = counters_of(st->stage[i].probe);
 			if (c)
-				c->drops_ring++;
+				COUNT(c, drops_ring);
 		}
 	}
 	st->nstaged = 0;
@@ -925,7 +973,7 @@ static __always_inline void count_unmatched(struct pt_regs *ctx)
 	/* while tracing_on is off, unmatched returns are the calls we chose not to see */
 	if (tracing_on && probe < SPYRE_MAX_PROBES && !probe_gone[probe] &&
 	    (c = counters_of(probe)))
-		c->unmatched++;
+		COUNT(c, unmatched);
 }
 
 /* How a return-side probe ends calls (finish_call). */
@@ -1068,7 +1116,7 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, enum fin_h
 	}
 	if (how == FIN_JUMP && d <= SPYRE_MAX_DEPTH &&
 	    (c = counters_of(st->probe[(d - 1) & TRACK_MASK])))
-		c->tail_exits++;
+		COUNT(c, tail_exits);
 	/* at an unfollowed tail jump the return value is the callee's, not known */
 	ret = how == FIN_JUMP ? 0 : PT_REGS_RC(ctx);
 	for (i = 0; i < SPYRE_TAIL_CHAIN; i++) {
@@ -1083,16 +1131,20 @@ static __always_inline int finish_call(struct pt_regs *ctx, __u64 sp, enum fin_h
 }
 
 /* --uretprobes: the kernel's return probe. */
+PRIV_STACK_OFF_MAP(spyre_exit);
 SEC("uretprobe")
 int spyre_exit(struct pt_regs *ctx)
 {
+	priv_stack_off(ctx, spyre_exit);
 	return finish_call(ctx, PT_REGS_SP(ctx) - SPYRE_RET_SP_ADJ, FIN_RET, 0);
 }
 
 /* A return instruction of a traced function (x86 ret, s390x br %r14, ppc64le blr). */
+PRIV_STACK_OFF_MAP(spyre_ret_site);
 SEC("uprobe")
 int spyre_ret_site(struct pt_regs *ctx)
 {
+	priv_stack_off(ctx, spyre_ret_site);
 	return finish_call(ctx, PT_REGS_SP(ctx), FIN_RET, 0);
 }
 
@@ -1101,9 +1153,11 @@ int spyre_ret_site(struct pt_regs *ctx)
  * traced, or reached through a chain): ends the calls that jumped to it (FIN_FOLLOW). Hit by
  * every call of that function, from anywhere: its cost is listed per probe.
  */
+PRIV_STACK_OFF_MAP(spyre_tail_ret);
 SEC("uprobe")
 int spyre_tail_ret(struct pt_regs *ctx)
 {
+	priv_stack_off(ctx, spyre_tail_ret);
 	return finish_call(ctx, PT_REGS_SP(ctx), FIN_FOLLOW, 0);
 }
 
@@ -1150,17 +1204,21 @@ static __always_inline void return_now(struct pt_regs *ctx)
 #endif
 }
 
+PRIV_STACK_OFF_MAP(spyre_ret_site_emu);
 SEC("uprobe")
 int spyre_ret_site_emu(struct pt_regs *ctx)
 {
+	priv_stack_off(ctx, spyre_ret_site_emu);
 	finish_call(ctx, PT_REGS_SP(ctx), FIN_RET, 0);
 	return_now(ctx);
 	return 0;
 }
 
+PRIV_STACK_OFF_MAP(spyre_tail_ret_emu);
 SEC("uprobe")
 int spyre_tail_ret_emu(struct pt_regs *ctx)
 {
+	priv_stack_off(ctx, spyre_tail_ret_emu);
 	finish_call(ctx, PT_REGS_SP(ctx), FIN_FOLLOW, 0);
 	return_now(ctx);
 	return 0;
@@ -1188,6 +1246,7 @@ static __always_inline __u32 x86_cond(__u64 fl, __u32 cc)
  * whether or not it is taken: only a taken one leaves. Where the targets' returns are probed
  * (SPYRE_CK_TAIL_FOLLOW) the call is marked and goes on; else it ends here.
  */
+PRIV_STACK_OFF_MAP(spyre_jump_site);
 SEC("uprobe")
 int spyre_jump_site(struct pt_regs *ctx)
 {
@@ -1198,11 +1257,13 @@ int spyre_jump_site(struct pt_regs *ctx)
 	if (cond && !x86_cond(ctx->flags, cond - 1))
 		return 0;
 #endif
+	priv_stack_off(ctx, spyre_jump_site);
 	if (aux & SPYRE_CK_TAIL_FOLLOW)
 		return finish_call(ctx, PT_REGS_SP(ctx), FIN_MARK, aux & SPYRE_CK_TAIL_NEST);
 	return finish_call(ctx, PT_REGS_SP(ctx), FIN_JUMP, 0);
 }
 
+PRIV_STACK_OFF_MAP(spyre_instant);
 SEC("uprobe")
 int spyre_instant(struct pt_regs *ctx)
 {
@@ -1216,10 +1277,11 @@ int spyre_instant(struct pt_regs *ctx)
 	struct spyre_event *e, *se = NULL;
 	struct tstack *st;
 
+	priv_stack_off(ctx, spyre_instant);
 	if (!tracing_on || !traced_tgid(tgid))
 		return 0;
 	if (c)
-		c->hits++;
+		COUNT(c, hits);
 	if (!spyre_cookie_aux(cookie) && !sampling_off() && !want_event(now, tgid, c))
 		return 0;
 	if (spyre_cookie_aux(cookie) & SPYRE_CK_READ)
@@ -1232,7 +1294,7 @@ int spyre_instant(struct pt_regs *ctx)
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		if (c)
-			c->drops_ring++;
+			COUNT(c, drops_ring);
 		return 0;
 	}
 	if (se)
@@ -1265,6 +1327,7 @@ int spyre_instant(struct pt_regs *ctx)
  */
 #define SPYRE_MAX_URETPROBE_DEPTH 64	/* the kernel's MAX_URETPROBE_DEPTH per task */
 
+PRIV_STACK_OFF_MAP(spyre_unwind);
 SEC("uprobe")
 int spyre_unwind(struct pt_regs *ctx)
 {
@@ -1274,8 +1337,9 @@ int spyre_unwind(struct pt_regs *ctx)
 	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 	__u64 sp = PT_REGS_SP(ctx);
 
+	priv_stack_off(ctx, spyre_unwind);
 	if (c)
-		c->hits++;
+		COUNT(c, hits);
 	if (SPYRE_RET_SP_ADJ == 0)
 		return 0;
 	for (int i = 0; i < SPYRE_MAX_URETPROBE_DEPTH && ri; i++) {
@@ -1302,6 +1366,7 @@ int spyre_unwind(struct pt_regs *ctx)
  * next traced call above them, and the last throw before the stop not at all. Records nothing
  * itself; hit once per caught exception (a trap, several us here), never on a call's path.
  */
+PRIV_STACK_OFF_MAP(spyre_catch);
 SEC("uprobe")
 int spyre_catch(struct pt_regs *ctx)
 {
@@ -1312,10 +1377,11 @@ int spyre_catch(struct pt_regs *ctx)
 	struct tstack *st;
 	__u32 d;
 
+	priv_stack_off(ctx, spyre_catch);
 	if (!tracing_on || !traced_tgid(tgid))
 		return 0;
 	if (c)
-		c->hits++;
+		COUNT(c, hits);
 	st = find_stack(task, tid);
 	if (!st || !(d = st->depth))
 		return 0;
@@ -1358,11 +1424,11 @@ __noinline int emit_left(struct tstack *st, __u32 i, __u64 id, __u64 user_sp,
 	left = user_sp && s < user_sp && !other_stack(r, s);
 	c = counters_of(probe);
 	if (left && c)
-		c->unwound++;
+		COUNT(c, unwound);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		if (c)
-			c->drops_ring++;
+			COUNT(c, drops_ring);
 		return 0;
 	}
 	e->ts = f->ts;

@@ -70,6 +70,49 @@ static bool kernel_has_find_vma(void)
 	return true;
 }
 
+int bpf_strip_tail_calls(struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, obj) {
+		size_t cnt = bpf_program__insn_cnt(p);
+		struct bpf_insn *insns = malloc(cnt * sizeof(*insns));
+		int err;
+
+		if (!insns)
+			return -ENOMEM;
+		memcpy(insns, bpf_program__insns(p), cnt * sizeof(*insns));
+		for (size_t i = 0; i < cnt; i++) {
+			if (insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg ||
+			    insns[i].imm != BPF_FUNC_tail_call)
+				continue;
+			insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+						      .dst_reg = BPF_REG_0 };
+			n++;
+		}
+		err = bpf_program__set_insns(p, insns, cnt);
+		free(insns);
+		if (err)
+			return err;
+	}
+	return n;
+}
+
+/* "0" in bpf_jit_enable: the interpreter runs BPF (a kernel without BPF_JIT_ALWAYS_ON). */
+static bool bpf_jit_off(void)
+{
+	FILE *f = fopen("/proc/sys/net/core/bpf_jit_enable", "r");
+	int v = 1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 1;
+		fclose(f);
+	}
+	return v == 0;
+}
+
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
 	struct bpf_program *progs[10];
@@ -137,6 +180,14 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	err = err ?: bpf_map__set_max_entries(tr->skel->maps.probe_reads, tr->room);
 	if (err)
 		return err;
+	if (bpf_jit_off()) {
+		int n = bpf_strip_tail_calls(tr->skel->obj);
+
+		if (n < 0)
+			return n;
+		pr_debug("BPF JIT off: %d never-taken tail calls made r0 = 0 for the interpreter\n",
+			 n);
+	}
 	return spyre_bpf__load(tr->skel);
 }
 

@@ -82,6 +82,15 @@ struct tracer {
  * SPYRE_MAX_PROBES.
  */
 int tracer_room(int resolved, int max_probes);
+struct bpf_object;
+/*
+ * Makes each tail call in @obj's programs (opened, not loaded) r0 = 0, what a tail call that
+ * finds no program leaves: the never-taken ones that keep our programs off the x86 JIT's
+ * private stack (bpf/spyre.bpf.c, priv_stack_off), for the interpreter, which refuses tail
+ * calls in programs with bpf-to-bpf calls. The count of instructions stays, so the relocations
+ * libbpf recorded at open stay right. Returns the calls changed, or -errno.
+ */
+int bpf_strip_tail_calls(struct bpf_object *obj);
 struct probe_spec;
 struct spyre_read_cfg;
 /* What probe @s reads from user memory, as the BPF programs take it. */
