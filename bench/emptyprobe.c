@@ -11,7 +11,10 @@
  *
  * With --ret-site OFF[,OFF...] the return half is a plain uprobe on each of those offsets (a
  * function's return instructions and tail jumps, as `spyre-bpftrace list` prints them): the
- * limit of spyre-bpftrace's default mechanism, which never touches the traced stack.
+ * limit of spyre-bpftrace's default mechanism, which never touches the traced stack. With
+ * --ret-emu as well (x86-64, a kernel whose uprobe programs may write their registers), those
+ * uprobes do the return themselves, so the kernel does not single-step the ret: the limit of
+ * the default's emulated returns.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,10 +33,11 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: emptyprobe -p PID -b FILE -o OFFSET [--multi] [--no-ret]\n"
-		   "                  [--ret-site OFF[,OFF...]] [--ready-file F]\n"
+		   "                  [--ret-site OFF[,OFF...] [--ret-emu]] [--ready-file F]\n"
 		   "OFFSET is a file offset (0x... accepted), as spyre-bpftrace list prints it.\n"
 		   "--ret-site: the return half as uprobes on these offsets (at most %d), not a\n"
-		   "uretprobe on OFFSET.\n", MAX_SITES);
+		   "uretprobe on OFFSET. --ret-emu: those uprobes do the return (x86-64; ret\n"
+		   "sites only, no tail jumps).\n", MAX_SITES);
 }
 
 int main(int argc, char **argv)
@@ -46,6 +50,7 @@ int main(int argc, char **argv)
 		{ "multi", no_argument, NULL, 'M' },
 		{ "ready-file", required_argument, NULL, 'R' },
 		{ "ret-site", required_argument, NULL, 'S' },
+		{ "ret-emu", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -53,7 +58,8 @@ int main(int argc, char **argv)
 	struct bpf_link *entry = NULL, *ret[MAX_SITES] = {};
 	struct empty_bpf *skel = NULL;
 	unsigned long offset = 0, sites[MAX_SITES];
-	bool no_ret = false, multi = false;
+	bool no_ret = false, multi = false, emu = false;
+	struct bpf_program *exit_prog;
 	int c, pid = -1, sig, rc = 1, nsites = 0, mfd[2] = { -1, -1 };
 	char *p, *end;
 	sigset_t set;
@@ -78,6 +84,9 @@ int main(int argc, char **argv)
 		case 'R':
 			ready = optarg;
 			break;
+		case 'E':
+			emu = true;
+			break;
 		case 'S':
 			for (p = optarg; *p; p = *end ? end + 1 : end) {
 				if (nsites == MAX_SITES) {
@@ -101,7 +110,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (pid <= 0 || !binary || !offset) {
+	if (pid <= 0 || !binary || !offset || (emu && !nsites)) {
 		usage(stderr);
 		return 2;
 	}
@@ -116,11 +125,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "emptyprobe: cannot open: %s\n", strerror(errno));
 		goto out;
 	}
+	/* the program that writes its registers loads only where the kernel allows it */
+	exit_prog = emu ? skel->progs.empty_ret_emu : skel->progs.empty_exit;
+	bpf_program__set_autoload(skel->progs.empty_ret_emu, emu);
+	bpf_program__set_autoload(skel->progs.empty_exit, !emu);
 	if (multi) {
 		bpf_program__set_expected_attach_type(skel->progs.empty_entry,
 						      SPYRE_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(skel->progs.empty_exit,
-						      SPYRE_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(exit_prog, SPYRE_TRACE_UPROBE_MULTI);
 	}
 	if (empty_bpf__load(skel)) {
 		fprintf(stderr, "emptyprobe: cannot load: %s\n", strerror(errno));
@@ -135,7 +147,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		if (!no_ret) {
-			mfd[1] = umulti_link(bpf_program__fd(skel->progs.empty_exit), binary,
+			mfd[1] = umulti_link(bpf_program__fd(exit_prog), binary,
 					     nsites ? sites : &offset, NULL, nsites ? nsites : 1,
 					     !nsites, pid);
 			if (mfd[1] < 0) {
@@ -156,8 +168,7 @@ int main(int argc, char **argv)
 		for (int i = 0; !no_ret && i < (nsites ? nsites : 1); i++) {
 			unsigned long o = nsites ? sites[i] : offset;
 
-			ret[i] = bpf_program__attach_uprobe(skel->progs.empty_exit, !nsites, pid,
-							    binary, o);
+			ret[i] = bpf_program__attach_uprobe(exit_prog, !nsites, pid, binary, o);
 			if (!ret[i]) {
 				fprintf(stderr, "emptyprobe: %s %s+0x%lx: %s\n",
 					nsites ? "return-site uprobe" : "uretprobe", binary, o,

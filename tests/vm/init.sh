@@ -307,16 +307,21 @@ perf_start() {
 	eval "off=\$PERF_OFF_$2 sites=\$PERF_RS_$2"
 	rm -f /tmp/$kind.ready
 	case $kind in
-	ours | ours_uret)
+	ours | ours_uret | ours_sstep)
 		set -- --no-default --probe "libbench*:bench_$2" --driver off
 		[ $kind = ours_uret ] && set -- "$@" --uretprobes
+		# ours_sstep: the default with the kernel single-stepping its returns, where the
+		# kernel would let the programs do them
+		[ $kind = ours_sstep ] && export SPYRE_NO_EMULATED_RETURNS=1
 		$TOOL -p $PERF_JOB -v "$@" --ready-file /tmp/$kind.ready -o /tmp/$kind.json \
 			>/dev/null 2>$OUT/perf.$kind.err &
+		unset SPYRE_NO_EMULATED_RETURNS
 		;;
-	lim_entry | lim_sites | lim_uret)
+	lim_entry | lim_sites | lim_emu | lim_uret)
 		set -- --multi -p $PERF_JOB -b $PERF_LIB -o $off
 		[ $kind = lim_entry ] && set -- "$@" --no-ret
 		[ $kind = lim_sites ] && set -- "$@" --ret-site $sites
+		[ $kind = lim_emu ] && set -- "$@" --ret-site $sites --ret-emu
 		$PB/emptyprobe "$@" --ready-file /tmp/$kind.ready 2>$OUT/perf.$kind.err &
 		;;
 	*) log "perf: unknown kind $kind"; return 1 ;;

@@ -16,8 +16,10 @@ import sys
 NAMES = {
     "ours": "spyre-bpftrace (default)",
     "ours_uret": "spyre-bpftrace --uretprobes",
+    "ours_sstep": "spyre-bpftrace, returns single-stepped (SPYRE_NO_EMULATED_RETURNS=1)",
     "lim_entry": "empty entry uprobe",
     "lim_sites": "empty entry uprobe + return-site uprobes",
+    "lim_emu": "empty entry uprobe + return-site uprobes doing the return",
     "lim_uret": "empty uprobe + uretprobe",
 }
 
@@ -62,13 +64,27 @@ def main(out):
     listing = open(os.path.join(out, "perf.list.call")).read()
     ret = re.search(r"returns: (.*)", listing)
     ret = ret.group(1) if ret else "?"
+    sites = "return instruction" in ret
     for a, b in pairs:
-        if a != "ours":
+        # ours and ours_sstep against the empty programs of their own mechanism, or against
+        # the empty uretprobe pair (the goal's yardstick); never entries-only against sites
+        if a not in ("ours", "ours_sstep") or b == "lim_uret":
             continue
-        sites = "return instruction" in ret
-        if (b == "lim_sites") != sites or (b == "lim_entry") != ret.startswith("NOT SEEN"):
+        if (b in ("lim_sites", "lim_emu")) != sites or \
+                (b == "lim_entry") != ret.startswith("NOT SEEN"):
             sys.exit("perf: %s compared with %s, but the tool's default for bench_call is "
                      "'returns: %s'" % (a, b, ret))
+    # who did the returns, as the tracer says at start (-v): BPF unless told not to
+    done_by = {}
+    for kind in sorted({a for a, _ in pairs} & {"ours", "ours_sstep"}):
+        err = open(os.path.join(out, "perf.%s.err" % kind)).read()
+        done_by[kind] = "bpf" if "done by BPF, no single step" in err else "kernel"
+    for a, b in pairs:
+        if b == "lim_emu" and done_by.get(a) != "bpf":
+            sys.exit("perf: %s compared with empty programs doing the return, but the tracer's "
+                     "returns were single-stepped" % a)
+        if a == "ours_sstep" and done_by.get(a) != "kernel":
+            sys.exit("perf: ours_sstep's returns were not single-stepped")
     # the tracer attached and traced (its -v stderr of the last phase with each option set)
     for kind in sorted({a for a, _ in pairs}):
         err = open(os.path.join(out, "perf.%s.err" % kind)).read()
@@ -77,8 +93,10 @@ def main(out):
             sys.exit("perf: %s traced nothing:\n%s" % (kind, err))
     kernel = open(os.path.join(out, "kernel")).read().strip()
     u = statistics.median(r["u"]["call"] for r in rounds)
-    print("perf: kernel %s (TCG), %d rounds; bench_call at +%s, returns: %s" % (
-        kernel, want, meta["off_call"], ret))
+    print("perf: kernel %s (TCG), %d rounds; bench_call at +%s, returns: %s%s" % (
+        kernel, want, meta["off_call"], ret, "".join(
+            "; %s: returns done by %s" % (k, "BPF" if v == "bpf" else "the kernel's single step")
+            for k, v in sorted(done_by.items()))))
     print("perf: untraced %.1f ns per call (TCG)" % u)
     for a, b in pairs:
         per_round = [math.sqrt(r[(a, b, "call")][0] * r[(a, b, "ref")][0]) for r in rounds]
