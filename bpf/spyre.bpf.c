@@ -858,12 +858,13 @@ static __always_inline void read_str(struct spyre_event *out, const struct spyre
 	out->depth = e->depth;
 }
 
-PRIV_STACK_OFF_MAP(spyre_entry);
-SEC("uprobe")
-int spyre_entry(struct pt_regs *ctx)
+/* The entry of a traced call: push its frame on the thread's stack, with its arguments. */
+static __always_inline int enter_call(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 probe = spyre_cookie_probe(cookie), mem = spyre_cookie_aux(cookie);
+	__u32 probe = spyre_cookie_probe(cookie);
+	/* what the call's record needs (SPYRE_CK_ENTRY_INSN is do_entry_insn's) */
+	__u32 mem = spyre_cookie_aux(cookie) & ~SPYRE_CK_ENTRY_INSN;
 	/* the task's own fields: one helper call serves the ids and the task storage */
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid = task->pid;
@@ -873,7 +874,6 @@ int spyre_entry(struct pt_regs *ctx)
 	struct frame *f;
 	__u32 d;
 
-	priv_stack_off(ctx, spyre_entry);
 	if (!tracing_on || !traced_tgid(tgid))
 		return 0;
 	if (c)
@@ -922,6 +922,115 @@ int spyre_entry(struct pt_regs *ctx)
 	read_args(ctx, f->args);
 	/* last, so the span does not include our own bookkeeping */
 	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+PRIV_STACK_OFF_MAP(spyre_entry);
+SEC("uprobe")
+int spyre_entry(struct pt_regs *ctx)
+{
+	priv_stack_off(ctx, spyre_entry);
+	return enter_call(ctx);
+}
+
+/*
+ * Entries done by the program (x86-64, where a uprobe program may write its registers, as for
+ * emulated returns): the probed instruction is a mov or lea (struct spyre_entry_insn, decoded by
+ * user/resolve/entryinsn.c), which the kernel would single-step; done here, ip moves past it
+ * and the kernel skips the step: the price of an emulated probe instead of a single-stepped
+ * one. Only those probes' links carry SPYRE_CK_ENTRY_INSN; the others are left to the kernel.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SPYRE_PROBE_ROOM);	/* sized like counters */
+	__type(key, __u32);
+	__type(value, struct spyre_entry_insn);
+} entry_insns SEC(".maps");
+
+#if defined(__TARGET_ARCH_x86)
+/* x86 register number @r of @ctx (0 ax, 1 cx, 2 dx, 3 bx, 4 sp, 5 bp, 6 si, 7 di, 8-15 r8-r15) */
+static __always_inline __u64 reg_get(struct pt_regs *ctx, __u32 r)
+{
+	switch (r) {
+	case 0: return ctx->ax;
+	case 1: return ctx->cx;
+	case 2: return ctx->dx;
+	case 3: return ctx->bx;
+	case 4: return ctx->sp;
+	case 5: return ctx->bp;
+	case 6: return ctx->si;
+	case 7: return ctx->di;
+	case 8: return ctx->r8;
+	case 9: return ctx->r9;
+	case 10: return ctx->r10;
+	case 11: return ctx->r11;
+	case 12: return ctx->r12;
+	case 13: return ctx->r13;
+	case 14: return ctx->r14;
+	default: return ctx->r15;
+	}
+}
+
+/* false: no such register (nothing written) */
+static __always_inline bool reg_set(struct pt_regs *ctx, __u32 r, __u64 v)
+{
+	switch (r) {
+	case 0: ctx->ax = v; break;
+	case 1: ctx->cx = v; break;
+	case 2: ctx->dx = v; break;
+	case 3: ctx->bx = v; break;
+	case 4: ctx->sp = v; break;
+	case 5: ctx->bp = v; break;
+	case 6: ctx->si = v; break;
+	case 7: ctx->di = v; break;
+	case 8: ctx->r8 = v; break;
+	case 9: ctx->r9 = v; break;
+	case 10: ctx->r10 = v; break;
+	case 11: ctx->r11 = v; break;
+	case 12: ctx->r12 = v; break;
+	case 13: ctx->r13 = v; break;
+	case 14: ctx->r14 = v; break;
+	case 15: ctx->r15 = v; break;
+	default: return false;
+	}
+	return true;
+}
+#endif
+
+static __always_inline void do_entry_insn(struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = spyre_cookie_probe(cookie);
+	struct spyre_entry_insn *ei;
+	__u64 v, ip = ctx->ip;
+
+	if (!(spyre_cookie_aux(cookie) & SPYRE_CK_ENTRY_INSN))
+		return;
+	ei = bpf_map_lookup_elem(&entry_insns, &probe);
+	if (!ei || !ei->len || ei->len > 15)
+		return;		/* the kernel steps it, as without */
+	v = ei->disp;
+	if (ei->base == SPYRE_EI_RIP)
+		v += ip + ei->len;
+	else if (ei->base < 16)
+		v += reg_get(ctx, ei->base);
+	if (ei->index < 16)
+		v += reg_get(ctx, ei->index) * ei->scale;
+	if (ei->w32)
+		v = (__u32)v;
+	if (reg_set(ctx, ei->dst, v))
+		ctx->ip = ip + ei->len;
+#endif
+}
+
+PRIV_STACK_OFF_MAP(spyre_entry_emu);
+SEC("uprobe")
+int spyre_entry_emu(struct pt_regs *ctx)
+{
+	priv_stack_off(ctx, spyre_entry_emu);
+	enter_call(ctx);
+	do_entry_insn(ctx);
 	return 0;
 }
 

@@ -115,6 +115,32 @@ struct spyre_read_cfg {
  * (emulated returns, bpf/spyre.bpf.c return_now).
  */
 #define SPYRE_CK_POP_SHIFT	16
+/*
+ * An entry link's aux: the program does the probed entry instruction itself (x86-64 mov and
+ * lea, struct spyre_entry_insn of the probe), so the kernel does not single-step it.
+ */
+#define SPYRE_CK_ENTRY_INSN	0x10
+
+/*
+ * An entry instruction a uprobe program can do exactly (user/resolve/entryinsn.h): the result
+ * dst = base + index * scale + disp (zero-extended from 32 bits when w32), then ip += len; no
+ * flags change. mov %src,%dst is base = src; mov $imm,%dst is base = index = NONE, disp = imm;
+ * lea is itself, with base RIP for ip + len. Registers by their x86 encoding number (0 ax ...
+ * 4 sp, 5 bp ... 15 r15). By probe index, written by the loader before attaching.
+ */
+#define SPYRE_EI_RIP	16
+#define SPYRE_EI_NONE	17
+struct spyre_entry_insn {
+	__u8 len;	/* 0: none (the kernel single-steps or emulates it) */
+	__u8 dst;
+	__u8 base;	/* a register, SPYRE_EI_RIP or SPYRE_EI_NONE */
+	__u8 index;	/* a register or SPYRE_EI_NONE */
+	__u8 scale;	/* 1, 2, 4, 8 */
+	__u8 w32;
+	__u8 pad[2];
+	__s64 disp;
+};
+
 /* Open calls a tail-called function's return can close at once (a chain of tail jumps). */
 #define SPYRE_TAIL_CHAIN	8
 

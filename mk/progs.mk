@@ -14,6 +14,8 @@
 #                    step); launch.bats traces its own functions, PIE and static
 #   coroutine.c      coroutine: traced calls that switch stacks inside (makecontext/swapcontext),
 #                    traced calls on the main stack meanwhile (exceptions.bats)
+#   entryjob.c       entryjob: functions that begin with each mov and lea form a uprobe program
+#                    can do in the kernel's place (trace.bats, `make vm-next`'s entries step)
 #   keysjob.cpp      keysjob, libkeysjob.so: a class returned by value, a std::string argument, void
 #                    launches and a synchronize, for the probe-table keys (keys.bats)
 #   flexhelper.cpp   flexhelper: a client of the mock runtime that forks, execs, starts threads,
@@ -44,7 +46,7 @@ FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so \
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
 TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static \
 		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper $(BUILD)/tests/coroutine \
-		   $(BUILD)/tests/keysjob $(BUILD)/tests/tailjob
+		   $(BUILD)/tests/keysjob $(BUILD)/tests/tailjob $(BUILD)/tests/entryjob
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -106,6 +108,10 @@ $(BUILD)/tests/throwjob-static: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 # whose own functions are the only probe targets (launch.bats).
 $(BUILD)/tests/throwjob-allstatic: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 	$(CXX) $(MOCK_CXXFLAGS) -no-pie -static $< -o $@
+
+# Its traced functions are assembly (x86-64): their first instructions are the point.
+$(BUILD)/tests/entryjob: $(PROGS_DIR)/entryjob.c | $(BUILD)/tests
+	$(CC) -O2 -g -Wall -Wextra -fPIE -pie $< -o $@
 
 # -O2 like the runtime: the stack switches happen inside optimized traced functions.
 $(BUILD)/tests/coroutine: $(PROGS_DIR)/coroutine.c | $(BUILD)/tests

@@ -37,6 +37,28 @@ vm2-test: vm2-build
 	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind,uretunwind,throwjob VM_EXPECT=multi \
 		bash tests/vm/run-vm-test.sh
 
+# `make vm-next`: Debian trixie-backports' newest kernel (7.3 at this writing), whose uprobe
+# programs may write their registers: returns and mov/lea entries done by BPF, no single step
+# (docs/user-guide.md, "Returns done by BPF"). Booted twice, the second time with
+# lockdown=integrity (what this host runs): both must do the returns in BPF, the guard that
+# writes user memory (--uretprobes) is what lockdown refuses. VM_EXPECT=emulated: the tracer
+# said so, and did the entries too.
+VM3_DIR		:= $(BUILD)/vm-next
+VM3_KERNEL	:= $(VM3_DIR)/kernel
+VM3_STEPS	:= core,unwind,throwjob,entries,twotracers,sstep
+
+.PHONY: vm-next-build vm-next
+vm-next-build: vm-deps $(VM_TOOL) mock $(TEST_PROGS)
+	sh tools/vm/kernel-backports.sh $(VM3_KERNEL) trixie-backports
+	VM_KERNEL="$$(ls $(VM3_KERNEL)/boot/vmlinuz-*)" VM_MODROOT=$(VM3_KERNEL) \
+		sh tools/vm/build.sh $(VM3_DIR) $(VM_TOOL) $(MOCK_DIR)
+
+vm-next: vm-next-build
+	BUILD=$(BUILD) VMDIR=$(VM3_DIR) VM_STEPS=$(VM3_STEPS) VM_EXPECT=multi,emulated \
+		bash tests/vm/run-vm-test.sh
+	BUILD=$(BUILD) VMDIR=$(VM3_DIR) VM_STEPS=core,unwind VM_EXPECT=multi,emulated,lockdown \
+		VM_ARGS="lockdown=integrity $(VM_ARGS)" bash tests/vm/run-vm-test.sh
+
 # Opt-in, never in `make test`: the guest's `perf` step (docs/performance.md) on this 6.12
 # kernel, x86-64 (the nocf variant: push %rbp at the entry, one ret), in $(BUILD)/vm-perf.
 .PHONY: vm-perf

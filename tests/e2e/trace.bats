@@ -214,3 +214,41 @@ other_uprobe_off() {
 	  "$(counts_field "$BATS_TEST_TMPDIR/counts.json" checksum)" ]
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
 }
+
+@test "functions that begin with a mov or lea: every call a span, the job's results unchanged, list names the instruction" {
+	# tests/progs/entryjob.c: each mov/lea form the entry program can do where the kernel lets
+	# a uprobe program write its registers (make vm-next); here the kernel single-steps them
+	local ej="$BUILD/tests/entryjob" d="$BATS_TEST_TMPDIR" pid tracer
+	[ "$(uname -m)" = x86_64 ] || skip "assembly for x86-64"
+	"$ej" "$d/u.ready" "$d/untraced.json" 300 &
+	wait_for "$d/u.ready"
+	kill -USR1 "$(cat "$d/u.ready")"
+	wait
+	"$ej" "$d/ready" "$d/counts.json" 300 &
+	wait_for "$d/ready"
+	pid=$(cat "$d/ready")
+	run "$TOOL" list -p "$pid" --no-default --probe 'entryjob:ej_*'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# each decoded instruction named, the one into an argument register left to the kernel
+	grep -q 'ej_rip .*lea 0x[0-9a-f]*(%rip),%rax' <<<"$output"
+	grep -q 'ej_r11 .*lea -0x2(,%rsi,4),%r11d' <<<"$output"
+	grep -q 'ej_cet .*(after endbr64) .*mov %rdi,%r11' <<<"$output"
+	[ "$(grep -c 'done by BPF where the kernel lets it' <<<"$output")" -eq 12 ]
+	grep -q 'ej_arg .*\[single-stepped: slow probe' <<<"$output"
+	"$TOOL" -p "$pid" --no-default --probe 'entryjob:ej_*' --ready-file "$d/t.ready" \
+		-o "$d/t.json" >"$d/out" 2>"$d/err" &
+	tracer=$!
+	wait_ready "$d/t.ready" $tracer
+	kill -USR1 "$pid"
+	wait $tracer
+	python3 - "$d/counts.json" "$d/untraced.json" "$d/t.json" <<'PY'
+import collections, json, sys
+c, u, t = (json.load(open(f)) for f in sys.argv[1:4])
+n = collections.Counter(e["name"] for e in t["traceEvents"] if e["ph"] == "X")
+assert c["checksum"] == u["checksum"] and c["mismatches"] == 0, (c, u)
+assert all(n[k] == v for k, v in c["calls"].items()), (n, c["calls"])
+# this kernel refuses a uprobe program that writes its registers: none done by BPF here
+assert t["spyreStats"]["entriesDoneByBpf"] == 0, t["spyreStats"]
+PY
+}

@@ -23,6 +23,7 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
+mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 mkdir -p $OUT
 
 log() {
@@ -135,6 +136,72 @@ step_core() {
 # iteration. The default return sites leave the stack alone: the job lives on any kernel.
 step_unwind() {
 	MOCK_EXTRA="--oom-every 2" run_traced unwind -v
+}
+
+# Step "sstep": core with SPYRE_NO_EMULATED_RETURNS=1, on a kernel that would let the programs
+# do the returns (`make vm-next`): the single-stepped fallback keeps every count
+step_sstep() {
+	local rc
+	export SPYRE_NO_EMULATED_RETURNS=1
+	run_traced sstep -v
+	rc=$?
+	unset SPYRE_NO_EMULATED_RETURNS
+	return $rc
+}
+
+# Step "entries": tests/progs/entryjob.c, whose traced functions begin with each mov and lea form
+# (`make vm-next`: done by the entry program), untraced first for the checksum; the job exits by
+# itself, the tracer when its target is gone
+step_entries() {
+	local job tracer rc=0
+	rm -f /tmp/ej.ready /tmp/ej.u.ready /tmp/ej.tracer.ready
+	/opt/spyre/entryjob /tmp/ej.u.ready $OUT/entries.untraced.json >/dev/null 2>&1 &
+	job=$!
+	wait_for /tmp/ej.u.ready 30 $job || return 1
+	kill -USR1 $job
+	wait $job || { log "entries: untraced job exited with $?"; return 1; }
+	/opt/spyre/entryjob /tmp/ej.ready $OUT/entries.counts.json \
+		>$OUT/entries.job.out 2>$OUT/entries.job.err &
+	job=$!
+	wait_for /tmp/ej.ready 30 $job || { kill_wait $job KILL; return 1; }
+	$TOOL -p $job --ready-file /tmp/ej.tracer.ready -o $OUT/entries.trace.json -v \
+		--no-default --probe 'entryjob:ej_*' >$OUT/entries.tracer.out \
+		2>$OUT/entries.tracer.err &
+	tracer=$!
+	wait_for /tmp/ej.tracer.ready 60 $tracer || { fail_traced entries $tracer $job; return 1; }
+	kill -USR1 $job
+	wait $job || { rc=$?; log "entries: job exited with $rc"; }
+	wait $tracer || { log "entries: tracer exited with $?"; rc=1; }
+	return $rc
+}
+
+# Step "twotracers": two tracers by PID on one job, the second started while the first runs:
+# only one may do the probed instructions in BPF (two would each return from one ret)
+step_twotracers() {
+	local job t1 t2 rc=0
+	rm -f /tmp/tt.ready /tmp/tt.1.ready /tmp/tt.2.ready
+	$MOCK --wait-go --linger --quiet --threads 2 --streams 2 --iters "$(cmdline iters 8)" \
+		--compute-us 20 --oom-every 2 --ready-file /tmp/tt.ready \
+		--counts $OUT/twotracers.counts.json >$OUT/twotracers.job.out \
+		2>$OUT/twotracers.job.err &
+	job=$!
+	echo $job >$OUT/twotracers.pid
+	wait_for /tmp/tt.ready 30 $job || { kill_wait $job KILL; return 1; }
+	$TOOL -p $job --ready-file /tmp/tt.1.ready -o $OUT/twotracers.trace.json -v \
+		>$OUT/twotracers.tracer.out 2>$OUT/twotracers.tracer.err &
+	t1=$!
+	wait_for /tmp/tt.1.ready 60 $t1 || { fail_traced twotracers $t1 $job; return 1; }
+	$TOOL -p $job --ready-file /tmp/tt.2.ready -o $OUT/twotracers2.trace.json -v \
+		>$OUT/twotracers2.tracer.out 2>$OUT/twotracers2.tracer.err &
+	t2=$!
+	wait_for /tmp/tt.2.ready 60 $t2 || { kill_wait $t1 KILL; fail_traced twotracers2 $t2 $job;
+		return 1; }
+	kill -USR1 $job
+	wait_for $OUT/twotracers.counts.json 60 $job || rc=1
+	kill_wait $t2 INT || { log "twotracers: the second tracer exited with $?"; rc=1; }
+	kill_wait $t1 INT || { log "twotracers: the first tracer exited with $?"; rc=1; }
+	kill_wait $job TERM || { log "twotracers: job exited with $?"; rc=1; }
+	return $rc
 }
 
 # Step "uretunwind": the same with --uretprobes, where the unwind guard puts the return
@@ -458,6 +525,7 @@ URET=
 
 status=0
 uname -r >$OUT/kernel
+cat /sys/kernel/security/lockdown >$OUT/lockdown 2>/dev/null
 log "kernel $(uname -r), steps: $(cmdline steps core)"
 for step in $(cmdline steps core | tr ',' ' '); do
 	start=$(cut -d. -f1 /proc/uptime)
@@ -474,10 +542,10 @@ dmesg >$OUT/dmesg.txt
 send_out
 sync
 log "done, status $status"
+# the verdict as a line too: under lockdown /dev/port is refused, and the guest powers off
+echo "==SPYRE-STATUS=$status==" >$DATA
 if [ $DATA = /dev/ttyS1 ]; then
 	# isa-debug-exit at 0xf4 (244): QEMU exits at once with (status << 1) | 1
 	printf "\\$(printf %03o $status)" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
-else
-	echo "==SPYRE-STATUS=$status==" >$DATA
 fi
 poweroff -f

@@ -35,6 +35,10 @@
 #   untraced  (after core) the job without a tracer: the same checksum as traced
 #   list    `spyre-bpftrace list -p`: the mock's probes resolve
 #   launch  launch mode (`spyre-bpftrace -- mock-spyre-job`): counts as for core
+#   sstep   (`make vm-next`) core with SPYRE_NO_EMULATED_RETURNS=1: the single-stepped fallback
+#   entries  tests/progs/entryjob.c: functions that begin with each mov/lea form; results equal
+#           untraced, every call a span, the entries done by BPF where the kernel allows it
+#   twotracers  two tracers on one job: both traces whole, only the first does rets in BPF
 #   perf    opt-in, never by default (`make vm-perf-s390x`, `make vm-perf-ppc64le`: a guest
 #           with the bench): per-call cost of our traced call against the empty probes of
 #           the same mechanism, as ratios (tests/vm/perf_report.py prints them)
@@ -45,7 +49,9 @@
 # VM_MACHINE, VM_TOOL: another architecture's guest and its static tool (`make vm-s390x`,
 # mk/vm.mk). VM_DEB: the Debian package that guest installs instead (its initramfs has no loose
 # tool; steps install and remove).
-# VM_EXPECT, comma-separated: multi: the kernel has uprobe_multi links, so the tracer must use
+# VM_EXPECT, comma-separated: emulated: the probed rets (and some mov/lea entries) were done by
+# BPF (`make vm-next`); refused: this kernel refuses a uprobe program that writes its registers,
+# so they were single-stepped, said so; lockdown: the guest ran under lockdown=integrity; multi: the kernel has uprobe_multi links, so the tracer must use
 # them (and the registration warm-up) in the core and unwind steps; selftest: the tracer's
 # start-up self-test of return sites runs there (s390x, ppc64le) and must pass (core, unwind).
 # Exit status 0 when every step passed. Results stay in $BUILD/vm/run for a look afterwards.
@@ -131,7 +137,64 @@ check_step() {
 		grep 'self-test' "$RUN/out/$step.tracer.err" >&2
 		return 1
 	fi
+	# who did the probed rets and entries: BPF where the kernel lets a uprobe program write
+	# its registers (`make vm-next`), else the kernel's single step, said with the reason
+	local t emu="python3 $ROOT/tests/vm/check_emulation.py"
+	for t in "$RUN/out/$step".trace.json "$RUN/out/$step"-static.trace.json; do
+		[ -s "$t" ] && [ $step != sstep ] && [ $step != entries ] || continue
+		if expect emulated; then
+			$emu "$t" --want bpf || return 1
+		elif expect refused; then
+			$emu "$t" --want kernel-single-step \
+				--reason-has 'refuses a uprobe program that writes its registers' ||
+				return 1
+		fi
+	done
+	if expect lockdown && ! grep -q '\[integrity\]' "$RUN/out/lockdown"; then
+		echo "$step: the guest is not under lockdown=integrity: $(cat "$RUN/out/lockdown")" >&2
+		return 1
+	fi
 	case $step in
+	entries)
+		# the job's own results, traced, are the untraced ones; each function's calls
+		# are spans; the entries were done by BPF where the kernel allows it (all but
+		# ej_arg's, into an argument register), else single-stepped
+		local nbpf=0
+		expect emulated && nbpf=12
+		python3 - "$RUN/out/entries.counts.json" "$RUN/out/entries.untraced.json" \
+			"$RUN/out/entries.trace.json" $nbpf <<'PY' || return 1
+import collections, json, sys
+c, u, t = (json.load(open(f)) for f in sys.argv[1:4])
+n = collections.Counter(e["name"] for e in t["traceEvents"] if e["ph"] == "X")
+bad = []
+if c["checksum"] != u["checksum"] or c["mismatches"]:
+    bad.append("results: traced %s (%d wrong), untraced %s" %
+               (c["checksum"], c["mismatches"], u["checksum"]))
+bad += ["%s: %d spans, %d calls" % (k, n[k], v) for k, v in c["calls"].items() if n[k] != v]
+if t["spyreStats"].get("entriesDoneByBpf", 0) != int(sys.argv[4]):
+    bad.append("entriesDoneByBpf %s, not %s" % (t["spyreStats"].get("entriesDoneByBpf"),
+                                                sys.argv[4]))
+sys.exit("entries: " + "; ".join(bad) if bad else 0)
+PY
+		;;
+	twotracers)
+		# both traces hold every call; the first tracer did the rets in BPF, the second
+		# saw its programs and left them to the kernel
+		$VERIFY "$RUN/out/twotracers.trace.json" --counts "$RUN/out/twotracers.counts.json" \
+			--pid "$(cat "$RUN/out/twotracers.pid")" &&
+			$VERIFY "$RUN/out/twotracers2.trace.json" \
+				--counts "$RUN/out/twotracers.counts.json" \
+				--pid "$(cat "$RUN/out/twotracers.pid")" &&
+			$emu "$RUN/out/twotracers2.trace.json" --want kernel-single-step \
+				--reason-has 'another spyre-bpftrace on this machine' || return 1
+		;;
+	sstep)
+		# the same kernel with SPYRE_NO_EMULATED_RETURNS=1: single-stepped, every count kept
+		$VERIFY "$RUN/out/sstep.trace.json" --counts "$RUN/out/sstep.counts.json" \
+			--pid "$(cat "$RUN/out/sstep.pid")" &&
+			$emu "$RUN/out/sstep.trace.json" --want kernel-single-step \
+				--reason-has SPYRE_NO_EMULATED_RETURNS
+		;;
 	install)
 		[ -n "${VM_DEB:-}" ] || { echo "install: no VM_DEB to compare with" >&2; return 1; }
 		# dpkg installed this package: its name, version and architecture, and the tool

@@ -75,7 +75,7 @@ cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libspyre_comms.so.1
 cp "$mockdir/torch_spyre/_C.so" "$root/opt/spyre/mock/torch_spyre/"
 # the exception test jobs (tests/progs/throwjob.cpp; built beside the mock by `make`): the
 # same C++ runtime libraries as the mock, or the unwinder linked in
-for f in throwjob throwjob-static; do
+for f in throwjob throwjob-static entryjob; do
 	[ -x "$mockdir/../tests/$f" ] && cp "$mockdir/../tests/$f" "$root/opt/spyre/"
 done
 bench=

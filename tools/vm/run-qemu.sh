@@ -74,10 +74,15 @@ if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	tail -n 30 "$outdir/console.log" >&2
 	exit 124
 fi
+status=$(tr -d '\r' <"$outdir/data.txt" 2>/dev/null |
+	sed -n 's/^==SPYRE-STATUS=\([0-9]*\)==$/\1/p')
+# x86 under lockdown (lockdown=integrity): /dev/port is refused, so no debug-exit; the guest
+# powers off after its verdict line, as the other machines do
+if [ "$machine" = x86 ] && [ $rc -eq 0 ] && [ -n "$status" ]; then
+	rc=$((status << 1 | 1))
+fi
 if [ "$machine" != x86 ]; then
 	# the guest's verdict is a line after its results; QEMU itself exits 0 at power-off
-	status=$(tr -d '\r' <"$outdir/data.txt" 2>/dev/null |
-		sed -n 's/^==SPYRE-STATUS=\([0-9]*\)==$/\1/p')
 	if [ $rc -ne 0 ] || [ -z "$status" ]; then
 		echo "run-qemu: QEMU exited with $rc without the guest's verdict; console:" >&2
 		tail -n 30 "$outdir/console.log" "$outdir/qemu.log" >&2

@@ -44,6 +44,10 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
 	if (p->insn == INSN_EMULATED) {
 		entry = c->emulated_ns;
 		pc.entry = "emulated";
+	} else if (p->entry.len && c->rets_emulated) {
+		/* a mov or lea the entry program does (resolve/entryinsn.h): no single step */
+		entry = c->emulated_ns;
+		pc.entry = "mov/lea done by BPF";
 	} else {
 		/* not classified (not x86-64): priced as the dearer kind */
 		entry = c->stepped_ns;

@@ -23,7 +23,10 @@ struct hit_costs {
 	double stepped_ns;	/* ... one it single-steps (endbr64, mov; ret at a return site) */
 	double uret_ns;		/* a uretprobe's return through its trampoline */
 	bool calibrated;	/* measured here (else the figures of docs/performance.md) */
-	/* return sites return by themselves (emulated returns): a ret costs what a push does */
+	/*
+	 * The programs may write registers here (emulated returns): return sites return by
+	 * themselves, and the entry program does a probed mov or lea; both cost what a push does
+	 */
 	bool rets_emulated;
 };
 

@@ -421,6 +421,36 @@ bool retcheck_emulation_loads(char *why, size_t len)
 #endif
 }
 
+/* The names bpf/spyre.bpf.c's programs that do probed instructions get (BPF_OBJ_NAME_LEN - 1) */
+static const char *const emu_names[] = { "spyre_ret_site_", "spyre_tail_ret_", "spyre_entry_emu" };
+
+unsigned int retcheck_other_emulator(const unsigned int *own, int nown)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		bool mine = false;
+		int fd;
+
+		for (int i = 0; i < nown; i++)
+			mine |= own[i] == id;
+		if (mine)
+			continue;
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;	/* gone since, or not ours to see */
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			info.name[0] = 0;
+		close(fd);
+		for (size_t k = 0; k < sizeof(emu_names) / sizeof(emu_names[0]); k++)
+			if (!strncmp(info.name, emu_names[k], sizeof(info.name)))
+				return id;
+	}
+	return 0;
+}
+
 struct retcheck *retcheck_start_mode(enum retcheck_mode mode)
 {
 #ifdef HAVE_RETCHECK_FN

@@ -51,6 +51,19 @@ struct retcheck *retcheck_start_mode(enum retcheck_mode mode);
 bool retcheck_emulation_ok(struct retcheck *rc, char *why, size_t len);
 
 /*
+ * Programs of another process that do probed instructions themselves: another spyre-bpftrace's
+ * (bpf/spyre.bpf.c *_emu, found by their names among the loaded programs). The kernel runs every
+ * program on a uprobe before it skips the single step, so two of them on one return would each
+ * return (the job's stack popped twice): where one is found, ours leave the instructions to the
+ * kernel. @own: the ids of this process's own, @nown of them. The first other's id, else 0.
+ */
+unsigned int retcheck_other_emulator(const unsigned int *own, int nown);
+/* What the tracer says then, with that id */
+#define OTHER_EMULATOR_WHY "another spyre-bpftrace on this machine does probed instructions in " \
+	"BPF (its program %u): the kernel single-steps them here, so that none is done twice"
+
+
+/*
  * Start the test in the background (a thread and a child process; 30-120 ms on the x86-64
  * development VM, 0.1-2 s in the TCG guests); NULL if not run here.
  */

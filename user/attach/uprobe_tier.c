@@ -115,7 +115,7 @@ static bool bpf_jit_off(void)
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
-	struct bpf_program *progs[10];
+	struct bpf_program *progs[11];
 	int err;
 
 	tr->skel = spyre_bpf__open();
@@ -131,6 +131,7 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	progs[7] = tr->skel->progs.spyre_catch;
 	progs[8] = tr->skel->progs.spyre_ret_site_emu;
 	progs[9] = tr->skel->progs.spyre_tail_ret_emu;
+	progs[10] = tr->skel->progs.spyre_entry_emu;
 	/* return sites by default; the uretprobe program (and its guard) with --uretprobes */
 	tr->skel->rodata->ret_sites = !o->uretprobes;
 	bpf_program__set_autoload(progs[2], o->uretprobes);
@@ -141,9 +142,11 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	/* the returns done by the programs: loaded where a program may write its registers */
 	bpf_program__set_autoload(progs[8], !o->uretprobes && o->emulated_returns);
 	bpf_program__set_autoload(progs[9], !o->uretprobes && o->emulated_returns);
+	/* and the entries whose mov or lea the program does (resolve/entryinsn.h) */
+	bpf_program__set_autoload(progs[10], !o->uretprobes && o->emulated_returns);
 	tr->emu_loaded = !o->uretprobes && o->emulated_returns;
 	if (multi)
-		for (int i = 0; i < 10; i++)
+		for (int i = 0; i < 11; i++)
 			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
 	tr->skel->rodata->sample_every = o->sample_every;
 	tr->skel->rodata->filter_tgids = o->follow_pid > 0;
@@ -178,6 +181,7 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 		tr->skel->rodata->test_nostack_every = atoi(getenv("SPYRE_TEST_NO_STACK_EVERY"));
 	err = bpf_map__set_max_entries(tr->skel->maps.counters, tr->room);
 	err = err ?: bpf_map__set_max_entries(tr->skel->maps.probe_reads, tr->room);
+	err = err ?: bpf_map__set_max_entries(tr->skel->maps.entry_insns, tr->room);
 	if (err)
 		return err;
 	if (bpf_jit_off()) {
@@ -395,7 +399,7 @@ static struct bpf_program *kind_prog(struct tracer *tr, enum link_kind k)
 	case LK_JUMP_SITE:
 		return tr->skel->progs.spyre_jump_site;
 	case LK_ENTRY:
-		return tr->skel->progs.spyre_entry;
+		return tr->emulate ? tr->skel->progs.spyre_entry_emu : tr->skel->progs.spyre_entry;
 	default:
 		return tr->skel->progs.spyre_instant;
 	}
@@ -453,6 +457,35 @@ static int write_read_cfgs(struct tracer *tr, const struct target *t)
 	return 0;
 }
 
+_Static_assert(ENTRY_INSN_RIP == SPYRE_EI_RIP && ENTRY_INSN_NONE == SPYRE_EI_NONE,
+	       "entry_insn and spyre_entry_insn name registers alike");
+
+/* Does the entry program do probe @p's entry instruction (SPYRE_CK_ENTRY_INSN)? */
+static bool entry_insn_done(const struct tracer *tr, const struct rprobe *p)
+{
+	return tr->emulate && p->entry.len;
+}
+
+/* The entry instructions the programs do for @t's probes not attached yet (entryinsn.h). */
+static int write_entry_insns(struct tracer *tr, const struct target *t)
+{
+	int fd = bpf_map__fd(tr->skel->maps.entry_insns);
+
+	for (int i = 0; i < t->cnt; i++) {
+		const struct entry_insn *e = &t->probes[i].entry;
+		struct spyre_entry_insn w = { .len = e->len, .dst = e->dst, .base = e->base,
+					      .index = e->index, .scale = e->scale, .w32 = e->w32,
+					      .disp = e->disp };
+		__u32 key = i;
+
+		if (t->probes[i].attached || !entry_insn_done(tr, &t->probes[i]))
+			continue;
+		if (bpf_map_update_elem(fd, &key, &w, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 /*
  * The offsets (and cookies) probe @i of @t needs for links of kind @k, written to @offs and
  * @cookies; returns how many. A jump site's cookie carries its condition (retsite.h) above the
@@ -505,7 +538,9 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 		break;
 	}
 	offs[0] = p->attach_off;
-	cookies[0] = spyre_cookie(i, probe_mem_cookie(&t->table->specs[p->spec], type, p->ret));
+	cookies[0] = spyre_cookie(i, probe_mem_cookie(&t->table->specs[p->spec], type, p->ret) |
+				     (k == LK_ENTRY && entry_insn_done(tr, p) ?
+				      SPYRE_CK_ENTRY_INSN : 0));
 	return 1;
 }
 
@@ -860,6 +895,11 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid)
 		pr_err("cannot configure the probes' memory reads: %s", strerror(-err));
 		return err;
 	}
+	err = write_entry_insns(tr, t);
+	if (err) {
+		pr_err("cannot configure the entries done by BPF: %s", strerror(-err));
+		return err;
+	}
 	tr->skel->data->tracing_on = 1;
 	if (t->uretprobes && !tr->unwind_guard)
 		warn_unguarded(tr, t);
@@ -1077,4 +1117,22 @@ void tracer_close(struct tracer *tr)
 	free(tr->site_owner);
 	free(tr->counters);
 	memset(tr, 0, sizeof(*tr));
+}
+
+int tracer_emu_prog_ids(const struct tracer *tr, unsigned int *ids, int max)
+{
+	struct bpf_program *progs[] = { tr->skel->progs.spyre_ret_site_emu,
+					tr->skel->progs.spyre_tail_ret_emu,
+					tr->skel->progs.spyre_entry_emu };
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]) && n < max; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			ids[n++] = info.id;
+	}
+	return n;
 }

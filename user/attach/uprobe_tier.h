@@ -131,5 +131,7 @@ void tracer_reset_counters(struct tracer *tr, int n);
  * each thread announced again. Only while detached. */
 void tracer_clear_stacks(struct tracer *tr);
 void tracer_close(struct tracer *tr);
+/* The ids of the loaded programs that do probed instructions (retcheck_other_emulator's @own) */
+int tracer_emu_prog_ids(const struct tracer *tr, unsigned int *ids, int max);
 
 #endif

@@ -77,9 +77,32 @@ static void report_cost(const struct target *t, const struct hit_costs *costs,
 		pc.entry, pc.ret);
 }
 
+/*
+ * What happens to the instruction an entry probe is on, when it is not the kernel's cheap kind:
+ * a mov or lea the entry program does (resolve/entryinsn.h) where the kernel lets it, else the
+ * single step, naming that instruction where BPF could do it on a newer kernel.
+ */
+static const char *entry_note(const struct rprobe *p, const struct hit_costs *costs, char *buf,
+			      size_t len)
+{
+	char insn[64];
+
+	if (p->insn != INSN_SINGLESTEP)
+		return "";
+	if (!p->entry.len)
+		return " [single-stepped: slow probe, see docs/performance.md]";
+	entry_insn_str(&p->entry, insn, sizeof(insn));
+	if (costs && costs->rets_emulated)
+		snprintf(buf, len, " [%s done by BPF]", insn);
+	else
+		snprintf(buf, len, " [single-stepped: %s, done by BPF where the kernel lets it]",
+			 insn);
+	return buf;
+}
+
 void listing_probes(const struct target *t, const struct hit_costs *costs, FILE *f)
 {
-	char why[2048];
+	char why[2048], note[128];
 
 	for (int s = 0; s < t->table->cnt; s++) {
 		const struct probe_spec *sp = &t->table->specs[s];
@@ -97,8 +120,7 @@ void listing_probes(const struct target *t, const struct hit_costs *costs, FILE 
 				fprintf(f, "    %-24s %s  %s+0x%lx%s%s\n", p->name, p->qualname,
 					path_basename(t->libs[p->lib].path), p->attach_off,
 					p->endbr ? " (after endbr64)" : "",
-					p->insn == INSN_SINGLESTEP ?
-					" [single-stepped: slow probe, see docs/performance.md]" : "");
+					entry_note(p, costs, note, sizeof(note)));
 				if (sp->type == PROBE_SPAN)
 					report_return(t, p, f);
 				report_cost(t, costs, p, f);

@@ -142,6 +142,21 @@ static const char *row_label(const struct target *t, const struct rprobe *p, cha
 	snprintf(buf, len, "%s [%s]", p->name, t->libs[p->lib].path);
 	return buf;
 }
+/*
+ * Probes whose entry instruction the entry program did (resolve/entryinsn.h; instants not):
+ * read after the detach, so those the kernel took (not refused)
+ */
+static int entries_done_by_bpf(const struct target *t)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->cnt; i++)
+		n += !t->probes[i].failed && t->probes[i].entry.len &&
+		     t->table->specs[t->probes[i].spec].type == PROBE_SPAN &&
+		     t->probes[i].ret != RET_NONE;
+	return n;
+}
+
 
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, const struct run_end *end)
@@ -204,6 +219,9 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fprintf(f, "returns at return sites: %s (%s)\n", end->rets_emulated ?
 			"done by BPF, no single step" : "single-stepped by the kernel",
 			end->rets_why);
+	if (end->rets_emulated)
+		fprintf(f, "entries done by BPF (mov/lea, no single step): %d of %d probes\n",
+			entries_done_by_bpf(t), t->cnt);
 	fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, "function", "count", "total", "mean",
 		"p50", "p99");
 	for (int k = 0; k < n; k++) {
@@ -525,6 +543,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	if (end->rets_why) {	/* who performs a probed ret: BPF (emulated) or the kernel */
 		jw_kv_str(w, "returnsDoneBy", end->rets_emulated ? "bpf" : "kernel-single-step");
 		jw_kv_str(w, "returnsDoneByReason", end->rets_why);
+		jw_kv_u64(w, "entriesDoneByBpf", end->rets_emulated ? entries_done_by_bpf(t) : 0);
 	}
 	if (end->cost)
 		cost_json(w, t, end);

@@ -184,11 +184,15 @@ struct sym_ctx {
 	int fd;			/* the library, open once for what its probes read of it */
 };
 
-/* x86-64 only; other architectures report INSN_UNKNOWN. */
-static int classify_insn(int fd, unsigned long off)
+/*
+ * x86-64 only; other architectures report INSN_UNKNOWN. A single-stepped one that a program can
+ * do instead is decoded into @e (entryinsn.h).
+ */
+static int classify_insn(int fd, unsigned long off, struct entry_insn *e)
 {
+	memset(e, 0, sizeof(*e));
 #if defined(__x86_64__)
-	unsigned char b[5] = {};
+	unsigned char b[15] = {};	/* the longest x86 instruction */
 	ssize_t n;
 
 	if (fd < 0)
@@ -198,8 +202,9 @@ static int classify_insn(int fd, unsigned long off)
 		return INSN_UNKNOWN;
 	/* push %reg, push %r8-%r15, nop5 (0f 1f 44 00 00) */
 	if ((b[0] >= 0x50 && b[0] <= 0x57) || (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) ||
-	    (n == 5 && b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && !b[3] && !b[4]))
+	    (n >= 5 && b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && !b[3] && !b[4]))
 		return INSN_EMULATED;
+	entry_insn_decode(b, (size_t)n, e);
 	return INSN_SINGLESTEP;
 #else
 	return INSN_UNKNOWN;
@@ -461,7 +466,7 @@ static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, cons
 	 * uretprobe at that offset is safe.
 	 */
 	p->attach_off = f->file_off + (f->endbr ? 4 : 0) + f->local_entry;
-	p->insn = classify_insn(c->fd, p->attach_off);
+	p->insn = classify_insn(c->fd, p->attach_off, &p->entry);
 	if (t->table->specs[spec].type == PROBE_SPAN)
 		find_return(t, p, f, c->fd);
 	t->cnt++;

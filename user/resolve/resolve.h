@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "resolve/probes.h"
+#include "resolve/entryinsn.h"
 #include "resolve/retsite.h"
 
 struct soname_slot;
@@ -49,6 +50,8 @@ struct rprobe {
 	 * of ~0.7 µs). `list` says which, so a costly probe can be spotted before tracing.
 	 */
 	enum { INSN_UNKNOWN = 0, INSN_EMULATED, INSN_SINGLESTEP } insn;
+	/* a single-stepped mov or lea the entry program can do instead (entryinsn.h), len 0 if not */
+	struct entry_insn entry;
 	enum ret_how ret;	/* span probes */
 	struct ret_sites sites;	/* RET_SITES: offsets from sym_off; RET_NONE: why */
 	/*
