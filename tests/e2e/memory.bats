@@ -6,15 +6,20 @@
 load helpers
 
 # mem_check TRACE COUNTS [UNKNOWN_FREES]: the ledger of the traced phase holds exactly what the
-# job says it did, and the trace's events and counter track agree with it
+# job says it did, and the trace's events and counter track agree with it. Each allocation goes
+# through both of torch-spyre's overloads, allocate(size_t) calling allocate(size_t, directive):
+# the inner one books the block, the outer one returning it is nested (nestedAllocs), once per
+# allocation; an allocation of 0 bytes (a null DataPtr) is neither booked nor failed.
 mem_check() {
 	python3 - "$@" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
 unknown = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 calls = c["calls"]
-allocs = calls["spyre::SpyreAllocator::allocate"] - c["thrown"]["spyre::SpyreAllocator::allocate"]
+allocs = calls["spyre::SpyreAllocator::allocate"] - \
+    c["thrown"]["spyre::SpyreAllocator::allocate"] - c["emptyAllocs"]
 frees = calls["spyre::SpyreAllocator::ReportAndDelete"] - unknown
+assert d["spyreMemory"]["nestedAllocs"] == allocs, (d["spyreMemory"]["nestedAllocs"], allocs)
 procs = d["spyreMemory"]["processes"]
 assert [p["pid"] for p in procs] == [c["pid"]], procs
 devs = procs[0]["devices"]
@@ -71,6 +76,35 @@ PY
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	stop_job
+}
+
+@test "empty tensors: allocate(0) through both overloads is in the trace, not a failed allocation" {
+	# every 3rd iteration of each thread starts with allocate(0): 2 threads x 10 of 30
+	start_job --threads 2 --iters 30 --bytes 12345 --empty-every 3
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	[ "$(counts_field "$BATS_TEST_TMPDIR/counts.json" emptyAllocs)" -eq 20 ]
+	# the ledger: 120 blocks, 120 nested returns of them, no failure (mem_check)
+	mem_check "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
+assert (a["allocs"], a["frees"], a["failedAllocs"]) == (120, 120, 0), a
+assert d["spyreMemory"]["nestedAllocs"] == 120, d["spyreMemory"]
+# both overloads traced, one span each per call (140 = 120 + 20 empty), the empty ones with
+# their size 0
+sym = "spyre::SpyreAllocator::allocate"
+probes = [p for p in d["spyreProbes"] if p["symbol"] == sym]
+assert len(probes) == 2 and all(p["events"] == c["calls"][sym] == 140 for p in probes), probes
+for p in probes:
+    ev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == p["name"]]
+    assert sum(e["args"]["bytes"] == 0 for e in ev) == 20, p["name"]
+    assert sum(e["args"]["bytes"] == 12345 for e in ev) == 120, p["name"]
+PY
 	stop_job
 }
 

@@ -236,8 +236,8 @@ class Checker:
                                                                      "Memcpy (DtoH)")}
         if kernels != counts["kernels"]:
             self.bad(f"compute spans by name {kernels}, the job launched {counts['kernels']}")
-        # every D2H copy had a callback: the first evidence of its end, or an earlier one
-        # (when the table probes the callback's invoker)
+        # the D2H copies with a callback (addressed by a tensor's segment, as torch-spyre
+        # installs them) end at it when the table probes the callback's invoker
         ends = Counter(s["args"].get("end") for v in self.devspans.values() for s in v
                        if s["name"] == "Memcpy (DtoH)")
         probed = any(p.get("name") == "aiuDmaCallback" for p in self.d.get("spyreProbes", []))

@@ -123,8 +123,8 @@ static void device_work(long n, size_t bytes)
 
 		h2d.add(std::make_unique<spyre::JobPlanStepH2D>(host.data(),
 								args[0].ctx->composite_addr));
-		d2h.add(std::make_unique<spyre::JobPlanStepD2H>(host.data(),
-								args[0].ctx->composite_addr));
+		// by the tensor's segment (DMVA segment 0): the D2H torch-spyre gives a callback
+		d2h.add(std::make_unique<spyre::JobPlanStepD2H>((uint64_t)0, host.data(), bytes));
 		spyre::launchJobPlan(stream, h2d, args);
 		spyre::launchJobPlan(stream, kernel, args);
 		spyre::launchJobPlan(stream, d2h, args);

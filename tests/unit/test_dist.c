@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* distributedInfo: from a process's environment block (torchrun's variables), in the metadata. */
+/*
+ * distributedInfo: from a process's environment block (torchrun's and the Spyre stack's
+ * variables), in the metadata.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +22,34 @@ TEST(dist_rank_world_size_and_card_from_the_environment)
 			      "AIU_WORLD_RANK_0=0000:1a:00.0\0AIU_WORLD_RANK_1=0000:1b:00.0\0"), &d);
 	CHECK_EQ_INT(d.rank, 1);
 	CHECK_EQ_INT(d.world_size, 2);
-	CHECK(d.from_env);
+	CHECK(d.rank_from_env && d.size_from_env);
 	CHECK_STR(d.pci_bus_id, "0000:1b:00.0");
+}
+
+/*
+ * The Spyre stack's AIU_WORLD_SIZE stands in for torchrun's WORLD_SIZE (which wins when both
+ * are there); each field says whether the environment gave it, so that getRank/getSize fill
+ * only the other one.
+ */
+TEST(dist_world_size_from_aiu_world_size_each_field_on_its_own)
+{
+	struct dist_info d = { .rank = -1, .world_size = -1 };
+
+	dist_from_environ(ENV("AIU_WORLD_SIZE=4\0AIU_WORLD_RANK_0=0000:1a:00.0\0"), &d);
+	CHECK_EQ_INT(d.world_size, 4);
+	CHECK_EQ_INT(d.rank, -1);
+	CHECK(d.size_from_env && !d.rank_from_env);
+	CHECK_STR(d.pci_bus_id, "");	/* no rank: no card */
+
+	d = (struct dist_info){ .rank = -1, .world_size = -1 };
+	dist_from_environ(ENV("AIU_WORLD_SIZE=4\0WORLD_SIZE=2\0RANK=0\0"), &d);
+	CHECK_EQ_INT(d.world_size, 2);
+	CHECK_EQ_INT(d.rank, 0);
+
+	d = (struct dist_info){ .rank = -1, .world_size = -1 };
+	dist_from_environ(ENV("RANK=3\0"), &d);
+	CHECK_EQ_INT(d.rank, 3);
+	CHECK(d.rank_from_env && !d.size_from_env);
 }
 
 TEST(dist_ignores_lookalikes_and_bad_numbers)
@@ -30,7 +59,7 @@ TEST(dist_ignores_lookalikes_and_bad_numbers)
 	/* LOCAL_RANK and MY_RANK are no RANK; "1x" and "" are no numbers */
 	dist_from_environ(ENV("LOCAL_RANK=3\0MY_RANK=4\0RANKS=5\0"), &d);
 	CHECK_EQ_INT(d.rank, -1);
-	CHECK(!d.from_env);
+	CHECK(!d.rank_from_env && !d.size_from_env);
 	dist_from_environ(ENV("RANK=1x\0WORLD_SIZE=\0"), &d);
 	CHECK_EQ_INT(d.rank, -1);
 	CHECK_EQ_INT(d.world_size, -1);

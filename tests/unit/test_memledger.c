@@ -464,3 +464,43 @@ TEST(memledger_nested_allocations_are_one_block)
 	memledger_free(&m);
 	probes_free(&t);
 }
+
+/*
+ * torch-spyre's allocate(0) returns a null DataPtr without calling flex: an empty tensor, not a
+ * failed allocation (nothing booked, nothing to free), through both overloads. A null pointer
+ * for a size asked for is still a failure.
+ */
+TEST(memledger_empty_allocation_is_not_a_failure)
+{
+	struct probe_table t = {};
+	struct spyre_event e;
+	struct memledger m;
+	struct mem_acct *a;
+	char err[128];
+
+	CHECK_EQ_INT(probes_parse_text(&t, "c.so allocate mem=alloc ptr=sret[0] size=arg3\n", "m",
+				       err, sizeof(err)), 0);
+	CHECK_EQ_INT(memledger_init(&m), 0);
+	/* inner [1005, 1015] and outer [1000, 1020], both returning null for 0 bytes */
+	e = (struct spyre_event){ .ts = 1005, .dur = 10, .tgid = 5, .tid = 6,
+				  .type = SPYRE_EV_SPAN };
+	memledger_event(&m, NULL, &t.specs[0], &e);
+	e.ts = 1000;
+	e.dur = 20;
+	memledger_event(&m, NULL, &t.specs[0], &e);
+	a = memledger_acct(&m, 5, MEMK_ALLOC, 0, false);
+	CHECK(!a || (a->failed == 0 && a->allocs == 0));
+	CHECK_EQ_INT(m.nested_allocs, 0);
+	/* 4096 bytes asked for, a null pointer returned: that one failed */
+	e.call.args[2] = 4096;
+	memledger_event(&m, NULL, &t.specs[0], &e);
+	a = memledger_acct(&m, 5, MEMK_ALLOC, 0, false);
+	CHECK(a != NULL);
+	if (a) {
+		CHECK_EQ_INT(a->failed, 1);
+		CHECK_EQ_INT(a->allocs, 0);
+		CHECK_EQ_INT(a->cur, 0);
+	}
+	memledger_free(&m);
+	probes_free(&t);
+}

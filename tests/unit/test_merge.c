@@ -469,6 +469,75 @@ out:
 	jv_free(r1);
 }
 
+/*
+ * Two ranks' traces: each has its rank in distributedInfo (its traced process: targetPid). The
+ * merged trace keeps the second's distributedInfo, as every shared member, and lists both by
+ * pid in spyreDistributedInfo; a trace that lists several processes adds them all, and a pid
+ * both name is listed once (the first input's). One process in all: nothing added.
+ */
+TEST(merge_of_two_ranks_keeps_each_ranks_distributed_info_by_pid)
+{
+#define RANK(pid, dist)										\
+	"{\"deviceProperties\":[{\"id\":0}],\"baseTimeNanoseconds\":1799178264000000000,"	\
+	"\"spyreTracer\":{\"realtimeBaseNs\":1799178264000000000}," dist			\
+	"\"spyreStats\":{\"targetPid\":" pid "},\"traceEvents\":["				\
+	"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"barrier\",\"pid\":" pid	\
+	",\"tid\":" pid ",\"ts\":10.000,\"dur\":20.000,\"args\":{}}]}"
+#define INFO(r) "{\"backend\":\"spyre_ccl\",\"rank\":" r ",\"world_size\":2}"
+	struct jv *r0 = parse_text(RANK("100", "\"distributedInfo\":" INFO("0") ","));
+	struct jv *r1 = parse_text(RANK("200", "\"distributedInfo\":" INFO("1") ","));
+	struct jv *many = parse_text(RANK("300", "\"spyreDistributedInfo\":[{\"pid\":300,"
+					  "\"backend\":\"spyre_ccl\",\"rank\":2},{\"pid\":100,"
+					  "\"backend\":\"spyre_ccl\",\"rank\":9}],"));
+#undef RANK
+#undef INFO
+	const struct jv *list;
+	struct merge_info mi;
+	struct jv *out;
+	char err[256];
+	double v;
+	int ret;
+
+	CHECK(r0 && r1 && many);
+	if (!r0 || !r1 || !many)
+		goto out;
+	out = merge_mem(r0, r1, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	CHECK(jv_get_num(jv_get(out, "distributedInfo"), "rank", &v) && v == 1);
+	list = jv_get(out, "spyreDistributedInfo");
+	CHECK(list && list->type == JV_ARRAY && jv_len(list) == 2);
+	if (list && jv_len(list) == 2) {
+		CHECK(jv_get_num(jv_first(list), "pid", &v) && v == 100);
+		CHECK(jv_get_num(jv_first(list), "rank", &v) && v == 0);
+		CHECK(jv_get_num(jv_first(list), "world_size", &v) && v == 2);
+		CHECK_STR(jv_get_str(jv_first(list), "backend"), "spyre_ccl");
+		CHECK(jv_get_num(jv_first(list)->next, "pid", &v) && v == 200);
+		CHECK(jv_get_num(jv_first(list)->next, "rank", &v) && v == 1);
+	}
+	jv_free(out);
+
+	/* r0 names pid 100 first: the other's entry for 100 is dropped, its 300 kept */
+	out = merge_mem(r0, many, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	list = jv_get(out, "spyreDistributedInfo");
+	CHECK(list && jv_len(list) == 2);
+	if (list && jv_len(list) == 2) {
+		CHECK(jv_get_num(jv_first(list), "rank", &v) && v == 0);
+		CHECK(jv_get_num(jv_first(list)->next, "pid", &v) && v == 300);
+	}
+	jv_free(out);
+
+	/* one process: the trace's own members, nothing added */
+	out = merge_mem(r0, r0, &mi, &ret, err, sizeof(err));
+	CHECK_EQ_INT(ret, 0);
+	CHECK(out && !jv_get(out, "spyreDistributedInfo") && jv_get(out, "distributedInfo"));
+	jv_free(out);
+out:
+	jv_free(r0);
+	jv_free(r1);
+	jv_free(many);
+}
+
 /* Our names at our ts 0, before the other trace's ts 0: at 0, not dropped by Perfetto's sorter. */
 TEST(merge_keeps_our_metadata_at_or_after_ts_0)
 {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ TEST(probes_default_table)
 
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
 	CHECK_STR(err, "");
-	CHECK_EQ_INT(t.cnt, 47);
+	CHECK_EQ_INT(t.cnt, 46);
 	CHECK(t.cap >= (size_t)t.cnt);
 
 	/* a void launch: bytes and key read through its DmaParams */
@@ -128,12 +129,8 @@ TEST(probes_default_table)
 		CHECK_EQ_INT(s->str, STR_CXX);
 	}
 
-	s = find_sym(&t, "flex::RuntimeStream::~RuntimeStream");
-	CHECK(s);
-	if (s) {
-		CHECK_EQ_INT(s->dev, DEV_DESTROY);
-		CHECK_EQ_INT(s->stream, 1);
-	}
+	/* no public source destroys a stream: ~RuntimeStream is the mock's table's (below) */
+	CHECK(!find_sym(&t, "flex::RuntimeStream::~RuntimeStream"));
 
 	s = find_sym(&t, "spyre_comms::Context::getRank");
 	CHECK(s);
@@ -179,11 +176,101 @@ TEST(probes_default_table)
 
 	/* loading twice appends */
 	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
-	CHECK_EQ_INT(t.cnt, 94);
+	CHECK_EQ_INT(t.cnt, 92);
 	probes_free(&t);
 	CHECK(t.specs == NULL);
 	CHECK_EQ_INT(t.cnt, 0);
 	CHECK_EQ_INT(t.cap, 0);
+}
+
+/*
+ * Each line of the default table names, in a "# <file>.cpp" comment at its end, the torch-spyre
+ * source that calls or defines its function: a line nobody can trace to a public source is one
+ * fitted to our mock. The unwinder and catch lines (libgcc_s, libunwind, libstdc++, libc++abi)
+ * probe the C++ runtime, not Spyre: they are exempt.
+ */
+static bool names_its_source(const char *line, size_t n)
+{
+	const char *end = line + n, *c = line, *file, *dot;
+
+	/* the comment: a '#' that begins a token ("name=a#b" keeps its '#') */
+	while (c < end && !(*c == '#' && c > line && (c[-1] == ' ' || c[-1] == '\t')))
+		c++;
+	if (end - c < 2 || c[1] != ' ')
+		return false;
+	file = c + 2;
+	for (dot = file; dot < end && (islower((unsigned char)*dot) || *dot == '_' || *dot == '/');
+	     dot++)
+		;
+	return dot > file && end - dot >= 4 && !strncmp(dot, ".cpp", 4) &&
+	       (dot + 4 == end || dot[4] == ' ');
+}
+
+static bool source_named(const char *line)
+{
+	return names_its_source(line, strlen(line));
+}
+
+TEST(probes_default_lines_name_their_source)
+{
+	const char *p = probes_default_text;
+	int lines = 0, exempt = 0, line = 1;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n && *p != '#') {
+			bool runtime = !strncmp(p, "libgcc_s.so", 11) ||
+				       !strncmp(p, "libunwind.so", 12) ||
+				       !strncmp(p, "libstdc++.so", 12) ||
+				       !strncmp(p, "libc++abi.so", 12);
+
+			if (runtime) {
+				exempt++;
+			} else {
+				lines++;
+				if (!names_its_source(p, n))
+					fprintf(stderr, "default:%d has no '# <file>.cpp': %.*s\n",
+						line, (int)n, p);
+				CHECK(names_its_source(p, n));
+			}
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+		line++;
+	}
+	CHECK_EQ_INT(lines, 40);
+	CHECK_EQ_INT(exempt, 6);
+	/* the check itself: a comment that names no .cpp file, or none at all, fails */
+	CHECK(source_named("a b\t# spyre_stream.cpp (JobPlan)"));
+	CHECK(source_named("a b\t# distributed/spyre_ccl.cpp"));
+	CHECK(!source_named("a b\t# flex's"));
+	CHECK(!source_named("a b name=x"));
+	CHECK(!source_named("a b\t# spyre_stream.cppx"));
+	CHECK(!source_named("a b name=a#b"));
+	CHECK(!source_named("a b\t# .cpp"));
+}
+
+/* The mock-only table: what tests trace in the mock that no public source does. */
+TEST(probes_mock_table)
+{
+	struct probe_table t = {};
+	const struct probe_spec *s;
+	char err[256];
+
+	CHECK_EQ_INT(probes_parse_file(&t, "tests/progs/mock-spyre/mock.probes", err, sizeof(err)),
+		     0);
+	CHECK_EQ_INT(t.cnt, 1);
+	s = find_sym(&t, "flex::RuntimeStream::~RuntimeStream");
+	CHECK(s);
+	if (s) {
+		CHECK_STR(s->name, "aiuStreamDestroy");
+		CHECK_EQ_INT(s->dev, DEV_DESTROY);
+		CHECK_EQ_INT(s->stream, 1);
+	}
+	probes_free(&t);
 }
 
 TEST(probes_defaults_and_syntax)

@@ -559,6 +559,81 @@ static void put_moves(struct jw *w, const char *key, const int64_t *from, const 
 	jw_arr_end(w);
 }
 
+/*
+ * The ranks of the processes the inputs traced. A trace of ours that knows one process's rank
+ * has it in distributedInfo, whose pid is the traced process (spyreStats.targetPid); one that
+ * knows several lists them in spyreDistributedInfo, by pid. Merging two ranks' traces, the
+ * shared distributedInfo can only keep one of them (the second input's, as every shared
+ * member): spyreDistributedInfo then lists each process either input names, by pid, so that
+ * every rank stays in the merged trace.
+ */
+#define MERGE_MAX_DIST 1024
+
+struct dist_entry {
+	int64_t pid;
+	const struct jv *info;	/* a distributedInfo, or a spyreDistributedInfo entry */
+};
+
+static bool dist_known(const struct dist_entry *d, int n, int64_t pid)
+{
+	for (int i = 0; i < n; i++)
+		if (d[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* @obj's processes appended to @d (the first input to name a pid keeps it); the new count */
+static int dist_entries(const struct jv *obj, struct dist_entry *d, int n)
+{
+	const struct jv *list = jv_get(obj, "spyreDistributedInfo"), *di, *e;
+	int64_t pid;
+
+	if (list && list->type == JV_ARRAY) {
+		jv_foreach(e, list)
+			if (n < MERGE_MAX_DIST && e->type == JV_OBJECT &&
+			    int_of(jv_get(e, "pid"), &pid) && !dist_known(d, n, pid))
+				d[n++] = (struct dist_entry){ .pid = pid, .info = e };
+		return n;
+	}
+	/* (a system-wide trace's targetPid is 0: no process of its own) */
+	di = jv_get(obj, "distributedInfo");
+	if (n < MERGE_MAX_DIST && di && di->type == JV_OBJECT &&
+	    int_of(jv_get(jv_get(obj, "spyreStats"), "targetPid"), &pid) && pid > 0 &&
+	    !dist_known(d, n, pid))
+		d[n++] = (struct dist_entry){ .pid = pid, .info = di };
+	return n;
+}
+
+/* spyreDistributedInfo of both inputs, when they name more than one process: true if written */
+static bool put_dist(struct jw *w, const struct jv *first, const struct jv *second)
+{
+	struct dist_entry *d = calloc(MERGE_MAX_DIST, sizeof(*d));
+	const struct jv *c;
+	int n;
+
+	if (!d)
+		return false;
+	n = dist_entries(second, d, dist_entries(first, d, 0));
+	if (n > 1) {
+		jw_key(w, "spyreDistributedInfo");
+		jw_arr_begin(w);
+		for (int i = 0; i < n; i++) {
+			jw_obj_begin(w);
+			jw_kv_i64(w, "pid", d[i].pid);
+			jv_foreach(c, d[i].info)
+				if (strcmp(c->key, "pid")) {
+					jw_key(w, c->key);
+					put_value(w, c);
+				}
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_commit(w);
+	}
+	free(d);
+	return n > 1;
+}
+
 static void put_header(struct mctx *m, const struct jv *ours, const struct jv *kineto,
 		       const char *ours_name, const char *kineto_name)
 {
@@ -566,6 +641,7 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	const struct jv *dp = jv_get(kobj, "deviceProperties"), *v, *c;
 	struct merge_info *mi = m->mi;
 	struct jw *w = m->w;
+	bool dist;
 
 	jw_obj_begin(w);
 	jw_key(w, "schemaVersion");
@@ -587,12 +663,15 @@ static void put_header(struct mctx *m, const struct jv *ours, const struct jv *k
 	jw_arr_end(w);
 	jw_commit(w);
 	jw_nl(w);
+	/* every process's rank, ours first, when the two traced different processes */
+	dist = put_dist(w, ours, kobj);
 	/* everything else both carry, Kineto's first; on a name clash Kineto's wins */
 	jv_foreach(c, kobj)
-		if (!own_member(c->key))
+		if (!own_member(c->key) && !(dist && !strcmp(c->key, "spyreDistributedInfo")))
 			put_member(w, c->key, c);
 	jv_foreach(c, ours)
-		if (!own_member(c->key) && !jv_get(kobj, c->key))
+		if (!own_member(c->key) && !jv_get(kobj, c->key) &&
+		    !(dist && !strcmp(c->key, "spyreDistributedInfo")))
 			put_member(w, c->key, c);
 	v = jv_get(kobj, "displayTimeUnit");
 	if (!jv_str(v))

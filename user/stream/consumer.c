@@ -217,15 +217,17 @@ void dist_from_environ(const char *env, size_t len, struct dist_info *d)
 	char name[32];
 	const char *pci;
 
-	if (rank < 0 && size < 0)
-		return;
-	d->from_env = true;
-	if (rank >= 0)
-		d->rank = rank;
-	if (size >= 0)
+	/* a Spyre job started without torchrun may carry only the stack's own variable */
+	if (size < 0)
+		size = env_int(env_value(env, len, "AIU_WORLD_SIZE"));
+	if (size >= 0) {
 		d->world_size = size;
+		d->size_from_env = true;
+	}
 	if (rank < 0)
 		return;
+	d->rank = rank;
+	d->rank_from_env = true;
 	snprintf(name, sizeof(name), "AIU_WORLD_RANK_%d", rank);
 	pci = env_value(env, len, name);
 	if (pci)
@@ -708,13 +710,16 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		ti->submit = e->ts + e->dur;
 	if (s->str)
 		str = call_string(c, e);
-	/* getRank()/getSize(): for a process whose environment did not say */
+	/*
+	 * getRank()/getSize(): each for a process whose environment did not say it (one with
+	 * RANK but no world size takes getSize's, and the other way round)
+	 */
 	if (s->dist && e->type == SPYRE_EV_SPAN) {
 		struct process_info *pi = see_process(c, e->tgid, NULL);
 
-		if (pi && !pi->dist.from_env && s->dist == DIST_RANK)
+		if (pi && s->dist == DIST_RANK && !pi->dist.rank_from_env)
 			pi->dist.rank = (int32_t)e->call.ret;
-		else if (pi && !pi->dist.from_env)
+		else if (pi && s->dist == DIST_SIZE && !pi->dist.size_from_env)
 			pi->dist.world_size = (int32_t)e->call.ret;
 	}
 	/* the kernel name goes to the thread's next compute launch */

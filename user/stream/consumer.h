@@ -28,7 +28,8 @@ struct thread_info {
 struct dist_info {
 	int rank;		/* -1: unknown */
 	int world_size;		/* -1: unknown */
-	bool from_env;		/* read from its environment (probes do not override it) */
+	/* each read from its environment: a dist= probe does not override it */
+	bool rank_from_env, size_from_env;
 	char pci_bus_id[32];	/* AIU_WORLD_RANK_<rank>: its card's PCI address ("": none) */
 };
 
@@ -113,8 +114,8 @@ bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
 const char *consumer_thread_name(const struct consumer *c, uint32_t tid);
 /*
  * The distributed-job variables of an environment block (NUL-separated NAME=VALUE, as
- * /proc/PID/environ): RANK, WORLD_SIZE as torchrun sets them, AIU_WORLD_RANK_<RANK>. Fields not
- * found stay as they were.
+ * /proc/PID/environ): RANK, WORLD_SIZE as torchrun sets them (else AIU_WORLD_SIZE, the Spyre
+ * stack's), AIU_WORLD_RANK_<RANK>. Fields not found stay as they were, for getRank/getSize.
  */
 void dist_from_environ(const char *env, size_t len, struct dist_info *d);
 /* Process info by pid (NULL if never seen). */

@@ -393,6 +393,13 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 			m->nested_allocs++;
 			return;
 		}
+		/*
+		 * An empty tensor: torch-spyre's allocate(0) returns a null DataPtr without asking
+		 * flex (spyre_allocator.cpp), a success with nothing to book and nothing to free,
+		 * not a failed allocation (both overloads of it end here).
+		 */
+		if (!ptr && !size)
+			return;
 		a = memledger_alloc(m, e->tgid, e->tid, MEMK_ALLOC, dev, ptr, size, ts, e->probe);
 		if (!a || !ptr || !tw)
 			return;

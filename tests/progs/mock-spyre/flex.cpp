@@ -655,7 +655,7 @@ MOCK_API CompositeAddress FlexAllocator::allocate(size_t bytes, const Allocation
 	mock_spyre::countBytes(mock_spyre::BYTES_ALLOCATED, bytes);
 	dma_map(p, rounded);
 	return CompositeAddress(Chunk{ { (uint32_t)device_, (uint64_t)(uintptr_t)p }, bytes,
-				       directive.device });
+				       directive.device() });
 }
 
 MOCK_API void FlexAllocator::deallocate(const CompositeAddress &addr)
@@ -743,6 +743,11 @@ MOCK_API int initializeRuntime(std::shared_ptr<RuntimeContext> *out, int num_dev
 	}
 	g_context = *out;
 	return 0;
+}
+
+MOCK_API uint64_t dmvaToSegmentId(uint64_t dmva)
+{
+	return dmva >> SEGMENT_SIZE_BITS;
 }
 
 MOCK_API int getNumDevices()

@@ -46,11 +46,26 @@ enum class MemoryType { Tensor, Program };
 enum class RuntimeStreamPriority { Normal, High };
 enum class DataFormats { FP16, FP32, INT32 };
 
+// Where to place an allocation. torch-spyre's SpyreAllocator::allocate(size_t) makes one
+// {PlacementPolicy::Bind, {0}, ..., MemoryType::Tensor} (spyre_allocator.cpp): a list of devices,
+// so its caller has a destructor to run after the allocation (no tail call into it).
 struct AllocationDirective {
+	AllocationDirective() = default;
+	AllocationDirective(PlacementPolicy p, std::vector<int> devs, MemoryType t)
+		: policy(p), devices(std::move(devs)), type(t) {}
+	int device() const { return devices.empty() ? 0 : devices[0]; }
+
 	PlacementPolicy policy = PlacementPolicy::Bind;
-	int device = 0;
+	std::vector<int> devices;
 	MemoryType type = MemoryType::Tensor;
 };
+
+// Device virtual addresses (DMVA) of job plans: segment << SEGMENT_SIZE_BITS | offset, where a
+// launch's tensor i is segment i and PROG_SEGMENT the program's (job_plan.cpp, prepare_kernel.cpp;
+// the width is the mock's: no public header gives flex's).
+constexpr unsigned SEGMENT_SIZE_BITS = 36;
+constexpr uint64_t PROG_SEGMENT = 7;
+uint64_t dmvaToSegmentId(uint64_t dmva);
 
 // A DMA between host memory and a CompositeAddress. flex takes what it needs at the launch (the
 // callback is moved out), so the caller destroys the params right after launching.

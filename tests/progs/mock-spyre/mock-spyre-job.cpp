@@ -43,6 +43,7 @@ struct Options {
 	long compute_us = 50;
 	long kernels = 3;
 	long oom_every = 0;
+	long empty_every = 0;
 	long stream_churn = 0;
 	long rename_at = -1;
 	long leak = 0;
@@ -161,11 +162,14 @@ int64_t contribution(int r, uint64_t iter, size_t j)
 }
 
 // The collective of an iteration, made by train-0 of every rank: the kinds in turn (send/recv
-// only with a peer). Checks what arrived; false when it is wrong or a call failed.
+// only with a peer). Checks what arrived; false when it is wrong or a call failed. The root is
+// the last rank: with two ranks, a root of 1 that a tracer reading the wrong argument (the
+// reduction, SUM = 0) would not find.
 bool run_collective(uint64_t iter)
 {
 	int kinds = g_world > 1 ? CCL_KINDS : CCL_SENDRECV;
 	int kind = (int)(iter % (uint64_t)kinds);
+	int root = g_world - 1;
 	int64_t buf[kCollectiveWords], rbuf[kCollectiveWords];
 	std::vector<std::vector<int64_t>> gathered((size_t)g_world,
 						   std::vector<int64_t>(kCollectiveWords));
@@ -185,16 +189,16 @@ bool run_collective(uint64_t iter)
 		w = g_backend->allreduce(ts);
 		break;
 	case CCL_BROADCAST:
-		w = g_backend->broadcast(ts, 0);
+		w = g_backend->broadcast(ts, root);
 		break;
 	case CCL_ALLGATHER:
 		w = g_backend->allgather(outs, t);
 		break;
 	case CCL_GATHER:
-		w = g_backend->gather(outs, t, 0);
+		w = g_backend->gather(outs, t, root);
 		break;
 	case CCL_REDUCE:
-		w = g_backend->reduce(ts, 0);
+		w = g_backend->reduce(ts, root);
 		break;
 	case CCL_BARRIER:
 		w = g_backend->barrier();
@@ -213,10 +217,11 @@ bool run_collective(uint64_t iter)
 			ok = buf[j] == sum * (int64_t)(j + 1 + iter);
 			break;
 		case CCL_BROADCAST:
-			ok = buf[j] == contribution(0, iter, j);
+			ok = buf[j] == contribution(root, iter, j);
 			break;
 		case CCL_REDUCE:
-			ok = buf[j] == (g_rank == 0 ? sum : g_rank + 1) * (int64_t)(j + 1 + iter);
+			ok = buf[j] ==
+			     (g_rank == root ? sum : g_rank + 1) * (int64_t)(j + 1 + iter);
 			break;
 		case CCL_SENDRECV:
 			ok = rbuf[j] == contribution((g_rank + g_world - 1) % g_world, iter, j);
@@ -224,7 +229,7 @@ bool run_collective(uint64_t iter)
 		case CCL_ALLGATHER:
 		case CCL_GATHER:
 			for (int r = 0; ok && r < g_world; r++)
-				ok = (kind == CCL_GATHER && g_rank != 0) ||
+				ok = (kind == CCL_GATHER && g_rank != root) ||
 				     gathered[(size_t)r][j] == contribution(r, iter, j);
 			break;
 		}
@@ -267,6 +272,13 @@ bool run_iteration(Trainer *tr, const Options *opt, uint64_t iter)
 			mock_spyre::countThrown(mock_spyre::THROWN_SPYRE_ALLOCATE);
 		}
 	}
+	// An empty tensor (torch.empty(0) on the device): allocate(0) gives a null DataPtr, which
+	// has nothing to free (no ReportAndDelete).
+	if (opt->empty_every && iter % (uint64_t)opt->empty_every == 0) {
+		spyre::DataPtr p = alloc.allocate(0);
+
+		ok &= !p.get() && !p.get_context();
+	}
 	spyre::DataPtr din = alloc.allocate(bytes);
 	spyre::DataPtr dout = alloc.allocate(bytes);
 	std::vector<spyre::Tensor> args = {
@@ -304,14 +316,22 @@ bool run_iteration(Trainer *tr, const Options *opt, uint64_t iter)
 		nanosleep(&ts, nullptr);
 	}
 	{
-		// the host step stages the computed input into the output, which the D2H copies back
+		// the host step stages the computed input into the output, which the D2H copies
+		// back: in even iterations by the output's segment (DMVA segment 1 of the launch's
+		// tensors), which torch-spyre gives a DMA callback, in odd ones by its
+		// CompositeAddress, which it does not (job_plan.cpp)
 		unsigned char *src = host_of(din), *dst = host_of(dout);
+		uint64_t out_segment = (uint64_t)1 << flex::SEGMENT_SIZE_BITS;
 		spyre::JobPlan plan;
 
 		plan.add(std::make_unique<spyre::JobPlanStepHostCompute>(
 			[src, dst, bytes] { memcpy(dst, src, bytes); }));
-		plan.add(std::make_unique<spyre::JobPlanStepD2H>(tr->host_out.data(),
-								 out_ctx->composite_addr));
+		if (iter % 2 == 0)
+			plan.add(std::make_unique<spyre::JobPlanStepD2H>(
+				out_segment, tr->host_out.data(), bytes));
+		else
+			plan.add(std::make_unique<spyre::JobPlanStepD2H>(
+				out_ctx->composite_addr, tr->host_out.data(), bytes));
 		spyre::launchJobPlan(tr->streams[cur], plan, args);
 	}
 	for (const spyre::SpyreStream &st : tr->streams)
@@ -396,6 +416,8 @@ void usage(FILE *f)
 		"  --kernels K       compute launches per iteration (3)\n"
 		"  --oom-every N     every N iterations, first an allocation too large for the\n"
 		"                    device, which throws std::bad_alloc (caught) (0: never)\n"
+		"  --empty-every N   every N iterations, first an allocation of 0 bytes (an\n"
+		"                    empty tensor: a null pointer, nothing to free) (0: never)\n"
 		"  --stream-churn N  every N iterations, new streams replace the thread's streams\n"
 		"                    (created first, then the old ones destroyed) (0: never)\n"
 		"  --rename-at N     training threads rename themselves \"renamed-<i>\" before\n"
@@ -440,8 +462,8 @@ int parse_options(int argc, char **argv, Options *o)
 {
 	enum {
 		O_DEVICES = 256, O_THREADS, O_STREAMS, O_ITERS, O_BYTES, O_COMPUTE_US, O_KERNELS,
-		O_OOM_EVERY, O_STREAM_CHURN, O_RENAME_AT, O_LEAK, O_PHASES, O_READY, O_COUNTS,
-		O_WAIT_GO, O_LINGER, O_QUIET, O_WORLD_SIZE, O_HELP,
+		O_OOM_EVERY, O_EMPTY_EVERY, O_STREAM_CHURN, O_RENAME_AT, O_LEAK, O_PHASES, O_READY,
+		O_COUNTS, O_WAIT_GO, O_LINGER, O_QUIET, O_WORLD_SIZE, O_HELP,
 	};
 	static const struct option longopts[] = {
 		{ "devices", required_argument, nullptr, O_DEVICES },
@@ -452,6 +474,7 @@ int parse_options(int argc, char **argv, Options *o)
 		{ "compute-us", required_argument, nullptr, O_COMPUTE_US },
 		{ "kernels", required_argument, nullptr, O_KERNELS },
 		{ "oom-every", required_argument, nullptr, O_OOM_EVERY },
+		{ "empty-every", required_argument, nullptr, O_EMPTY_EVERY },
 		{ "stream-churn", required_argument, nullptr, O_STREAM_CHURN },
 		{ "rename-at", required_argument, nullptr, O_RENAME_AT },
 		{ "leak", required_argument, nullptr, O_LEAK },
@@ -494,6 +517,9 @@ int parse_options(int argc, char **argv, Options *o)
 			break;
 		case O_OOM_EVERY:
 			ok = parse_num("oom-every", optarg, 0, 1000000L, &o->oom_every);
+			break;
+		case O_EMPTY_EVERY:
+			ok = parse_num("empty-every", optarg, 0, 1000000L, &o->empty_every);
 			break;
 		case O_STREAM_CHURN:
 			ok = parse_num("stream-churn", optarg, 0, 1000000L, &o->stream_churn);
@@ -594,9 +620,11 @@ std::string counts_json(long phase, uint64_t checksum, long kernels, uint64_t la
 			 mock_spyre::apiName(api), (unsigned long long)mock_spyre::callCount(api));
 		s += buf;
 	}
-	snprintf(buf, sizeof(buf), "},\"completions\":%llu,\"callbacks\":%llu,\"ioctls\":{",
+	snprintf(buf, sizeof(buf),
+		 "},\"completions\":%llu,\"callbacks\":%llu,\"emptyAllocs\":%llu,\"ioctls\":{",
 		 (unsigned long long)mock_spyre::completionCount(),
-		 (unsigned long long)mock_spyre::callbackCount());
+		 (unsigned long long)mock_spyre::callbackCount(),
+		 (unsigned long long)mock_spyre::emptyAllocCount());
 	s += buf;
 	for (int i = 0; i < mock_spyre::IOCTL_COUNT; i++) {
 		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", i ? "," : "", mock_spyre::ioctlName(i),

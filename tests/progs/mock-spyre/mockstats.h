@@ -88,6 +88,9 @@ uint64_t completionCount();
 // DMA callbacks flex called (on the stream's worker, after the copy).
 void countCallback();
 uint64_t callbackCount();
+// SpyreAllocator::allocate calls of 0 bytes (a null DataPtr: no pointer, nothing to free).
+void countEmptyAlloc();
+uint64_t emptyAllocCount();
 void countThrown(int which);
 uint64_t thrownCount(int which);
 const char *thrownName(int which);

@@ -156,7 +156,8 @@ static std::shared_ptr<WorkSchedule> exchange(void *shm, int rank, const Tensor 
 	});
 }
 
-MOCK_API std::shared_ptr<WorkSchedule> Context::allgather(Tensor &input, std::vector<Tensor> &outputs)
+MOCK_API std::shared_ptr<WorkSchedule> Context::allgather(std::vector<Tensor> &outputs,
+							  Tensor &input)
 {
 	countCall(mock_spyre::API_CTX_ALLGATHER);
 
@@ -203,8 +204,8 @@ MOCK_API std::shared_ptr<WorkSchedule> Context::broadcast(Tensor &tensor, int ro
 	});
 }
 
-MOCK_API std::shared_ptr<WorkSchedule> Context::gather(Tensor &input, int root,
-						       std::vector<Tensor> &outputs)
+MOCK_API std::shared_ptr<WorkSchedule> Context::gather(std::vector<Tensor> &outputs, Tensor &input,
+						       int root)
 {
 	countCall(mock_spyre::API_CTX_GATHER);
 
@@ -220,8 +221,8 @@ MOCK_API std::shared_ptr<WorkSchedule> Context::gather(Tensor &input, int root,
 	});
 }
 
-MOCK_API std::shared_ptr<WorkSchedule> Context::reduce(Tensor &tensor, int root,
-						       SpyreReductionOpType op)
+MOCK_API std::shared_ptr<WorkSchedule> Context::reduce(Tensor &tensor, SpyreReductionOpType op,
+						       int root)
 {
 	countCall(mock_spyre::API_CTX_REDUCE);
 
@@ -236,14 +237,14 @@ MOCK_API std::shared_ptr<WorkSchedule> Context::reduce(Tensor &tensor, int root,
 	});
 }
 
-MOCK_API std::shared_ptr<WorkSchedule> Context::send(Tensor &tensor, int peer, int tag)
+MOCK_API std::shared_ptr<WorkSchedule> Context::send(Tensor &tensor, int dst, int tag)
 {
 	countCall(mock_spyre::API_CTX_SEND);
 	(void)tag;
 
 	World *w = (World *)shm_;
 	Tensor t = tensor;
-	int rank = rank_;
+	int rank = rank_, peer = dst;
 
 	return std::make_shared<WorkSchedule>([w, t, peer, rank] {
 		if (!w || peer < 0 || peer >= w->size)
@@ -262,14 +263,14 @@ MOCK_API std::shared_ptr<WorkSchedule> Context::send(Tensor &tensor, int peer, i
 	});
 }
 
-MOCK_API std::shared_ptr<WorkSchedule> Context::recv(Tensor &tensor, int peer, int tag)
+MOCK_API std::shared_ptr<WorkSchedule> Context::recv(Tensor &tensor, int src, int tag)
 {
 	countCall(mock_spyre::API_CTX_RECV);
 	(void)tag;
 
 	World *w = (World *)shm_;
 	Tensor t = tensor;
-	int rank = rank_;
+	int rank = rank_, peer = src;
 
 	return std::make_shared<WorkSchedule>([w, t, peer, rank] {
 		if (!w || peer < 0 || peer >= w->size)

@@ -19,6 +19,10 @@ namespace spyre_comms {
 enum DataType : int32_t { FLOAT16 = 1, FLOAT32 = 2, INT64 = 3 };
 enum class SpyreReductionOpType { SUM, MAX };
 
+// The mock's own layout: torch-spyre builds its spyre_comms::Tensor from a TensorInfo (dtype,
+// shape) and the storage's pointer (spyre_ccl.cpp), and no public header shows the real class.
+// The default probe table reads bytes at +8 and dtype at +16 of it: an assumption this mock
+// satisfies, not a fact about libspyre_comms (docs/mock.md).
 struct Tensor {
 	void *data;
 	uint64_t bytes;
@@ -45,17 +49,20 @@ private:
 };
 
 // The world's communicator. Every rank must make the same collectives in the same order.
+// Arguments in the order torch-spyre's SpyreCCLBackend passes them (spyre_ccl.cpp): outputs
+// before the input, the reduction before the root, the tag after the peer. Each returns a
+// std::shared_ptr by value: sret = arg1, this = arg2, these from arg3 on.
 class Context {
 public:
 	Context(int rank, int size, void *shm);
-	std::shared_ptr<WorkSchedule> allgather(Tensor &input, std::vector<Tensor> &outputs);
+	std::shared_ptr<WorkSchedule> allgather(std::vector<Tensor> &outputs, Tensor &input);
 	std::shared_ptr<WorkSchedule> allreduce(Tensor &tensor, SpyreReductionOpType op);
 	std::shared_ptr<WorkSchedule> barrier();
 	std::shared_ptr<WorkSchedule> broadcast(Tensor &tensor, int root);
-	std::shared_ptr<WorkSchedule> gather(Tensor &input, int root, std::vector<Tensor> &outputs);
-	std::shared_ptr<WorkSchedule> reduce(Tensor &tensor, int root, SpyreReductionOpType op);
-	std::shared_ptr<WorkSchedule> send(Tensor &tensor, int peer, int tag);
-	std::shared_ptr<WorkSchedule> recv(Tensor &tensor, int peer, int tag);
+	std::shared_ptr<WorkSchedule> gather(std::vector<Tensor> &outputs, Tensor &input, int root);
+	std::shared_ptr<WorkSchedule> reduce(Tensor &tensor, SpyreReductionOpType op, int root);
+	std::shared_ptr<WorkSchedule> send(Tensor &tensor, int dst, int tag);
+	std::shared_ptr<WorkSchedule> recv(Tensor &tensor, int src, int tag);
 	int getRank() const;
 	int getSize() const;
 

@@ -11,6 +11,7 @@
 
 #include <mutex>
 #include <new>
+#include <stdexcept>
 #include <thread>
 
 #define MOCK_API __attribute__((visibility("default")))
@@ -49,20 +50,30 @@ MOCK_API SpyreAllocator &SpyreAllocator::instance()
 	return allocator;
 }
 
+// Counted here, not in the overload below: the job calls this one only, so its count is each
+// overload's (a tracer traces both, one span each per allocation).
 MOCK_API DataPtr SpyreAllocator::allocate(size_t nbytes)
 {
 	countCall(mock_spyre::API_SPYRE_ALLOCATE);
 
-	flex::AllocationDirective directive;
+	flex::AllocationDirective directive(flex::PlacementPolicy::Bind, { 0 },
+					    flex::MemoryType::Tensor);
 
-	if (!nbytes)
-		return DataPtr(nullptr, nullptr, &ReportAndDelete, 0);
+	return allocate(nbytes, directive);
+}
+
+MOCK_API DataPtr SpyreAllocator::allocate(size_t nbytes, const flex::AllocationDirective &directive)
+{
+	if (!nbytes) {
+		mock_spyre::countEmptyAlloc();
+		return DataPtr(nullptr, nullptr, &ReportAndDelete, directive.device());
+	}
 	flex::CompositeAddress addr =
 		flex::getFlexRuntimeContext()->getAllocator()->allocate(nbytes, directive);
-	auto *ctx = new SharedOwnerCtx(std::move(addr), directive.device);
+	auto *ctx = new SharedOwnerCtx(std::move(addr), directive.device());
 
 	// data and context are both the owner, as in torch-spyre
-	return DataPtr(ctx, ctx, &ReportAndDelete, directive.device);
+	return DataPtr(ctx, ctx, &ReportAndDelete, directive.device());
 }
 
 MOCK_API void SpyreAllocator::ReportAndDelete(void *ctx)
@@ -81,10 +92,28 @@ void JobPlanStepH2D::construct(LaunchContext &, const SpyreStream &stream) const
 	flex::destroyDmaParams(params);
 }
 
-void JobPlanStepD2H::construct(LaunchContext &, const SpyreStream &stream) const
+void JobPlanStepD2H::construct(LaunchContext &ctx, const SpyreStream &stream) const
 {
+	if (std::holds_alternative<flex::CompositeAddress>(device_address_)) {
+		const auto &addr = std::get<flex::CompositeAddress>(device_address_);
+		flex::DmaParams *params = flex::createDmaParams(host_address_, addr.total_size(),
+								false, &addr);
+
+		params->pipeline_barrier = pipeline_barrier_;
+		stream.launchD2H(params);
+		flex::destroyDmaParams(params);
+		return;
+	}
+	uint64_t dmva = std::get<Dmva>(device_address_).value;
+	uint64_t segment = flex::dmvaToSegmentId(dmva);
+	uint64_t offset = dmva - (segment << flex::SEGMENT_SIZE_BITS);
+
+	if (segment >= ctx.inputs_outputs.size())
+		throw std::out_of_range("D2H tensor-segment lookup out of range");
+	const flex::Chunk &base = ctx.inputs_outputs[segment].ctx->composite_addr.chunks().at(0);
 	// kept alive by the callback until flex is done with the copy
-	auto device_address = std::make_shared<flex::CompositeAddress>(device_address_);
+	auto device_address = std::make_shared<flex::CompositeAddress>(flex::Chunk{
+		{ base.addr.region_id, base.addr.offset + offset }, size_, base.domain_id });
 	flex::DmaParams *params = flex::createDmaParams(host_address_, device_address->total_size(),
 							false, device_address.get());
 
@@ -313,7 +342,7 @@ MOCK_API WorkPtr SpyreCCLBackend::allgather(std::vector<spyre_comms::Tensor> &ou
 	countCall(mock_spyre::API_CCL_ALLGATHER);
 	if ((int)outputs.size() != ctx_->getSize())
 		return nullptr;
-	return started(ctx_->allgather(input, outputs));
+	return started(ctx_->allgather(outputs, input));
 }
 
 MOCK_API WorkPtr SpyreCCLBackend::allreduce(std::vector<spyre_comms::Tensor> &tensors)
@@ -338,15 +367,19 @@ MOCK_API WorkPtr SpyreCCLBackend::gather(std::vector<spyre_comms::Tensor> &outpu
 					 spyre_comms::Tensor &input, int root)
 {
 	countCall(mock_spyre::API_CCL_GATHER);
-	if (root == ctx_->getRank() && (int)outputs.size() != ctx_->getSize())
+	// as torch-spyre's: only the root hands spyre_comms its output tensors
+	std::vector<spyre_comms::Tensor> none;
+	bool root_here = root == ctx_->getRank();
+
+	if (root_here && (int)outputs.size() != ctx_->getSize())
 		return nullptr;
-	return started(ctx_->gather(input, root, outputs));
+	return started(ctx_->gather(root_here ? outputs : none, input, root));
 }
 
 MOCK_API WorkPtr SpyreCCLBackend::reduce(std::vector<spyre_comms::Tensor> &tensors, int root)
 {
 	countCall(mock_spyre::API_CCL_REDUCE);
-	return started(ctx_->reduce(tensors.at(0), root, spyre_comms::SpyreReductionOpType::SUM));
+	return started(ctx_->reduce(tensors.at(0), spyre_comms::SpyreReductionOpType::SUM, root));
 }
 
 MOCK_API WorkPtr SpyreCCLBackend::send(std::vector<spyre_comms::Tensor> &tensors, int dst, int tag)

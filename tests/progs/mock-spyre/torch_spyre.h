@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace spyre {
@@ -57,8 +58,12 @@ private:
 
 struct SpyreAllocator {
 	static SpyreAllocator &instance();
-	// Device memory through flex::FlexAllocator::allocate; throws std::bad_alloc when flex does.
+	// c10's entry (what PyTorch calls): the tensor placement of device 0, through the overload
+	// below, as in spyre_allocator.cpp.
 	DataPtr allocate(size_t nbytes);
+	// Device memory through flex::FlexAllocator::allocate; throws std::bad_alloc when flex
+	// does. 0 bytes: a null DataPtr (no pointer, nothing to free), flex not called.
+	DataPtr allocate(size_t nbytes, const flex::AllocationDirective &directive);
 	// The free path: deletes the owner context (and so gives the memory back).
 	static void ReportAndDelete(void *ctx);
 };
@@ -89,14 +94,22 @@ struct JobPlanStepH2D : JobPlanStep {
 	bool pipeline_barrier_ = false;
 };
 
-// Copies back into host memory; installs a DMA callback keeping the address alive, as
-// torch-spyre does for copies addressed by segment.
+// Copies back into host memory, as job_plan.cpp does: from a CompositeAddress (torch-spyre:
+// the program's segment) without a DMA callback, or from a DMVA in a tensor's segment (tensor i
+// of the launch is segment i), through a CompositeAddress made at construct time that a DMA
+// callback keeps alive: the only DMA torch-spyre gives a callback.
 struct JobPlanStepD2H : JobPlanStep {
-	JobPlanStepD2H(void *host, const flex::CompositeAddress &dev) : host_address_(host),
-									 device_address_(dev) {}
+	struct Dmva {
+		uint64_t value;
+	};
+	JobPlanStepD2H(flex::CompositeAddress device_address, void *host, size_t size)
+		: device_address_(std::move(device_address)), host_address_(host), size_(size) {}
+	JobPlanStepD2H(uint64_t dmva, void *host, size_t size)
+		: device_address_(Dmva{ dmva }), host_address_(host), size_(size) {}
 	void construct(LaunchContext &ctx, const SpyreStream &stream) const override;
+	std::variant<flex::CompositeAddress, Dmva> device_address_;
 	void *host_address_;
-	flex::CompositeAddress device_address_;
+	size_t size_;
 	bool pipeline_barrier_ = false;
 };
 
