@@ -825,30 +825,43 @@ static __always_inline void read_derefs(struct spyre_event *e, const struct spyr
 
 /*
  * The string of @r's call @e into @out (a SPYRE_EV_STR record): argument str_arg is a
- * libstdc++ std::string * (its data pointer at +0; the chars are NUL-terminated there) or a
- * const char *. At most SPYRE_STR_LEN - 1 chars.
+ * libstdc++ std::string * (its data pointer at +0, its length at +8; the chars are
+ * NUL-terminated there) or a const char *. At most SPYRE_STR_LEN - 1 chars: a longer
+ * std::string keeps its end, after SPYRE_STR_HEAD_CUT (a kernel name's "#<step>" is at its end).
  */
 static __always_inline void read_str(struct spyre_event *out, const struct spyre_event *e,
 				     const struct spyre_read_cfg *r)
 {
+	const __u32 cut = sizeof(SPYRE_STR_HEAD_CUT) - 1;
 	__u32 k = r->str_arg - 1;
-	__u64 p;
-	long n = -1;
+	__u64 p, h[2];
+	long n = -1, len = -1;
 
 	if (k >= SPYRE_MAX_ARGS)
 		k = 0;
 	p = e->call.args[k];
-	if (r->str_kind != SPYRE_STR_CXX || !bpf_probe_read_user(&p, sizeof(p), (void *)p))
+	if (r->str_kind != SPYRE_STR_CXX) {
 		n = bpf_probe_read_user_str(out->str.s, sizeof(out->str.s), (void *)p);
+	} else if (!bpf_probe_read_user(h, sizeof(h), (void *)p)) {
+		len = h[1];
+		if (h[1] < sizeof(out->str.s)) {
+			n = bpf_probe_read_user_str(out->str.s, sizeof(out->str.s), (void *)h[0]);
+		} else {
+			__builtin_memcpy(out->str.s, SPYRE_STR_HEAD_CUT, cut);
+			n = bpf_probe_read_user_str(out->str.s + cut, sizeof(out->str.s) - cut,
+						    (void *)(h[0] + h[1] -
+							     (sizeof(out->str.s) - cut - 1)));
+			n += n > 0 ? cut : 0;
+		}
+	}
 	out->str.fault = n <= 0;
 	if (n <= 0) {
 		out->str.s[0] = 0;
 		n = 1;
+		len = -1;
 		count_fault(e->probe);
 	}
-	out->str.len = n - 1;
-	out->str.unused[0] = 0;
-	out->str.unused[1] = 0;
+	out->str.len = len >= n ? len : n - 1;
 	out->ts = e->ts;
 	out->dur = e->dur;
 	out->tgid = e->tgid;

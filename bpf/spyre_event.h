@@ -87,8 +87,13 @@ enum spyre_event_type {
 #define SPYRE_MAX_DEREFS	2
 #define SPYRE_DEREF_RET		7	/* spyre_read_cfg.src: the return value is the base */
 #define SPYRE_DEREF_SRET	8	/* ... the hidden result pointer (argument 1) */
-/* Bytes of a str= string with its NUL (probes.h PROBE_STR_MAX + 1) */
-#define SPYRE_STR_LEN		48
+/*
+ * Bytes of a str= string with its NUL (probes.h PROBE_STR_MAX + 1). A longer std::string keeps
+ * its end, after "...": torch-spyre's kernel names are paths ending in "#<step>", the join key
+ * to Inductor's kernels (SPYRE_STR_HEAD_CUT).
+ */
+#define SPYRE_STR_LEN		64
+#define SPYRE_STR_HEAD_CUT	"..."
 enum spyre_str_kind { SPYRE_STR_NONE = 0, SPYRE_STR_CXX = 1, SPYRE_STR_C = 2 };
 
 /* What a SPYRE_CK_READ probe reads, by probe index (filled by the loader before attaching). */
@@ -186,10 +191,13 @@ struct spyre_rec_call {
  * probe are the call's. Sent right before the call's own record, in the same ring record.
  */
 struct spyre_rec_str {
-	char s[SPYRE_STR_LEN];		/* NUL-terminated, cut at SPYRE_STR_LEN - 1 chars */
-	__u32 len;			/* strlen(s) */
+	/*
+	 * NUL-terminated; a longer std::string is "..." and its last SPYRE_STR_LEN - 4 chars, a
+	 * longer C string its first SPYRE_STR_LEN - 1
+	 */
+	char s[SPYRE_STR_LEN];
+	__u32 len;			/* the string's length (a std::string's own), >= strlen(s) */
 	__u32 fault;			/* 1: the string could not be read (s is "") */
-	__u64 unused[2];
 };
 
 /*

@@ -100,8 +100,10 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < 3; i++) {
 		Result r = make_result(i);
+		/* the last longer than a record carries, as torch-spyre's fallback names are
+		 * ("<sdsc_dir>/<inner>/bundle.mlir#<step>"): its end is kept */
 		std::string name = i < 2 ? "fused_add#" + std::to_string(i) :
-			std::string(60, 'k');	/* longer than a record carries */
+			"/var/tmp/sdsc_" + std::string(70, 'k') + "/inner/bundle.mlir#2";
 		Params p = { 100 + (uint64_t)i, 4096 * (uint64_t)(i + 1) };
 
 		sum += r.a + r.v.size();

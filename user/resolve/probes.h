@@ -136,7 +136,7 @@ enum str_kind { STR_NONE = 0, STR_CXX, STR_C };	/* std::string *, const char * *
 #define PROBE_MAX_DEREFS 2
 #define PROBE_DEREF_MAX_OFF 4095
 /* Chars of a str= string a record carries (SPYRE_STR_LEN - 1) */
-#define PROBE_STR_MAX 47
+#define PROBE_STR_MAX 63
 /* Values a probe records under labels: argN=, DEREF=, then ret= */
 #define PROBE_MAX_LABELS (PROBE_MAX_ARGS + PROBE_MAX_DEREFS + 1)
 

@@ -38,12 +38,15 @@
 #define DEVICE_MAX_PENDING	(1u << 18)
 /*
  * ac2g arrow ids: 10^15 + n for the n-th arrow of the timeline (one timeline a file), unique in
- * the file however many processes it holds, while args.correlation stays the runtime's op id,
- * which processes share (a forked child inherits its parent's counter). Never a correlation
- * value (op ids count from 1; addresses stay below 2^47; the tracer's own ids for launches
- * without a key are 2^52 + n, above 10^15 + any arrow count seen), because aiu-trace-analyzer
- * joins a kernel's args.correlation to the 's' whose id equals it; below 2^53, where
- * JavaScript viewers still read integers exactly.
+ * the file however many processes it holds. args.correlation is not the runtime's key either:
+ * every launch gets the tracer's own id, 2^52 + n (device_new_corr, one count a timeline, so
+ * also unique in the file), because keys are pointers the runtime hands out again (a callback's
+ * functor) and op ids that processes share (a forked child inherits its parent's counter);
+ * completions are still matched on the (pid, key). An arrow id is never a correlation value
+ * (10^15 + any arrow count stays below 2^52; device_launch()'s launches, which show their key,
+ * have op ids counting from 1 or addresses below 2^47), because aiu-trace-analyzer joins a
+ * kernel's args.correlation to the 's' whose id equals it; both below 2^53, where JavaScript
+ * viewers still read integers exactly.
  */
 #define DEVICE_FLOW_ID_BASE	1000000000000000ull
 
@@ -62,12 +65,13 @@ struct pending_op {
 /* How a device span's end was known (args.end) */
 enum dev_end { END_CALLBACK = 0, END_QUERY, END_SYNC };
 
-#define DEVICE_NAME_LEN	48	/* kernel names (str=, SPYRE_STR_LEN) */
+#define DEVICE_NAME_LEN	64	/* kernel names (str=, SPYRE_STR_LEN) */
 
 /* A launched operation waiting, in its stream's queue, for evidence of its completion. */
 struct queued_op {
-	uint64_t corr;		/* args.correlation and the arrow's id: the tracer's id of the
-				 * launch (dev_launch.corr), or without one its key */
+	uint64_t corr;		/* args.correlation: the tracer's id of the launch
+				 * (dev_launch.corr), or without one (device_launch) its key;
+				 * the arrow's id is DEVICE_FLOW_ID_BASE + n (emit) */
 	uint64_t key;		/* what its completion is matched on; 0: none */
 	uint64_t ts;		/* launch entry */
 	uint64_t submit;	/* when the device can have it: the launch's submission (above) */
@@ -135,7 +139,7 @@ struct device_tl {
 struct dev_launch {
 	uint32_t pid, tid;
 	uint64_t key;		/* 0: none */
-	uint64_t corr;		/* the id from device_new_corr; 0: the key is the id */
+	uint64_t corr;		/* the id from device_new_corr; 0: args.correlation is the key */
 	uint64_t stream;
 	enum dev_op op;
 	uint64_t bytes;
