@@ -59,6 +59,20 @@ vm-next: vm-next-build
 	BUILD=$(BUILD) VMDIR=$(VM3_DIR) VM_STEPS=core,unwind VM_EXPECT=multi,emulated,lockdown \
 		VM_ARGS="lockdown=integrity $(VM_ARGS)" bash tests/vm/run-vm-test.sh
 
+# Opt-in, never in `make test` (TCG timing): the `perf` step on vm-next's kernel, where the
+# returns are done by BPF: our default against the empty programs doing the same, against the
+# empty uretprobe pair (issue 25's yardstick), the single-stepped fallback against empty return
+# sites, --uretprobes against the empty pair; one guest run, interleaved, as ratios.
+.PHONY: vm-next-perf
+vm-next-perf: vm-deps $(VM_TOOL) mock $(BENCH_VM)
+	sh tools/vm/kernel-backports.sh $(VM3_KERNEL) trixie-backports
+	VM_KERNEL="$$(ls $(VM3_KERNEL)/boot/vmlinuz-*)" VM_MODROOT=$(VM3_KERNEL) \
+		VM_BENCH_DIR=$(BENCH_DIR) sh tools/vm/build.sh $(BUILD)/vm-next-perf $(VM_TOOL) \
+		$(MOCK_DIR)
+	BUILD=$(BUILD) VMDIR=$(BUILD)/vm-next-perf VM_STEPS=perf VM_TIMEOUT=$${VM_TIMEOUT:-1200} \
+		VM_ARGS="spyre.perf=ours/lim_emu,ours/lim_uret,ours_sstep/lim_sites,ours_uret/lim_uret \
+		$(VM_ARGS)" bash tests/vm/run-vm-test.sh
+
 # Opt-in, never in `make test`: the guest's `perf` step (docs/performance.md) on this 6.12
 # kernel, x86-64 (the nocf variant: push %rbp at the entry, one ret), in $(BUILD)/vm-perf.
 .PHONY: vm-perf
