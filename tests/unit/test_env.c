@@ -2,6 +2,7 @@
 #include "unit.h"
 #include "cmd/env.h"
 #include "common/log.h"
+#include "attach/vfio.h"
 
 /*
  * env_parse on a NULL-terminated argument list; its messages go to stderr as usual. The list
@@ -126,5 +127,57 @@ TEST(env_man_prints_the_parts_of_the_man_page_and_refuses_others)
 	env_free(&e);
 	/* not an option of the table: with anything else it is refused like any unknown one */
 	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--man"), EXIT_USAGE);
+	env_free(&e);
+}
+
+TEST(env_driver_options)
+{
+	static const char *const modes[] = { "off", "auto", "fentry", "kprobe", "tracepoint" };
+	static const int mode_vals[] = { VFIO_MODE_OFF, VFIO_MODE_AUTO, VFIO_MODE_FENTRY,
+					 VFIO_MODE_KPROBE, VFIO_MODE_TRACEPOINT };
+	static const char *const bad[] = { "a,,b", "a,", ",a", "", "a b", "9abc", "a;rm",
+					   "a,b,c,d,e,f,g,h,i" };
+	char long_name[VFIO_FUNC_NAME_MAX + 1];
+	struct env e;
+
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver", (char *)modes[i]), 0);
+		CHECK_EQ_INT(e.driver, mode_vals[i]);
+		env_free(&e);
+	}
+	CHECK_EQ_INT(PARSE(&e, "-p", "1"), 0);
+	CHECK(e.driver == VFIO_MODE_AUTO && !e.driver_funcs);
+	env_free(&e);
+	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver", "kprobes"), EXIT_USAGE);
+	env_free(&e);
+	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver", ""), EXIT_USAGE);
+	env_free(&e);
+
+	/* split once, here: attach/ gets the names */
+	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver-funcs",
+			   "vfio_fops_unl_ioctl,vfio_pci_core_ioctl.isra.0"), 0);
+	CHECK(e.driver_funcs && e.driver_funcs->n == 2);
+	if (e.driver_funcs) {
+		CHECK_STR(e.driver_funcs->name[0], "vfio_fops_unl_ioctl");
+		CHECK_STR(e.driver_funcs->name[1], "vfio_pci_core_ioctl.isra.0");
+	}
+	env_free(&e);
+	/* given twice: the last one */
+	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver-funcs", "a,b,c", "--driver-funcs", "d"), 0);
+	CHECK(e.driver_funcs && e.driver_funcs->n == 1 && !strcmp(e.driver_funcs->name[0], "d"));
+	env_free(&e);
+	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver-funcs", "a,b,c,d,e,f,g,h"), 0);
+	CHECK(e.driver_funcs && e.driver_funcs->n == SPYRE_DRV_MAX_FUNCS);
+	env_free(&e);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver-funcs", (char *)bad[i]), EXIT_USAGE);
+		env_free(&e);
+	}
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver-funcs", long_name), EXIT_USAGE);
+	env_free(&e);
+	long_name[VFIO_FUNC_NAME_MAX - 1] = 0;
+	CHECK_EQ_INT(PARSE(&e, "-p", "1", "--driver-funcs", long_name), 0);
 	env_free(&e);
 }

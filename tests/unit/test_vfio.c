@@ -89,39 +89,12 @@ TEST(vfio_kinds)
 	CHECK_EQ_INT(vfio_kind_of_cmd(12345), VFIO_FD_UNKNOWN);
 }
 
-TEST(vfio_options)
+TEST(vfio_path_names)
 {
-	char names[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
-	char long_name[VFIO_FUNC_NAME_MAX + 2];
-
-	CHECK_EQ_INT(vfio_mode_parse("auto"), VFIO_MODE_AUTO);
-	CHECK_EQ_INT(vfio_mode_parse("fentry"), VFIO_MODE_FENTRY);
-	CHECK_EQ_INT(vfio_mode_parse("kprobe"), VFIO_MODE_KPROBE);
-	CHECK_EQ_INT(vfio_mode_parse("tracepoint"), VFIO_MODE_TRACEPOINT);
-	CHECK_EQ_INT(vfio_mode_parse("off"), VFIO_MODE_OFF);
-	CHECK_EQ_INT(vfio_mode_parse("kprobes"), -EINVAL);
-	CHECK_EQ_INT(vfio_mode_parse(""), -EINVAL);
-	CHECK_EQ_INT(vfio_mode_parse(NULL), -EINVAL);
 	CHECK_STR(vfio_path_name(SPYRE_DRV_TRACEPOINT), "tracepoint");
 	CHECK_STR(vfio_path_name(SPYRE_DRV_FENTRY), "fentry");
 	CHECK_STR(vfio_path_name(SPYRE_DRV_KPROBE), "kprobe");
 	CHECK_STR(vfio_path_name(SPYRE_DRV_OFF), "off");
-
-	CHECK_EQ_INT(vfio_funcs_parse(VFIO_DEFAULT_FUNCS, names, SPYRE_DRV_MAX_FUNCS), 4);
-	CHECK_STR(names[0], "vfio_fops_unl_ioctl");
-	CHECK_STR(names[3], "vfio_iommu_type1_ioctl");
-	CHECK_EQ_INT(vfio_funcs_parse("vfio_pci_core_ioctl.isra.0", names, 8), 1);
-	CHECK_STR(names[0], "vfio_pci_core_ioctl.isra.0");
-	CHECK_EQ_INT(vfio_funcs_parse("a,,b", names, 8), -EINVAL);
-	CHECK_EQ_INT(vfio_funcs_parse("a,", names, 8), -EINVAL);
-	CHECK_EQ_INT(vfio_funcs_parse("", names, 8), -EINVAL);
-	CHECK_EQ_INT(vfio_funcs_parse("a b", names, 8), -EINVAL);
-	CHECK_EQ_INT(vfio_funcs_parse("9abc", names, 8), -EINVAL);
-	CHECK_EQ_INT(vfio_funcs_parse("a;rm", names, 8), -EINVAL);
-	CHECK_EQ_INT(vfio_funcs_parse("a,b,c", names, 2), -E2BIG);
-	memset(long_name, 'x', sizeof(long_name) - 1);
-	long_name[sizeof(long_name) - 1] = 0;
-	CHECK_EQ_INT(vfio_funcs_parse(long_name, names, 8), -EINVAL);
 }
 
 TEST(vfio_plan_paths)
@@ -156,36 +129,6 @@ TEST(vfio_plan_paths)
 	CHECK_EQ_INT(vfio_plan(VFIO_MODE_TRACEPOINT, &none, p, why, sizeof(why)), 1);
 	CHECK_EQ_INT(p[0], SPYRE_DRV_TRACEPOINT);
 	CHECK_EQ_INT(vfio_plan(VFIO_MODE_OFF, &all, p, why, sizeof(why)), 0);
-}
-
-TEST(vfio_kallsyms)
-{
-	char names[4][VFIO_FUNC_NAME_MAX] = { "vfio_fops_unl_ioctl", "vfio_pci_core_ioctl",
-					      "vfio_iommu_type1_ioctl", "do_vfs_ioctl" };
-	char mods[4][VFIO_FUNC_NAME_MAX];
-	char path[] = "/tmp/unit-kallsyms-XXXXXX";
-	bool present[4];
-	int fd = mkstemp(path);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fputs("ffffffff816f6ee0 t do_vfs_ioctl\n"
-	      "ffffffffc0a01000 t vfio_fops_unl_ioctl\t[vfio]\n"
-	      /* a clone is not the function: kprobes on the plain name would fail */
-	      "ffffffffc0b02000 t vfio_pci_core_ioctl.isra.0\t[vfio_pci_core]\n"
-	      /* data, not text */
-	      "ffffffffc0c03000 d vfio_iommu_type1_ioctl\t[vfio_iommu_type1]\n"
-	      "garbage\n\n"
-	      "ffffffffc0c04000 T\n", f);
-	fclose(f);
-	CHECK_EQ_INT(vfio_kallsyms_find(path, names, 4, present, mods), 2);
-	CHECK(present[0] && !present[1] && !present[2] && present[3]);
-	CHECK_STR(mods[0], "vfio");
-	CHECK_STR(mods[3], "");
-	unlink(path);
-	CHECK_EQ_INT(vfio_kallsyms_find(path, names, 4, present, mods), -ENOENT);
 }
 
 /* A fake /proc/PID/fd tree: links named by fd, pointing where the test says. */
@@ -282,6 +225,9 @@ static void close_decoder(struct vfio_decoder *d, struct vfio_tracer *vt)
 
 TEST(vfio_event_decoding)
 {
+	static const struct vfio_funcs two = {
+		2, { "vfio_fops_unl_ioctl", "vfio_device_fops_unl_ioctl" }
+	};
 	struct vfio_config cfg = { .mode = VFIO_MODE_AUTO, .procfs = NULL };
 	struct trace_arg a[VFIO_MAX_EVENT_ARGS];
 	const struct trace_arg *x;
@@ -394,7 +340,7 @@ TEST(vfio_event_decoding)
 	close_decoder(v, vt);
 
 	/* kprobe path: the probed function says what the fd is, even without a path */
-	cfg.funcs = "vfio_fops_unl_ioctl,vfio_device_fops_unl_ioctl";
+	cfg.funcs = &two;
 	cfg.procfs = NULL;
 	v = open_decoder(&cfg, &vt);
 	if (!v)
@@ -414,12 +360,34 @@ out:
 	fake_teardown(&fp);
 }
 
-TEST(vfio_open_rejects_bad_funcs)
+TEST(vfio_open_copies_funcs)
 {
-	struct vfio_config cfg = { .mode = VFIO_MODE_KPROBE, .funcs = "a,,b" };
-	struct vfio_tracer *v = (struct vfio_tracer *)1;
+	struct vfio_funcs one = { 1, { "vfio_pci_core_ioctl.isra.0" } };
+	struct vfio_funcs nine = { SPYRE_DRV_MAX_FUNCS + 1 };
+	struct vfio_config cfg = { .mode = VFIO_MODE_KPROBE, .funcs = &one };
+	struct vfio_tracer *v = NULL;
 	char err[256] = "";
 
+	/* the names are the tracer's own: the command line's may go */
+	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	strcpy(one.name[0], "x");
+	CHECK(v && vfio_func(v, 0) && !strcmp(vfio_func(v, 0), "vfio_pci_core_ioctl.isra.0"));
+	CHECK(vfio_func(v, 1) == NULL);
+	vfio_close(v);
+	/* none given: the built-in four */
+	cfg.funcs = NULL;
+	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	CHECK(v && vfio_func(v, 3) && !strcmp(vfio_func(v, 0), "vfio_fops_unl_ioctl"));
+	CHECK(v && !strcmp(vfio_func(v, 3), "vfio_iommu_type1_ioctl") && !vfio_func(v, 4));
+	vfio_close(v);
+	/* the tracepoints see every ioctl: no functions */
+	cfg.mode = VFIO_MODE_TRACEPOINT;
+	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), 0);
+	CHECK(v && vfio_func(v, 0) == NULL);
+	vfio_close(v);
+	/* more than the BPF side has slots for */
+	cfg = (struct vfio_config){ .mode = VFIO_MODE_KPROBE, .funcs = &nine };
+	v = (struct vfio_tracer *)1;
 	CHECK_EQ_INT(vfio_open(&v, &cfg, err, sizeof(err)), -EINVAL);
 	CHECK(v == NULL);
 	CHECK(strstr(err, "--driver-funcs") != NULL);

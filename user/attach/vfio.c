@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Driver tier (see vfio.h): parse its options, choose and attach the BPF front end, read its
- * counters. Its records are decoded in stream/vfio_decode.c, reported in report/driver.c.
+ * Driver tier (see vfio.h): choose and attach the BPF front end, read its counters. Its options
+ * are parsed in cmd/env.c, its functions looked up in resolve/kallsyms.c, its records decoded in
+ * stream/vfio_decode.c and reported in report/driver.c.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -18,34 +18,26 @@
 #include "attach/vfio.h"
 #include "vfio.skel.h"
 
-#define ARRAY_LEN(a)	(int)(sizeof(a) / sizeof((a)[0]))
-
 struct vfio_tracer {
 	struct vfio_config cfg;
-	char funcs[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
+	struct vfio_funcs funcs;	/* funcs.n = 0: none to find (tracepoints, off) */
 	char modules[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
 	bool present[SPYRE_DRV_MAX_FUNCS];
-	int nfuncs;
 	enum spyre_drv_path path;
 	struct vfio_bpf *skel;
 	struct bpf_link *links[2 * SPYRE_DRV_MAX_FUNCS];
 	int nlinks;
 };
 
-/* --- options --------------------------------------------------------------------------------- */
-
-int vfio_mode_parse(const char *s)
-{
-	static const char *const modes[] = {
-		[VFIO_MODE_OFF] = "off", [VFIO_MODE_AUTO] = "auto", [VFIO_MODE_FENTRY] = "fentry",
-		[VFIO_MODE_KPROBE] = "kprobe", [VFIO_MODE_TRACEPOINT] = "tracepoint",
-	};
-
-	for (int i = 0; i < ARRAY_LEN(modes); i++)
-		if (s && !strcmp(s, modes[i]))
-			return i;
-	return -EINVAL;
-}
+/*
+ * --driver-funcs by default: the container, group and device ioctl entry points, and the type1
+ * IOMMU backend (reached from the container's, or directly when that one is inlined).
+ */
+static const struct vfio_funcs default_funcs = {
+	.n = 4,
+	.name = { "vfio_fops_unl_ioctl", "vfio_group_fops_unl_ioctl", "vfio_device_fops_unl_ioctl",
+		  "vfio_iommu_type1_ioctl" },
+};
 
 const char *vfio_path_name(enum spyre_drv_path p)
 {
@@ -59,76 +51,6 @@ const char *vfio_path_name(enum spyre_drv_path p)
 	default:
 		return "off";
 	}
-}
-
-int vfio_funcs_parse(const char *list, char names[][VFIO_FUNC_NAME_MAX], int max)
-{
-	const char *p = list;
-	int n = 0;
-
-	if (!list)
-		return -EINVAL;
-	for (;;) {
-		size_t len = strcspn(p, ",");
-
-		if (!len || len >= VFIO_FUNC_NAME_MAX)
-			return -EINVAL;
-		for (size_t i = 0; i < len; i++) {
-			char ch = p[i];
-
-			if (!(ch == '_' || ch == '.' || (ch >= 'a' && ch <= 'z') ||
-			      (ch >= 'A' && ch <= 'Z') || (i && ch >= '0' && ch <= '9')))
-				return -EINVAL;
-		}
-		if (n == max)
-			return -E2BIG;
-		memcpy(names[n], p, len);
-		names[n][len] = 0;
-		n++;
-		if (!p[len])
-			return n;
-		p += len + 1;
-	}
-}
-
-int vfio_kallsyms_find(const char *path, char names[][VFIO_FUNC_NAME_MAX], int n,
-		       bool *present, char module[][VFIO_FUNC_NAME_MAX])
-{
-	char line[512], type, sym[256], mod[VFIO_FUNC_NAME_MAX];
-	bool custom = false;
-	int found = 0;
-	FILE *f;
-
-	for (int i = 0; i < n; i++) {
-		present[i] = false;
-		module[i][0] = 0;
-		custom |= !strstr(names[i], "vfio");
-	}
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		int k;
-
-		mod[0] = 0;
-		/* every default function has "vfio" in its name: skip the other 100k lines fast */
-		if (!strstr(line, "vfio") && !custom)
-			continue;
-		/* "ADDR TYPE NAME [MODULE]"; longer lines are cut and then match no name */
-		k = sscanf(line, "%*s %c %255s [%63[^]]]", &type, sym, mod);
-		if (k < 2 || (type != 't' && type != 'T'))
-			continue;
-		for (int i = 0; i < n; i++) {
-			if (present[i] || strcmp(sym, names[i]))
-				continue;
-			present[i] = true;
-			if (k == 3)
-				memcpy(module[i], mod, strlen(mod) + 1);
-			found++;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 int vfio_plan(enum vfio_mode mode, const struct vfio_caps *caps, enum spyre_drv_path *out,
@@ -179,22 +101,13 @@ int vfio_plan(enum vfio_mode mode, const struct vfio_caps *caps, enum spyre_drv_
 
 int vfio_open(struct vfio_tracer **out, const struct vfio_config *cfg, char *err, size_t errlen)
 {
+	const struct vfio_funcs *funcs = cfg->funcs ? cfg->funcs : &default_funcs;
 	struct vfio_tracer *v;
-	int n = 0;
 
 	*out = NULL;
-	if (cfg->mode != VFIO_MODE_OFF && cfg->mode != VFIO_MODE_TRACEPOINT) {
-		char tmp[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
-
-		n = vfio_funcs_parse(cfg->funcs ? cfg->funcs : VFIO_DEFAULT_FUNCS, tmp,
-				     SPYRE_DRV_MAX_FUNCS);
-		if (n < 0) {
-			snprintf(err, errlen, n == -E2BIG ?
-				 "--driver-funcs: at most %d functions" :
-				 "--driver-funcs: a comma-separated list of kernel function names "
-				 "(%d at most)", SPYRE_DRV_MAX_FUNCS);
-			return n;
-		}
+	if (funcs->n < 0 || funcs->n > SPYRE_DRV_MAX_FUNCS) {
+		snprintf(err, errlen, "--driver-funcs: at most %d functions", SPYRE_DRV_MAX_FUNCS);
+		return -EINVAL;
 	}
 	v = calloc(1, sizeof(*v));
 	if (!v) {
@@ -202,10 +115,10 @@ int vfio_open(struct vfio_tracer **out, const struct vfio_config *cfg, char *err
 		return -ENOMEM;
 	}
 	v->cfg = *cfg;
-	if (n > 0)
-		vfio_funcs_parse(cfg->funcs ? cfg->funcs : VFIO_DEFAULT_FUNCS, v->funcs,
-				 SPYRE_DRV_MAX_FUNCS);
-	v->nfuncs = n;
+	v->cfg.funcs = NULL;	/* the caller's, copied: it need not outlive the open */
+	/* the tracepoints see every ioctl: no function to find */
+	if (cfg->mode != VFIO_MODE_OFF && cfg->mode != VFIO_MODE_TRACEPOINT)
+		v->funcs = *funcs;
 	*out = v;
 	return 0;
 }
@@ -215,6 +128,7 @@ int vfio_open(struct vfio_tracer **out, const struct vfio_config *cfg, char *err
 static void probe_caps(struct vfio_tracer *v, struct vfio_caps *caps)
 {
 	const char *ks = v->cfg.kallsyms ? v->cfg.kallsyms : "/proc/kallsyms";
+	const char *hint = "vfio";
 	int n;
 
 	memset(caps, 0, sizeof(*caps));
@@ -222,13 +136,17 @@ static void probe_caps(struct vfio_tracer *v, struct vfio_caps *caps)
 	 * No VFIO in this kernel at all (module or built-in both show in /sys/module): none of
 	 * its functions can be probed, and reading /proc/kallsyms costs ~40 ms of attach time.
 	 */
+	/* every default function has "vfio" in its name: the other 100k lines skipped fast */
+	for (int i = 0; i < v->funcs.n && hint; i++)
+		if (!strstr(v->funcs.name[i], hint))
+			hint = NULL;
 	if (!v->cfg.kallsyms && access("/sys/module/vfio", F_OK))
 		n = 0;
 	else
-		n = vfio_kallsyms_find(ks, v->funcs, v->nfuncs, v->present, v->modules);
+		n = kallsyms_find(ks, hint, v->funcs.name, v->funcs.n, v->present, v->modules);
 	caps->nfuncs = n > 0 ? n : 0;
 	caps->fentry_btf = !access("/sys/kernel/btf/vmlinux", R_OK);
-	for (int i = 0; i < v->nfuncs && caps->fentry_btf; i++) {
+	for (int i = 0; i < v->funcs.n && caps->fentry_btf; i++) {
 		char p[128];
 
 		if (!v->present[i] || !v->modules[i][0])
@@ -315,6 +233,7 @@ static int add_link(struct vfio_tracer *v, struct bpf_link *l)
 static int attach_func(struct vfio_tracer *v, enum spyre_drv_path path, int i)
 {
 	struct vfio_bpf *skel = v->skel;
+	const char *func = v->funcs.name[i];
 	LIBBPF_OPTS(bpf_kprobe_opts, o, .bpf_cookie = i);
 	int err;
 
@@ -322,12 +241,11 @@ static int attach_func(struct vfio_tracer *v, enum spyre_drv_path path, int i)
 		err = add_link(v, bpf_program__attach(slot_prog(skel, "fentry", i)));
 		return err ? err : add_link(v, bpf_program__attach(slot_prog(skel, "fexit", i)));
 	}
-	err = add_link(v, bpf_program__attach_kprobe_opts(skel->progs.vfio_kprobe, v->funcs[i], &o));
+	err = add_link(v, bpf_program__attach_kprobe_opts(skel->progs.vfio_kprobe, func, &o));
 	if (err)
 		return err;
 	o.retprobe = true;
-	return add_link(v, bpf_program__attach_kprobe_opts(skel->progs.vfio_kretprobe, v->funcs[i],
-							   &o));
+	return add_link(v, bpf_program__attach_kprobe_opts(skel->progs.vfio_kretprobe, func, &o));
 }
 
 static int attach_path(struct vfio_tracer *v, enum spyre_drv_path path, char *why, size_t len)
@@ -346,13 +264,13 @@ static int attach_path(struct vfio_tracer *v, enum spyre_drv_path path, char *wh
 				 strerror(-err));
 		return err;
 	}
-	for (int i = 0; i < v->nfuncs; i++) {
+	for (int i = 0; i < v->funcs.n; i++) {
 		if (!v->present[i])
 			continue;
 		err = attach_func(v, path, i);
 		if (err) {
 			snprintf(why, len, "%s: cannot attach to %s: %s", vfio_path_name(path),
-				 v->funcs[i], strerror(-err));
+				 v->funcs.name[i], strerror(-err));
 			return err;
 		}
 	}
@@ -380,8 +298,8 @@ static int try_path(struct vfio_tracer *v, enum spyre_drv_path path, int events_
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, false);
 	/* file_operations handlers get the struct file first; backends (type1) do not */
-	for (int i = 0; i < v->nfuncs; i++)
-		if (strstr(v->funcs[i], "fops"))
+	for (int i = 0; i < v->funcs.n; i++)
+		if (strstr(v->funcs.name[i], "fops"))
 			skel->rodata->file_funcs |= 1u << i;
 	skel->rodata->targ_tgid = v->cfg.tgid;
 	/* fault injection for tests: the kernel skipping the exit program (bpf/vfio.bpf.c) */
@@ -389,7 +307,7 @@ static int try_path(struct vfio_tracer *v, enum spyre_drv_path path, int events_
 		skel->rodata->test_skip_exit = strtoul(getenv("SPYRE_TEST_SKIP_SYS_EXIT"), NULL, 10);
 	switch (path) {
 	case SPYRE_DRV_FENTRY:
-		for (int i = 0; i < v->nfuncs; i++) {
+		for (int i = 0; i < v->funcs.n; i++) {
 			struct bpf_program *fe = slot_prog(skel, "fentry", i);
 			struct bpf_program *fx = slot_prog(skel, "fexit", i);
 
@@ -397,8 +315,8 @@ static int try_path(struct vfio_tracer *v, enum spyre_drv_path path, int events_
 				continue;
 			bpf_program__set_autoload(fe, true);
 			bpf_program__set_autoload(fx, true);
-			bpf_program__set_attach_target(fe, 0, v->funcs[i]);
-			bpf_program__set_attach_target(fx, 0, v->funcs[i]);
+			bpf_program__set_attach_target(fe, 0, v->funcs.name[i]);
+			bpf_program__set_attach_target(fx, 0, v->funcs.name[i]);
 		}
 		break;
 	case SPYRE_DRV_KPROBE:
@@ -496,7 +414,7 @@ enum spyre_drv_path vfio_path(const struct vfio_tracer *v)
 
 const char *vfio_func(const struct vfio_tracer *v, int i)
 {
-	return v && i >= 0 && i < v->nfuncs ? v->funcs[i] : NULL;
+	return v && i >= 0 && i < v->funcs.n ? v->funcs.name[i] : NULL;
 }
 
 bool vfio_func_present(const struct vfio_tracer *v, int i)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "stream/spyre_event_user.h"
+#include "resolve/kallsyms.h"
 
 /* --driver */
 enum vfio_mode {
@@ -28,16 +29,17 @@ enum vfio_mode {
 	VFIO_MODE_TRACEPOINT,
 };
 
-/* --driver-funcs default: container, group and device ioctl entry points, and the type1
- * IOMMU backend (reached from the container's, or directly when that one is inlined). */
-#define VFIO_DEFAULT_FUNCS \
-	"vfio_fops_unl_ioctl,vfio_group_fops_unl_ioctl,vfio_device_fops_unl_ioctl," \
-	"vfio_iommu_type1_ioctl"
-#define VFIO_FUNC_NAME_MAX	64
+#define VFIO_FUNC_NAME_MAX	KSYM_NAME_MAX
+
+/* --driver-funcs, split by the command line (cmd/env.c): the kernel functions to probe */
+struct vfio_funcs {
+	int n;
+	char name[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
+};
 
 struct vfio_config {
 	enum vfio_mode mode;
-	const char *funcs;	/* comma-separated kernel functions; NULL = VFIO_DEFAULT_FUNCS */
+	const struct vfio_funcs *funcs;	/* NULL = the built-in list (vfio.c) */
 	uint32_t tgid;		/* process to trace; 0 = every process */
 	const char *procfs;	/* "/proc": fd -> path; NULL = do not resolve */
 	const char *kallsyms;	/* NULL = "/proc/kallsyms" */
@@ -46,23 +48,8 @@ struct vfio_config {
 
 struct vfio_tracer;
 
-/* "auto", "fentry", "kprobe", "tracepoint", "off" -> enum vfio_mode, or -EINVAL. */
-int vfio_mode_parse(const char *s);
 /* "fentry", "kprobe", "tracepoint", "off" */
 const char *vfio_path_name(enum spyre_drv_path p);
-
-/*
- * Split a --driver-funcs list into @names (identifiers, '.' allowed for clones). Returns the
- * count, -EINVAL for an empty or malformed name, -E2BIG past @max names.
- */
-int vfio_funcs_parse(const char *list, char names[][VFIO_FUNC_NAME_MAX], int max);
-
-/*
- * Which of @names are text symbols in a kallsyms-format file: @present[i] is set, and
- * @module[i] gets the module ("" for vmlinux). Returns how many were found or -errno.
- */
-int vfio_kallsyms_find(const char *path, char names[][VFIO_FUNC_NAME_MAX], int n,
-		       bool *present, char module[][VFIO_FUNC_NAME_MAX]);
 
 /* What the kernel offers, as vfio_attach() found it. */
 struct vfio_caps {
@@ -78,7 +65,10 @@ struct vfio_caps {
 int vfio_plan(enum vfio_mode mode, const struct vfio_caps *caps, enum spyre_drv_path *out,
 	      char *why, size_t whylen);
 
-/* Allocate and check the options; no kernel access yet. Returns 0 or -errno (@err says why). */
+/*
+ * Allocate, with a copy of @cfg's functions (none for the tracepoints or off); no kernel access
+ * yet. Returns 0 or -errno (@err says why).
+ */
 int vfio_open(struct vfio_tracer **out, const struct vfio_config *cfg, char *err, size_t errlen);
 /*
  * Pick a path (vfio_plan), load its programs into the ring buffer @events_fd and attach.

@@ -633,6 +633,50 @@ static enum spyre_cmd parse_cmd(int argc, char **argv)
 	return CMD_TRACE;
 }
 
+/* --driver MODE: "auto", "fentry", "kprobe", "tracepoint", "off" -> enum vfio_mode, or -EINVAL */
+static int driver_mode_parse(const char *s)
+{
+	static const char *const modes[] = {
+		[VFIO_MODE_OFF] = "off", [VFIO_MODE_AUTO] = "auto", [VFIO_MODE_FENTRY] = "fentry",
+		[VFIO_MODE_KPROBE] = "kprobe", [VFIO_MODE_TRACEPOINT] = "tracepoint",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+		if (!strcmp(s, modes[i]))
+			return i;
+	return -EINVAL;
+}
+
+/*
+ * --driver-funcs LIST: up to SPYRE_DRV_MAX_FUNCS kernel function names, comma-separated, into
+ * @out. A name is an identifier, '.' allowed for clones (vfio_pci_core_ioctl.isra.0); the
+ * kernel is handed nothing else. 0, or -EINVAL (@out then undefined).
+ */
+static int driver_funcs_parse(const char *list, struct vfio_funcs *out)
+{
+	const char *p = list;
+
+	out->n = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (!len || len >= VFIO_FUNC_NAME_MAX || out->n == SPYRE_DRV_MAX_FUNCS)
+			return -EINVAL;
+		for (size_t i = 0; i < len; i++) {
+			char ch = p[i];
+
+			if (!(ch == '_' || ch == '.' || (ch >= 'a' && ch <= 'z') ||
+			      (ch >= 'A' && ch <= 'Z') || (i && ch >= '0' && ch <= '9')))
+				return -EINVAL;
+		}
+		memcpy(out->name[out->n], p, len);
+		out->name[out->n++][len] = 0;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
 /* One option's argument into @env: 0, or the exit code of a bad value. */
 static int take_option(struct env *env, int key, const char *arg, int *verbosity)
 {
@@ -695,19 +739,19 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 		env->status = 0;
 		break;
 	case OPT_DRIVER:
-		env->driver = vfio_mode_parse(arg);
+		env->driver = driver_mode_parse(arg);
 		if (env->driver < 0)
 			return usage_err("--driver wants auto, fentry, kprobe, tracepoint or off");
 		break;
-	case OPT_DRIVER_FUNCS: {
-		char names[SPYRE_DRV_MAX_FUNCS][VFIO_FUNC_NAME_MAX];
-
-		if (vfio_funcs_parse(arg, names, SPYRE_DRV_MAX_FUNCS) < 0)
+	case OPT_DRIVER_FUNCS:
+		if (!env->driver_funcs)
+			env->driver_funcs = malloc(sizeof(*env->driver_funcs));
+		if (!env->driver_funcs)
+			return EXIT_ERROR;
+		if (driver_funcs_parse(arg, env->driver_funcs))
 			return usage_err("--driver-funcs wants up to %d kernel function names, "
 					 "comma-separated", SPYRE_DRV_MAX_FUNCS);
-		env->driver_funcs = arg;
 		break;
-	}
 	case OPT_URETPROBES:
 		env->uretprobes = true;
 		break;
@@ -926,4 +970,5 @@ void env_free(struct env *env)
 {
 	free(env->probe_args);
 	free(env->probe_files);
+	free(env->driver_funcs);
 }

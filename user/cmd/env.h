@@ -9,6 +9,7 @@
 
 #include "common/exitcodes.h"
 
+struct vfio_funcs;	/* attach/vfio.h */
 
 enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE };
 
@@ -40,7 +41,7 @@ struct env {
 	unsigned long long profiler_start_ns;	/* merge: a legacy export's start, 0 = unknown */
 	long long nest_tol_ns;	/* merge: how far our spans may move to nest; < 0 = default */
 	int driver;		/* --driver: enum vfio_mode (vfio.h), default auto */
-	const char *driver_funcs;	/* --driver-funcs LIST; NULL = built-in list */
+	struct vfio_funcs *driver_funcs;	/* --driver-funcs LIST, split; NULL = built-in list */
 	/* fleet mode (docs/fleet.md) */
 	bool system_wide;	/* -a: every process that maps the runtime, now and later */
 	unsigned int sample_every;	/* record 1 in N calls; 0/1 = all */
