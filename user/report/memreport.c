@@ -10,7 +10,6 @@
 #include "report/prom.h"
 #include "stream/consumer.h"
 #include "stream/memledger.h"
-#include "stream/stats.h"
 
 void prom_window_add_memory(struct prom_window *pw, const struct consumer *c,
 			    const struct memledger *m)
