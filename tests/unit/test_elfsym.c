@@ -546,3 +546,53 @@ TEST(demangle_qualname_cases)
 	CHECK(demangle_qualname("") == NULL);
 	CHECK(demangle_qualname(NULL) == NULL);
 }
+
+struct imports {
+	bool memcpy_seen, entry_seen;
+	unsigned long entry_slot;
+	int n;
+};
+
+static int import_cb(unsigned long slot, const char *name, void *ctx)
+{
+	struct imports *im = ctx;
+
+	im->n++;
+	im->memcpy_seen |= !strcmp(name, "memcpy");
+	if (!strcmp(name, "fixture_c_entry")) {
+		im->entry_seen = true;
+		im->entry_slot = slot;
+	}
+	return 0;
+}
+
+TEST(elfsym_imports_and_exports)
+{
+	struct imports im = {};
+	struct fns ex = {};
+	char path[PATH_MAX];
+	bool plt_read;
+	const struct fn *f;
+
+	fixture_path(path, sizeof(path), "libfixture.so");
+	/* the GOT slots, where retsite_plt_slot reads PLT stubs: x86-64 and s390x */
+#if defined(__x86_64__) || defined(__s390x__)
+	plt_read = true;
+#else
+	plt_read = false;
+#endif
+	CHECK_EQ_INT(elfsym_imports(path, import_cb, &im), 0);
+	CHECK(plt_read ? im.memcpy_seen && im.entry_seen && im.entry_slot : !im.n);
+	/* a callback's non-zero stops the walk and is returned */
+	ex.stop_after = 1;
+	CHECK_EQ_INT(elfsym_exports(path, collect_cb, &ex), 9);
+	CHECK_EQ_INT(ex.n, 1);
+	ex = (struct fns){};
+	CHECK_EQ_INT(elfsym_exports(path, collect_cb, &ex), 0);
+	f = find_name(&ex, "fixture_c_entry");
+	CHECK(f && f->file_off && f->vaddr);
+	/* static: not in the dynamic symbol table */
+	CHECK(!find_name(&ex, "_ZL20fixture_local_helperi"));
+	CHECK_EQ_INT(elfsym_imports("/nonexistent/lib.so", import_cb, &im), -ENOENT);
+	CHECK_EQ_INT(elfsym_exports("/dev/null", collect_cb, &ex), -ENOEXEC);
+}

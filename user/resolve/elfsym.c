@@ -477,7 +477,7 @@ bad:
 }
 
 /* The symbol table section @link of @f: @data and the string table's index. */
-static Elf_Data *symtab_data(struct elf_file *f, size_t link, size_t *strndx)
+static Elf_Data *symtab_data(const struct elf_file *f, size_t link, size_t *strndx)
 {
 	Elf_Scn *scn = elf_getscn(f->elf, link);
 	GElf_Shdr sh;
@@ -488,84 +488,110 @@ static Elf_Data *symtab_data(struct elf_file *f, size_t link, size_t *strndx)
 	return elf_getdata(scn, NULL);
 }
 
-int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx)
+/* What a table walk hands each entry to: elfsym_imports' or elfsym_exports' caller. */
+struct table_walk {
+	elfsym_import_cb import_cb;
+	elfsym_cb func_cb;
+	void *ctx;
+};
+
+typedef int (*table_fn)(const struct elf_file *f, const GElf_Shdr *sh, Elf_Data *data,
+			struct table_walk *w);
+
+/*
+ * @fn on each section of @type in the ELF file at @path that has entries, until it returns
+ * non-zero. Returns that value, 0, or -errno when @path is not an ELF file we can read.
+ */
+static int each_table(const char *path, GElf_Word type, table_fn fn, struct table_walk *w)
 {
 	struct elf_file f;
 	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	int err = elf_file_open(path, &f);
-
-	if (err)
-		return err;
-	/* the PLT's slots: the architectures whose PLT stubs retsite_plt_slot reads */
-	while (!err && (f.eh.e_machine == EM_X86_64 || f.eh.e_machine == EM_S390) &&
-	       (scn = elf_nextscn(f.elf, scn))) {
-		Elf_Data *data, *syms;
-		size_t n, strndx;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		syms = symtab_data(&f, sh.sh_link, &strndx);
-		if (!data || !syms)
-			continue;
-		n = data->d_size / sh.sh_entsize;
-		for (size_t i = 0; i < n && i < INT_MAX && !err; i++) {
-			GElf_Rela r;
-			GElf_Sym sym;
-			const char *name;
-			unsigned long type;
-
-			if (!gelf_getrela(data, (int)i, &r))
-				continue;
-			type = GELF_R_TYPE(r.r_info);
-			if ((f.eh.e_machine == EM_X86_64 ? type != R_X86_64_JUMP_SLOT &&
-			     type != R_X86_64_GLOB_DAT : type != R_390_JMP_SLOT &&
-			     type != R_390_GLOB_DAT) ||
-			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
-			    !(name = elf_strptr(f.elf, strndx, sym.st_name)) || !*name)
-				continue;
-			err = cb(r.r_offset, name, ctx);
-		}
-	}
-	elf_file_close(&f);
-	return err;
-}
-
-int elfsym_exports(const char *path, elfsym_cb cb, void *ctx)
-{
-	struct elf_file f;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
 	int err = elf_file_open(path, &f);
 
 	if (err)
 		return err;
 	while (!err && (scn = elf_nextscn(f.elf, scn))) {
 		Elf_Data *data;
-		size_t n;
+		GElf_Shdr sh;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		n = data->d_size / sh.sh_entsize;
-		for (size_t i = 1; i < n && i < INT_MAX && !err; i++) {
-			struct elf_func fn = {};
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym) ||
-			    GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
-			    !(fn.name = elf_strptr(f.elf, sh.sh_link, sym.st_name)) ||
-			    !vaddr_to_off(f.ph, f.phnum, f.size, sym.st_value, &fn.file_off))
-				continue;
-			fn.vaddr = sym.st_value;
-			fn.size = sym.st_size;
-			fn.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
-			err = cb(&fn, ctx);
-		}
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type && sh.sh_entsize &&
+		    (data = elf_getdata(scn, NULL)))
+			err = fn(&f, &sh, data, w);
 	}
 	elf_file_close(&f);
 	return err;
+}
+
+/* A relocation table's GOT slots, by the symbol each is filled with */
+static int import_table(const struct elf_file *f, const GElf_Shdr *sh, Elf_Data *data,
+			struct table_walk *w)
+{
+	size_t n = data->d_size / sh->sh_entsize, strndx;
+	Elf_Data *syms;
+	int err = 0;
+
+	/* the PLT's slots: the architectures whose PLT stubs retsite_plt_slot reads */
+	if (f->eh.e_machine != EM_X86_64 && f->eh.e_machine != EM_S390)
+		return 0;
+	syms = symtab_data(f, sh->sh_link, &strndx);
+	if (!syms)
+		return 0;
+	for (size_t i = 0; i < n && i < INT_MAX && !err; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+		unsigned long type;
+
+		if (!gelf_getrela(data, (int)i, &r))
+			continue;
+		type = GELF_R_TYPE(r.r_info);
+		if ((f->eh.e_machine == EM_X86_64 ? type != R_X86_64_JUMP_SLOT &&
+		     type != R_X86_64_GLOB_DAT : type != R_390_JMP_SLOT &&
+		     type != R_390_GLOB_DAT) ||
+		    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
+		    !(name = elf_strptr(f->elf, strndx, sym.st_name)) || !*name)
+			continue;
+		err = w->import_cb(r.r_offset, name, w->ctx);
+	}
+	return err;
+}
+
+int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx)
+{
+	struct table_walk w = { .import_cb = cb, .ctx = ctx };
+
+	return each_table(path, SHT_RELA, import_table, &w);
+}
+
+/* A dynamic symbol table's functions that other modules can bind to */
+static int export_table(const struct elf_file *f, const GElf_Shdr *sh, Elf_Data *data,
+			struct table_walk *w)
+{
+	size_t n = data->d_size / sh->sh_entsize;
+	int err = 0;
+
+	for (size_t i = 1; i < n && i < INT_MAX && !err; i++) {
+		struct elf_func fn = {};
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym) ||
+		    GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
+		    !(fn.name = elf_strptr(f->elf, sh->sh_link, sym.st_name)) ||
+		    !vaddr_to_off(f->ph, f->phnum, f->size, sym.st_value, &fn.file_off))
+			continue;
+		fn.vaddr = sym.st_value;
+		fn.size = sym.st_size;
+		fn.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
+		err = w->func_cb(&fn, w->ctx);
+	}
+	return err;
+}
+
+int elfsym_exports(const char *path, elfsym_cb cb, void *ctx)
+{
+	struct table_walk w = { .func_cb = cb, .ctx = ctx };
+
+	return each_table(path, SHT_DYNSYM, export_table, &w);
 }
 
 int elfsym_segments(const char *path, struct elf_seg **segs)
