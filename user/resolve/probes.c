@@ -365,7 +365,7 @@ enum key_kind {
 
 /*
  * The probe-table keys: adding one is an entry here, its K_ bit in the enum above and the field
- * in struct probe_spec (docs/architecture.md, "Adding a probe key").
+ * in struct probe_spec (docs/architecture.md, "A new probe-table key").
  */
 static const struct key_def {
 	const char *name;
