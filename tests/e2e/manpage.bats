@@ -140,6 +140,36 @@ PY
 	done
 }
 
+@test "ENVIRONMENT lists every SPYRE_ switch the user guide documents and the tool reads; test knobs apart" {
+	MANWIDTH=2000 man -l "$BATS_TEST_TMPDIR/page.8" 2>/dev/null | sed 's/^ *//' \
+		> "$BATS_TEST_TMPDIR/wide.txt"
+	python3 - "$BATS_TEST_TMPDIR/wide.txt" "$ROOT" <<'PY'
+import glob, re, sys
+page = open(sys.argv[1]).read().split("\n")
+env = page[page.index("ENVIRONMENT") + 1:page.index("EXAMPLES")]
+# an entry is a line holding its name alone, its one-line description on the next line
+entries = {l: env[i + 1] for i, l in enumerate(env[:-1]) if re.fullmatch(r"SPYRE_[A-Z_]+", l)}
+tests = [l for l in env if l.startswith("For the project's tests only")]
+assert len(tests) == 1, tests
+guide = set(re.findall(r"SPYRE_[A-Z_]+", open(sys.argv[2] + "/docs/user-guide.md").read()))
+read = set()
+for f in glob.glob(sys.argv[2] + "/user/*/*.c"):
+    read |= set(re.findall(r'(?:env_is_1|getenv)\("(SPYRE_[A-Z_]+)"', open(f).read()))
+assert "SPYRE_NO_TAIL_FOLLOW" in guide and "SPYRE_NO_UPROBE_MULTI" in read, (guide, read)
+bad = []
+for v in sorted(guide | read):
+    if v.startswith("SPYRE_TEST_"):
+        # a test's fault injection: named in the tests' paragraph, never as a user's switch
+        if v in entries or v not in tests[0]:
+            bad.append(v + ": not in the tests' paragraph alone")
+    elif not entries.get(v, "").strip():
+        bad.append(v + ": no entry with a description")
+assert not bad, bad
+# and nothing listed that the tool does not read
+assert set(entries) <= read, set(entries) - read
+PY
+}
+
 # complete WORD...: what the completion offers for the last WORD, sorted, one a line; in an
 # empty directory (file names are offered too)
 complete_words() {
