@@ -82,7 +82,8 @@ static const struct expect fixtures[] = {
 	{ "no-ts.json", CK_NO_TS, 3, 3 },
 	{ "bad-ph.json", CK_BAD_PH, 4, 4 },
 	{ "bad-pid-tid.json", CK_BAD_PID_TID, 4, 4 },
-	{ "bad-dur.json", CK_BAD_DUR, 3, 3 },
+	/* ... and a dur, tts or tdur that is not a number, on any event (Perfetto drops it) */
+	{ "bad-dur.json", CK_BAD_DUR, 7, 9 },
 	{ "overlap.json", CK_OVERLAP, 2, 11 },
 	{ "no-correlation.json", CK_NO_CORRELATION, 2, 2 },
 	{ "cmpt-exec.json", CK_CMPT_EXEC, 1, 1 },
@@ -96,12 +97,17 @@ static const struct expect fixtures[] = {
 	{ "no-name.json", CK_NO_NAME, 2, 4 },
 	/* every event before ts 0: Perfetto drops each */
 	{ "negative-ts.json", CK_NEGATIVE_TS, 3, 4 },
-	{ "instant-scope.json", CK_INSTANT_SCOPE, 2, 3 },
+	/* no scope, or one other than t, p, g */
+	{ "instant-scope.json", CK_INSTANT_SCOPE, 3, 6 },
 	{ "flow-no-cat.json", CK_FLOW_NO_CAT, 2, 4 },
 	{ "bad-args.json", CK_BAD_ARGS, 2, 3 },
 	{ "counter-args.json", CK_COUNTER, 4, 6 },
-	/* two processes' arrows with one id; fine: a hex string id, one id under another name */
-	{ "flow-duplicate-id.json", CK_FLOW_DUP, 2, 12 },
+	/*
+	 * two processes' arrows with one id; fine: a hex string id, one id under another name.
+	 * Flow v2: a bind_id started twice (once as a hex string), and one below the count of v1
+	 * arrows (3); fine: an end and a step of a started one, and bind_id 3
+	 */
+	{ "flow-duplicate-id.json", CK_FLOW_DUP, 5, 20 },
 	{ "flow-invalid-id.json", CK_FLOW_BAD_ID, 2, 6 },
 	{ "flow-backwards.json", CK_FLOW_BACKWARDS, 1, 4 },
 	{ "flow-no-direction.json", CK_FLOW_NO_DIR, 2, 4 },

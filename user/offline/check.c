@@ -203,6 +203,47 @@ static void check_counter(struct ctx *c, size_t i, const struct jv *args)
 	}
 }
 
+/*
+ * Perfetto's tokenizer (v52 on) reads dur, tts and tdur of every event, whatever its ph, and
+ * drops an event with one that is not a number (json_tokenizer_failure). An X event's dur is
+ * judged with its span (@x).
+ */
+static void check_times(struct ctx *c, size_t i, bool x)
+{
+	static const char *const keys[] = { "dur", "tts", "tdur" };
+	const struct jv *v;
+	int64_t ns;
+
+	for (size_t k = x; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		v = jv_get(c->recs[i].ev, keys[k]);
+		if (!v || us_to_ns(v, &ns))
+			continue;
+		if (v->type == JV_NUMBER)
+			problem(c, CK_BAD_DUR, i, "%s out of range", keys[k]);
+		else
+			problem(c, CK_BAD_DUR, i, "%s is a %s, not a number (Perfetto drops the "
+				"event: json_tokenizer_failure)", keys[k], jv_type_name(v->type));
+	}
+}
+
+/*
+ * An instant's scope: thread, process or global. Perfetto up to v50 (its jsoncpp parser) drops
+ * an instant of any other scope (json_parser_failure); v51 on draw it on the thread.
+ */
+static void check_scope(struct ctx *c, size_t i, const char *s)
+{
+	char t[24];
+
+	if (!s) {
+		problem(c, CK_INSTANT_SCOPE, i, "instant event without scope \"s\" (aiu-trace-"
+			"analyzer raises KeyError; write \"s\":\"t\")");
+	} else if (strcmp(s, "t") && strcmp(s, "p") && strcmp(s, "g")) {
+		clean(t, sizeof(t), s);
+		problem(c, CK_INSTANT_SCOPE, i, "instant scope \"%s\" is none of t, p, g (Perfetto "
+			"up to v50 drops the event: json_parser_failure)", t);
+	}
+}
+
 static void check_event(struct ctx *c, size_t i)
 {
 	struct evrec *r = &c->recs[i];
@@ -250,9 +291,8 @@ static void check_event(struct ctx *c, size_t i)
 	/* aiu-trace-analyzer indexes these members unconditionally: KeyError when absent */
 	if (!jv_get_str(ev, "name"))
 		problem(c, CK_NO_NAME, i, "no string name (aiu-trace-analyzer raises KeyError)");
-	if ((r->ph == 'i' || r->ph == 'I') && !jv_get_str(ev, "s"))
-		problem(c, CK_INSTANT_SCOPE, i, "instant event without scope \"s\" (aiu-trace-"
-			"analyzer raises KeyError; write \"s\":\"t\")");
+	if (r->ph == 'i' || r->ph == 'I')
+		check_scope(c, i, jv_get_str(ev, "s"));
 	if ((r->ph == 's' || r->ph == 'f') && !jv_get_str(ev, "cat"))
 		problem(c, CK_FLOW_NO_CAT, i, "flow event without cat (aiu-trace-analyzer raises "
 			"KeyError; arrows pair on cat and id)");
@@ -285,6 +325,7 @@ static void check_event(struct ctx *c, size_t i)
 			r->dur_ok = true;
 		}
 	}
+	check_times(c, i, r->ph == 'X');
 
 	args = jv_get(ev, "args");
 	cat = jv_get_str(ev, "cat");
@@ -515,11 +556,75 @@ static void check_flow_group(struct ctx *c, const struct flow *g, size_t n)
 			"Perfetto reads events in time order and drops the arrow", s->idx);
 }
 
+/*
+ * Flow v2: X events with a bind_id, the arrow leaving one with "flow_out" and arriving at one
+ * with "flow_in" (both: a step). Perfetto keys these on the bind_id alone, and numbers its v1
+ * arrows (cat, name, id) from 0 in the order it meets them, in the same space: a second start of
+ * one bind_id is flow_duplicate_id, and a bind_id below @nv1, the number of v1 arrows, is one
+ * of theirs (flow_duplicate_id, or a finish bound to the other's start). None of our writers
+ * makes these; merge copies a profiler's bind_ids untouched, beside our v1 arrows.
+ */
+struct flow2 {
+	uint64_t id;
+	uint32_t idx;
+	bool start;
+};
+
+static int flow2_cmp(const void *a, const void *b)
+{
+	const struct flow2 *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int check_flows_v2(struct ctx *c, size_t nev, size_t nv1)
+{
+	bool started = false;
+	struct flow2 *fl;
+	size_t n = 0, i;
+
+	fl = malloc((nev ? nev : 1) * sizeof(*fl));
+	if (!fl)
+		return -ENOMEM;
+	for (i = 0; i < nev; i++) {
+		const struct jv *ev = c->recs[i].ev;
+		bool in, out;
+
+		if (c->recs[i].ph != 'X' || !flow_id(jv_get(ev, "bind_id"), &fl[n].id))
+			continue;
+		in = is_true(jv_get(ev, "flow_in"));
+		out = is_true(jv_get(ev, "flow_out"));
+		if (!in && !out)
+			continue;	/* flow-no-direction */
+		fl[n].start = out && !in;
+		fl[n++].idx = (uint32_t)i;
+	}
+	qsort(fl, n, sizeof(*fl), flow2_cmp);
+	for (i = 0; i < n; i++) {
+		if (i && fl[i - 1].id != fl[i].id)
+			started = false;
+		if (fl[i].start && started)
+			problem(c, CK_FLOW_DUP, fl[i].idx, "bind_id %llu starts a second arrow "
+				"(flow_out; Perfetto: flow_duplicate_id)",
+				(unsigned long long)fl[i].id);
+		else if (fl[i].id < nv1)
+			problem(c, CK_FLOW_DUP, fl[i].idx, "bind_id %llu is below %zu, the number "
+				"of v1 arrows (s/f), which Perfetto numbers 0, 1, ... in the same "
+				"space (flow_duplicate_id, or arrows between the wrong slices)",
+				(unsigned long long)fl[i].id, nv1);
+		started |= fl[i].start;
+	}
+	free(fl);
+	return 0;
+}
+
 static int check_flows(struct ctx *c, size_t nev, const struct span *sp, const int64_t *pmax,
 		       size_t nsp)
 {
+	size_t n = 0, nv1, i, j;
 	struct flow *fl;
-	size_t n = 0, i, j;
 
 	fl = malloc((nev ? nev : 1) * sizeof(*fl));
 	if (!fl)
@@ -556,13 +661,13 @@ static int check_flows(struct ctx *c, size_t nev, const struct span *sp, const i
 		n++;
 	}
 	qsort(fl, n, sizeof(*fl), flow_cmp);
-	for (i = 0; i < n; i = j) {
+	for (i = 0, nv1 = 0; i < n; i = j, nv1++) {
 		for (j = i + 1; j < n && same_flow(&fl[j], &fl[i]); j++)
 			;
 		check_flow_group(c, &fl[i], j - i);
 	}
 	free(fl);
-	return 0;
+	return check_flows_v2(c, nev, nv1);
 }
 
 /* --- metadata --------------------------------------------------------------------------------- */

@@ -29,7 +29,7 @@ enum check_kind {
 	CK_NO_TS,		/* ts missing / not a number */
 	CK_BAD_PH,		/* ph missing or not one of X M s f i I C */
 	CK_BAD_PID_TID,		/* pid/tid missing or not a non-negative integer */
-	CK_BAD_DUR,		/* X without dur, or negative dur */
+	CK_BAD_DUR,		/* X without dur, negative dur; dur, tts, tdur not a number */
 	CK_OVERLAP,		/* two X on one pid/tid partially overlap */
 	CK_NO_CORRELATION,	/* cat "kernel" without args.correlation */
 	CK_CMPT_EXEC,		/* "* Cmpt Exec" without args TS1..TS5 */
@@ -41,11 +41,12 @@ enum check_kind {
 	CK_META_ORDER,		/* M events of one pid/tid with decreasing ts */
 	CK_NO_NAME,		/* event without a string name */
 	CK_NEGATIVE_TS,		/* event with ts < 0 */
-	CK_INSTANT_SCOPE,	/* i/I event without a string s (scope) */
+	CK_INSTANT_SCOPE,	/* i/I event without s (scope) "t", "p" or "g" */
 	CK_FLOW_NO_CAT,		/* s/f event without a string cat */
 	CK_BAD_ARGS,		/* args present but not an object */
 	CK_COUNTER,		/* C event without args, or with a member that is not a number */
-	CK_FLOW_DUP,		/* more than one s, or more than one f, with one cat, name and id */
+	CK_FLOW_DUP,		/* more than one s, or more than one f, with one cat, name and id;
+				 * a bind_id started twice or below the v1 arrows' count */
 	CK_FLOW_BAD_ID,		/* flow id neither an integer nor a hex string */
 	CK_FLOW_BACKWARDS,	/* f earlier than its s */
 	CK_FLOW_NO_DIR,		/* bind_id without flow_in or flow_out */
