@@ -177,6 +177,65 @@ PY
 	[ "$status" -eq 0 ]
 }
 
+@test "merge of three ranks' traces, two at a time either way: 300 arrows, one per id, each in its own rank" {
+	local p=() r
+	for r in 1 2 3; do
+		trace_rank $r
+		p+=("$RANK_PID")
+	done
+	# merge takes two traces: a third rank onto two merged ranks, and a rank onto two merged
+	# ranks given first (the merged trace as ours). The later base first, as above
+	local t=$BATS_TEST_TMPDIR
+	run "$TOOL" merge "$t/r2.json" "$t/r1.json" -o "$t/m21.json"
+	[ "$status" -eq 0 ]
+	run "$TOOL" merge "$t/r3.json" "$t/m21.json" -o "$t/m3.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"arrow ids clash"* ]]
+	run "$TOOL" merge "$t/r3.json" "$t/r2.json" -o "$t/m32.json"
+	[ "$status" -eq 0 ]
+	run "$TOOL" merge "$t/m32.json" "$t/r1.json" -o "$t/m3b.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"arrow ids clash"* ]]
+	for m in m3 m3b; do
+		echo "# $m"
+		# each rank: 2 threads x 10 iterations x (1 HtoD + 3 kernels + 1 DtoH) launches, each
+		# with its arrow, as in its own trace; its device spans on a device pid of its own
+		python3 - "$t/$m.json" "$t/r1.json" "$t/r2.json" "$t/r3.json" "${p[@]}" <<'PY'
+import collections, json, sys
+m = json.load(open(sys.argv[1]))["traceEvents"]
+ranks = [json.load(open(f))["traceEvents"] for f in sys.argv[2:5]]
+pids = [int(x) for x in sys.argv[5:8]]
+s = [e for e in m if e["ph"] == "s"]
+f = [e for e in m if e["ph"] == "f"]
+assert len(s) == len(f) == 300, (len(s), len(f))
+assert len({e["id"] for e in s}) == len({e["id"] for e in f}) == 300
+assert {e["id"] for e in s} == {e["id"] for e in f}
+assert max(e["id"] for e in s) < 2**53
+n = collections.Counter(e["pid"] for e in s)
+assert n == {p: 100 for p in pids}, n
+assert all(sum(e["ph"] == "s" for e in r) == 100 for r in ranks)
+# the device pid each rank's arrows end on, by id
+end = {e["id"]: e["pid"] for e in f}
+dev = {p: {end[e["id"]] for e in s if e["pid"] == p} for p in pids}
+print("device pids", dev)
+assert all(len(d) == 1 for d in dev.values()) and len(set.union(*dev.values())) == 3, dev
+corr = [e["args"]["correlation"] for e in m if e["ph"] == "X" and e["pid"] in pids
+        and "correlation" in e.get("args", {})]
+assert len(corr) == len(set(corr)) == 300, (len(corr), len(set(corr)))
+PY
+		# and every arrow joins its own rank's launch to its own rank's copy or kernel
+		python3 "$ROOT/tests/e2e/verify_flows.py" "$t/$m.json" \
+			--bytes "${p[0]}:4096" --bytes "${p[1]}:8192" --bytes "${p[2]}:12288" \
+			--min-arrows "${p[0]}:100" --min-arrows "${p[1]}:100" \
+			--min-arrows "${p[2]}:100"
+		run "$TOOL" check "$t/$m.json"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	done
+}
+
 # --- real code: Debian's PyTorch profiles itself (legacy export) while we trace it -------------
 
 TORCH_PY=/usr/bin/python3	# Debian's python with python3-torch, whatever python3 is on PATH

@@ -27,9 +27,17 @@ def base_name(e):
     return e.get("name", "").split(" (/")[0]
 
 
+def bound(at, e):
+    """The slice starting where flow end e is that Perfetto binds it to: it reads events in ts
+    order, ties in file order, so of several slices starting at e's pid/tid/ts (a zero-length
+    device span and the next on its lane) the last one before e is on top; None if none."""
+    cands = [x for x in at.get((e["pid"], e["tid"], ns(e["ts"])), []) if x["_i"] < e["_i"]]
+    return cands[-1] if cands else None
+
+
 def arrows(events, bad):
     """[(launch, device span, s, f)] of every well-formed arrow; problems go to bad(msg)."""
-    launch_at, span_at = {}, {}
+    launch_at, span_at = defaultdict(list), defaultdict(list)
     flows = defaultdict(lambda: {"s": [], "f": []})
     for i, e in enumerate(events):
         e["_i"] = i
@@ -37,17 +45,16 @@ def arrows(events, bad):
         if ph in ("s", "f") and e.get("cat") == "ac2g":
             flows[(e.get("name"), e.get("id"))][ph].append(e)
         elif ph == "X" and base_name(e) in LAUNCHES:
-            launch_at[(e["pid"], e["tid"], ns(e["ts"]))] = e
+            launch_at[(e["pid"], e["tid"], ns(e["ts"]))].append(e)
         elif ph == "X" and e.get("cat") in DEVICE_CATS:
-            span_at[(e["pid"], e["tid"], ns(e["ts"]))] = e
+            span_at[(e["pid"], e["tid"], ns(e["ts"]))].append(e)
     out = []
     for (_, fid), f in flows.items():
         if len(f["s"]) != 1 or len(f["f"]) != 1:
             bad(f"ac2g id {fid}: {len(f['s'])} starts, {len(f['f'])} finishes")
             continue
         s, fi = f["s"][0], f["f"][0]
-        l = launch_at.get((s["pid"], s["tid"], ns(s["ts"])))
-        d = span_at.get((fi["pid"], fi["tid"], ns(fi["ts"])))
+        l, d = bound(launch_at, s), bound(span_at, fi)
         if l is None:
             bad(f"ac2g id {fid}: 's' at {s['pid']}/{s['tid']} {s['ts']} is not at the start "
                 f"of a launch")
