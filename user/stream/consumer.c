@@ -455,7 +455,8 @@ static bool returned_value(int src)
 
 /*
  * The trace arguments of probe @p's event, keys included; returns how many. @str: the call's
- * string (str=, args.name), @corr: a keyless launch's correlation id (0: none). A function
+ * string (str=, args.name), @corr: the launch's id from device_new_corr (2^52 + n: every launch
+ * has one, launches return none to key on; 0: not a launch). A function
  * traced in two files of its library has one name: its events say which file ("file"). An
  * unwound call (or one with no return) returned nothing: the values read at the return are
  * left out.
@@ -496,7 +497,11 @@ static int build_args(const struct consumer *c, const struct rprobe *p,
 		n++;
 	}
 	if (s->dev == DEV_LAUNCH && !(unwound && (!s->key || returned_value(s->key)))) {
-		/* Kineto's key for host-to-device links; aiu-trace-analyzer reads it too */
+		/*
+		 * Kineto's key for host-to-device links, which aiu-trace-analyzer reads too: the
+		 * tracer's own id of the launch (its device span carries the same), not the
+		 * runtime's key; the key's value only where a record came without an id
+		 */
 		args[n].key = "correlation";
 		args[n].type = TA_U64;
 		args[n].u = corr ? corr : record_value(e, s->key);
