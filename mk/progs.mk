@@ -22,7 +22,8 @@
 #                    throws, longjmps and tail-calls after the tracer attached (faults.bats)
 #   tailjob/         tailjob, libtailrt.so, libtailb.so: launch functions that end in tail calls
 #                    (to an untraced function, a traced one, through the PLT into the second
-#                    library, through a chain), -O2 like the mock (tailcall.bats)
+#                    library, through a chain, by a jcc into another function), an allocator
+#                    and its free that tail-call, -O2 like the mock (tailcall.bats)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
 #                    (`make ppc64le-fixture` rebuilds it, below)
 #

@@ -63,14 +63,10 @@ stop_mid_phase() {
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# what was delivered before the kill is there: every probe's events <= its hits
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["spyreStats"]["events"] > 5000, d["spyreStats"]
-for p in d["spyreProbes"]:
-    assert p["events"] + p["dropsRingFull"] + p["dropsTooDeep"] + p["dropsNoStack"] <= p["hits"], p
-PY
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["events"] > 5000')" = True ]
+	# every call entered before the kill is accounted for, once: its span, or a loss (the
+	# calls the kill cut short: with no return, instants at their entry)
+	lost_once "$BATS_TEST_TMPDIR/t.json"
 }
 
 @test "a forked child is not traced (no -f): only the parent's calls, child unharmed" {
@@ -204,8 +200,10 @@ x = [e for e in d["traceEvents"] if e["ph"] == "X"]
 assert {e["pid"] for e in x} == {pid}, {e["pid"] for e in x}
 n = collections.Counter(e["name"] for e in x if e["cat"] == "privateuse1_runtime")
 # 5 before the exec; after it: initializeRuntime, then 2 threads x 3 x (torch-spyre's
-# allocate with flex's inside, free, get)
+# allocate, both overloads (one calls the other; the second named with its signature) with
+# flex's inside, free, get)
 assert n == {"aiuGetNumDevices": 5 + 6, "aiuInitializeRuntime": 1, "spyreAllocate": 6,
+             "spyreAllocate (spyre::SpyreAllocator::allocate(unsigned long))": 6,
              "aiuMalloc": 6, "spyreFree": 6}, n
 PY
 }
@@ -385,18 +383,18 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" --allow-drops
+	# per probe, events + every kind of loss == the job's calls
+	lost_once "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["calls"]
 total = 0
 for p in d["spyreProbes"]:
-    want = calls.get(p["symbol"])
-    if want is None:
+    if p["symbol"] not in calls:
         continue
-    lost = p["dropsRingFull"] + p["dropsTooDeep"] + p["dropsNoStack"]
-    assert p["hits"] == want, p
-    assert p["events"] + lost == want, (p, want)
-    total += lost
+    # the only loss here: a full ring (the job returns from every call, before the stop)
+    assert p["sampledOut"] == p["dropsRateCap"] == p["noReturn"] == p["unwound"] == 0, p
+    total += p["dropsRingFull"] + p["dropsTooDeep"] + p["dropsNoStack"]
 assert total > 1000, total                      # the ring really overflowed
 assert d["spyreStats"]["drops"] >= total, (d["spyreStats"], total)
 assert d["spyreStats"]["events"] > 10000, d["spyreStats"]
@@ -490,32 +488,6 @@ PY
 
 @test "--uretprobes: a tail call between two traced functions: both spans, nested, ending together" {
 	tail_call_trace nested --uretprobes
-}
-
-# lost_once TRACE: every call of every probe counted once: its event (a span, or an unwound
-# event), or one of its losses (issue 23: a call too deep to record that is later unwound was
-# counted twice)
-lost_once() {
-	python3 - "$1" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-ev = [e for e in d["traceEvents"] if e.get("ph") in ("X", "i")]
-for p in d["spyreProbes"]:
-    if p.get("type") in ("unwind", "catch"):
-        continue    # their hits are exceptions, not calls
-    lost = (p["dropsRingFull"] + p["dropsTooDeep"] + p["dropsNoStack"] + p["sampledOut"] +
-            p["dropsRateCap"] + p["noReturn"])
-    assert p["events"] + lost == p["hits"], p
-    if p["dropsRingFull"]:
-        continue
-    # each unwound call and each call with no return is in the trace, once, so marked
-    mine = [e for e in ev if e["name"] == p["name"]]
-    unwound = [e for e in mine if e.get("args", {}).get("unwound") is True]
-    noret = [e for e in mine if e.get("args", {}).get("noReturn") is True]
-    assert len(unwound) == p["unwound"], (p, len(unwound))
-    assert len(noret) == p["noReturn"], (p, len(noret))
-    assert all(e["ph"] == "i" for e in noret), noret[:3]
-PY
 }
 
 @test "calls left by longjmp: unwound events, and they do not fill the call stack" {

@@ -103,13 +103,14 @@ def check_counts(d, counts, problems, allow_drops):
         sym = p["symbol"]
         if sym not in counts["calls"]:
             continue
-        # calls left by an exception never return: no span that returned
+        calls = counts["calls"][sym]
+        # calls left by an exception never return: no span that returned. Each is unwound
+        # once the thread is seen above it again (an unwound event); one a thread never came
+        # back above counts as a call with no return. No other call leaves so: none unwound,
+        # none without a return where none threw
         thrown = counts.get("thrown", {}).get(sym, 0)
-        want = counts["calls"][sym] - thrown
-        # each call an exception left is unwound once the thread is seen above it again (an
-        # unwound event); one a thread never came back above counts as a call with no return
         left = p.get("unwound", 0) + p.get("noReturn", 0)
-        if thrown and left != thrown:
+        if left != thrown:
             problems.append(f"{p['name']}: {thrown} calls threw, metadata says "
                             f"{p.get('unwound')} unwound + {p.get('noReturn')} without a "
                             f"return")
@@ -126,10 +127,14 @@ def check_counts(d, counts, problems, allow_drops):
                             f" + {unwound_ev[p['name']]} unwound")
         if p["name"] in DEVICE_ONLY:
             got = p["events"]  # completions end device spans, counted in metadata
-        lost = p["dropsRingFull"] + p["dropsTooDeep"] + p.get("dropsNoStack", 0)
-        if (got != want) if not drops else (got + lost != want):
-            problems.append(f"{sym} ({p['name']}): job made {want} calls, trace has {got}"
-                            f" (+{lost} dropped)")
+        # each call counted once (issue 23): a span that returned, an unwound event, or one
+        # loss of one kind, whichever kinds the run allowed (drops are refused above unless
+        # --allow-drops), so spans + each loss == the job's calls, exactly
+        lost = (p["dropsRingFull"] + p["dropsTooDeep"] + p.get("dropsNoStack", 0) +
+                p.get("sampledOut", 0) + p.get("dropsRateCap", 0) + p.get("noReturn", 0))
+        if got + unwound_ev[p["name"]] + lost != calls:
+            problems.append(f"{sym} ({p['name']}): job made {calls} calls, trace has {got}"
+                            f" + {unwound_ev[p['name']]} unwound, +{lost} lost")
         checked += 1
     if checked < 5:
         problems.append(f"only {checked} probes could be compared with the job's counts")

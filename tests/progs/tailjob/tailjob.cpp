@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * tailjob READY N DONE: writes its pid to READY, waits for SIGUSR1, then N times each of
- * libtailrt's launch functions (and tail_wait, tail_complete for each op), and writes to DONE
- * its ground truth, one JSON object: per function the ids it got back and how long the
- * tail-called callee worked on each (ns), as the program itself measured them.
+ * libtailrt's launch functions (and tail_wait, tail_complete for each op), then N times
+ * tail_alloc and tail_free, and writes to DONE its ground truth, one JSON object: per function
+ * the ids it got back and how long the tail-called callee worked on each (ns), as the program
+ * itself measured them; for tail_alloc the pointers it got and the sizes it asked for.
  */
 #include <csignal>
 #include <cstdio>
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
 		{ "tail_launch_plt", tail_launch_plt },
 		{ "tail_launch_chain", tail_launch_chain },
 		{ "tail_launch_indirect", tail_launch_indirect },
+		{ "tail_launch_cond", tail_launch_cond },
 	};
 	sigset_t sigs;
 	int sig;
@@ -79,6 +81,24 @@ int main(int argc, char **argv)
 		out += "\"" + std::string(fns[k].name) + "\":{\"ret\":[" + ids + "],\"work_ns\":[" +
 		       ns + "]},";
 	}
+	// allocations through a tail jump, each freed at once, in eight sizes: the pointers
+	// differ from call to call, and malloc hands each freed block out again to a later call
+	// of its size, so a free the ledger missed shows as a pointer allocated twice (freesMissed)
+	std::string ptrs, sizes;
+
+	for (long i = 0; i < n; i++) {
+		uint64_t bytes = 64 + 16 * (i % 8);
+		void *p = tail_alloc(bytes);
+
+		if (!p) {
+			fprintf(stderr, "tail_alloc(%llu) failed\n", (unsigned long long)bytes);
+			return 1;
+		}
+		ptrs += (i ? "," : "") + std::to_string((uintptr_t)p);
+		sizes += (i ? "," : "") + std::to_string(bytes);
+		tail_free(p);
+	}
+	out += "\"tail_alloc\":{\"ret\":[" + ptrs + "],\"bytes\":[" + sizes + "]},";
 	out += waits + "]," + waitns + "]}}\n";
 	write_atomic(argv[3], out);
 	sigwait(&sigs, &sig);	// linger until told: the tracer reads our maps until the end

@@ -112,6 +112,77 @@ extern "C" __attribute__((noinline)) uint64_t tail_launch_checked(uint64_t bytes
 	return rt_enqueue(bytes);
 }
 
+// the second target of tail_launch_cond: ids apart from rt_enqueue's, so a span's ret= says
+// which branch the call took. Used only from the asm below: kept, and its ABI left alone.
+extern "C" __attribute__((noipa, used, visibility("hidden")))
+uint64_t rt_enqueue_hi(uint64_t bytes)
+{
+	uint64_t t0 = now_ns();
+
+	spin(100000 + bytes % 7);
+	uint64_t id = next_id.fetch_add(1) | TAIL_HI_ID;
+	last_work = now_ns() - t0;
+	return id;
+}
+
+/*
+ * A conditional tail call into another function: odd sizes leave by the jne into rt_enqueue,
+ * even ones fall through to the jmp into rt_enqueue_hi. Of `return odd ? f(x) : g(x)`, GCC 12
+ * and clang 14 make a jcc over two jmps at -O2; clang -Os makes `je g; jmp f`, this shape.
+ * Written in asm, so that a taken jcc, whose flags the BPF evaluates at the jump, is what runs
+ * whatever the compiler; elsewhere than x86-64 the C below.
+ */
+#if defined(__x86_64__)
+__asm__(".pushsection .text\n"
+	".p2align 4\n"
+	".globl tail_launch_cond\n"
+	".type tail_launch_cond, @function\n"
+	"tail_launch_cond:\n"
+#ifdef __CET__
+	"	endbr64\n"
+#endif
+	"	testb $1, %dil\n"
+	"	jne rt_enqueue\n"
+	"	jmp rt_enqueue_hi\n"
+	".size tail_launch_cond, .-tail_launch_cond\n"
+	".popsection\n");
+#else
+extern "C" __attribute__((noinline)) uint64_t tail_launch_cond(uint64_t bytes)
+{
+	return bytes & 1 ? rt_enqueue(bytes) : rt_enqueue_hi(bytes);
+}
+#endif
+
+// an allocator whose pointer its caller gets through a tail jump (mem=alloc ptr=ret): the
+// count after malloc keeps rt_alloc's own ret (a jmp malloc@plt would end the chain in the C
+// runtime, not followed)
+static std::atomic<long> live_blocks;
+
+extern "C" HIDDEN void *rt_alloc(uint64_t bytes)
+{
+	void *p = malloc(bytes);
+
+	if (p)
+		live_blocks.fetch_add(1);
+	return p;
+}
+
+extern "C" HIDDEN void rt_free(void *p)
+{
+	free(p);
+	live_blocks.fetch_sub(1);
+}
+
+extern "C" __attribute__((noinline)) void *tail_alloc(uint64_t bytes)
+{
+	return rt_alloc(bytes);
+}
+
+extern "C" __attribute__((noinline)) void tail_free(void *p)
+{
+	rt_free(p);
+}
+
 // through a function pointer the program can change: a jump no disassembly can follow
 uint64_t (*volatile rt_enqueue_ptr)(uint64_t) = rt_enqueue;
 
