@@ -22,7 +22,6 @@
 #include "attach/retcheck.h"
 #include "cmd/session.h"
 #include "stream/drain.h"
-#include "stream/vfio_decode.h"
 #include "output/output.h"
 #include "output/trace_writer.h"
 #include "common/process.h"
@@ -189,7 +188,6 @@ void session_free(struct session *s)
 		bg_join(s->drv);
 		vfio_close(s->drv->vfio);
 	}
-	vfio_decoder_free(s->vdec);
 	warm_free(s->warm);
 	retcheck_free(s->rcheck);
 	retcheck_free(s->emucheck);
@@ -315,18 +313,10 @@ int session_driver_end(struct session *s)
 
 	bg_join(s->drv);
 	s->vfio = s->drv->vfio;
-	vfio_decoder_free(s->vdec);
-	s->vdec = NULL;
-	if (s->vfio) {
-		/* its records are decoded in the consumer: which kind of fd each function takes */
-		err = vfio_decoder_new(&s->vdec, s->drv->cfg.procfs);
-		for (int i = 0; !err && vfio_func(s->vfio, i); i++)
-			vfio_decoder_func(s->vdec, i, vfio_func(s->vfio, i));
-		if (err) {
-			pr_err("driver tier: %s", strerror(-err));
-			return EXIT_ERROR;
-		}
-	}
+	/* its records are decoded by each window's consumer: which kind of fd each function takes */
+	s->nvfuncs = 0;
+	for (int i = 0; s->vfio && vfio_func(s->vfio, i) && i < SPYRE_DRV_MAX_FUNCS; i++)
+		s->vfuncs[s->nvfuncs++] = vfio_func(s->vfio, i);
 	/* each BPF object holds the ring now */
 	close(s->ring_fd);
 	s->ring_fd = -1;
@@ -434,7 +424,13 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 	if (err)
 		return err;
 	s->cons.per_pid = s->fleet;
-	s->cons.vfio = s->vdec;
+	if (s->vfio) {
+		err = consumer_driver(&s->cons, s->drv->cfg.procfs, s->vfuncs, s->nvfuncs);
+		if (err) {
+			pr_err("driver tier: %s", strerror(-err));
+			return err;
+		}
+	}
 	s->cons.mem = &s->mem;
 	memledger_start(&s->mem, s->cons.tw, start_ns);
 	if (s->sfd < 0) {

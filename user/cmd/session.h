@@ -44,7 +44,9 @@ struct session {
 	struct retcheck *emucheck;	/* emulated returns' self-test (retcheck.h), or NULL */
 	char emu_why[512];		/* why returns are (not) done by BPF */
 	struct drain *drain;		/* the ring's reader, once every object is loaded */
-	struct vfio_decoder *vdec;	/* its records' decoder (with vfio) */
+	/* the kernel functions of vfio's records, for each window's decoder (consumer_driver) */
+	const char *vfuncs[SPYRE_DRV_MAX_FUNCS];
+	int nvfuncs;
 	struct bg_load *upl, *drv;	/* the two BPF objects' loads (session_load_begin) */
 	int ring_fd;
 	struct warmer *warm;

@@ -227,7 +227,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	if (!env->quiet)
 		summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);
 	if (!env->quiet && s.vfio)
-		driver_summary(s.vfio, s.vdec, stdout);
+		driver_summary(s.vfio, s.cons.vfio, stdout);
 	pr_info("wrote %s (%llu events)%s; open it in https://ui.perfetto.dev or chrome://tracing",
 		env->output, (unsigned long long)s.cons.events, !s.target_gone ? "" :
 		run_end_signal(&s.end) ? ", target killed" : ", target exited");

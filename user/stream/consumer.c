@@ -820,8 +820,21 @@ void consumer_write_metadata(struct consumer *c)
 	}
 }
 
+int consumer_driver(struct consumer *c, const char *procfs, const char *const *funcs, int n)
+{
+	int err;
+
+	vfio_decoder_free(c->vfio);
+	c->vfio = NULL;
+	err = vfio_decoder_new(&c->vfio, procfs);
+	for (int i = 0; !err && i < n; i++)
+		vfio_decoder_func(c->vfio, i, funcs[i]);
+	return err;
+}
+
 void consumer_free(struct consumer *c)
 {
+	vfio_decoder_free(c->vfio);
 	for (int i = 0; i < c->nprobes; i++)
 		trace_fmt_free(&c->out[i].fmt);
 	free(c->out);

@@ -74,7 +74,7 @@ struct consumer {
 	struct process_info *procs;
 	int nprocs;
 	struct device_tl dev;
-	struct vfio_decoder *vfio;	/* driver tier (vfio_decode.h); NULL: records ignored */
+	struct vfio_decoder *vfio;	/* driver tier (consumer_driver); NULL: records ignored */
 	struct memledger *mem;		/* device memory (memledger.h; the caller's) */
 	bool per_pid;			/* keep pid_stats too */
 	struct pid_probe_stats *pid_stats;
@@ -108,6 +108,12 @@ int consumer_event(struct consumer *c, const struct spyre_event *e);
  */
 void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
+/*
+ * Decode the driver tier's records too (stream/vfio_decode.h): @funcs[i] (@n of them) names
+ * the kernel function of the records whose func is i, @procfs where fds are looked up. The
+ * decoder is the consumer's, freed with it. 0 or -errno.
+ */
+int consumer_driver(struct consumer *c, const char *procfs, const char *const *funcs, int n);
 /* The exit code of traced process @pid, if its end was seen (true), into @code. */
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
 /* The name of thread @tid as last seen ("" if never seen). */
