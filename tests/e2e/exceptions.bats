@@ -16,6 +16,9 @@ CHECK_UNWOUND="python3 $ROOT/tests/e2e/check_unwound.py"
 # the dispatcher's entry of torch.mm and the CPU kernel it reaches once the shapes are checked
 TORCH_PROBES=(--probe 'libtorch_cpu.so*:at::_ops::mm::call:mmCall'
 	      --probe 'libtorch_cpu.so*:at::native::structured_mm_out_cpu::impl:mmCpu')
+# at::_ops::ones::call(ArrayRef<SymInt> size, ...) returns a Tensor by value: arg1 is the hidden
+# result pointer, the size's data pointer arg2, its length arg3, which torch_job.py varies
+TORCH_ONES_LINE='libtorch_cpu.so*  at::_ops::ones::call  name=onesCall arg3=dims:u'
 
 setup_file() {
 	# the untraced truth, for the checksums and the caught counts
@@ -354,7 +357,9 @@ torch_traced() {
 	need_torch
 	torch_untraced
 	start_torch_job
-	start_tracer -o "$BATS_TEST_TMPDIR/t.json" "${TORCH_PROBES[@]}" "$@"
+	echo "$TORCH_ONES_LINE" >"$BATS_TEST_TMPDIR/ones.probes"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" "${TORCH_PROBES[@]}" \
+		--probes "$BATS_TEST_TMPDIR/ones.probes" "$@"
 	finish_job
 	# the job survived every c10::Error and trained exactly as untraced
 	[ "$JOB_RC" -eq 0 ]
@@ -367,9 +372,10 @@ torch_traced() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# mmCall spans = torch.mm calls that returned; unwound = shape errors caught; the CPU
-	# kernel runs only for good shapes: as many spans, nothing unwound
+	# kernel runs only for good shapes: as many spans, nothing unwound; every torch.ones that
+	# raised an unwound onesCall with its own size's length (--args: as the job lists them)
 	$CHECK_UNWOUND "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
-		--return-probe sites --signal 0 --exit-code 0
+		--return-probe sites --signal 0 --exit-code 0 --args
 	summary_unwound "$BATS_TEST_TMPDIR/t.json"
 }
 

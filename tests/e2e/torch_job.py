@@ -6,7 +6,11 @@ Every iteration trains a two-layer network by gradient descent, with the gradien
 as explicit torch.mm calls (no autograd: autograd's backward would make mm calls of its own
 that the job could not count), and once makes a torch.mm with mismatched shapes: the shape
 check throws c10::Error inside at::_ops::mm::call, the Python binding turns it into a
-RuntimeError, caught here. A tracer with a return probe on that path kills the job there.
+RuntimeError, caught here; and once a torch.ones with a negative last dimension, whose size
+has 1 to 4 dimensions by turns: the c10::Error leaves at::_ops::ones::call, whose third
+argument (after the hidden result pointer, the size's data pointer) is that count, which the
+tracer must show on each unwound call. A tracer with a return probe on that path kills the job
+there.
 
     torch_job.py --ready F --go F --out F [--iters N] [--no-errors] [--linger F]
 
@@ -15,7 +19,8 @@ F(ready) gets the pid once torch is imported and the model built; the job then w
 again for F(linger), so that a tracer can leave a live job) and exits 0:
     {"pid", "checksum": sha256 of the final parameters' bytes, "caught": shape errors caught,
      "mmOk": torch.mm calls that returned, "mmFailed": those that raised,
-     "calls": {symbol: entries}, "unwound": {symbol: entries left by the exception}}
+     "calls": {symbol: entries}, "unwound": {symbol: entries left by the exception},
+     "unwoundCalls": [[symbol, 0, [args]], ...] (tests/e2e/check_unwound.py --args)}
 for the two functions a torch.mm on CPU float tensors enters: at::_ops::mm::call (the
 dispatcher's entry, once per torch.mm) and at::native::structured_mm_out_cpu::impl (the CPU
 kernel, reached only after the shape check passed).
@@ -36,6 +41,7 @@ import torch  # noqa: E402
 
 MM_CALL = "at::_ops::mm::call"
 MM_CPU = "at::native::structured_mm_out_cpu::impl"
+ONES_CALL = "at::_ops::ones::call"
 
 
 def write_atomic(path, text):
@@ -75,6 +81,7 @@ def main():
     w2 = torch.randn(d_hid, d_out) * 0.1
     bad = torch.randn(d_in + 1, d_hid)  # x @ bad: inner dimensions 32 and 33 do not match
     mm_ok = mm_failed = caught = 0
+    ones_dims = []  # the size's length of each torch.ones that raised
 
     def mm(p, q):
         nonlocal mm_ok
@@ -98,6 +105,16 @@ def main():
                         raise
                     mm_failed += 1
                     caught += 1
+                dims = 1 + len(ones_dims) % 4
+                try:
+                    torch.ones(*([1] * (dims - 1) + [-1]))
+                    print("torch_job: torch.ones(..., -1) did not raise", file=sys.stderr)
+                    return 1
+                except RuntimeError as e:
+                    if "negative dimension" not in str(e):
+                        raise
+                    ones_dims.append(dims)
+                    caught += 1
             h_pre = mm(x, w1)
             h = h_pre.clamp(min=0)
             pred = mm(h, w2)
@@ -117,8 +134,9 @@ def main():
         "caught": caught,
         "mmOk": mm_ok,
         "mmFailed": mm_failed,
-        "calls": {MM_CALL: mm_ok + mm_failed, MM_CPU: mm_ok},
-        "unwound": {MM_CALL: mm_failed, MM_CPU: 0},
+        "calls": {MM_CALL: mm_ok + mm_failed, MM_CPU: mm_ok, ONES_CALL: len(ones_dims)},
+        "unwound": {MM_CALL: mm_failed, MM_CPU: 0, ONES_CALL: len(ones_dims)},
+        "unwoundCalls": [[MM_CALL, 0, []]] * mm_failed + [[ONES_CALL, 0, [d]] for d in ones_dims],
     }
     write_atomic(a.out, json.dumps(out) + "\n")
     if a.linger and not wait_file(a.linger, a.go_timeout):
