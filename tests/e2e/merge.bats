@@ -124,7 +124,10 @@ print(sum(e["ph"] == "X" and e["name"] in ("aiuDataTransferHtoD", "aiuDataTransf
 # trace_rank N: a fresh mock job (its op ids count from 1) traced for one phase into rN.json;
 # its pid in RANK_PID
 trace_rank() {
+	# a rank as torchrun starts it: RANK and WORLD_SIZE in its environment (distributedInfo)
+	export RANK=$(($1 - 1)) WORLD_SIZE=3
 	start_job --threads 2 --streams 2 --iters 10 --bytes $((4096 * $1))
+	unset RANK WORLD_SIZE
 	start_tracer -o "$BATS_TEST_TMPDIR/r$1.json"
 	run_phase
 	stop_tracer INT
@@ -224,6 +227,11 @@ assert all(len(d) == 1 for d in dev.values()) and len(set.union(*dev.values())) 
 corr = [e["args"]["correlation"] for e in m if e["ph"] == "X" and e["pid"] in pids
         and "correlation" in e.get("args", {})]
 assert len(corr) == len(set(corr)) == 300, (len(corr), len(set(corr)))
+# the three device processes are told apart by name: a moved one names its rank
+dname = {e["pid"]: e["args"]["name"] for e in m if e["ph"] == "M" and
+         e["name"] == "process_name" and e["pid"] in set.union(*dev.values())}
+print("device names", dname)
+assert len(set(dname.values())) == 3 and sum("rank" in v for v in dname.values()) == 2, dname
 PY
 		# and every arrow joins its own rank's launch to its own rank's copy or kernel
 		python3 "$ROOT/tests/e2e/verify_flows.py" "$t/$m.json" \

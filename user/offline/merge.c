@@ -279,6 +279,12 @@ struct mctx {
 	int64_t *moved;
 	bool *moved_named;
 	size_t nmoved;
+	/*
+	 * appended to the name of a process of ours whose pid moved (its device, which the other
+	 * trace has too): the rank when our trace knows it, so that three ranks merged two at a
+	 * time do not show two devices of one name
+	 */
+	char dev_suffix[64];
 };
 
 /* A legacy export's thread on the merged trace: the thread of ours the clock fit paired it with,
@@ -425,7 +431,7 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 		return;
 	}
 	if (o.moved && name && !strcmp(name, "process_name"))
-		o.suffix = DEVICE_SUFFIX;
+		o.suffix = m->dev_suffix;
 	if (o.own && name && !strcmp(name, "thread_name") && ph && !strcmp(ph, "M")) {
 		o.suffix = DEVICE_SUFFIX;
 		m->moved_named[lane] = true;
@@ -1022,6 +1028,7 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 	struct mctx m = { .mi = mi, .mo = mo ? mo : &defaults, .w = w, .first_event = true };
 	const struct jv *kev, *oev, *ev;
 	size_t idx = 0;
+	int64_t rank;
 	int ret;
 
 	memset(mi, 0, sizeof(*mi));
@@ -1037,6 +1044,10 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 	if (!kev || kev->type != JV_ARRAY)
 		return errf(err, errlen, -EINVAL, "the Kineto trace has no traceEvents array");
 
+	snprintf(m.dev_suffix, sizeof(m.dev_suffix), "%s", DEVICE_SUFFIX);
+	if (int_of(jv_get(jv_get(ours, "distributedInfo"), "rank"), &rank))
+		snprintf(m.dev_suffix, sizeof(m.dev_suffix), " (spyre-bpftrace, rank %lld)",
+			 (long long)rank);
 	ret = scan(&m.k, kev);
 	if (!ret)
 		ret = scan(&m.o, oev);
