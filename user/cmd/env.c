@@ -72,6 +72,7 @@ enum {
 	OPT_PROM,
 	OPT_FORCE,
 	OPT_URETPROBES,
+	OPT_PYTHON,
 	OPT_DRIVER,
 	OPT_DRIVER_FUNCS,
 	OPT_PROFILER_START,
@@ -144,6 +145,10 @@ static const struct opt_def opt_defs[] = {
 	  "thrown through a traced call then terminates the job unless the\n"
 	  "unwind guard can run (x86-64, no lockdown). Default: uprobes on\n"
 	  "each function's return instructions, the stack untouched" },
+	{ "python", OPT_PYTHON, NULL, FOR_TRACE | NOT_FLEET, SEC_TRACE,
+	  "record the calling thread's Python stack (CPython 3.11) at each\n"
+	  "traced call: args.python (the innermost frame's file:line and\n"
+	  "function) and args.pystack; a table asks per probe with py=1" },
 	{ "quiet", 'q', NULL, FOR_TRACE, SEC_TRACE,
 	  "no summary at exit" },
 
@@ -710,6 +715,9 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 	}
 	case OPT_URETPROBES:
 		env->uretprobes = true;
+		break;
+	case OPT_PYTHON:
+		env->python = true;
 		break;
 	case OPT_MAX_PROBES:
 		/* a uprobe_multi link takes at most 2^20 offsets (the kernel's limit) */
