@@ -8,6 +8,7 @@
 #ifndef SPYRE_PYSTACK_H
 #define SPYRE_PYSTACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "resolve/pyrt.h"

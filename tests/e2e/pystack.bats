@@ -1,0 +1,105 @@
+#!/usr/bin/env bats
+# Python stacks (issue 26): --python and py=1 on Debian's python3-torch (CPython 3.11), attached
+# by PID. The job (tests/e2e/pystack_job.py) records the line and function of each of its call
+# sites with inspect; the innermost frame of each traced op must name exactly that call site
+# (tests/e2e/check_pystack.py). A job that is not Python: one message, no stack, no crash.
+
+load helpers
+
+TORCH_PY=/usr/bin/python3	# Debian's python with python3-torch, whatever python3 is on PATH
+PYJOB=$ROOT/tests/e2e/pystack_job.py
+MM='libtorch_cpu.so*:at::_ops::mm::call:aten::mm'
+ADD='libtorch_cpu.so*:at::_ops::add_Tensor::call:aten::add'
+
+need_torch() {
+	"$TORCH_PY" -c 'import torch' 2>/dev/null || skip "no python3-torch for $TORCH_PY"
+}
+
+# py_traced TRACER OPTIONS: the job held before its calls, the tracer attached, the calls made,
+# the tracer stopped while the job still lives (its code objects are read from it), the job let
+# go. Both must succeed.
+py_traced() {
+	need_torch
+	local d=$BATS_TEST_TMPDIR
+	"$TORCH_PY" "$PYJOB" --ready "$d/job.ready" --go "$d/go" --linger "$d/linger" \
+		--out "$d/calls.json" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 60	# importing torch takes seconds
+	start_tracer -o "$d/t.json" --driver off "$@"
+	touch "$d/go"
+	wait_for "$d/calls.json" 60 || { cat "$d/job.err"; return 1; }
+	sleep 0.3	# the last spans' stage reaches the ring within 20 ms; drained every 10 ms
+	stop_tracer
+	touch "$d/linger"
+	wait_child "$JOB_PID" 60
+	JOB_RC=$CHILD_RC
+	JOB_PID=
+	cat "$d/job.err" "$d/tracer.out" "$d/tracer.err"
+	[ "$JOB_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	run "$TOOL" check "$d/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+check_lines() {
+	python3 "$ROOT/tests/e2e/check_pystack.py" "$BATS_TEST_TMPDIR/t.json" \
+		"$BATS_TEST_TMPDIR/calls.json" "$@"
+}
+
+@test "--python with --probe on aten ops: each op's args.python is the exact line and function of the script that called it, args.pystack up to <module>" {
+	py_traced --no-default --python --probe "$MM" --probe "$ADD"
+	check_lines --op aten::mm=aten::mm --op aten::add=aten::add
+	# one stack checked whole: the nested function, its caller, main, the module
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$PYJOB" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = next(e["args"]["pystack"] for e in d["traceEvents"]
+         if e.get("args", {}).get("python", "").endswith(" Model.step.<locals>.inner"))
+print(s)
+assert [f.split(" ", 1)[1] for f in s] == ["Model.step.<locals>.inner", "Model.step", "main",
+                                            "<module>"], s
+assert all(f.startswith(sys.argv[2] + ":") for f in s), s
+PY
+}
+
+@test "--probes torch --python: the op layer's aten::mm and aten::add_Tensor name their call sites exactly" {
+	py_traced --probes torch --python
+	check_lines --op aten::mm=aten::mm --op aten::add_Tensor=aten::add
+}
+
+@test "py=1 in a probe table: only that probe's calls carry a stack; py=1 on an instant is refused" {
+	local t=$BATS_TEST_TMPDIR/py.probes
+	printf '%s\n' 'libtorch_cpu.so* at::_ops::mm::call name=aten::mm py=1' \
+		'libtorch_cpu.so* at::_ops::add_Tensor::call name=aten::add' >"$t"
+	py_traced --no-default --probes "$t"
+	check_lines --op aten::mm=aten::mm
+	[ "$(python3 -c 'import json,sys; print(sum("python" in e.get("args", {}) for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "aten::add"))' "$BATS_TEST_TMPDIR/t.json")" -eq 0 ]
+	printf '%s\n' 'libtorch_cpu.so* at::_ops::mm::call type=instant py=1' >"$t"
+	run "$TOOL" list -p 1 --no-default --probes "$t"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"py=1 needs a span"* ]]
+}
+
+@test "--python under --sample-every: the calls recorded still name their exact lines" {
+	py_traced --no-default --python --sample-every 3 --probe "$MM" --probe "$ADD"
+	check_lines --op aten::mm=aten::mm --op aten::add=aten::add --sampled
+}
+
+@test "--python on a job that is not Python: one clear message, no stacks, the trace as without" {
+	start_job
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --python
+	run_phase
+	stop_tracer
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	[ "$(grep -c 'Python stacks: process' "$BATS_TEST_TMPDIR/tracer.err")" -eq 1 ]
+	grep -q "Python stacks: process $JOB_PID: no python3\* or libpython3\* mapped; its calls carry no Python stack" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	! grep -q '"pystack"' "$BATS_TEST_TMPDIR/t.json"
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	stop_job
+}
