@@ -6,8 +6,9 @@ file: the line and function of each call site, found with inspect).
 
 Each --op maps a trace event name to the op the job recorded (aten::add_Tensor=aten::add). Every
 event of those names must carry args.python naming one of the job's call sites of that op,
-exactly ("FILE:LINE QUALNAME"), and args.pystack must start with it and end at <module>. The
-events per call site must be the job's calls there (with --sampled: at most, and some).
+exactly ("FILE:LINE QUALNAME"), and args.pystack must start with it and end at <module> (the main
+thread: tid == pid) or Thread._bootstrap (the job's worker thread: another tid). The events per
+call site must be the job's calls there (with --sampled: at most, and some).
 """
 import argparse
 import collections
@@ -40,8 +41,10 @@ def main():
         op = ops[e["name"]]
         if (op, py) not in want:
             bad.append("%s at ts %s: python %r is no call site of %s" % (e["name"], e["ts"], py, op))
-        elif not stack or stack[0] != py or not stack[-1].endswith(" <module>"):
-            bad.append("%s at ts %s: pystack %r" % (e["name"], e["ts"], stack))
+        elif (not stack or stack[0] != py or
+              not stack[-1].endswith(" <module>" if e["tid"] == e["pid"] else
+                                     " Thread._bootstrap")):
+            bad.append("%s at ts %s tid %s: pystack %r" % (e["name"], e["ts"], e["tid"], stack))
         got[(op, py)] += 1
     for k, n in want.items():
         if (not a.sampled and got[k] != n) or got[k] > n:

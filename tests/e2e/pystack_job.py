@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The Python-stack tests' job (tests/e2e/pystack.bats): Debian's python3-torch making torch.mm and
-torch.add calls from known lines of this file, in a function and in a nested one, so the trace's
-innermost frame of each aten op can be checked against the line that made the call.
+torch.add calls from known lines of this file, in a function, a nested one and a second thread
+calling at the same time, so the trace's innermost frame of each aten op can be checked against
+the line that made the call.
 
     pystack_job.py --ready F --go F --linger F --out F [--iters N]
 
@@ -16,6 +17,7 @@ import inspect
 import json
 import os
 import sys
+import threading
 import time
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -59,6 +61,12 @@ class Model:
         return z
 
 
+def worker(x, n):
+    """A second Python thread, calling while main does: its ops must name its own lines."""
+    for _ in range(n):
+        torch.mm(x, x); here("aten::mm")  # noqa: E702
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ready", required=True)
@@ -74,9 +82,12 @@ def main():
     os.rename(a.ready + ".tmp", a.ready)
     if not wait_file(a.go, 60):
         sys.exit("no go")
+    t = threading.Thread(target=worker, args=(x, a.iters), name="pyworker")
+    t.start()
     for _ in range(a.iters):
         m.step(x)
         torch.mm(x, x); here("aten::mm")  # noqa: E702
+    t.join()
     with open(a.out + ".tmp", "w") as f:
         json.dump({"pid": os.getpid(), "calls": CALLS, "file": __file__}, f)
     os.rename(a.out + ".tmp", a.out)
