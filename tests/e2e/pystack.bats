@@ -87,6 +87,29 @@ PY
 	check_lines --op aten::mm=aten::mm --op aten::add=aten::add --sampled
 }
 
+@test "--python with -- CMD: the interpreter is found once the launched command has exec'd it; exact lines" {
+	need_torch
+	local d=$BATS_TEST_TMPDIR
+	touch "$d/linger"
+	"$TOOL" --no-default --python --driver off --probe "$MM" -o "$d/t.json" -- \
+		"$TORCH_PY" "$PYJOB" --ready "$d/job.ready" --go "$d/go" --linger "$d/linger" \
+		--out "$d/calls.json" >"$d/tracer.out" 2>"$d/tracer.err" &
+	TRACER_PID=$!
+	wait_for "$d/job.ready" 60
+	# torch (libtorch_cpu.so) was dlopen'ed: the tracer's rescan (every second) attaches to it
+	sleep 2.5
+	touch "$d/go"
+	wait_child "$TRACER_PID" 120
+	TRACER_PID=
+	cat "$d/tracer.out" "$d/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	# no "not Python" said of the child before its exec (the tracer's own image then)
+	! grep -q "Python stacks: process" "$d/tracer.err"
+	check_lines --op aten::mm=aten::mm
+	run "$TOOL" check "$d/t.json"
+	[ "$status" -eq 0 ]
+}
+
 @test "--python on a job that is not Python: one clear message, no stacks, the trace as without" {
 	start_job
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --python
