@@ -110,6 +110,50 @@ PY
 	[ "$status" -eq 0 ]
 }
 
+# plain_traced PYTHON TRACER OPTIONS: tests/e2e/pystack_plain.py under interpreter PYTHON, traced
+# with a probe on libc's getpid as py_traced does
+plain_traced() {
+	local py=$1 d=$BATS_TEST_TMPDIR
+	shift
+	rm -f "$d/job.ready" "$d/go" "$d/linger" "$d/calls.json" "$d/t.json"
+	"$py" "$ROOT/tests/e2e/pystack_plain.py" --ready "$d/job.ready" --go "$d/go" \
+		--linger "$d/linger" --out "$d/calls.json" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 30
+	start_tracer -o "$d/t.json" --driver off --no-default --probe 'libc.so*:getpid' "$@"
+	touch "$d/go"
+	wait_for "$d/calls.json" 30 || { cat "$d/job.err"; return 1; }
+	sleep 0.3
+	stop_tracer
+	touch "$d/linger"
+	wait_child "$JOB_PID" 30
+	JOB_PID=
+	cat "$d/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	run "$TOOL" check "$d/t.json"
+	[ "$status" -eq 0 ]
+}
+
+@test "--python on other CPython builds (pyenv's, libpython shared): 3.11.7 names exact lines; 3.10, 3.12, 3.13 say once they are not supported yet, and carry no stack" {
+	local pyenv=${PYENV_ROOT:-/root/.pyenv}/versions v py n=0
+	for v in 3.10 3.11 3.12 3.13; do
+		py=$(ls -d "$pyenv/$v".*/bin/python$v 2>/dev/null | tail -1)
+		[ -x "$py" ] || continue
+		n=$((n + 1))
+		plain_traced "$py" --python
+		if [ $v = 3.11 ]; then
+			check_lines --op getpid=getpid
+			! grep -q "Python stacks\|not supported" "$BATS_TEST_TMPDIR/tracer.err"
+		else
+			[ "$(grep -c "Python $v (.*libpython$v.so[.0-9]*): stacks not supported yet (CPython 3.11 only); its calls carry no Python stack" "$BATS_TEST_TMPDIR/tracer.err")" -eq 1 ]
+			! grep -q '"pystack"' "$BATS_TEST_TMPDIR/t.json"
+			grep -q '"name":"getpid"' "$BATS_TEST_TMPDIR/t.json"
+		fi
+	done
+	[ $n -gt 0 ] || skip "no pyenv interpreters under $pyenv"
+}
+
 @test "--python on a job that is not Python: one clear message, no stacks, the trace as without" {
 	start_job
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --python

@@ -123,12 +123,17 @@ static int read_syms(const char *path, struct py_syms *s)
 	return err;
 }
 
-/* The candidates: files whose name says Python (python3.11, libpython3.11.so.1.0). */
+/*
+ * The candidates: files whose name says Python (python3.11, libpython3.11.so.1.0), in the order
+ * they are mapped. A python binary linked with a shared libpython exports nothing itself.
+ */
+#define PY_MAX_CANDIDATES	4
 struct find_ctx {
-	char path[256];
-	uint64_t base;		/* start of its mapping at file offset 0 */
-	bool found;
-	bool named;		/* a file named like an interpreter was mapped */
+	struct {
+		char path[256];
+		uint64_t base;	/* start of its mapping at file offset 0 */
+	} c[PY_MAX_CANDIDATES];
+	int n;
 };
 
 static int find_cb(const struct map_entry *m, void *arg)
@@ -136,24 +141,27 @@ static int find_cb(const struct map_entry *m, void *arg)
 	struct find_ctx *c = arg;
 	const char *b = path_basename(m->path);
 
-	if (c->found || m->offset || m->path[0] != '/' ||
+	if (c->n >= PY_MAX_CANDIDATES || m->offset || m->path[0] != '/' ||
 	    (strncmp(b, "python3", 7) && strncmp(b, "libpython3", 10)))
 		return 0;
-	c->named = true;
-	snprintf(c->path, sizeof(c->path), "%s", m->path);
-	c->base = m->start;
-	c->found = true;
+	for (int i = 0; i < c->n; i++)
+		if (!strcmp(c->c[i].path, m->path))
+			return 0;
+	snprintf(c->c[c->n].path, sizeof(c->c[0].path), "%s", m->path);
+	c->c[c->n].base = m->start;
+	c->n++;
 	return 0;
 }
 
 int pyrt_find(pid_t pid, const char *procfs, struct py_proc *out, char *why, size_t whylen)
 {
-	struct find_ctx c = { .found = false };
+	struct find_ctx c = { .n = 0 };
 	struct py_syms s;
 	char path[300], file[320];
-	uint64_t ver = 0;
+	uint64_t ver = 0, base = 0;
+	const char *b;
 	FILE *f;
-	int err;
+	int err = -ENOENT, i;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
@@ -161,40 +169,41 @@ int pyrt_find(pid_t pid, const char *procfs, struct py_proc *out, char *why, siz
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	/*
-	 * The first file mapped whose name is an interpreter's: the python binary (a static
-	 * libpython, as Debian builds it) comes before a libpython it could load
-	 */
 	err = procmaps_parse(f, find_cb, &c);
 	fclose(f);
 	if (err < 0)
 		return err;
-	if (!c.found) {
+	if (!c.n) {
 		snprintf(why, whylen, "no python3* or libpython3* mapped");
 		return -ENOENT;
 	}
-	/* through the process's root: a container's interpreter is not the host's */
-	snprintf(file, sizeof(file), "%s/%d/root%s", procfs, pid, c.path);
-	err = read_syms(file, &s);
+	/* the first that exports _PyRuntime: a static binary's, else its libpython's */
+	for (i = 0, err = -ENOENT; i < c.n && err == -ENOENT; i++) {
+		/* through the process's root: a container's interpreter is not the host's */
+		snprintf(file, sizeof(file), "%s/%d/root%s", procfs, pid, c.c[i].path);
+		err = read_syms(file, &s);
+		if (err && err != -ENOENT)
+			snprintf(why, whylen, "%s: %s", c.c[i].path, strerror(-err));
+	}
 	if (err == -ENOENT) {
-		snprintf(why, whylen, "%s exports no _PyRuntime (stripped of its dynamic symbols, "
-			 "or not CPython)", c.path);
+		snprintf(why, whylen, "%s%s exports no _PyRuntime (stripped of its dynamic symbols, "
+			 "or not CPython)", c.c[0].path, c.n > 1 ? " nor the other Python files mapped" :
+			 "");
 		return -ENOENT;
 	}
-	if (err < 0) {
-		snprintf(why, whylen, "%s: %s", c.path, strerror(-err));
+	if (err < 0)
 		return err;
-	}
-	snprintf(out->path, sizeof(out->path), "%s", c.path);
-	out->runtime = c.base - s.load_vaddr + s.runtime;
+	i--;
+	snprintf(out->path, sizeof(out->path), "%s", c.c[i].path);
+	base = c.c[i].base - s.load_vaddr;
+	out->runtime = base + s.runtime;
 	/* Py_Version (3.11+): PY_VERSION_HEX, 0x030b02f0 for 3.11.2 */
-	if (s.version && !pyrt_read(pid, c.base - s.load_vaddr + s.version, &ver, sizeof(ver))) {
+	if (s.version && !pyrt_read(pid, base + s.version, &ver, sizeof(ver))) {
 		out->major = (ver >> 24) & 0xff;
 		out->minor = (ver >> 16) & 0xff;
 	} else {
 		/* before 3.11: the file's name says the version (python3.10, libpython3.9.so) */
-		const char *b = path_basename(c.path);
-
+		b = path_basename(out->path);
 		b += strncmp(b, "lib", 3) ? 0 : 3;
 		if (sscanf(b, "python%u.%u", &out->major, &out->minor) != 2)
 			out->major = out->minor = 0;
