@@ -65,6 +65,7 @@ struct tstack {
 	__u64 py_ts;
 	__u64 py_miss_at;
 	__u32 py_tid;		/* the thread's tid in its PID namespace (0: not read yet) */
+	__u64 py_fr;		/* the walk's next frame (py_step) */
 	__u8 pyn[SPYRE_MAX_DEPTH];	/* recorded call i: frames in py[i] */
 	__u8 pyflags[SPYRE_MAX_DEPTH];	/* ... SPYRE_PY_* */
 	__u64 py[SPYRE_MAX_DEPTH][SPYRE_PY_FRAMES];	/* ... its Python stack at entry */
@@ -911,8 +912,16 @@ static __always_inline void read_str(struct spyre_event *out, const struct spyre
 #define SPYRE_PY_MAX_THREADS	256
 /* A thread found running no Python is looked for again after this long, not at every call. */
 #define SPYRE_PY_MISS_NS	(50 * 1000 * 1000ull)
-/* The frame fields the walk reads lie in its first bytes (f_code, previous, prev_instr). */
-#define SPYRE_PY_FRAME_WINDOW	64
+/* The frame fields the walk reads lie in its first bytes (f_code, previous, prev_instr, owner). */
+#define SPYRE_PY_FRAME_WINDOW	72
+/* the window's array: a power of two of words, so a mask bounds the index for the verifier */
+#define PY_WORDS		16
+
+/* The word at byte offset @off (< SPYRE_PY_FRAME_WINDOW) of a frame's window @w. */
+static __always_inline __u64 py_word(const __u64 *w, __u32 off)
+{
+	return w[(off / 8) & (PY_WORDS - 1)];
+}
 
 static __always_inline __u64 py_read(__u64 addr)
 {
@@ -951,6 +960,47 @@ static __always_inline void count_py(__u32 probe, bool none)
 		COUNT(c, py_trunc);
 }
 
+/* py_step's verdicts */
+#define PY_NEXT		0	/* go on with st->py_fr */
+#define PY_END		1	/* no frame left */
+#define PY_STOP		2	/* a read faulted or a frame was not one: SPYRE_PY_FAULT */
+
+/*
+ * One frame of the walk: the frame at st->py_fr appended to recorded call @slot's stack
+ * (unless it is an entry frame of the C stack), st->py_fr moved to the one before it. A global
+ * function: the verifier checks it once, not once per frame and count of frames kept.
+ */
+__noinline int py_step(struct tstack *st, __u32 slot, const struct spyre_py_proc *pp)
+{
+	__u64 w[PY_WORDS] = {}, code, instr, first, idx, fr;
+	__u32 n;
+
+	if (!st || !pp)
+		return PY_STOP;
+	fr = st->py_fr;
+	n = st->pyn[slot & RECORD_MASK];
+	if (!fr || n >= SPYRE_PY_FRAMES)
+		return PY_END;
+	if (bpf_probe_read_user(w, SPYRE_PY_FRAME_WINDOW, (void *)fr))
+		return PY_STOP;
+	code = py_word(w, pp->f_code);
+	instr = py_word(w, pp->f_prev_instr);
+	st->py_fr = py_word(w, pp->f_previous);
+	/* 3.12+: the interpreter's entry frames run no Python code of their own */
+	if (pp->f_owner && ((py_word(w, pp->f_owner) >> (pp->f_owner % 8 * 8)) & 0xff) ==
+			   SPYRE_PY_OWNED_BY_CSTACK)
+		return PY_NEXT;
+	if (!code || code > SPYRE_PY_ADDR_MASK)
+		return PY_STOP;
+	first = code + pp->code_bytecode;
+	idx = instr < first ? 0 : (instr - first) / 2 + 1;
+	if (idx > SPYRE_PY_IDX_UNKNOWN)
+		idx = SPYRE_PY_IDX_UNKNOWN;
+	st->py[slot & RECORD_MASK][n & (SPYRE_PY_FRAMES - 1)] = code | idx << SPYRE_PY_IDX_SHIFT;
+	st->pyn[slot & RECORD_MASK] = n + 1;
+	return PY_NEXT;
+}
+
 /*
  * The Python stack of the current thread into @st's recorded call @d (pyn, pyflags, py). A
  * global function: the verifier checks its loops once.
@@ -958,9 +1008,10 @@ static __always_inline void count_py(__u32 probe, bool none)
 __noinline int py_walk(struct tstack *st, __u32 d, __u32 tgid, __u32 probe)
 {
 	struct spyre_py_proc *pp;
-	__u64 ts, fr, w[SPYRE_PY_FRAME_WINDOW / 8];
-	__u32 i, n = 0, slot = d & RECORD_MASK;
+	__u32 slot = d & RECORD_MASK, n;
+	__u64 ts, fr;
 	__u8 flags = 0;
+	int v = PY_END;
 
 	if (!st || d >= SPYRE_MAX_DEPTH)
 		return 0;
@@ -968,7 +1019,7 @@ __noinline int py_walk(struct tstack *st, __u32 d, __u32 tgid, __u32 probe)
 	st->pyflags[slot] = 0;
 	pp = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!pp || pp->f_code >= SPYRE_PY_FRAME_WINDOW || pp->f_previous >= SPYRE_PY_FRAME_WINDOW ||
-	    pp->f_prev_instr >= SPYRE_PY_FRAME_WINDOW)
+	    pp->f_prev_instr >= SPYRE_PY_FRAME_WINDOW || pp->f_owner >= SPYRE_PY_FRAME_WINDOW)
 		return 0;
 	if (!st->py_tid) {
 		struct task_struct *task = bpf_get_current_task_btf();
@@ -995,31 +1046,19 @@ __noinline int py_walk(struct tstack *st, __u32 d, __u32 tgid, __u32 probe)
 		}
 	}
 	fr = py_read(ts + pp->ts_cframe);
-	fr = fr ? py_read(fr + pp->cframe_frame) : 0;
-	for (i = 0; i < SPYRE_PY_FRAMES; i++) {
-		__u64 code, instr, first, idx;
-
-		if (!fr)
+	if (pp->cframe_frame != SPYRE_PY_NO_CFRAME)
+		fr = fr ? py_read(fr + pp->cframe_frame) : 0;
+	st->py_fr = fr;
+	/* entry frames skipped take a turn each: twice the frames kept, at most */
+	for (int k = 0; k < 2 * SPYRE_PY_FRAMES; k++) {
+		v = py_step(st, slot, pp);
+		if (v != PY_NEXT)
 			break;
-		if (bpf_probe_read_user(w, sizeof(w), (void *)fr)) {
-			flags |= SPYRE_PY_FAULT;
-			break;
-		}
-		code = w[(pp->f_code / 8) & 7];
-		instr = w[(pp->f_prev_instr / 8) & 7];
-		fr = w[(pp->f_previous / 8) & 7];
-		if (!code || code > SPYRE_PY_ADDR_MASK) {
-			flags |= SPYRE_PY_FAULT;
-			break;
-		}
-		first = code + pp->code_bytecode;
-		idx = instr < first ? 0 : (instr - first) / 2 + 1;
-		if (idx > SPYRE_PY_IDX_UNKNOWN)
-			idx = SPYRE_PY_IDX_UNKNOWN;
-		st->py[slot][n & (SPYRE_PY_FRAMES - 1)] = code | idx << SPYRE_PY_IDX_SHIFT;
-		n++;
 	}
-	if (i == SPYRE_PY_FRAMES && fr)
+	n = st->pyn[slot];
+	if (v == PY_STOP)
+		flags |= SPYRE_PY_FAULT;
+	else if (st->py_fr)	/* frames left unread: more than the bound */
 		flags |= SPYRE_PY_TRUNCATED;
 	if (!n) {
 		count_py(probe, true);	/* a thread state with no frame: not running Python */
@@ -1027,7 +1066,6 @@ __noinline int py_walk(struct tstack *st, __u32 d, __u32 tgid, __u32 probe)
 	}
 	if (flags)
 		count_py(probe, false);
-	st->pyn[slot] = n;
 	st->pyflags[slot] = flags;
 	return 0;
 }

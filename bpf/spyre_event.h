@@ -225,7 +225,7 @@ struct spyre_rec_str {
 #define SPYRE_PY_IDX_UNKNOWN	0xffff
 /* spyre_rec_pystack.flags */
 #define SPYRE_PY_TRUNCATED	0x1	/* the thread had more frames than SPYRE_PY_FRAMES */
-#define SPYRE_PY_FAULT		0x2	/* a read faulted: the stack ends early (a frame torn down) */
+#define SPYRE_PY_FAULT		0x2	/* a read faulted: the stack ends early (frame torn down) */
 
 /*
  * SPYRE_EV_PYSTACK: part @part of a call's Python stack; ts, tid and probe are the call's. A
@@ -253,13 +253,18 @@ struct spyre_py_proc {
 	__u16 ts_native_tid;	/* PyThreadState.native_thread_id (the tid in the process's
 				 * own PID namespace) */
 	__u16 ts_cframe;	/* PyThreadState.cframe */
-	__u16 cframe_frame;	/* _PyCFrame.current_frame */
-	__u16 f_code;		/* _PyInterpreterFrame.f_code */
+	__u16 cframe_frame;	/* _PyCFrame.current_frame; SPYRE_PY_NO_CFRAME: ts_cframe is
+				 * the thread state's own current_frame (3.13) */
+	__u16 f_code;		/* _PyInterpreterFrame.f_code (3.13: f_executable) */
 	__u16 f_previous;	/* _PyInterpreterFrame.previous */
-	__u16 f_prev_instr;	/* _PyInterpreterFrame.prev_instr */
+	__u16 f_prev_instr;	/* _PyInterpreterFrame.prev_instr (3.13: instr_ptr) */
 	__u16 code_bytecode;	/* PyCodeObject.co_code_adaptive: the first instruction */
-	__u16 pad[3];
+	__u16 f_owner;		/* _PyInterpreterFrame.owner (a char); 0: frames have no
+				 * FRAME_OWNED_BY_CSTACK entry frames to skip (3.11) */
+	__u16 pad[2];
 };
+#define SPYRE_PY_NO_CFRAME	0xffff
+#define SPYRE_PY_OWNED_BY_CSTACK	3	/* an entry frame of the C stack: no Python code */
 
 /*
  * SPYRE_EV_THREAD: sent once per thread, when its first traced call creates its stack (and again

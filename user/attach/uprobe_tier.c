@@ -1149,8 +1149,9 @@ int tracer_py_proc(struct tracer *tr, const struct py_proc *pp)
 	struct spyre_py_proc v = {
 		.interp_head = pp->runtime + o->rt_interp_head, .interp_threads = o->interp_threads,
 		.ts_next = o->ts_next, .ts_native_tid = o->ts_native_tid, .ts_cframe = o->ts_cframe,
-		.cframe_frame = o->cframe_frame, .f_code = o->f_code, .f_previous = o->f_previous,
-		.f_prev_instr = o->f_prev_instr, .code_bytecode = o->co_code_adaptive,
+		.cframe_frame = o->no_cframe ? SPYRE_PY_NO_CFRAME : o->cframe_frame,
+		.f_code = o->f_code, .f_previous = o->f_previous, .f_prev_instr = o->f_prev_instr,
+		.code_bytecode = o->co_code_adaptive, .f_owner = o->f_owner,
 	};
 	__u32 key = pp->pid;
 

@@ -146,7 +146,7 @@ static const struct opt_def opt_defs[] = {
 	  "unwind guard can run (x86-64, no lockdown). Default: uprobes on\n"
 	  "each function's return instructions, the stack untouched" },
 	{ "python", OPT_PYTHON, NULL, FOR_TRACE, SEC_TRACE,
-	  "record the calling thread's Python stack (CPython 3.11) at each\n"
+	  "record the calling thread's Python stack (CPython 3.11-3.13) at each\n"
 	  "traced call: args.python (the innermost frame's file:line and\n"
 	  "function) and args.pystack; a table asks per probe with py=1.\n"
 	  "Not in fleet mode" },

@@ -457,11 +457,13 @@ static void python_scan(struct session *s)
 	}
 	if (!pp.off) {
 		if (pp.major)
-			pr_warn("Python %u.%u (%s): stacks not supported yet (CPython 3.11 only); "
-				"its calls carry no Python stack", pp.major, pp.minor, pp.path);
+			pr_warn("Python %u.%u (%s): stacks not supported yet (CPython 3.11-3.13 "
+				"only); its calls carry no Python stack", pp.major, pp.minor,
+				pp.path);
 		else
 			pr_warn("Python of unknown version (%s): stacks not supported yet "
-				"(CPython 3.11 only); its calls carry no Python stack", pp.path);
+				"(CPython 3.11-3.13 only); its calls carry no Python stack",
+				pp.path);
 		return;
 	}
 	err = tracer_py_proc(&s->tr, &pp);

@@ -273,9 +273,9 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 				(unsigned long long)counters[i].deref_faults);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
 		if (counters[i].py_none || counters[i].py_trunc)
-			fprintf(f, "python: %s: %llu calls from threads running no Python (no stack), "
-				"%llu stacks cut (deeper than %d frames, or a frame torn down while "
-				"read)\n", t->probes[i].name,
+			fprintf(f, "python: %s: %llu calls from threads running no Python "
+				"(no stack), %llu stacks cut (deeper than %d frames, or a frame "
+				"torn down while read)\n", t->probes[i].name,
 				(unsigned long long)counters[i].py_none,
 				(unsigned long long)counters[i].py_trunc, SPYRE_PY_FRAMES);
 	if (c->py_lost)

@@ -17,26 +17,47 @@
 #include "resolve/procmaps.h"
 
 /*
- * The per-version table. CPython 3.11 (x86-64): offsetof() of each field, compiled against
- * Debian bookworm's python3.11-dev 3.11.2 headers with Py_BUILD_CORE (see docs/user-guide.md,
- * "Python stacks"); the structs are in Include/internal/pycore_runtime.h (_PyRuntimeState:
- * interpreters.head), Include/internal/pycore_interp.h (PyInterpreterState: threads.head),
- * Include/cpython/pystate.h (PyThreadState: next, cframe, native_thread_id; _PyCFrame:
- * current_frame), Include/internal/pycore_frame.h (_PyInterpreterFrame: f_code, previous,
- * prev_instr), Include/cpython/code.h (PyCodeObject), Include/cpython/unicodeobject.h and
- * bytesobject.h. These layouts do not change within a minor version (3.11.x): the ABI of the
- * internal structs is fixed per minor release.
+ * The per-version table: offsetof() of each field on x86-64, compiled with Py_BUILD_CORE against
+ * each version's own headers: 3.11 Debian bookworm's python3.11-dev (3.11.2), 3.12 and 3.13
+ * pyenv's builds (3.12.1, 3.13.0). The structs: Include/internal/pycore_runtime.h
+ * (_PyRuntimeState: interpreters.head), Include/internal/pycore_interp.h (PyInterpreterState:
+ * threads.head), Include/cpython/pystate.h (PyThreadState: next, cframe or, 3.13,
+ * current_frame, native_thread_id; _PyCFrame: current_frame), Include/internal/pycore_frame.h
+ * (_PyInterpreterFrame: f_code or, 3.13, f_executable; previous; prev_instr or, 3.13, instr_ptr;
+ * owner), Include/cpython/code.h (PyCodeObject), Include/cpython/unicodeobject.h and
+ * bytesobject.h. The internal structs keep their layout within a minor version (3.11.x) and
+ * change between them. The location table (co_linetable) has one format in all three.
  */
 static const struct py_offsets py_table[] = {
 	{
 		.major = 3, .minor = 11,
 		.rt_interp_head = 40, .interp_threads = 16, .ts_next = 8, .ts_native_tid = 160,
 		.ts_cframe = 56, .cframe_frame = 8,
-		.f_code = 32, .f_previous = 48, .f_prev_instr = 56,
+		.f_code = 32, .f_previous = 48, .f_prev_instr = 56, .f_owner = 0,
 		.co_filename = 112, .co_qualname = 128, .co_linetable = 136,
 		.co_firstlineno = 72, .co_firsttraceable = 168, .co_code_adaptive = 184,
 		.ob_type = 8, .tp_name = 24, .uni_length = 16, .uni_state = 32,
 		.uni_ascii_data = 48, .uni_compact_data = 72, .bytes_size = 16, .bytes_data = 32,
+	},
+	{
+		.major = 3, .minor = 12,
+		.rt_interp_head = 40, .interp_threads = 72, .ts_next = 8, .ts_native_tid = 144,
+		.ts_cframe = 56, .cframe_frame = 0,
+		.f_code = 0, .f_previous = 8, .f_prev_instr = 56, .f_owner = 70,
+		.co_filename = 112, .co_qualname = 128, .co_linetable = 136,
+		.co_firstlineno = 68, .co_firsttraceable = 176, .co_code_adaptive = 192,
+		.ob_type = 8, .tp_name = 24, .uni_length = 16, .uni_state = 32,
+		.uni_ascii_data = 40, .uni_compact_data = 56, .bytes_size = 16, .bytes_data = 32,
+	},
+	{
+		.major = 3, .minor = 13,
+		.rt_interp_head = 632, .interp_threads = 7344, .ts_next = 8, .ts_native_tid = 160,
+		.ts_cframe = 72, .no_cframe = true,
+		.f_code = 0, .f_previous = 8, .f_prev_instr = 56, .f_owner = 70,
+		.co_filename = 112, .co_qualname = 128, .co_linetable = 136,
+		.co_firstlineno = 68, .co_firsttraceable = 184, .co_code_adaptive = 200,
+		.ob_type = 8, .tp_name = 24, .uni_length = 16, .uni_state = 32,
+		.uni_ascii_data = 40, .uni_compact_data = 56, .bytes_size = 16, .bytes_data = 32,
 	},
 };
 
@@ -186,9 +207,9 @@ int pyrt_find(pid_t pid, const char *procfs, struct py_proc *out, char *why, siz
 			snprintf(why, whylen, "%s: %s", c.c[i].path, strerror(-err));
 	}
 	if (err == -ENOENT) {
-		snprintf(why, whylen, "%s%s exports no _PyRuntime (stripped of its dynamic symbols, "
-			 "or not CPython)", c.c[0].path, c.n > 1 ? " nor the other Python files mapped" :
-			 "");
+		snprintf(why, whylen, "%s%s exports no _PyRuntime (stripped of its dynamic "
+			 "symbols, or not CPython)", c.c[0].path,
+			 c.n > 1 ? " nor the other Python files mapped" : "");
 		return -ENOENT;
 	}
 	if (err < 0)

@@ -8,6 +8,7 @@
 #ifndef SPYRE_PYRT_H
 #define SPYRE_PYRT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,8 +18,9 @@ struct py_offsets {
 	unsigned int major, minor;
 	/* _PyRuntimeState, PyInterpreterState, PyThreadState, _PyCFrame */
 	uint16_t rt_interp_head, interp_threads, ts_next, ts_native_tid, ts_cframe, cframe_frame;
-	/* _PyInterpreterFrame */
-	uint16_t f_code, f_previous, f_prev_instr;
+	/* _PyInterpreterFrame (3.13: f_executable, instr_ptr); f_owner 0: no entry frames */
+	uint16_t f_code, f_previous, f_prev_instr, f_owner;
+	bool no_cframe;		/* 3.13: ts_cframe is PyThreadState.current_frame itself */
 	/* PyCodeObject */
 	uint16_t co_filename, co_qualname, co_linetable, co_firstlineno, co_firsttraceable,
 		 co_code_adaptive;
