@@ -405,10 +405,11 @@ static __always_inline __u64 top_sp(const struct tstack *st, __u32 d)
 __noinline int flush_stage(struct tstack *st);
 
 /*
- * Where the record of a call of @probe that ended at @now goes, with @extra records before it
- * (its string, its Python stack: 0..1 + SPYRE_PY_RECS): the next ones of the thread's stage
- * (stage_events; *@n is the first one's index, the caller counts them in) or a reservation in
- * the ring; NULL when the ring is full, counted on the probe.
+ * Where the record of a call of @probe that ended at @now goes: the next one of the thread's
+ * stage (stage_events; with @extra records before it, its string and its Python stack:
+ * 0..CALL_MAX_EXTRA; *@n is the first one's index, the caller counts them in) or a
+ * reservation in the ring (@extra 0: emit_span makes a call with extra records in the unused
+ * stage and copies them to the ring); NULL when the ring is full, counted on the probe.
  */
 #define CALL_MAX_EXTRA	(1 + SPYRE_PY_RECS)
 static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 now, __u32 probe,
@@ -434,15 +435,7 @@ static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 
 		asm volatile("" : "+r"(i));
 		return &st->stage[i & (SPYRE_STAGE - 1)];
 	}
-	/* one branch a size: the verifier wants a constant size per path */
-	if (extra == 0)
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	else if (extra == 1)
-		e = bpf_ringbuf_reserve(&events, 2 * sizeof(*e), 0);
-	else if (extra == 2)
-		e = bpf_ringbuf_reserve(&events, 3 * sizeof(*e), 0);
-	else
-		e = bpf_ringbuf_reserve(&events, (1 + CALL_MAX_EXTRA) * sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	/* counters only on the rare paths: a lookup per return is measurable */
 	if (!e && (c = counters_of(probe)))
 		COUNT(c, drops_ring);
@@ -1416,8 +1409,12 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 	}
 	if (stage_events) {
 		st->nstaged = n + extra + 1;
+		/*
+		 * A Python stack goes at once too: its code objects are named from the live
+		 * process, and a thread that goes idle would keep it staged until its exit
+		 */
 		if (n + extra + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS ||
-		    (f->mem & (SPYRE_CK_MEM | SPYRE_CK_NOW))) {
+		    (f->mem & (SPYRE_CK_MEM | SPYRE_CK_NOW | SPYRE_CK_PY))) {
 			flush_stage(st);
 			check_rename(st, tgid);
 		}

@@ -60,6 +60,11 @@ print(s)
 assert [f.split(" ", 1)[1] for f in s] == ["Model.step.<locals>.inner", "Model.step", "main",
                                             "<module>"], s
 assert all(f.startswith(sys.argv[2] + ":") for f in s), s
+# every call carried its stack, and each was named
+st = d["spyreStats"]
+ops = sum(e.get("name") in ("aten::mm", "aten::add") and e.get("ph") == "X"
+          for e in d["traceEvents"])
+assert st["pythonStacks"] == ops and st["pythonStacksUnnamed"] == 0, (st, ops)
 PY
 }
 
@@ -80,6 +85,32 @@ PY
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"py=1 needs a span"* ]]
+}
+
+@test "py=1 with str= on one probe (string, stack and call in one ring record), a job idle after its calls, then gone: each call has its string and its line" {
+	local d=$BATS_TEST_TMPDIR
+	cat >"$d/opens.py" <<'PY'
+import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+while not os.path.exists(sys.argv[2]): time.sleep(0.01)
+for _ in range(5):
+    open("/etc/hostname").close()
+time.sleep(0.3)  # idle: its calls must not wait in the thread's batch until its exit
+PY
+	printf '%s\n' 'libc.so* open64 name=open str=arg1:c py=1' >"$d/open.probes"
+	/usr/bin/python3 "$d/opens.py" "$d/job.ready" "$d/go" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 30
+	start_tracer -o "$d/t.json" --driver off --no-default --probes "$d/open.probes"
+	touch "$d/go"
+	wait_child "$TRACER_PID" 30	# it stops when the job exits
+	TRACER_PID=
+	[ "$CHILD_RC" -eq 0 ]
+	wait_child "$JOB_PID" 30
+	JOB_PID=
+	[ "$(python3 -c 'import json,sys; print(sorted(set((e["args"]["name"], e["args"].get("python")) for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "open" and e["args"]["name"] == "/etc/hostname")))' "$d/t.json")" = \
+	  "[('/etc/hostname', '$d/opens.py:5 <module>')]" ]
+	[ "$(python3 -c 'import json,sys; print(sum(e.get("name") == "open" and e["args"]["name"] == "/etc/hostname" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$d/t.json")" -eq 5 ]
 }
 
 @test "--python under --sample-every: the calls recorded still name their exact lines" {
