@@ -65,7 +65,7 @@ struct tstack {
 	__u64 py_ts;
 	__u64 py_miss_at;
 	__u32 py_tid;		/* the thread's tid in its PID namespace (0: not read yet) */
-	__u64 py_fr;		/* the walk's next frame (py_step) */
+	__u64 py_fr;		/* the walk's cursor: a thread state, then a frame */
 	__u8 pyn[SPYRE_MAX_DEPTH];	/* recorded call i: frames in py[i] */
 	__u8 pyflags[SPYRE_MAX_DEPTH];	/* ... SPYRE_PY_* */
 	__u64 py[SPYRE_MAX_DEPTH][SPYRE_PY_FRAMES];	/* ... its Python stack at entry */
@@ -925,20 +925,48 @@ static __always_inline __u64 py_read(__u64 addr)
 	return v;
 }
 
-/* The PyThreadState of the thread whose namespace tid is @tid in @pp's process, or 0. */
-static __always_inline __u64 py_find_ts(const struct spyre_py_proc *pp, __u32 tid)
+/* py_ts_step's and py_step's verdicts */
+#define PY_NEXT		0	/* go on with st->py_fr */
+#define PY_END		1	/* nothing left: no such thread state, no frame left */
+#define PY_STOP		2	/* a read faulted or a frame was not one: SPYRE_PY_FAULT */
+#define PY_FOUND	3	/* st->py_fr is the thread's state */
+
+/*
+ * One thread state of the interpreter's list, at st->py_fr: PY_FOUND if its native_thread_id is
+ * @tid, else st->py_fr moves to the next one. A global function: inline, the loop over up to
+ * SPYRE_PY_MAX_THREADS of them cost each load ~100 ms of verification.
+ */
+__noinline int py_ts_step(struct tstack *st, const struct spyre_py_proc *pp, __u32 tid)
 {
-	__u64 interp = py_read(pp->interp_head), ts;
+	__u64 ts;
+
+	if (!st || !pp)
+		return PY_END;
+	ts = st->py_fr;
+	if (!ts)
+		return PY_END;
+	if ((__u32)py_read(ts + pp->ts_native_tid) == tid)
+		return PY_FOUND;
+	st->py_fr = py_read(ts + pp->ts_next);
+	return PY_NEXT;
+}
+
+/* The PyThreadState of the thread whose namespace tid is @tid in @pp's process, or 0. */
+static __always_inline __u64 py_find_ts(struct tstack *st, const struct spyre_py_proc *pp,
+					__u32 tid)
+{
+	__u64 interp = py_read(pp->interp_head);
 
 	if (!interp)
 		return 0;
-	ts = py_read(interp + pp->interp_threads);
+	st->py_fr = py_read(interp + pp->interp_threads);
 	for (int i = 0; i < SPYRE_PY_MAX_THREADS; i++) {
-		if (!ts)
+		int v = py_ts_step(st, pp, tid);
+
+		if (v == PY_FOUND)
+			return st->py_fr;
+		if (v != PY_NEXT)
 			return 0;
-		if ((__u32)py_read(ts + pp->ts_native_tid) == tid)
-			return ts;
-		ts = py_read(ts + pp->ts_next);
 	}
 	return 0;
 }
@@ -952,11 +980,6 @@ static __always_inline void count_py(__u32 probe, bool none)
 	else if (c)
 		COUNT(c, py_trunc);
 }
-
-/* py_step's verdicts */
-#define PY_NEXT		0	/* go on with st->py_fr */
-#define PY_END		1	/* no frame left */
-#define PY_STOP		2	/* a read faulted or a frame was not one: SPYRE_PY_FAULT */
 
 /*
  * One frame of the walk: the frame at st->py_fr appended to recorded call @slot's stack
@@ -1030,7 +1053,7 @@ __noinline int py_walk(struct tstack *st, __u32 d, __u32 tgid, __u32 probe)
 			count_py(probe, true);
 			return 0;
 		}
-		ts = py_find_ts(pp, st->py_tid);
+		ts = py_find_ts(st, pp, st->py_tid);
 		st->py_ts = ts;
 		st->py_miss_at = ts ? 0 : now;
 		if (!ts) {
@@ -1313,31 +1336,42 @@ static __always_inline __u32 stage_slot(__u32 i)
 }
 
 /*
- * Part @part of @nparts of the Python stack of recorded call @d, for its call record @e (its
- * ts, tid and probe), into @out.
+ * The Python stack of recorded call @d as @npy SPYRE_EV_PYSTACK records in the thread's stage
+ * from index @first, right before the call's own record (at @first + @npy, already made: its
+ * ts, tid and probe are theirs). A global function: the verifier checks it once, not in each
+ * return program, for each call a tail-jump chain closes, for each count of records.
  */
-static __always_inline void fill_pystack(struct spyre_event *out, const struct spyre_event *e,
-					 const struct tstack *st, __u32 d, __u32 part,
-					 __u32 nparts)
+__noinline int emit_pystack(struct tstack *st, __u32 d, __u32 first, __u32 npy)
 {
-	__u32 slot = d & RECORD_MASK, total = st->pyn[slot], base = part * SPYRE_PY_PER_REC;
+	const struct spyre_event *e;
+	__u32 slot = d & RECORD_MASK, total;
 
-	for (__u32 j = 0; j < SPYRE_PY_PER_REC; j++)
-		out->py.frame[j] = base + j < total ?
-				   st->py[slot][(base + j) & (SPYRE_PY_FRAMES - 1)] : 0;
-	out->py.n = total <= base ? 0 : total - base > SPYRE_PY_PER_REC ? SPYRE_PY_PER_REC :
-		    total - base;
-	out->py.part = part;
-	out->py.nparts = nparts;
-	out->py.flags = st->pyflags[slot];
-	out->py.total = total;
-	out->ts = e->ts;
-	out->dur = e->dur;
-	out->tgid = e->tgid;
-	out->tid = e->tid;
-	out->probe = e->probe;
-	out->type = SPYRE_EV_PYSTACK;
-	out->depth = e->depth;
+	if (!st || npy > SPYRE_PY_RECS)
+		return 0;
+	e = &st->stage[stage_slot(first + npy)];
+	total = st->pyn[slot];
+	for (__u32 part = 0; part < SPYRE_PY_RECS && part < npy; part++) {
+		struct spyre_event *out = &st->stage[stage_slot(first + part)];
+		__u32 base = part * SPYRE_PY_PER_REC;
+
+		for (__u32 j = 0; j < SPYRE_PY_PER_REC; j++)
+			out->py.frame[j] = base + j < total ?
+					   st->py[slot][(base + j) & (SPYRE_PY_FRAMES - 1)] : 0;
+		out->py.n = total <= base ? 0 : total - base > SPYRE_PY_PER_REC ?
+			    SPYRE_PY_PER_REC : total - base;
+		out->py.part = part;
+		out->py.nparts = npy;
+		out->py.flags = st->pyflags[slot];
+		out->py.total = total;
+		out->ts = e->ts;
+		out->dur = e->dur;
+		out->tgid = e->tgid;
+		out->tid = e->tid;
+		out->probe = e->probe;
+		out->type = SPYRE_EV_PYSTACK;
+		out->depth = e->depth;
+	}
+	return 0;
 }
 
 /*
@@ -1402,11 +1436,8 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 		read_derefs(e, r, jump);
 	if (r && str)
 		read_str(&st->stage[stage_slot(n)], e, r);
-	for (__u32 k = 0; k < SPYRE_PY_RECS; k++) {
-		if (k >= npy)
-			break;
-		fill_pystack(&st->stage[stage_slot(n + (str ? 1 : 0) + k)], e, st, d, k, npy);
-	}
+	if (npy)
+		emit_pystack(st, d, n + (str ? 1 : 0), npy);
 	if (stage_events) {
 		st->nstaged = n + extra + 1;
 		/*
