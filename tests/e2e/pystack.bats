@@ -113,6 +113,41 @@ PY
 	[ "$(python3 -c 'import json,sys; print(sum(e.get("name") == "open" and e["args"]["name"] == "/etc/hostname" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$d/t.json")" -eq 5 ]
 }
 
+@test "py=1 on an allocator (mem=alloc): the blocks still live at the end name the line that allocated them (summary, spyreMemory), the freed ones are gone" {
+	need_torch
+	local d=$BATS_TEST_TMPDIR
+	printf '%s\n' 'libc10.so* c10::alloc_cpu name=allocCpu mem=alloc ptr=ret size=arg1 py=1' \
+		'libc10.so* c10::free_cpu name=freeCpu mem=free ptr=arg1 type=instant' >"$d/mem.probes"
+	"$TORCH_PY" "$ROOT/tests/e2e/pystack_mem.py" --ready "$d/job.ready" --go "$d/go" \
+		--linger "$d/linger" --out "$d/mem.json" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 60
+	start_tracer -o "$d/t.json" --driver off --no-default --probes "$d/mem.probes"
+	touch "$d/go"
+	wait_for "$d/mem.json" 60
+	sleep 0.3
+	stop_tracer
+	touch "$d/linger"
+	wait_child "$JOB_PID" 60
+	JOB_PID=
+	cat "$d/tracer.out" "$d/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	local where
+	where="$(counts_field "$d/mem.json" file):$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept"]["line"])' "$d/mem.json") allocate"
+	grep -E "^ +3 x 19.5 KiB +pid $(counts_field "$d/mem.json" pid) device 0  allocCpu .* from $where\$" "$d/tracer.out"
+	[ "$(grep -c ' from ' "$d/tracer.out")" -eq 1 ]	# the freed line's blocks are not live
+	python3 - "$d/t.json" "$where" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["spyreMemory"]["processes"][0]
+assert [(g["count"], g["bytes"], g.get("python")) for g in p["liveGroups"]] == \
+    [(3, 20000, sys.argv[2])], p["liveGroups"]
+assert [b.get("python") for b in p["liveBlocks"]] == [sys.argv[2]] * 3, p["liveBlocks"]
+PY
+	run "$TOOL" check "$d/t.json"
+	[ "$status" -eq 0 ]
+}
+
 @test "--python under --sample-every: the calls recorded still name their exact lines" {
 	py_traced --no-default --python --sample-every 3 --probe "$MM" --probe "$ADD"
 	check_lines --op aten::mm=aten::mm --op aten::add=aten::add --sampled

@@ -658,6 +658,15 @@ static void on_pystack(struct consumer *c, const struct spyre_event *e)
 		c->pyrec.n = base + e->py.n;
 }
 
+/* The innermost Python frame word of call record @e (its stack came before it), else 0. */
+static uint64_t innermost_py(const struct consumer *c, const struct spyre_event *e)
+{
+	if (!c->py || !c->pyrec.n || c->pyrec.tid != e->tid || c->pyrec.probe != e->probe ||
+	    c->pyrec.ts != e->ts)
+		return 0;
+	return c->pyrec.frame[0];
+}
+
 /* Names of a call's Python frames, innermost first (consumer_event's). */
 struct py_names {
 	char buf[SPYRE_PY_FRAMES][320];
@@ -767,8 +776,12 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	if (c->per_pid)
 		pid_stats_add(c, e->tgid, e->probe, e->dur, e->type == SPYRE_EV_SPAN);
 	see_thread(c, e->tgid, e->tid);
-	if (c->mem && s->mem != MEM_NONE)
+	if (c->mem && s->mem != MEM_NONE) {
+		/* a block allocated keeps the Python line that allocated it (memreport) */
+		c->mem->py_word = innermost_py(c, e);
 		memledger_event(c->mem, c->tw, s, e);
+		c->mem->py_word = 0;
+	}
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
 		device_complete(&c->dev, e->tgid, record_value(e, s->key),
