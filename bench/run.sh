@@ -10,7 +10,8 @@
 #
 # Environment: BUILD (build dir, default build), BENCH_ROUNDS (rounds of the per-call bench, 3),
 # BENCH_PAIRS (untraced/traced pairs of the mock job, 5), BENCH_KEEP=1 keeps the work dir,
-# BENCH_ONLY=scale runs section 7 alone (bench/scale.sh), BENCH_ONLY=exc section 1b alone.
+# BENCH_ONLY=scale runs section 7 alone (bench/scale.sh), BENCH_ONLY=exc section 1b alone,
+# BENCH_ONLY=torch section 1c alone.
 # Handshakes are files with deadlines (ready files, result files), never fixed sleeps.
 set -euo pipefail
 
@@ -426,7 +427,7 @@ ratio() {
 		"${OV[$v.$1.$2.r_call]}" "${OV[$v.$1.$2.r_ref]}"
 }
 for v in cf nocf; do
-	[ "${BENCH_ONLY:-}" = exc ] && break
+	[ "${BENCH_ONLY:-}" = exc ] || [ "${BENCH_ONLY:-}" = torch ] && break
 	percall_variant $v
 	links=$( ((EP_MULTI)) && echo uprobe_multi || echo perf)
 	say "-- $v: bench_call at ${INSN[$v.sym]} starts with '${INSN[$v.entry]}'; spyre-bpftrace attaches at ${INSN[$v.off]} ('${INSN[$v.attach]}'), return sites ${INSN[$v.rs]} ('${INSN[$v.rs_insn]}')"
@@ -545,6 +546,7 @@ excbench() {
 	done
 }
 
+if [ "${BENCH_ONLY:-}" != torch ]; then
 say "== 1b. C++ exceptions through a traced call (bench/excbench: exc_call's callee throws, its caller catches; median of $ROUNDS rounds x $REPS reps) =="
 excbench
 say "   ${EX[where]}"
@@ -574,6 +576,7 @@ say "   unwound calls counted by the tracer / throws, per traced phase: default$
 [ -n "${EX[default.lost]:-}${EX[catch.lost]:-}${EX[uret.lost]:-}" ] && say "   EXCEPTIONS LOST: caught != thrown in a traced phase"
 [ -n "${EX[died]:-}" ] && say "   THE EXCEPTION BENCH'S JOB DIED"
 say ""
+fi
 [ "${BENCH_ONLY:-}" = exc ] && exit 0
 
 # =============================================================================================
@@ -591,7 +594,8 @@ torchbench() {
 	job=$JOB pid=$JOB_PID
 	listing=$("$TOOL" list -p "$pid" --no-default --probe 'libtorch_cpu.so*:at::_ops::mm::call')
 	off=$(printf '%s\n' "$listing" | grep -o 'libtorch_cpu.so[^+ ]*+0x[0-9a-f]*' | head -1 | sed 's/.*+//')
-	lib=$(printf '%s\n' "$listing" | sed -n 's|^library \(/[^:]*libtorch_cpu[^:]*\): .*|\1|p' | head -1)
+	# (the path alone: `list` adds " (soname NAME)" where the file's name is not its soname)
+	lib=$(printf '%s\n' "$listing" | sed -n 's|^library \(/[^: ]*libtorch_cpu[^: ]*\)[ :].*|\1|p' | head -1)
 	sites=$(ret_sites "$listing")
 	if [ -z "$off" ] || [ -z "$lib" ] || [ -z "$sites" ]; then
 		TM[skip]="at::_ops::mm::call did not resolve: $(printf '%s\n' "$listing" | sed -n 2p)"
@@ -602,15 +606,17 @@ torchbench() {
 	# at least 5 rounds, the order of the phases reversed every other round: a drift of the
 	# machine over a round then weighs on both sides of each ratio
 	for i in $(seq $((ROUNDS < 5 ? 5 : ROUNDS))); do
-		order="untraced default uret lim_sites lim_uret"
-		((i % 2)) || order="lim_uret lim_sites uret default untraced"
+		order="untraced default uret lim_sites lim_uret py py_uret"
+		((i % 2)) || order="py_uret py lim_uret lim_sites uret default untraced"
 		for kind in $order; do
 			rm -f "$WORK/tm-tr.rf"
 			extra=()
 			case $kind in
-			default | uret)
+			default | uret | py | py_uret)
 				# --uretprobes: this loop throws nothing, the job cannot die of it
-				[ $kind = uret ] && extra=(--uretprobes)
+				[ $kind = uret ] || [ $kind = py_uret ] && extra=(--uretprobes)
+				# --python: each call's Python stack (torchmm.py's few frames)
+				[ $kind = py ] || [ $kind = py_uret ] && extra+=(--python)
 				spawn tm-tr --mark "ready:$WORK/tm-tr.rf" -- "$TOOL" -p "$pid" --no-default \
 					--probe 'libtorch_cpu.so*:at::_ops::mm::call' --driver off \
 					"${extra[@]}" --ready-file "$WORK/tm-tr.rf" -o "$WORK/tm.json" --force
@@ -628,7 +634,7 @@ torchbench() {
 			[ $kind = untraced ] || stop tm-tr "$SP_PID"
 			S[$kind]+=" $(kv "$res" cpu_median_ns)"
 			R[$kind]=$(kv "$res" cpu_median_ns)
-			if [ $kind = default ] || [ $kind = uret ]; then
+			if [ $kind != untraced ] && [ $kind != lim_sites ] && [ $kind != lim_uret ]; then
 				# the probe fired once per torch.mm: hits ~ calls of the phase
 				TM[$kind.hits]=$(summary tm-tr | awk '{ print $2 }')/$(kv "$res" calls)
 			fi
@@ -638,6 +644,9 @@ torchbench() {
 		S[r_uret]+=" $(div "$(calc "printf \"%.6g\", ${R[uret]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[lim_uret]} - ${R[untraced]}")")"
 		S[r_ours]+=" $(div "$(calc "printf \"%.6g\", ${R[default]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[uret]} - ${R[untraced]}")")"
 		S[r_lim]+=" $(div "$(calc "printf \"%.6g\", ${R[lim_sites]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[lim_uret]} - ${R[untraced]}")")"
+		# --python: the added cost with the stacks over the added cost without
+		S[r_py]+=" $(div "$(calc "printf \"%.6g\", ${R[py]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[default]} - ${R[untraced]}")")"
+		S[r_pyu]+=" $(div "$(calc "printf \"%.6g\", ${R[py_uret]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[uret]} - ${R[untraced]}")")"
 	done
 	TM[rounds]=$i
 	kill -TERM $job; wait $job || true; untrack $job
@@ -659,20 +668,24 @@ else
 	say "   at::_ops::mm::call at ${TM[where]}"
 	printf '   %-62s %12s %14s\n' "CPU time of the calling thread" "ns/call" "added ns/call"
 	printf '   %-62s %12.1f %14s\n' "untraced" "${TM[untraced]}" "-"
-	for kind in lim_sites default lim_uret uret; do
+	for kind in lim_sites default lim_uret uret py py_uret; do
 		case $kind in
 		lim_sites) l="limit (default): empty entry + return-site uprobes" ;;
 		default) l="spyre-bpftrace (default: return sites)" ;;
 		lim_uret) l="limit (--uretprobes): empty uprobe+uretprobe pair" ;;
 		uret) l="spyre-bpftrace --uretprobes" ;;
+		py) l="spyre-bpftrace --python" ;;
+		py_uret) l="spyre-bpftrace --uretprobes --python" ;;
 		esac
 		printf '   %-62s %12.1f %14.1f\n' "$l" "${TM[$kind]}" "${TM[$kind.add]}"
 	done
 	say "   added cost, ours/limit: default $(printf '%.3f' "${TM[r_def]}"), --uretprobes $(printf '%.3f' "${TM[r_uret]}"); return sites / uretprobes: spyre-bpftrace $(printf '%.3f' "${TM[r_ours]}"), empty pairs $(printf '%.3f' "${TM[r_lim]}")"
 	say "     (ratio of each round's phases, median over rounds; the order of the phases reversed every other round)"
+	say "   --python (Python stack at each call), added cost with / without: default $(printf '%.3f' "${TM[r_py]}"), --uretprobes $(printf '%.3f' "${TM[r_pyu]}"); probe hits/calls: --python ${TM[py.hits]}, --uretprobes --python ${TM[py_uret.hits]}"
 	say "   slowdown of the loop: default $(printf '%.1f' "$(div "${TM[default]}" "${TM[untraced]}")")x, --uretprobes $(printf '%.1f' "$(div "${TM[uret]}" "${TM[untraced]}")")x; probe hits/calls of the last traced phases: default ${TM[default.hits]}, --uretprobes ${TM[uret.hits]}"
 fi
 say ""
+[ "${BENCH_ONLY:-}" = torch ] && exit 0
 
 # =============================================================================================
 # 2 + 4 + 6. The mock job untraced vs traced; attach/detach of the default table; bytes/event

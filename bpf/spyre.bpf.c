@@ -58,6 +58,17 @@ struct tstack {
 	__u8 jumped[SPYRE_TRACK_DEPTH];	/* ... left by a followed tail jump: TAIL_* */
 	struct frame f[SPYRE_MAX_DEPTH];
 	struct spyre_event stage[SPYRE_STAGE];
+	/*
+	 * Python (SPYRE_CK_PY): the thread's PyThreadState as last found (0: none), checked
+	 * against its tid at each use; when none was found, when it was last looked for
+	 */
+	__u64 py_ts;
+	__u64 py_miss_at;
+	__u32 py_tid;		/* the thread's tid in its PID namespace (0: not read yet) */
+	__u64 py_fr;		/* the walk's cursor: a thread state, then a frame */
+	__u8 pyn[SPYRE_MAX_DEPTH];	/* recorded call i: frames in py[i] */
+	__u8 pyflags[SPYRE_MAX_DEPTH];	/* ... SPYRE_PY_* */
+	__u64 py[SPYRE_MAX_DEPTH][SPYRE_PY_FRAMES];	/* ... its Python stack at entry */
 };
 
 struct {
@@ -168,6 +179,14 @@ static __always_inline bool traced_tgid(__u32 tgid)
  * up frames that never close. Calls already open still complete and are recorded.
  */
 volatile __u32 tracing_on = 1;
+
+/* Python processes: where their interpreter is and its version's offsets (SPYRE_CK_PY). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct spyre_py_proc);
+} py_procs SEC(".maps");
 
 /* All-zero template for a new thread's stack: too large for the 512-byte BPF stack. */
 struct {
@@ -387,11 +406,14 @@ __noinline int flush_stage(struct tstack *st);
 
 /*
  * Where the record of a call of @probe that ended at @now goes: the next one of the thread's
- * stage (stage_events; *@n is its index, the caller counts it in) or a reservation in the
- * ring; NULL when the ring is full, counted on the probe.
+ * stage (stage_events; with @extra records before it, its string and its Python stack:
+ * 0..CALL_MAX_EXTRA; *@n is the first one's index, the caller counts them in) or a
+ * reservation in the ring (@extra 0: emit_span makes a call with extra records in the unused
+ * stage and copies them to the ring); NULL when the ring is full, counted on the probe.
  */
+#define CALL_MAX_EXTRA	(1 + SPYRE_PY_RECS)
 static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 now, __u32 probe,
-						       __u32 *n, bool two)
+						       __u32 *n, __u32 extra)
 {
 	struct spyre_counters *c;
 	struct spyre_event *e;
@@ -399,7 +421,7 @@ static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 
 	if (stage_events) {
 		__u32 i = st->nstaged;
 
-		if (two && i >= SPYRE_STAGE - 1) {
+		if (i + extra >= SPYRE_STAGE) {
 			flush_stage(st);
 			i = 0;
 		}
@@ -413,11 +435,7 @@ static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 
 		asm volatile("" : "+r"(i));
 		return &st->stage[i & (SPYRE_STAGE - 1)];
 	}
-	/* two branches: the verifier wants a constant size per path */
-	if (two)
-		e = bpf_ringbuf_reserve(&events, 2 * sizeof(*e), 0);
-	else
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	/* counters only on the rare paths: a lookup per return is measurable */
 	if (!e && (c = counters_of(probe)))
 		COUNT(c, drops_ring);
@@ -450,7 +468,7 @@ __noinline int emit_unwound(struct tstack *st, __u32 i, __u64 now)
 	c = counters_of(probe);
 	if (c)
 		COUNT(c, unwound);
-	e = call_record(st, now, probe, &n, false);
+	e = call_record(st, now, probe, &n, 0);
 	if (!e)
 		return 0;
 	id = bpf_get_current_pid_tgid();
@@ -528,6 +546,8 @@ __noinline int move_frame(struct tstack *st, __u32 w, __u32 i)
 		st->f[wr] = st->f[ir];
 	else
 		st->f[wr].record = 0;
+	/* a moved call loses its Python stack (a rare path: not worth 128 bytes a move) */
+	st->pyn[wr] = 0;
 	return 0;
 }
 
@@ -665,6 +685,8 @@ __noinline int raise_to_top(struct tstack *st, __u32 i, __u32 w)
 		st->f[slot] = top;
 	else if (i < SPYRE_MAX_DEPTH)
 		st->f[slot].record = 0;
+	if (i < SPYRE_MAX_DEPTH)
+		st->pyn[slot] = 0;	/* (see move_frame) */
 	else if (from < SPYRE_MAX_DEPTH && top.record && (c = counters_of(probe)))
 		COUNT(c, drops_depth);	/* recorded, now past the recorded depths: no event */
 	return 0;
@@ -871,6 +893,199 @@ static __always_inline void read_str(struct spyre_event *out, const struct spyre
 	out->depth = e->depth;
 }
 
+/*
+ * CPython stacks (SPYRE_CK_PY). A thread's frames hang off its PyThreadState: cframe ->
+ * current_frame, then each frame's previous. The thread state is the one in the interpreter's
+ * list whose native_thread_id is the thread's tid (as the process sees it: its own PID
+ * namespace); a thread with none runs no Python and records no stack (not another thread's,
+ * which reading the GIL holder would give). Every pointer is read with bpf_probe_read_user: a
+ * frame being torn down reads as garbage or faults, which ends the stack; userspace checks that
+ * each code object is one before it names a line (stream/pystack.c).
+ */
+#define SPYRE_PY_MAX_THREADS	256
+/* A thread found running no Python is looked for again after this long, not at every call. */
+#define SPYRE_PY_MISS_NS	(50 * 1000 * 1000ull)
+/* The frame fields the walk reads lie in its first bytes (f_code, previous, prev_instr, owner). */
+#define SPYRE_PY_FRAME_WINDOW	72
+/* the window's array: a power of two of words, so a mask bounds the index for the verifier */
+#define PY_WORDS		16
+
+/* The word at byte offset @off (< SPYRE_PY_FRAME_WINDOW) of a frame's window @w. */
+static __always_inline __u64 py_word(const __u64 *w, __u32 off)
+{
+	return w[(off / 8) & (PY_WORDS - 1)];
+}
+
+static __always_inline __u64 py_read(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 0;
+	return v;
+}
+
+/* py_ts_step's and py_step's verdicts */
+#define PY_NEXT		0	/* go on with st->py_fr */
+#define PY_END		1	/* nothing left: no such thread state, no frame left */
+#define PY_STOP		2	/* a read faulted or a frame was not one: SPYRE_PY_FAULT */
+#define PY_FOUND	3	/* st->py_fr is the thread's state */
+
+/*
+ * One thread state of the interpreter's list, at st->py_fr: PY_FOUND if its native_thread_id is
+ * @tid, else st->py_fr moves to the next one. A global function: inline, the loop over up to
+ * SPYRE_PY_MAX_THREADS of them cost each load ~100 ms of verification.
+ */
+__noinline int py_ts_step(struct tstack *st, const struct spyre_py_proc *pp, __u32 tid)
+{
+	__u64 ts;
+
+	if (!st || !pp)
+		return PY_END;
+	ts = st->py_fr;
+	if (!ts)
+		return PY_END;
+	if ((__u32)py_read(ts + pp->ts_native_tid) == tid)
+		return PY_FOUND;
+	st->py_fr = py_read(ts + pp->ts_next);
+	return PY_NEXT;
+}
+
+/* The PyThreadState of the thread whose namespace tid is @tid in @pp's process, or 0. */
+static __always_inline __u64 py_find_ts(struct tstack *st, const struct spyre_py_proc *pp,
+					__u32 tid)
+{
+	__u64 interp = py_read(pp->interp_head);
+
+	if (!interp)
+		return 0;
+	st->py_fr = py_read(interp + pp->interp_threads);
+	for (int i = 0; i < SPYRE_PY_MAX_THREADS; i++) {
+		int v = py_ts_step(st, pp, tid);
+
+		if (v == PY_FOUND)
+			return st->py_fr;
+		if (v != PY_NEXT)
+			return 0;
+	}
+	return 0;
+}
+
+static __always_inline void count_py(__u32 probe, bool none)
+{
+	struct spyre_counters *c = counters_of(probe);
+
+	if (c && none)
+		COUNT(c, py_none);
+	else if (c)
+		COUNT(c, py_trunc);
+}
+
+/*
+ * One frame of the walk: the frame at st->py_fr appended to recorded call @slot's stack
+ * (unless it is an entry frame of the C stack), st->py_fr moved to the one before it. A global
+ * function: the verifier checks it once, not once per frame and count of frames kept.
+ */
+__noinline int py_step(struct tstack *st, __u32 slot, const struct spyre_py_proc *pp)
+{
+	__u64 w[PY_WORDS] = {}, code, instr, first, idx, fr;
+	__u32 n;
+
+	if (!st || !pp)
+		return PY_STOP;
+	fr = st->py_fr;
+	n = st->pyn[slot & RECORD_MASK];
+	if (!fr || n >= SPYRE_PY_FRAMES)
+		return PY_END;
+	if (bpf_probe_read_user(w, SPYRE_PY_FRAME_WINDOW, (void *)fr))
+		return PY_STOP;
+	code = py_word(w, pp->f_code);
+	instr = py_word(w, pp->f_prev_instr);
+	st->py_fr = py_word(w, pp->f_previous);
+	/* 3.12+: the interpreter's entry frames run no Python code of their own */
+	if (pp->f_owner && ((py_word(w, pp->f_owner) >> (pp->f_owner % 8 * 8)) & 0xff) ==
+			   SPYRE_PY_OWNED_BY_CSTACK)
+		return PY_NEXT;
+	if (!code || code > SPYRE_PY_ADDR_MASK)
+		return PY_STOP;
+	first = code + pp->code_bytecode;
+	idx = instr < first ? 0 : (instr - first) / 2 + 1;
+	if (idx > SPYRE_PY_IDX_UNKNOWN)
+		idx = SPYRE_PY_IDX_UNKNOWN;
+	st->py[slot & RECORD_MASK][n & (SPYRE_PY_FRAMES - 1)] = code | idx << SPYRE_PY_IDX_SHIFT;
+	st->pyn[slot & RECORD_MASK] = n + 1;
+	return PY_NEXT;
+}
+
+/*
+ * The Python stack of the current thread into @st's recorded call @d (pyn, pyflags, py). A
+ * global function: the verifier checks its loops once.
+ */
+__noinline int py_walk(struct tstack *st, __u32 d, __u32 tgid, __u32 probe)
+{
+	struct spyre_py_proc *pp;
+	__u32 slot = d & RECORD_MASK, n;
+	__u64 ts, fr;
+	__u8 flags = 0;
+	int v = PY_END;
+
+	if (!st || d >= SPYRE_MAX_DEPTH)
+		return 0;
+	st->pyn[slot] = 0;
+	st->pyflags[slot] = 0;
+	pp = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!pp || pp->f_code >= SPYRE_PY_FRAME_WINDOW || pp->f_previous >= SPYRE_PY_FRAME_WINDOW ||
+	    pp->f_prev_instr >= SPYRE_PY_FRAME_WINDOW || pp->f_owner >= SPYRE_PY_FRAME_WINDOW)
+		return 0;
+	if (!st->py_tid) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		st->py_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
+	}
+	ts = st->py_ts;
+	/* the thread state found before, if it is still this thread's (states are freed) */
+	if (ts && (__u32)py_read(ts + pp->ts_native_tid) != st->py_tid)
+		ts = 0;
+	if (!ts) {
+		__u64 now = bpf_ktime_get_ns();
+
+		if (st->py_miss_at && now - st->py_miss_at < SPYRE_PY_MISS_NS) {
+			count_py(probe, true);
+			return 0;
+		}
+		ts = py_find_ts(st, pp, st->py_tid);
+		st->py_ts = ts;
+		st->py_miss_at = ts ? 0 : now;
+		if (!ts) {
+			count_py(probe, true);
+			return 0;
+		}
+	}
+	fr = py_read(ts + pp->ts_cframe);
+	if (pp->cframe_frame != SPYRE_PY_NO_CFRAME)
+		fr = fr ? py_read(fr + pp->cframe_frame) : 0;
+	st->py_fr = fr;
+	/* entry frames skipped take a turn each: twice the frames kept, at most */
+	for (int k = 0; k < 2 * SPYRE_PY_FRAMES; k++) {
+		v = py_step(st, slot, pp);
+		if (v != PY_NEXT)
+			break;
+	}
+	n = st->pyn[slot];
+	if (v == PY_STOP)
+		flags |= SPYRE_PY_FAULT;
+	else if (st->py_fr)	/* frames left unread: more than the bound */
+		flags |= SPYRE_PY_TRUNCATED;
+	if (!n) {
+		count_py(probe, true);	/* a thread state with no frame: not running Python */
+		return 0;
+	}
+	if (flags)
+		count_py(probe, false);
+	st->pyflags[slot] = flags;
+	return 0;
+}
+
 /* The entry of a traced call: push its frame on the thread's stack, with its arguments. */
 static __always_inline int enter_call(struct pt_regs *ctx)
 {
@@ -927,12 +1142,14 @@ static __always_inline int enter_call(struct pt_regs *ctx)
 	f = &st->f[d & RECORD_MASK];
 	/* the call is tracked either way, so returns stay paired with their entries */
 	/* without sampling or a cap (the usual case) skip the clock read want_event needs */
-	f->record = (mem & ~SPYRE_CK_NOW) || sampling_off() ||
+	f->record = (mem & ~(SPYRE_CK_NOW | SPYRE_CK_PY)) || sampling_off() ||
 		    want_event(bpf_ktime_get_ns(), tgid, c);
 	f->mem = mem;
 	if (!f->record)
 		return 0;
 	read_args(ctx, f->args);
+	if (mem & SPYRE_CK_PY)
+		py_walk(st, d, tgid, probe);
 	/* last, so the span does not include our own bookkeeping */
 	f->ts = bpf_ktime_get_ns();
 	return 0;
@@ -1068,8 +1285,10 @@ __noinline int flush_stage(struct tstack *st)
 		for (__u32 i = 0; i < SPYRE_STAGE && i < n; i++) {
 			struct spyre_counters *c;
 
-			/* a string is its call's: the call's own record counts the loss */
-			if (st->stage[i].type == SPYRE_EV_STR)
+			/* a string or a Python stack is its call's: the call's own record
+			 * counts the loss */
+			if (st->stage[i].type == SPYRE_EV_STR ||
+			    st->stage[i].type == SPYRE_EV_PYSTACK)
 				continue;
 			c = counters_of(st->stage[i].probe);
 			if (c)
@@ -1107,6 +1326,55 @@ enum fin_how {
 };
 
 /*
+ * Index @i of the thread's stage, masked where the verifier sees it: the compiler knows the
+ * callers' indexes are below SPYRE_STAGE and drops a plain mask.
+ */
+static __always_inline __u32 stage_slot(__u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return i & (SPYRE_STAGE - 1);
+}
+
+/*
+ * The Python stack of recorded call @d as @npy SPYRE_EV_PYSTACK records in the thread's stage
+ * from index @first, right before the call's own record (at @first + @npy, already made: its
+ * ts, tid and probe are theirs). A global function: the verifier checks it once, not in each
+ * return program, for each call a tail-jump chain closes, for each count of records.
+ */
+__noinline int emit_pystack(struct tstack *st, __u32 d, __u32 first, __u32 npy)
+{
+	const struct spyre_event *e;
+	__u32 slot = d & RECORD_MASK, total;
+
+	if (!st || npy > SPYRE_PY_RECS)
+		return 0;
+	e = &st->stage[stage_slot(first + npy)];
+	total = st->pyn[slot];
+	for (__u32 part = 0; part < SPYRE_PY_RECS && part < npy; part++) {
+		struct spyre_event *out = &st->stage[stage_slot(first + part)];
+		__u32 base = part * SPYRE_PY_PER_REC;
+
+		for (__u32 j = 0; j < SPYRE_PY_PER_REC; j++)
+			out->py.frame[j] = base + j < total ?
+					   st->py[slot][(base + j) & (SPYRE_PY_FRAMES - 1)] : 0;
+		out->py.n = total <= base ? 0 : total - base > SPYRE_PY_PER_REC ?
+			    SPYRE_PY_PER_REC : total - base;
+		out->py.part = part;
+		out->py.nparts = npy;
+		out->py.flags = st->pyflags[slot];
+		out->py.total = total;
+		out->ts = e->ts;
+		out->dur = e->dur;
+		out->tgid = e->tgid;
+		out->tid = e->tid;
+		out->probe = e->probe;
+		out->type = SPYRE_EV_PYSTACK;
+		out->depth = e->depth;
+	}
+	return 0;
+}
+
+/*
  * Close open call @d (st->depth is already @d) at @now with return value @ret: one span, into
  * the thread's stage or the ring.
  */
@@ -1114,9 +1382,10 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 				      __u32 tgid, __u32 tid, bool jump)
 {
 	struct spyre_read_cfg *r = NULL;
-	struct spyre_event *e, *se = NULL;
+	struct spyre_counters *c;
+	struct spyre_event *e;
 	struct frame *f;
-	__u32 n = 0, probe;
+	__u32 n = 0, probe, npy = 0, extra;
 	bool str;
 
 	if (d >= SPYRE_MAX_DEPTH)
@@ -1127,21 +1396,29 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 		return;
 	if (f->mem & SPYRE_CK_READ)
 		r = bpf_map_lookup_elem(&probe_reads, &probe);
-	/* a string goes first, in the same ring record as its call's (SPYRE_EV_STR) */
+	/*
+	 * What goes before the call's record, in the same ring record: its string
+	 * (SPYRE_EV_STR), then its Python stack (SPYRE_EV_PYSTACK, 1..SPYRE_PY_RECS records)
+	 */
 	str = r && r->str_kind;
+	if (f->mem & SPYRE_CK_PY)
+		npy = (st->pyn[d & RECORD_MASK] + SPYRE_PY_PER_REC - 1) / SPYRE_PY_PER_REC;
+	if (npy > SPYRE_PY_RECS)
+		npy = SPYRE_PY_RECS;
+	extra = (str ? 1 : 0) + npy;
 
-	e = call_record(st, now, probe, &n, str);
-	if (!e)
-		return;
-	if (str) {
-		/* the string's record first, the call's right after it */
-		se = e;
-		if (stage_events) {
-			n++;
-			e = &st->stage[n & (SPYRE_STAGE - 1)];
-		} else {
-			e = se + 1;
-		}
+	if (stage_events || extra) {
+		/*
+		 * Without staging, the records are made in the (then unused) stage and copied
+		 * to the ring in one piece: a reservation's size must be constant on each path
+		 */
+		if (stage_events)
+			call_record(st, now, probe, &n, extra);
+		e = &st->stage[stage_slot(n + extra)];
+	} else {
+		e = call_record(st, now, probe, &n, 0);
+		if (!e)
+			return;
 	}
 	e->ts = f->ts;
 	e->dur = now - f->ts;
@@ -1157,19 +1434,33 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 	e->call.deref[1] = 0;
 	if (r)
 		read_derefs(e, r, jump);
-	if (r && se)
-		read_str(se, e, r);
+	if (r && str)
+		read_str(&st->stage[stage_slot(n)], e, r);
+	if (npy)
+		emit_pystack(st, d, n + (str ? 1 : 0), npy);
 	if (stage_events) {
-		st->nstaged = n + 1;
-		if (n + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS ||
-		    (f->mem & (SPYRE_CK_MEM | SPYRE_CK_NOW))) {
+		st->nstaged = n + extra + 1;
+		/*
+		 * A Python stack goes at once too: its code objects are named from the live
+		 * process, and a thread that goes idle would keep it staged until its exit
+		 */
+		if (n + extra + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS ||
+		    (f->mem & (SPYRE_CK_MEM | SPYRE_CK_NOW | SPYRE_CK_PY))) {
 			flush_stage(st);
 			check_rename(st, tgid);
 		}
 		return;
 	}
+	if (extra) {
+		if (extra > CALL_MAX_EXTRA)
+			extra = CALL_MAX_EXTRA;
+		if (bpf_ringbuf_output(&events, st->stage, (extra + 1) * sizeof(*e),
+				       BPF_RB_NO_WAKEUP) && (c = counters_of(probe)))
+			COUNT(c, drops_ring);
+		return;
+	}
 	/* the consumer drains on a timer: a wakeup per event would cost more than the probe */
-	bpf_ringbuf_submit(se ? se : e, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /*

@@ -56,6 +56,10 @@ enum spyre_event_type {
 	SPYRE_EV_NORETURN = 9,	/* a call still open when its process exited or the
 				 * probes were detached, not known to be left: its entry
 				 * args, at its entry, no bound (spyre_rec_call) */
+	SPYRE_EV_PYSTACK = 10,	/* a py= probe's Python stack at its call's entry, in 1..
+				 * SPYRE_PY_RECS records right before its call's record (after
+				 * its string's, if any) in the same ring record
+				 * (spyre_rec_pystack) */
 };
 
 /*
@@ -82,6 +86,12 @@ enum spyre_event_type {
  * for them). Sampled like any probe.
  */
 #define SPYRE_CK_NOW		0x8
+/*
+ * --python or py=1: the entry walks the calling thread's CPython frames (struct spyre_py_proc
+ * of its process) and the call's record carries them (SPYRE_EV_PYSTACK). Sampled like any
+ * probe: the walk is made only for the calls recorded.
+ */
+#define SPYRE_CK_PY		0x20
 
 /* Dereferences a call record carries (probes.h PROBE_MAX_DEREFS) */
 #define SPYRE_MAX_DEREFS	2
@@ -201,6 +211,62 @@ struct spyre_rec_str {
 };
 
 /*
+ * Python frames a call records at most (innermost first), and how many a SPYRE_EV_PYSTACK record
+ * holds. A frame is one word: the code object's address in the low 48 bits (user addresses on
+ * x86-64 4-level paging, s390x and ppc64le fit), and above it the index of the frame's current
+ * instruction (in code units from the start of the bytecode) + 1: 0 when it is before the
+ * first instruction, SPYRE_PY_IDX_UNKNOWN when it does not fit.
+ */
+#define SPYRE_PY_FRAMES		16
+#define SPYRE_PY_PER_REC	8
+#define SPYRE_PY_RECS		(SPYRE_PY_FRAMES / SPYRE_PY_PER_REC)
+#define SPYRE_PY_ADDR_MASK	((1ull << 48) - 1)
+#define SPYRE_PY_IDX_SHIFT	48
+#define SPYRE_PY_IDX_UNKNOWN	0xffff
+/* spyre_rec_pystack.flags */
+#define SPYRE_PY_TRUNCATED	0x1	/* the thread had more frames than SPYRE_PY_FRAMES */
+#define SPYRE_PY_FAULT		0x2	/* a read faulted: the stack ends early (frame torn down) */
+
+/*
+ * SPYRE_EV_PYSTACK: part @part of a call's Python stack; ts, tid and probe are the call's. A
+ * thread running no Python (no thread state with its tid) sends none.
+ */
+struct spyre_rec_pystack {
+	__u64 frame[SPYRE_PY_PER_REC];	/* see SPYRE_PY_FRAMES */
+	__u8 n;				/* frames in this record */
+	__u8 part;			/* 0 .. SPYRE_PY_RECS - 1 */
+	__u8 nparts;			/* records of this stack */
+	__u8 flags;			/* SPYRE_PY_* */
+	__u32 total;			/* frames in the whole stack */
+};
+
+/*
+ * What the entry program needs to find a thread's Python frames in one process: where the
+ * interpreter list starts (&_PyRuntime.interpreters.head in the process) and the offsets of the
+ * fields it follows, for that process's CPython version (user/resolve/pyrt.c has the table and
+ * their sources). By tgid, written by the loader.
+ */
+struct spyre_py_proc {
+	__u64 interp_head;	/* address of _PyRuntime.interpreters.head */
+	__u16 interp_threads;	/* PyInterpreterState.threads.head */
+	__u16 ts_next;		/* PyThreadState.next */
+	__u16 ts_native_tid;	/* PyThreadState.native_thread_id (the tid in the process's
+				 * own PID namespace) */
+	__u16 ts_cframe;	/* PyThreadState.cframe */
+	__u16 cframe_frame;	/* _PyCFrame.current_frame; SPYRE_PY_NO_CFRAME: ts_cframe is
+				 * the thread state's own current_frame (3.13) */
+	__u16 f_code;		/* _PyInterpreterFrame.f_code (3.13: f_executable) */
+	__u16 f_previous;	/* _PyInterpreterFrame.previous */
+	__u16 f_prev_instr;	/* _PyInterpreterFrame.prev_instr (3.13: instr_ptr) */
+	__u16 code_bytecode;	/* PyCodeObject.co_code_adaptive: the first instruction */
+	__u16 f_owner;		/* _PyInterpreterFrame.owner (a char); 0: frames have no
+				 * FRAME_OWNED_BY_CSTACK entry frames to skip (3.11) */
+	__u16 pad[2];
+};
+#define SPYRE_PY_NO_CFRAME	0xffff
+#define SPYRE_PY_OWNED_BY_CSTACK	3	/* an entry frame of the C stack: no Python code */
+
+/*
  * SPYRE_EV_THREAD: sent once per thread, when its first traced call creates its stack (and again
  * when it renamed itself since), so threads that exit before userspace looks at /proc still get
  * their real names.
@@ -254,6 +320,7 @@ struct spyre_event {
 		struct spyre_rec_ioctl ioctl;
 		struct spyre_rec_exit exit;
 		struct spyre_rec_str str;
+		struct spyre_rec_pystack py;
 	};
 	__u32 tgid;
 	__u32 tid;
@@ -291,6 +358,9 @@ _Static_assert(sizeof(struct spyre_rec_thread) == SPYRE_REC_BYTES, "spyre_rec_th
 _Static_assert(sizeof(struct spyre_rec_ioctl) == SPYRE_REC_BYTES, "spyre_rec_ioctl size");
 _Static_assert(sizeof(struct spyre_rec_exit) == SPYRE_REC_BYTES, "spyre_rec_exit size");
 _Static_assert(sizeof(struct spyre_rec_str) == SPYRE_REC_BYTES, "spyre_rec_str size");
+_Static_assert(sizeof(struct spyre_rec_pystack) == SPYRE_REC_BYTES, "spyre_rec_pystack size");
+_Static_assert(sizeof(struct spyre_py_proc) == 32, "py_proc: fixed layout");
+_Static_assert(SPYRE_PY_RECS * SPYRE_PY_PER_REC == SPYRE_PY_FRAMES, "whole records");
 _Static_assert(sizeof(struct spyre_event) == SPYRE_EVENT_BYTES, "spyre_event size");
 _Static_assert(SPYRE_EVENT_BYTES % 8 == 0, "staged records keep their u64s aligned");
 _Static_assert(SPYRE_OFF(spyre_event, call) == 16 &&
@@ -366,6 +436,9 @@ struct spyre_counters {
 				 * on this CPU, or the hash fallback full): not recorded */
 	__u64 deref_faults;	/* dereferences and strings whose user memory read faulted
 				 * (the value is 0, the string empty) */
+	__u64 py_none;		/* py= calls from a thread running no Python (no stack) */
+	__u64 py_trunc;		/* py= stacks cut: deeper than SPYRE_PY_FRAMES, or a read
+				 * faulted (a frame being torn down) */
 };
 
 #endif /* SPYRE_EVENT_H */

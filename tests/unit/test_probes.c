@@ -468,6 +468,11 @@ TEST(probes_errors)
 		{ "l s dist=world", "dist=world: expected rank or size" },
 		{ "l s dist=rank type=instant", "dist= needs a span" },
 		{ "l s dist=rank dev=sync stream=arg1", "dist= needs a span" },
+		/* py= */
+		{ "l s py=2", "py=2: expected 1 or 0" },
+		{ "l s py=yes", "py=yes: expected 1 or 0" },
+		{ "l s type=instant py=1", "py=1 needs a span" },
+		{ "l s py=1 py=0", "duplicate key 'py'" },
 	};
 	struct probe_table t = {};
 	char text[512], err[256], want[64];
@@ -984,4 +989,19 @@ TEST(probes_key_words_each_set_their_value)
 		}
 		probes_free(&t);
 	}
+}
+
+TEST(probes_py_key)
+{
+	struct probe_table t = {};
+	char err[256] = "";
+
+	CHECK_EQ_INT(probes_parse_text(&t, "l a py=1\nl b py=0\nl c\n", "t", err, sizeof(err)),
+		     0);
+	CHECK_STR(err, "");
+	CHECK_EQ_INT(t.cnt, 3);
+	CHECK_EQ_INT(t.specs[0].py, 1);
+	CHECK_EQ_INT(t.specs[1].py, 0);
+	CHECK_EQ_INT(t.specs[2].py, 0);
+	probes_free(&t);
 }

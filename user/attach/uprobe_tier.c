@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "spyre.skel.h"
 #include "attach/uprobe_tier.h"
+#include "resolve/pyrt.h"
 #include "attach/umulti.h"
 #include "common/parallel.h"
 
@@ -304,6 +305,7 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 
 	memset(tr, 0, sizeof(*tr));
 	tr->room = o->room > 0 ? o->room : SPYRE_PROBE_ROOM;
+	tr->python = o->python;
 	tr->counters = calloc(tr->room, sizeof(*tr->counters));
 	if (!tr->counters) {
 		err = -ENOMEM;
@@ -540,7 +542,9 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 	offs[0] = p->attach_off;
 	cookies[0] = spyre_cookie(i, probe_mem_cookie(&t->table->specs[p->spec], type, p->ret) |
 				     (k == LK_ENTRY && entry_insn_done(tr, p) ?
-				      SPYRE_CK_ENTRY_INSN : 0));
+				      SPYRE_CK_ENTRY_INSN : 0) |
+				     (k == LK_ENTRY && (tr->python || t->table->specs[p->spec].py) ?
+				      SPYRE_CK_PY : 0));
 	return 1;
 }
 
@@ -1064,6 +1068,8 @@ void tracer_read_counters(struct tracer *tr, int n)
 			tr->counters[i].unwound += v[c].unwound;
 			tr->counters[i].tail_exits += v[c].tail_exits;
 			tr->counters[i].deref_faults += v[c].deref_faults;
+			tr->counters[i].py_none += v[c].py_none;
+			tr->counters[i].py_trunc += v[c].py_trunc;
 		}
 	}
 	free(v);
@@ -1135,4 +1141,21 @@ int tracer_emu_prog_ids(const struct tracer *tr, unsigned int *ids, int max)
 			ids[n++] = info.id;
 	}
 	return n;
+}
+
+int tracer_py_proc(struct tracer *tr, const struct py_proc *pp)
+{
+	const struct py_offsets *o = pp->off;
+	struct spyre_py_proc v = {
+		.interp_head = pp->runtime + o->rt_interp_head, .interp_threads = o->interp_threads,
+		.ts_next = o->ts_next, .ts_native_tid = o->ts_native_tid, .ts_cframe = o->ts_cframe,
+		.cframe_frame = o->no_cframe ? SPYRE_PY_NO_CFRAME : o->cframe_frame,
+		.f_code = o->f_code, .f_previous = o->f_previous, .f_prev_instr = o->f_prev_instr,
+		.code_bytecode = o->co_code_adaptive, .f_owner = o->f_owner,
+	};
+	__u32 key = pp->pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(tr->skel->maps.py_procs), &key, &v, BPF_ANY))
+		return -errno;
+	return 0;
 }

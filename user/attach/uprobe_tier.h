@@ -32,6 +32,7 @@ struct tracer_opts {
 	bool per_probe_links;
 	/* load the programs that do the return themselves (retcheck_emulation_loads) */
 	bool emulated_returns;
+	bool python;			/* --python: every span probe's entry walks Python frames */
 };
 
 struct tracer {
@@ -74,6 +75,7 @@ struct tracer {
 	int *site_owner;			/* the probe of each of site_links */
 	int nmlinks;
 	size_t capmlinks;
+	bool python;				/* tracer_opts.python */
 };
 
 /*
@@ -131,6 +133,9 @@ void tracer_reset_counters(struct tracer *tr, int n);
  * each thread announced again. Only while detached. */
 void tracer_clear_stacks(struct tracer *tr);
 void tracer_close(struct tracer *tr);
+struct py_proc;
+/* Process @pp->pid's interpreter (its version's offsets known) for the Python walks: 0, -errno. */
+int tracer_py_proc(struct tracer *tr, const struct py_proc *pp);
 /* The ids of the loaded programs that do probed instructions (retcheck_other_emulator's @own) */
 int tracer_emu_prog_ids(const struct tracer *tr, unsigned int *ids, int max);
 

@@ -72,6 +72,7 @@ enum {
 	OPT_PROM,
 	OPT_FORCE,
 	OPT_URETPROBES,
+	OPT_PYTHON,
 	OPT_DRIVER,
 	OPT_DRIVER_FUNCS,
 	OPT_PROFILER_START,
@@ -144,6 +145,11 @@ static const struct opt_def opt_defs[] = {
 	  "thrown through a traced call then terminates the job unless the\n"
 	  "unwind guard can run (x86-64, no lockdown). Default: uprobes on\n"
 	  "each function's return instructions, the stack untouched" },
+	{ "python", OPT_PYTHON, NULL, FOR_TRACE, SEC_TRACE,
+	  "record the calling thread's Python stack (CPython 3.11-3.13) at each\n"
+	  "traced call: args.python (the innermost frame's file:line and\n"
+	  "function) and args.pystack; a table asks per probe with py=1.\n"
+	  "Not in fleet mode" },
 	{ "quiet", 'q', NULL, FOR_TRACE, SEC_TRACE,
 	  "no summary at exit" },
 
@@ -755,6 +761,9 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 	case OPT_URETPROBES:
 		env->uretprobes = true;
 		break;
+	case OPT_PYTHON:
+		env->python = true;
+		break;
 	case OPT_MAX_PROBES:
 		/* a uprobe_multi link takes at most 2^20 offsets (the kernel's limit) */
 		if (parse_uint(arg, 1u << 20, &v) || !v)
@@ -845,6 +854,10 @@ static int check_trace(struct env *env, const bool *seen)
 				 "weigh the probes against)");
 	if ((env->max_disk || env->max_files) && !env->output_dir)
 		return usage_err("--max-disk/--max-files need --output-dir");
+	/* the interpreter is found in the target process only (cmd/session.c python_scan) */
+	if ((env->system_wide || env->window) && env->python)
+		return usage_err("--python is not for fleet mode (-a, --window) yet: Python stacks "
+				 "are read in the target process only (-p PID, -- CMD)");
 	if (env->system_wide || env->window) {
 		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
 			if (!seen[i] || !(opt_defs[i].cmds & NOT_FLEET))

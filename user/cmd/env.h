@@ -28,6 +28,7 @@ struct env {
 	double max_overhead;	/* --max-overhead PCT: detach the hottest probes above it; 0 off */
 	int user_specs_from;	/* set by build_table: table specs from here on are the user's */
 	bool uretprobes;	/* --uretprobes: kernel return probes instead of return sites */
+	bool python;		/* --python: every span probe records its Python stack (py=1) */
 	int max_probes;		/* --max-probes: functions a run traces; 0 = sized from the table */
 	const char *ready_file;
 	unsigned int ringbuf_mb;

@@ -26,6 +26,8 @@
 #include "output/trace_writer.h"
 #include "common/process.h"
 #include "attach/warm.h"
+#include "resolve/pyrt.h"
+#include "stream/pystack.h"
 
 /* -a: new processes are looked at every rescan; everything again every 10th (dlopen, reused
  * pids) */
@@ -160,6 +162,11 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 		return EXIT_ERROR;
 	s->t.uretprobes = env->uretprobes;
 	s->t.user_from = env->user_specs_from;
+	s->py_wanted = env->python;
+	for (int i = 0; i < table->cnt && !s->py_wanted; i++)
+		s->py_wanted = table->specs[i].py;
+	if (s->py_wanted && !(s->py = pystack_new()))
+		return EXIT_ERROR;
 	/* probes are attached again in later windows, maybe after the process whose map_files
 	 * gave us a library is gone: hold the libraries open (resolve.h) */
 	s->t.pin_libs = fleet;
@@ -201,6 +208,7 @@ void session_free(struct session *s)
 	if (s->upl && s->upl->started && !s->upl->err)	/* loaded */
 		tracer_close(&s->tr);
 	target_free(&s->t);
+	pystack_free(s->py);
 	intset_free(&s->seen);
 	cost_calibrate_free(s->cal);
 	cost_meter_free(&s->meter);
@@ -227,6 +235,7 @@ int session_load_begin(struct session *s, int resolved, bool driver)
 					 .sample_every = env->sample_every,
 					 .rate_cap = env->rate_cap, .uretprobes = env->uretprobes,
 					 .per_probe_links = env->max_overhead > 0,
+					 .python = env->python,
 					 .ring_fd = s->ring_fd,
 					 .follow_pid = env->follow && s->t.pid > 0 ? s->t.pid : 0 };
 	/* not resolved yet: the room is looked at again once it is (session_load_end) */
@@ -401,8 +410,65 @@ static void sites_check(struct session *s)
 		"but a C++ exception thrown through a traced call then ends the job)", why);
 }
 
+/* Is process @pid still running our own program (a launched child before its exec)? */
+static bool runs_our_exe(pid_t pid)
+{
+	char a[512], b[512], path[64];
+	ssize_t n, m;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, a, sizeof(a) - 1);
+	m = readlink("/proc/self/exe", b, sizeof(b) - 1);
+	return n > 0 && n == m && !memcmp(a, b, n);
+}
+
+/*
+ * Python stacks: the target's CPython interpreter, for the BPF walks (its process's entry in
+ * py_procs) and the naming of its code objects. Looked for at attach and at each rescan until
+ * settled: a launched command runs its interpreter only after its exec. What stops it (not
+ * Python, stripped, a version not supported yet) is said once; the calls then carry no stack.
+ */
+static void python_scan(struct session *s)
+{
+	struct py_proc pp;
+	char why[320] = "";
+	int err;
+
+	if (!s->py_wanted || s->py_settled || s->t.pid <= 0 || !s->loaded)
+		return;
+	if (s->launch_pid == s->t.pid && runs_our_exe(s->t.pid))
+		return;	/* not exec'd yet */
+	s->py_settled = true;
+	err = pyrt_find(s->t.pid, "/proc", &pp, why, sizeof(why));
+	if (err) {
+		pr_warn("Python stacks: process %d: %s; its calls carry no Python stack",
+			s->t.pid, err == -ENOENT ? why : strerror(-err));
+		return;
+	}
+	if (!pp.off) {
+		if (pp.major)
+			pr_warn("Python %u.%u (%s): stacks not supported yet (CPython 3.11-3.13 "
+				"only); its calls carry no Python stack", pp.major, pp.minor,
+				pp.path);
+		else
+			pr_warn("Python of unknown version (%s): stacks not supported yet "
+				"(CPython 3.11-3.13 only); its calls carry no Python stack",
+				pp.path);
+		return;
+	}
+	err = tracer_py_proc(&s->tr, &pp);
+	err = err ?: pystack_add_proc(s->py, &pp);
+	if (err) {
+		pr_warn("Python stacks: process %d: %s", s->t.pid, strerror(-err));
+		return;
+	}
+	pr_debug("Python %u.%u in process %d: %s, _PyRuntime at 0x%llx", pp.major, pp.minor,
+		 s->t.pid, pp.path, (unsigned long long)pp.runtime);
+}
+
 int session_attach(struct session *s)
 {
+	python_scan(s);
 	sites_check(s);
 	/* the job's CPU clock from here on goes with the hits (per-hit costs come later) */
 	cost_meter_free(&s->meter);
@@ -431,6 +497,7 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 			return err;
 		}
 	}
+	s->cons.py = s->py;
 	s->cons.mem = &s->mem;
 	memledger_start(&s->mem, s->cons.tw, start_ns);
 	if (s->sfd < 0) {
@@ -624,6 +691,7 @@ static void session_rescan(struct session *s)
 {
 	int n = session_scan(s, false);
 
+	python_scan(s);
 	if ((n > 0 || n == -E2BIG) && !consumer_resize(&s->cons, s->t.cnt))
 		tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
 	/* a library loaded now that lacks a user's symbol: too late to refuse */

@@ -78,6 +78,10 @@ struct session {
 	bool stop, hup, target_gone;
 	int write_err;		/* a trace file could not be written (-errno): stop, exit 7 */
 	int unresolved;		/* launch mode: user lines the job never resolved: exit 10 */
+	/* Python stacks (--python, py=1): wanted; the target's interpreter settled (found, or
+	 * why not said once); its code objects named for the consumer */
+	bool py_wanted, py_settled;
+	struct pystack *py;
 };
 
 /*

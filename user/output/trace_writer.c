@@ -174,6 +174,15 @@ static void put_value(struct jw *w, const struct trace_arg *a)
 	case TA_BOOL:
 		jw_lit(w, a->u ? "true" : "false");
 		return;
+	case TA_STRS:
+		jw_lit(w, "[");
+		for (uint32_t i = 0; i < a->n; i++) {
+			if (i)
+				jw_lit(w, ",");
+			jw_str(w, a->sv[i]);
+		}
+		jw_lit(w, "]");
+		return;
 	default:
 		break;
 	}

@@ -20,15 +20,18 @@ struct trace_meta {
 	int device_id;		/* the one deviceProperties entry (aiu-trace-analyzer wants exactly one) */
 };
 
-enum trace_arg_type { TA_U64, TA_I64, TA_HEX, TA_STR, TA_DBL, TA_BOOL /* .u: false or true */ };
+enum trace_arg_type { TA_U64, TA_I64, TA_HEX, TA_STR, TA_DBL, TA_BOOL /* .u: false or true */,
+		      TA_STRS /* .sv: an array of .n strings */ };
 
 struct trace_arg {
 	const char *key;
 	enum trace_arg_type type;
+	uint32_t n;		/* TA_STRS: how many */
 	union {
 		uint64_t u;
 		int64_t i;
 		const char *s;
+		const char *const *sv;
 		double d;
 	};
 };

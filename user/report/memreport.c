@@ -10,6 +10,7 @@
 #include "report/prom.h"
 #include "stream/consumer.h"
 #include "stream/memledger.h"
+#include "stream/pystack.h"
 
 void prom_window_add_memory(struct prom_window *pw, const struct consumer *c,
 			    const struct memledger *m)
@@ -34,6 +35,7 @@ struct live_group {
 	uint32_t pid, tid, probe;
 	int dev;
 	uint64_t size, count, oldest;
+	uint64_t py;		/* the Python line that allocated them (mem_block.py) */
 };
 
 static int by_group_key(const void *x, const void *y)
@@ -50,6 +52,8 @@ static int by_group_key(const void *x, const void *y)
 		return a->tid < b->tid ? -1 : 1;
 	if (a->size != b->size)
 		return a->size < b->size ? -1 : 1;
+	if (a->py != b->py)
+		return a->py < b->py ? -1 : 1;
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
@@ -71,7 +75,7 @@ static int block_by_ts(const void *x, const void *y)
 
 /*
  * The live allocations (not mappings) of every process: blocks sorted by (pid, device, probe,
- * thread, size), groups of equal keys oldest first. Both malloc'd; -ENOMEM.
+ * thread, size, Python line), groups of equal keys oldest first. Both malloc'd; -ENOMEM.
  */
 static int live_groups(const struct memledger *m, struct mem_block **blocks, uint32_t *nblocks,
 		       struct live_group **groups, uint32_t *ngroups)
@@ -93,11 +97,12 @@ static int live_groups(const struct memledger *m, struct mem_block **blocks, uin
 		struct live_group *g = ng ? &gr[ng - 1] : NULL;
 
 		if (!g || g->pid != bl[i].pid || g->dev != bl[i].dev || g->probe != bl[i].probe ||
-		    g->tid != bl[i].tid || g->size != bl[i].size) {
+		    g->tid != bl[i].tid || g->size != bl[i].size || g->py != bl[i].py) {
 			g = &gr[ng++];
 			*g = (struct live_group){ .pid = bl[i].pid, .tid = bl[i].tid,
 						  .probe = bl[i].probe, .dev = bl[i].dev,
-						  .size = bl[i].size, .oldest = bl[i].ts };
+						  .size = bl[i].size, .oldest = bl[i].ts,
+						  .py = bl[i].py };
 		}
 		g->count++;	/* sorted by ts within a key: the first is the oldest */
 	}
@@ -113,6 +118,18 @@ static int live_groups(const struct memledger *m, struct mem_block **blocks, uin
 static const char *ledger_probe_name(const struct consumer *c, uint32_t probe)
 {
 	return c && c->t && probe < (uint32_t)c->t->cnt ? c->t->probes[probe].name : "?";
+}
+
+/*
+ * The Python line that allocated a block of process @pid (frame word @py), "FILE:LINE QUALNAME"
+ * into @buf; NULL when there is none or it cannot be named.
+ */
+static const char *alloc_python(const struct consumer *c, uint32_t pid, uint64_t py, char *buf,
+				size_t len)
+{
+	if (!py || !c || !c->py || !pystack_frame(c->py, pid, py, buf, len))
+		return NULL;
+	return buf;
 }
 
 static void json_acct(struct jw *w, const struct mem_acct *a, uint64_t base_ns)
@@ -141,6 +158,7 @@ static void process_json(struct jw *w, const struct memledger *m, const struct c
 {
 	const struct mem_acct *mapped = NULL;
 	uint32_t listed = 0;
+	char py[320];
 
 	jw_obj_begin(w);
 	jw_kv_u64(w, "pid", pid);
@@ -182,6 +200,8 @@ static void process_json(struct jw *w, const struct memledger *m, const struct c
 		jw_kv_str(w, "probe", ledger_probe_name(c, g->probe));
 		jw_kv_u64(w, "tid", g->tid);
 		jw_kv_str(w, "thread", c ? consumer_thread_name(c, g->tid) : "");
+		if (alloc_python(c, pid, g->py, py, sizeof(py)))
+			jw_kv_str(w, "python", py);
 		jw_kv_us(w, "oldestTs", (int64_t)(g->oldest - m->base_ns));
 		jw_obj_end(w);
 	}
@@ -201,6 +221,8 @@ static void process_json(struct jw *w, const struct memledger *m, const struct c
 		jw_kv_u64(w, "bytes", b->size);
 		jw_kv_str(w, "probe", ledger_probe_name(c, b->probe));
 		jw_kv_u64(w, "tid", b->tid);
+		if (alloc_python(c, pid, b->py, py, sizeof(py)))
+			jw_kv_str(w, "python", py);
 		jw_kv_us(w, "ts", (int64_t)(b->ts - m->base_ns));
 		jw_obj_end(w);
 	}
@@ -276,7 +298,7 @@ void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f)
 	struct live_group *gr = NULL;
 	struct mem_block *bl = NULL;
 	uint32_t nb = 0, ng = 0;
-	char b1[32], b2[32];
+	char b1[32], b2[32], py[320];
 
 	if (!m->nacct && !m->no_pointer)
 		return;
@@ -320,10 +342,14 @@ void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f)
 			const struct live_group *g = &gr[i];
 
 			fprintf(f, "    %6llu x %-10s pid %u device %d  %s  thread %s (%u)  since "
-				"%+.3f s\n", (unsigned long long)g->count,
+				"%+.3f s", (unsigned long long)g->count,
 				fmt_bytes(g->size, b1, sizeof(b1)), g->pid, g->dev,
 				ledger_probe_name(c, g->probe), c ? consumer_thread_name(c, g->tid) : "?",
 				g->tid, secs(g->oldest, m->base_ns));
+			/* the line of the model that allocated them (--python, py=1) */
+			if (alloc_python(c, g->pid, g->py, py, sizeof(py)))
+				fprintf(f, "  from %s", py);
+			fputc('\n', f);
 		}
 	}
 	free(bl);

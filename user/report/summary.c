@@ -271,6 +271,17 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			fprintf(f, "memory reads that faulted: %s: %llu (values read as 0, strings "
 				"empty: check the probe's offsets)\n", t->probes[i].name,
 				(unsigned long long)counters[i].deref_faults);
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
+		if (counters[i].py_none || counters[i].py_trunc)
+			fprintf(f, "python: %s: %llu calls from threads running no Python "
+				"(no stack), %llu stacks cut (deeper than %d frames, or a frame "
+				"torn down while read)\n", t->probes[i].name,
+				(unsigned long long)counters[i].py_none,
+				(unsigned long long)counters[i].py_trunc, SPYRE_PY_FRAMES);
+	if (c->py_lost)
+		fprintf(f, "python: %llu of %llu stacks had no frame that could be named (code "
+			"objects gone or not code objects when read)\n",
+			(unsigned long long)c->py_lost, (unsigned long long)c->py_stacks);
 	if (unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
 			"probes were being attached)\n", (unsigned long long)unmatched);
@@ -465,6 +476,10 @@ static void probe_json(struct jw *w, const struct consumer *c, const struct targ
 	jw_kv_u64(w, "unwound", k->unwound);
 	if (k->deref_faults)
 		jw_kv_u64(w, "derefFaults", k->deref_faults);
+	if (k->py_none)
+		jw_kv_u64(w, "pyNoStack", k->py_none);
+	if (k->py_trunc)
+		jw_kv_u64(w, "pyTruncated", k->py_trunc);
 	if (p->failed)
 		jw_kv_bool(w, "attachFailed", true);
 	if (end->cost && i < end->cost->n)
@@ -535,6 +550,10 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	if (c->vfio && end && end->driver)	/* driverPath, driverSpans, ... (report/driver.c) */
 		driver_stats_json(end->driver, c->vfio, w);
 	jw_kv_u64(w, "unwound", summary_unwound(t, counters));
+	if (c->py) {	/* --python, py=1: calls that carried a Python stack, those not named */
+		jw_kv_u64(w, "pythonStacks", c->py_stacks);
+		jw_kv_u64(w, "pythonStacksUnnamed", c->py_lost);
+	}
 	jw_kv_u64(w, "entryOnlyProbes", t->entry_only);
 	if (t->one_stack)
 		jw_kv_bool(w, "oneStackPerThread", true);

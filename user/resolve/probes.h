@@ -174,6 +174,7 @@ struct probe_spec {
 	enum str_kind str;
 	int str_arg;		/* 1..6: the argument str= reads */
 	enum dist_role dist;
+	int py;			/* py=1: the caller's Python stack at entry (stream/pystack.h) */
 	char origin[64];	/* "file:line" or "--probe", for error messages */
 };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "common/array.h"
 #include "stream/consumer.h"
+#include "stream/pystack.h"
 #include "stream/memledger.h"
 #include "stream/record.h"
 #include "stream/vfio_decode.h"
@@ -443,8 +444,11 @@ static void pid_stats_add(struct consumer *c, uint32_t pid, uint32_t probe, uint
 		fn_stats_add(ps->st, dur);
 }
 
-/* A probe's event's arguments at most: its labels, the correlation, the string, the file */
-#define EVENT_MAX_ARGS (PROBE_MAX_LABELS + 3)
+/*
+ * A probe's event's arguments at most: its labels, the correlation, the string, the file, the
+ * Python line and stack
+ */
+#define EVENT_MAX_ARGS (PROBE_MAX_LABELS + 5)
 
 /* Read when the call's record is made, at its return: an unwound call has none of these. */
 static bool returned_value(int src)
@@ -639,8 +643,80 @@ static const char *call_string(struct consumer *c, const struct spyre_event *e)
 	return c->str.s;
 }
 
+/* A part of the Python stack of the call record that follows (bpf/spyre.bpf.c emit_span). */
+static void on_pystack(struct consumer *c, const struct spyre_event *e)
+{
+	uint32_t base = e->py.part * SPYRE_PY_PER_REC;
+
+	if (e->py.part == 0 || c->pyrec.tid != e->tid || c->pyrec.ts != e->ts ||
+	    c->pyrec.probe != e->probe) {
+		c->pyrec.tid = e->tid;
+		c->pyrec.probe = e->probe;
+		c->pyrec.ts = e->ts;
+		c->pyrec.n = 0;
+	}
+	c->pyrec.flags = e->py.flags;
+	for (uint32_t i = 0; i < e->py.n && i < SPYRE_PY_PER_REC &&
+			     base + i < SPYRE_PY_FRAMES; i++)
+		c->pyrec.frame[base + i] = e->py.frame[i];
+	if (base + e->py.n <= SPYRE_PY_FRAMES && base + e->py.n > c->pyrec.n)
+		c->pyrec.n = base + e->py.n;
+}
+
+/* The innermost Python frame word of call record @e (its stack came before it), else 0. */
+static uint64_t innermost_py(const struct consumer *c, const struct spyre_event *e)
+{
+	if (!c->py || !c->pyrec.n || c->pyrec.tid != e->tid || c->pyrec.probe != e->probe ||
+	    c->pyrec.ts != e->ts)
+		return 0;
+	return c->pyrec.frame[0];
+}
+
+/* Names of a call's Python frames, innermost first (consumer_event's). */
+struct py_names {
+	char buf[SPYRE_PY_FRAMES][320];
+	const char *v[SPYRE_PY_FRAMES];
+	uint32_t n;
+};
+
+/*
+ * The Python stack of call record @e (its SPYRE_EV_PYSTACK records came right before it) into
+ * @out, as "args.python" (the innermost frame) and "args.pystack" (all, innermost first) at
+ * @args; returns how many args were added (0: none). Frames that cannot be named (a code
+ * object torn down while read) are left out, never shown with a wrong line.
+ */
+static int python_args(struct consumer *c, const struct spyre_event *e, struct py_names *out,
+		       struct trace_arg *args)
+{
+	uint32_t n;
+
+	if (!c->py || !c->pyrec.n || c->pyrec.tid != e->tid || c->pyrec.probe != e->probe ||
+	    c->pyrec.ts != e->ts)
+		return 0;
+	n = c->pyrec.n;
+	c->pyrec.n = 0;
+	c->py_stacks++;
+	out->n = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (pystack_frame(c->py, e->tgid, c->pyrec.frame[i], out->buf[out->n],
+				  sizeof(out->buf[0]))) {
+			out->v[out->n] = out->buf[out->n];
+			out->n++;
+		}
+	}
+	if (!out->n) {
+		c->py_lost++;
+		return 0;
+	}
+	args[0] = (struct trace_arg){ .key = "python", .type = TA_STR, .s = out->v[0] };
+	args[1] = (struct trace_arg){ .key = "pystack", .type = TA_STRS, .n = out->n,
+				      .sv = out->v };
+	return 2;
+}
+
 int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
+	static struct py_names pyn;	/* (3 KiB: off the stack; one consumer at a time) */
 	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + kernel */
 	const char *str = NULL, *kernel = NULL;
 	const struct trace_fmt *f;
@@ -664,6 +740,10 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		c->str.set = true;
 		memcpy(c->str.s, e->str.s, sizeof(c->str.s));
 		c->str.s[sizeof(c->str.s) - 1] = '\0';
+		return 0;
+	}
+	if (e->type == SPYRE_EV_PYSTACK) {
+		on_pystack(c, e);
 		return 0;
 	}
 	/* --- driver tier: VFIO ioctls (stream/vfio_decode.c) --- */
@@ -701,8 +781,12 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	if (c->per_pid)
 		pid_stats_add(c, e->tgid, e->probe, e->dur, e->type == SPYRE_EV_SPAN);
 	see_thread(c, e->tgid, e->tid);
-	if (c->mem && s->mem != MEM_NONE)
+	if (c->mem && s->mem != MEM_NONE) {
+		/* a block allocated keeps the Python line that allocated it (memreport) */
+		c->mem->py_word = innermost_py(c, e);
 		memledger_event(c->mem, c->tw, s, e);
+		c->mem->py_word = 0;
+	}
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
 		device_complete(&c->dev, e->tgid, record_value(e, s->key),
@@ -737,14 +821,19 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		corr = device_new_corr(&c->dev);
 	if (c->tw) {
 		n = build_args(c, p, s, e, args, str, corr);
+		int npy;
+
 		if (kernel) {
 			args[n].key = "kernel";
 			args[n].type = TA_STR;
 			args[n].s = kernel;
 			n++;
 		}
-		/* a launch with a kernel name has an arg more than the prepared format */
-		f = kernel ? NULL : probe_fmt(c, e->probe, p, s, e);
+		npy = python_args(c, e, &pyn, args + n);
+		n += npy;
+		/* a launch with a kernel name or a call with a Python stack has args more than
+		 * the prepared format */
+		f = kernel || npy ? NULL : probe_fmt(c, e->probe, p, s, e);
 		/* a probe is either a span or an instant: the type of its first event holds */
 		if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
 			trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);

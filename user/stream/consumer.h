@@ -83,6 +83,18 @@ struct consumer {
 	struct proc_exit *exits;	/* traced processes that ended (SPYRE_EV_EXIT) */
 	int nexits;
 	size_t capexits;
+	/* Python stacks named (--python, py=1); NULL: their records are ignored */
+	struct pystack *py;
+	uint64_t py_stacks;		/* calls that carried a Python stack */
+	uint64_t py_lost;		/* ... whose frames all failed to be named */
+	/* the SPYRE_EV_PYSTACK records of the call record that follows them */
+	struct {
+		uint32_t tid, probe;
+		uint64_t ts;
+		uint32_t n;
+		uint8_t flags;
+		uint64_t frame[SPYRE_PY_FRAMES];
+	} pyrec;
 	/* the last SPYRE_EV_STR record: the string of the call record that follows it */
 	struct {
 		uint32_t tid, probe;

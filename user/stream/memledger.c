@@ -158,7 +158,8 @@ struct mem_acct *memledger_alloc(struct memledger *m, uint32_t pid, uint32_t tid
 		m->cnt++;
 	}
 	*b = (struct mem_block){ .ptr = ptr, .size = size, .ts = ts, .pid = pid, .tid = tid,
-				 .probe = probe, .dev = (int16_t)a->dev, .kind = kind };
+				 .probe = probe, .dev = (int16_t)a->dev, .kind = kind,
+				 .py = kind == MEMK_ALLOC ? m->py_word : 0 };
 	acct_add(a, size, ts);
 	/* keep the load under 1/2 so probing stays short */
 	if (m->cnt * 2 > m->cap)

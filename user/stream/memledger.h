@@ -70,6 +70,8 @@ struct mem_block {
 	int16_t dev;
 	uint8_t kind;
 	uint8_t pad;
+	uint64_t py;		/* the allocating call's innermost Python frame (a frame word of
+				 * bpf/spyre_event.h, stream/pystack.h names it); 0: none */
 };
 
 /* Frees taken at their entry whose span has not come yet, per thread (newest last). */
@@ -93,6 +95,11 @@ struct memledger {
 	uint64_t no_pointer;		/* ptr=ret allocations seen at entry only */
 	uint64_t nested_allocs;		/* allocations whose block a traced callee booked */
 	uint64_t base_ns;		/* the current trace's ts 0 */
+	/*
+	 * The innermost Python frame of the call being booked (py=1, --python), set by the
+	 * consumer around memledger_event: a block allocated keeps it. 0: none.
+	 */
+	uint64_t py_word;
 	struct trace_fmt fmt;		/* the [memory] event */
 	int fmt_state;			/* 0: not made yet, 1: made, -1: failed */
 };

@@ -1,0 +1,238 @@
+#!/usr/bin/env bats
+# Python stacks (issue 26): --python and py=1 on Debian's python3-torch (CPython 3.11), attached
+# by PID. The job (tests/e2e/pystack_job.py) records the line and function of each of its call
+# sites with inspect; the innermost frame of each traced op must name exactly that call site
+# (tests/e2e/check_pystack.py). A job that is not Python: one message, no stack, no crash.
+
+load helpers
+
+TORCH_PY=/usr/bin/python3	# Debian's python with python3-torch, whatever python3 is on PATH
+PYJOB=$ROOT/tests/e2e/pystack_job.py
+MM='libtorch_cpu.so*:at::_ops::mm::call:aten::mm'
+ADD='libtorch_cpu.so*:at::_ops::add_Tensor::call:aten::add'
+
+need_torch() {
+	"$TORCH_PY" -c 'import torch' 2>/dev/null || skip "no python3-torch for $TORCH_PY"
+}
+
+# py_traced TRACER OPTIONS: the job held before its calls, the tracer attached, the calls made,
+# the tracer stopped while the job still lives (its code objects are read from it), the job let
+# go. Both must succeed.
+py_traced() {
+	need_torch
+	local d=$BATS_TEST_TMPDIR
+	"$TORCH_PY" "$PYJOB" --ready "$d/job.ready" --go "$d/go" --linger "$d/linger" \
+		--out "$d/calls.json" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 60	# importing torch takes seconds
+	start_tracer -o "$d/t.json" --driver off "$@"
+	touch "$d/go"
+	wait_for "$d/calls.json" 60 || { cat "$d/job.err"; return 1; }
+	sleep 0.3	# the last spans' stage reaches the ring within 20 ms; drained every 10 ms
+	stop_tracer
+	touch "$d/linger"
+	wait_child "$JOB_PID" 60
+	JOB_RC=$CHILD_RC
+	JOB_PID=
+	cat "$d/job.err" "$d/tracer.out" "$d/tracer.err"
+	[ "$JOB_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	run "$TOOL" check "$d/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+check_lines() {
+	python3 "$ROOT/tests/e2e/check_pystack.py" "$BATS_TEST_TMPDIR/t.json" \
+		"$BATS_TEST_TMPDIR/calls.json" "$@"
+}
+
+@test "--python with --probe on aten ops: each op's args.python is the exact line and function of the script that called it, args.pystack up to <module>" {
+	py_traced --no-default --python --probe "$MM" --probe "$ADD"
+	check_lines --op aten::mm=aten::mm --op aten::add=aten::add
+	# one stack checked whole: the nested function, its caller, main, the module
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$PYJOB" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = next(e["args"]["pystack"] for e in d["traceEvents"]
+         if e.get("args", {}).get("python", "").endswith(" Model.step.<locals>.inner"))
+print(s)
+assert [f.split(" ", 1)[1] for f in s] == ["Model.step.<locals>.inner", "Model.step", "main",
+                                            "<module>"], s
+assert all(f.startswith(sys.argv[2] + ":") for f in s), s
+# every call carried its stack, and each was named
+st = d["spyreStats"]
+ops = sum(e.get("name") in ("aten::mm", "aten::add") and e.get("ph") == "X"
+          for e in d["traceEvents"])
+assert st["pythonStacks"] == ops and st["pythonStacksUnnamed"] == 0, (st, ops)
+PY
+}
+
+@test "--probes torch --python: the op layer's aten::mm and aten::add_Tensor name their call sites exactly" {
+	py_traced --probes torch --python
+	check_lines --op aten::mm=aten::mm --op aten::add_Tensor=aten::add
+}
+
+@test "py=1 in a probe table: only that probe's calls carry a stack; py=1 on an instant is refused" {
+	local t=$BATS_TEST_TMPDIR/py.probes
+	printf '%s\n' 'libtorch_cpu.so* at::_ops::mm::call name=aten::mm py=1' \
+		'libtorch_cpu.so* at::_ops::add_Tensor::call name=aten::add' >"$t"
+	py_traced --no-default --probes "$t"
+	check_lines --op aten::mm=aten::mm
+	[ "$(python3 -c 'import json,sys; print(sum("python" in e.get("args", {}) for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "aten::add"))' "$BATS_TEST_TMPDIR/t.json")" -eq 0 ]
+	printf '%s\n' 'libtorch_cpu.so* at::_ops::mm::call type=instant py=1' >"$t"
+	run "$TOOL" list -p 1 --no-default --probes "$t"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"py=1 needs a span"* ]]
+}
+
+@test "py=1 with str= on one probe (string, stack and call in one ring record), a job idle after its calls, then gone: each call has its string and its line" {
+	local d=$BATS_TEST_TMPDIR
+	cat >"$d/opens.py" <<'PY'
+import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+while not os.path.exists(sys.argv[2]): time.sleep(0.01)
+for _ in range(5):
+    open("/etc/hostname").close()
+time.sleep(0.3)  # idle: its calls must not wait in the thread's batch until its exit
+PY
+	printf '%s\n' 'libc.so* open64 name=open str=arg1:c py=1' >"$d/open.probes"
+	/usr/bin/python3 "$d/opens.py" "$d/job.ready" "$d/go" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 30
+	start_tracer -o "$d/t.json" --driver off --no-default --probes "$d/open.probes"
+	touch "$d/go"
+	wait_child "$TRACER_PID" 30	# it stops when the job exits
+	TRACER_PID=
+	[ "$CHILD_RC" -eq 0 ]
+	wait_child "$JOB_PID" 30
+	JOB_PID=
+	[ "$(python3 -c 'import json,sys; print(sorted(set((e["args"]["name"], e["args"].get("python")) for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "open" and e["args"]["name"] == "/etc/hostname")))' "$d/t.json")" = \
+	  "[('/etc/hostname', '$d/opens.py:5 <module>')]" ]
+	[ "$(python3 -c 'import json,sys; print(sum(e.get("name") == "open" and e["args"]["name"] == "/etc/hostname" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$d/t.json")" -eq 5 ]
+}
+
+@test "py=1 on an allocator (mem=alloc): the blocks still live at the end name the line that allocated them (summary, spyreMemory), the freed ones are gone" {
+	need_torch
+	local d=$BATS_TEST_TMPDIR
+	printf '%s\n' 'libc10.so* c10::alloc_cpu name=allocCpu mem=alloc ptr=ret size=arg1 py=1' \
+		'libc10.so* c10::free_cpu name=freeCpu mem=free ptr=arg1 type=instant' >"$d/mem.probes"
+	"$TORCH_PY" "$ROOT/tests/e2e/pystack_mem.py" --ready "$d/job.ready" --go "$d/go" \
+		--linger "$d/linger" --out "$d/mem.json" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 60
+	start_tracer -o "$d/t.json" --driver off --no-default --probes "$d/mem.probes"
+	touch "$d/go"
+	wait_for "$d/mem.json" 60
+	sleep 0.3
+	stop_tracer
+	touch "$d/linger"
+	wait_child "$JOB_PID" 60
+	JOB_PID=
+	cat "$d/tracer.out" "$d/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	local where
+	where="$(counts_field "$d/mem.json" file):$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept"]["line"])' "$d/mem.json") allocate"
+	grep -E "^ +3 x 19.5 KiB +pid $(counts_field "$d/mem.json" pid) device 0  allocCpu .* from $where\$" "$d/tracer.out"
+	[ "$(grep -c ' from ' "$d/tracer.out")" -eq 1 ]	# the freed line's blocks are not live
+	python3 - "$d/t.json" "$where" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["spyreMemory"]["processes"][0]
+assert [(g["count"], g["bytes"], g.get("python")) for g in p["liveGroups"]] == \
+    [(3, 20000, sys.argv[2])], p["liveGroups"]
+assert [b.get("python") for b in p["liveBlocks"]] == [sys.argv[2]] * 3, p["liveBlocks"]
+PY
+	run "$TOOL" check "$d/t.json"
+	[ "$status" -eq 0 ]
+}
+
+@test "--python under --sample-every: the calls recorded still name their exact lines" {
+	py_traced --no-default --python --sample-every 3 --probe "$MM" --probe "$ADD"
+	check_lines --op aten::mm=aten::mm --op aten::add=aten::add --sampled
+}
+
+@test "--python with -- CMD: the interpreter is found once the launched command has exec'd it; exact lines" {
+	need_torch
+	local d=$BATS_TEST_TMPDIR
+	touch "$d/linger"
+	"$TOOL" --no-default --python --driver off --probe "$MM" -o "$d/t.json" -- \
+		"$TORCH_PY" "$PYJOB" --ready "$d/job.ready" --go "$d/go" --linger "$d/linger" \
+		--out "$d/calls.json" >"$d/tracer.out" 2>"$d/tracer.err" &
+	TRACER_PID=$!
+	wait_for "$d/job.ready" 60
+	# torch (libtorch_cpu.so) was dlopen'ed: the tracer's rescan (every second) attaches to it
+	sleep 2.5
+	touch "$d/go"
+	wait_child "$TRACER_PID" 120
+	TRACER_PID=
+	cat "$d/tracer.out" "$d/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	# no "not Python" said of the child before its exec (the tracer's own image then)
+	! grep -q "Python stacks: process" "$d/tracer.err"
+	check_lines --op aten::mm=aten::mm
+	run "$TOOL" check "$d/t.json"
+	[ "$status" -eq 0 ]
+}
+
+# plain_traced PYTHON TRACER OPTIONS: tests/e2e/pystack_plain.py under interpreter PYTHON, traced
+# with a probe on libc's getpid as py_traced does
+plain_traced() {
+	local py=$1 d=$BATS_TEST_TMPDIR
+	shift
+	rm -f "$d/job.ready" "$d/go" "$d/linger" "$d/calls.json" "$d/t.json"
+	"$py" "$ROOT/tests/e2e/pystack_plain.py" --ready "$d/job.ready" --go "$d/go" \
+		--linger "$d/linger" --out "$d/calls.json" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 30
+	start_tracer -o "$d/t.json" --driver off --no-default --probe 'libc.so*:getpid' "$@"
+	touch "$d/go"
+	wait_for "$d/calls.json" 30 || { cat "$d/job.err"; return 1; }
+	sleep 0.3
+	stop_tracer
+	touch "$d/linger"
+	wait_child "$JOB_PID" 30
+	JOB_PID=
+	cat "$d/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	[ "$TRACER_RC" -eq 0 ]
+	run "$TOOL" check "$d/t.json"
+	[ "$status" -eq 0 ]
+}
+
+@test "--python on other CPython builds (pyenv's, libpython shared): 3.11.7, 3.12.1, 3.13.0 name exact lines; 3.10 says once it is not supported yet, and carries no stack" {
+	local pyenv=${PYENV_ROOT:-/root/.pyenv}/versions v py n=0
+	for v in 3.10 3.11 3.12 3.13; do
+		py=$(ls -d "$pyenv/$v".*/bin/python$v 2>/dev/null | tail -1)
+		[ -x "$py" ] || continue
+		n=$((n + 1))
+		plain_traced "$py" --python
+		if [ $v != 3.10 ]; then
+			check_lines --op getpid=getpid
+			! grep -q "Python stacks\|not supported" "$BATS_TEST_TMPDIR/tracer.err"
+		else
+			[ "$(grep -c "Python $v (.*libpython$v.so[.0-9]*): stacks not supported yet (CPython 3.11-3.13 only); its calls carry no Python stack" "$BATS_TEST_TMPDIR/tracer.err")" -eq 1 ]
+			! grep -q '"pystack"' "$BATS_TEST_TMPDIR/t.json"
+			grep -q '"name":"getpid"' "$BATS_TEST_TMPDIR/t.json"
+		fi
+	done
+	[ $n -gt 0 ] || skip "no pyenv interpreters under $pyenv"
+}
+
+@test "--python on a job that is not Python: one clear message, no stacks, the trace as without" {
+	start_job
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --python
+	run_phase
+	stop_tracer
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	[ "$(grep -c 'Python stacks: process' "$BATS_TEST_TMPDIR/tracer.err")" -eq 1 ]
+	grep -q "Python stacks: process $JOB_PID: no python3\* or libpython3\* mapped; its calls carry no Python stack" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	! grep -q '"pystack"' "$BATS_TEST_TMPDIR/t.json"
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	stop_job
+}
