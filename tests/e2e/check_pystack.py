@@ -2,18 +2,72 @@
 """Checks a trace of tests/e2e/pystack_job.py against the job's own record of its calls (its out
 file: the line and function of each call site, found with inspect).
 
-    check_pystack.py TRACE OUT --op NAME=OP ... [--sampled]
+    check_pystack.py TRACE OUT --op NAME=OP ... [--sampled] [--spans]
 
 Each --op maps a trace event name to the op the job recorded (aten::add_Tensor=aten::add). Every
 event of those names must carry args.python naming one of the job's call sites of that op,
 exactly ("FILE:LINE QUALNAME"), and args.pystack must start with it and end at <module> (the main
 thread: tid == pid) or Thread._bootstrap (the job's worker thread: another tid). The events per
 call site must be the job's calls there (with --sampled: at most, and some).
+
+--spans: the python_function spans (--python) hold every event with a stack: on its thread, for
+each frame of its pystack one span named as the PyTorch profiler names it ("FILE(LINE): QUALNAME")
+around the event, the frames' spans nested by their "Python parent id"; no python_function span
+partly overlaps another X event of its thread; spyreStats.pythonFunctionSpans counts them.
 """
 import argparse
 import collections
 import json
 import sys
+
+
+def profiler_name(frame):
+    """'FILE:LINE QUALNAME' -> 'FILE(LINE): QUALNAME'"""
+    loc, func = frame.split(" ", 1)
+    f, line = loc.rsplit(":", 1)
+    return "%s(%s): %s" % (f, line, func)
+
+
+def check_spans(d):
+    ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+    py = [e for e in ev if e.get("cat") == "python_function"]
+    bad = []
+    n = d["spyreStats"].get("pythonFunctionSpans")
+    if n != len(py) or not py:
+        bad.append("pythonFunctionSpans %s, %d python_function spans" % (n, len(py)))
+    by_id = {e["args"]["Python id"]: e for e in py}
+    eps = 0.0015  # both ends rounded to ns in the file
+    inside = lambda a, b: b["ts"] - eps <= a["ts"] and \
+        a["ts"] + a["dur"] <= b["ts"] + b["dur"] + eps
+    for s in py:
+        p = by_id.get(s["args"].get("Python parent id"))
+        if "Python parent id" in s["args"] and (not p or not inside(s, p) or
+                                                 p["tid"] != s["tid"]):
+            bad.append("span %s at %s not inside its parent" % (s["name"], s["ts"]))
+    spans = collections.defaultdict(list)
+    for s in py:
+        spans[(s["pid"], s["tid"], s["name"])].append(s)
+    for e in ev:
+        stack = e.get("args", {}).get("pystack")
+        if not stack or e.get("args", {}).get("unwound"):
+            continue
+        for f in stack:
+            if not any(inside(e, s) for s in spans[(e["pid"], e["tid"], profiler_name(f))]):
+                bad.append("%s at %s: no span of %r around it" % (e["name"], e["ts"], f))
+                break
+    # a python_function span and another event of its thread nest or are apart
+    for s in py:
+        for e in ev:
+            if e is s or e["tid"] != s["tid"] or e["pid"] != s["pid"]:
+                continue
+            a0, a1, b0, b1 = s["ts"], s["ts"] + s["dur"], e["ts"], e["ts"] + e["dur"]
+            if (a0 + eps < b0 < a1 - eps and b1 > a1 + eps) or \
+                    (b0 + eps < a0 < b1 - eps and a1 > b1 + eps):
+                bad.append("%s [%s, %s] partly overlaps %s [%s, %s]" %
+                           (s["name"], a0, a1, e["name"], b0, b1))
+                break
+    print("python_function spans: %d" % len(py))
+    return bad
 
 
 def main():
@@ -22,6 +76,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--op", action="append", default=[])
     ap.add_argument("--sampled", action="store_true")
+    ap.add_argument("--spans", action="store_true")
     a = ap.parse_args()
     d = json.load(open(a.trace))
     job = json.load(open(a.out))
@@ -51,6 +106,8 @@ def main():
             bad.append("%s from %s: %d events, the job made %d calls" % (k[0], k[1], got[k], n))
     if a.sampled and not sum(got.values()):
         bad.append("no event sampled")
+    if a.spans:
+        bad += check_spans(d)
     for b in bad[:20]:
         print(b, file=sys.stderr)
     print("%d events checked, %d call sites, %d problems" % (sum(got.values()), len(want), len(bad)))

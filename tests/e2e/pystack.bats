@@ -49,7 +49,8 @@ check_lines() {
 
 @test "--python with --probe on aten ops: each op's args.python is the exact line and function of the script that called it, args.pystack up to <module>" {
 	py_traced --no-default --python --probe "$MM" --probe "$ADD"
-	check_lines --op aten::mm=aten::mm --op aten::add=aten::add
+	# and the python_function spans around them, as the profiler's with_stack lays them out
+	check_lines --op aten::mm=aten::mm --op aten::add=aten::add --spans
 	# one stack checked whole: the nested function, its caller, main, the module
 	python3 - "$BATS_TEST_TMPDIR/t.json" "$PYJOB" <<'PY'
 import json, sys

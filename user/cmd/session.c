@@ -498,6 +498,9 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 		}
 	}
 	s->cons.py = s->py;
+	/* every probe brings its stack: the frames' spans can be derived (pyspans.h) */
+	if (s->py && s->env->python && consumer_python_spans(&s->cons))
+		return -ENOMEM;
 	s->cons.mem = &s->mem;
 	memledger_start(&s->mem, s->cons.tw, start_ns);
 	if (s->sfd < 0) {

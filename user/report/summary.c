@@ -7,6 +7,7 @@
 #include "report/memreport.h"
 #include "resolve/procmaps.h"
 #include "report/summary.h"
+#include "stream/pyspans.h"
 #include "attach/vfio.h"
 #include "report/driver.h"
 #include "common/util.h"
@@ -553,6 +554,10 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	if (c->py) {	/* --python, py=1: calls that carried a Python stack, those not named */
 		jw_kv_u64(w, "pythonStacks", c->py_stacks);
 		jw_kv_u64(w, "pythonStacksUnnamed", c->py_lost);
+		if (c->pyspans) {	/* --python: python_function spans, calls left out of them */
+			jw_kv_u64(w, "pythonFunctionSpans", c->py_spans);
+			jw_kv_u64(w, "pythonStacksCut", pyspans_left_out(c->pyspans));
+		}
 	}
 	jw_kv_u64(w, "entryOnlyProbes", t->entry_only);
 	if (t->one_stack)

@@ -8,6 +8,7 @@
 #include "common/array.h"
 #include "stream/consumer.h"
 #include "stream/pystack.h"
+#include "stream/pyspans.h"
 #include "stream/memledger.h"
 #include "stream/record.h"
 #include "stream/vfio_decode.h"
@@ -708,6 +709,10 @@ static int python_args(struct consumer *c, const struct spyre_event *e, struct p
 		c->py_lost++;
 		return 0;
 	}
+	/* a stack read whole and named whole gives the frames' spans their depths */
+	if (c->pyspans && e->type == SPYRE_EV_SPAN)
+		pyspans_add(c->pyspans, e->tgid, e->tid, e->ts, e->ts + e->dur, out->v, out->n,
+			    out->n == n && !(c->pyrec.flags & (SPYRE_PY_TRUNCATED | SPYRE_PY_FAULT)));
 	args[0] = (struct trace_arg){ .key = "python", .type = TA_STR, .s = out->v[0] };
 	args[1] = (struct trace_arg){ .key = "pystack", .type = TA_STRS, .n = out->n,
 				      .sv = out->v };
@@ -881,6 +886,7 @@ void consumer_write_metadata(struct consumer *c)
 	device_finish(&c->dev);
 	if (!c->tw)
 		return;
+	c->py_spans += pyspans_write(c->pyspans, c->tw);
 	/* names changed since they were first written: the trace keeps the last one */
 	for (int i = 0; i < c->nprocs; i++) {
 		struct process_info *p = &c->procs[i];
@@ -909,6 +915,13 @@ void consumer_write_metadata(struct consumer *c)
 	}
 }
 
+int consumer_python_spans(struct consumer *c)
+{
+	if (!c->pyspans)
+		c->pyspans = pyspans_new();
+	return c->pyspans ? 0 : -ENOMEM;
+}
+
 int consumer_driver(struct consumer *c, const char *procfs, const char *const *funcs, int n)
 {
 	int err;
@@ -924,6 +937,7 @@ int consumer_driver(struct consumer *c, const char *procfs, const char *const *f
 void consumer_free(struct consumer *c)
 {
 	vfio_decoder_free(c->vfio);
+	pyspans_free(c->pyspans);
 	for (int i = 0; i < c->nprobes; i++)
 		trace_fmt_free(&c->out[i].fmt);
 	free(c->out);

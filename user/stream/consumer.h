@@ -87,6 +87,9 @@ struct consumer {
 	struct pystack *py;
 	uint64_t py_stacks;		/* calls that carried a Python stack */
 	uint64_t py_lost;		/* ... whose frames all failed to be named */
+	/* python_function spans from the calls' stacks (--python: every call brings one) */
+	struct pyspans *pyspans;
+	uint64_t py_spans;		/* ... written */
 	/* the SPYRE_EV_PYSTACK records of the call record that follows them */
 	struct {
 		uint32_t tid, probe;
@@ -126,6 +129,12 @@ void consumer_free(struct consumer *c);
  * decoder is the consumer's, freed with it. 0 or -errno.
  */
 int consumer_driver(struct consumer *c, const char *procfs, const char *const *funcs, int n);
+/*
+ * Derive python_function spans (stream/pyspans.h) from the calls' Python stacks, written with
+ * the metadata: only where every probe brings its caller's stack (--python), so that no traced
+ * call without one straddles a frame's span. 0 or -ENOMEM.
+ */
+int consumer_python_spans(struct consumer *c);
 /* The exit code of traced process @pid, if its end was seen (true), into @code. */
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
 /* The name of thread @tid as last seen ("" if never seen). */
