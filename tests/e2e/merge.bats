@@ -263,7 +263,7 @@ profiled_torch_run() {
 		>"$BATS_TEST_TMPDIR/job.out" 2>&1 &
 	JOB_PID=$!
 	wait_for "$BATS_TEST_TMPDIR/job.ready" 60
-	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default "${probes[@]}"
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-default "${probes[@]}" "$@"
 	touch "$BATS_TEST_TMPDIR/job.go"
 	# the tracer ends with its target
 	wait_child "$JOB_PID" 120
@@ -345,5 +345,28 @@ assert count["aten::linear"] == count["aten::addmm"] == 2 * iters, count
 assert count["aten::mse_loss"] == iters, count
 # nothing of ours had to go to a track of its own
 assert info["nesting"]["ownTracks"] == 0, info
+PY
+}
+
+@test "merge with a legacy PyTorch profiler export of a --python trace: our python_function spans kept, check clean" {
+	profiled_torch_run --python
+	local start
+	start=$(counts_field "$BATS_TEST_TMPDIR/job/job.json" profilerStartNs)
+	run "$TOOL" merge "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/job/profile.json" \
+		-o "$BATS_TEST_TMPDIR/m.json" --profiler-start "$start"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/m.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/m.json" "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+m, ours = (json.load(open(p)) for p in sys.argv[1:3])
+py = lambda d: [e for e in d["traceEvents"] if e["ph"] == "X" and e.get("cat") == "python_function"]
+n = ours["spyreStats"]["pythonFunctionSpans"]
+print("python_function spans: ours %d, merged %d" % (n, len(py(m))))
+# every one of ours in the merged trace, each frame of the training loop among them
+assert n > 0 and len(py(ours)) == n == len(py(m)), (n, len(py(ours)), len(py(m)))
+assert any("torch_profiled.py(" in e["name"] for e in py(m)), [e["name"] for e in py(m)][:5]
 PY
 }
