@@ -73,6 +73,16 @@ vm-next-perf: vm-deps $(VM_TOOL) mock $(BENCH_VM)
 		VM_ARGS="spyre.perf=ours/lim_emu,ours/lim_uret,ours_sstep/lim_sites,ours_uret/lim_uret \
 		$(VM_ARGS)" bash tests/vm/run-vm-test.sh
 
+# Opt-in, never in `make test` (TCG timing, ~1.5 GB root made once): vm-next's kernel booting a
+# Debian bookworm root on a virtio disk (debootstrap + Debian's python3-torch and bpftrace,
+# tools/vm/rootfs.sh, in $(BUILD)/vm-torch): torch.mm traced by us and by bpftrace, one run.
+.PHONY: vm-next-torch
+vm-next-torch: vm-deps $(VM_TOOL)
+	sh tools/vm/kernel-backports.sh $(VM3_KERNEL) trixie-backports
+	sh tools/vm/rootfs.sh $(BUILD)/vm-torch $(VM_TOOL) "$$(ls $(VM3_KERNEL)/lib/modules)" \
+		$(VM3_KERNEL)
+	BUILD=$(BUILD) VM_ARGS="$(VM_ARGS)" bash tests/vm/run-torch-vm.sh
+
 # Opt-in, never in `make test`: the guest's `perf` step (docs/performance.md) on this 6.12
 # kernel, x86-64 (the nocf variant: push %rbp at the entry, one ret), in $(BUILD)/vm-perf.
 .PHONY: vm-perf
