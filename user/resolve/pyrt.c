@@ -26,7 +26,10 @@
  * (_PyInterpreterFrame: f_code or, 3.13, f_executable; previous; prev_instr or, 3.13, instr_ptr;
  * owner), Include/cpython/code.h (PyCodeObject), Include/cpython/unicodeobject.h and
  * bytesobject.h. The internal structs keep their layout within a minor version (3.11.x) and
- * change between them. The location table (co_linetable) has one format in all three.
+ * change between them (Debian trixie's 3.13.5: its _Py_DebugOffsets give the 3.13 row's
+ * offsets of every field they describe, and 3.13.0's struct sizes but _PyRuntimeState's and
+ * PyInterpreterState's, grown at their ends). The location table (co_linetable) has one format
+ * in all three.
  */
 static const struct py_offsets py_table[] = {
 	{
@@ -86,19 +89,16 @@ struct py_syms {
 	uint64_t load_vaddr;		/* the first PT_LOAD's p_vaddr, page-aligned */
 };
 
-/* The symbols of @path: 0, -ENOENT without _PyRuntime in .dynsym, else -errno. */
-static int read_syms(const char *path, struct py_syms *s)
+/* The symbols of the file open at @fd (closed here): 0, -ENOENT without _PyRuntime in .dynsym. */
+static int read_syms(int fd, struct py_syms *s)
 {
 	Elf_Scn *scn = NULL;
 	size_t nph = 0;
 	bool load = false;
-	int fd, err = -ENOENT;
+	int err = -ENOENT;
 	Elf *e;
 
 	memset(s, 0, sizeof(*s));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e) {
@@ -152,7 +152,7 @@ static int read_syms(const char *path, struct py_syms *s)
 struct find_ctx {
 	struct {
 		char path[256];
-		uint64_t base;	/* start of its mapping at file offset 0 */
+		uint64_t base, end;	/* its mapping at file offset 0 */
 	} c[PY_MAX_CANDIDATES];
 	int n;
 };
@@ -170,6 +170,7 @@ static int find_cb(const struct map_entry *m, void *arg)
 			return 0;
 	snprintf(c->c[c->n].path, sizeof(c->c[0].path), "%s", m->path);
 	c->c[c->n].base = m->start;
+	c->c[c->n].end = m->end;
 	c->n++;
 	return 0;
 }
@@ -180,9 +181,10 @@ int pyrt_find(pid_t pid, const char *procfs, struct py_proc *out, char *why, siz
 	struct py_syms s;
 	char path[300], file[320];
 	uint64_t ver = 0, base = 0;
+	bool unopened = false;
 	const char *b;
 	FILE *f;
-	int err = -ENOENT, i;
+	int err = -ENOENT, fd, i;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
@@ -200,16 +202,35 @@ int pyrt_find(pid_t pid, const char *procfs, struct py_proc *out, char *why, siz
 	}
 	/* the first that exports _PyRuntime: a static binary's, else its libpython's */
 	for (i = 0, err = -ENOENT; i < c.n && err == -ENOENT; i++) {
-		/* through the process's root: a container's interpreter is not the host's */
-		snprintf(file, sizeof(file), "%s/%d/root%s", procfs, pid, c.c[i].path);
-		err = read_syms(file, &s);
+		/*
+		 * The mapped file itself (map_files), wherever the process's root is: a chrooted
+		 * process's maps name its files as our root sees them (/srv/root/usr/bin/python3),
+		 * not as its own does. Else through the process's root: a container's maps name
+		 * them as the container sees them, and its interpreter is not the host's.
+		 */
+		snprintf(file, sizeof(file), "%s/%d/map_files/%llx-%llx", procfs, pid,
+			 (unsigned long long)c.c[i].base, (unsigned long long)c.c[i].end);
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(file, sizeof(file), "%s/%d/root%s", procfs, pid, c.c[i].path);
+			fd = open(file, O_RDONLY | O_CLOEXEC);
+		}
+		if (fd < 0) {
+			/* said unless a later one exports _PyRuntime; not "exports none" */
+			if (!unopened)
+				snprintf(why, whylen, "%s: %s", c.c[i].path, strerror(errno));
+			unopened = true;
+			continue;
+		}
+		err = read_syms(fd, &s);
 		if (err && err != -ENOENT)
 			snprintf(why, whylen, "%s: %s", c.c[i].path, strerror(-err));
 	}
 	if (err == -ENOENT) {
-		snprintf(why, whylen, "%s%s exports no _PyRuntime (stripped of its dynamic "
-			 "symbols, or not CPython)", c.c[0].path,
-			 c.n > 1 ? " nor the other Python files mapped" : "");
+		if (!unopened)
+			snprintf(why, whylen, "%s%s exports no _PyRuntime (stripped of its "
+				 "dynamic symbols, or not CPython)", c.c[0].path,
+				 c.n > 1 ? " nor the other Python files mapped" : "");
 		return -ENOENT;
 	}
 	if (err < 0)
