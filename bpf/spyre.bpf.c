@@ -986,6 +986,20 @@ static __always_inline void count_py(__u32 probe, bool none)
  * (unless it is an entry frame of the C stack), st->py_fr moved to the one before it. A global
  * function: the verifier checks it once, not once per frame and count of frames kept.
  */
+/*
+ * Frame @n of recorded call @slot as one index into st->py seen flat, masked as a whole: with a
+ * mask on each of the two indexes, Debian 6.1's verifier summed their bounds twice over and
+ * refused the store ("R6 max value is outside of the allowed memory range", off=7584 of 5672),
+ * which 6.12 and 7.3 accept. The barrier keeps the compiler from splitting it again.
+ */
+static __always_inline __u32 py_index(__u32 slot, __u32 n)
+{
+	__u32 i = (slot & RECORD_MASK) * SPYRE_PY_FRAMES + (n & (SPYRE_PY_FRAMES - 1));
+
+	barrier_var(i);
+	return i & (SPYRE_MAX_DEPTH * SPYRE_PY_FRAMES - 1);
+}
+
 __noinline int py_step(struct tstack *st, __u32 slot, const struct spyre_py_proc *pp)
 {
 	__u64 w[PY_WORDS] = {}, code, instr, first, idx, fr;
@@ -1012,7 +1026,7 @@ __noinline int py_step(struct tstack *st, __u32 slot, const struct spyre_py_proc
 	idx = instr < first ? 0 : (instr - first) / 2 + 1;
 	if (idx > SPYRE_PY_IDX_UNKNOWN)
 		idx = SPYRE_PY_IDX_UNKNOWN;
-	st->py[slot & RECORD_MASK][n & (SPYRE_PY_FRAMES - 1)] = code | idx << SPYRE_PY_IDX_SHIFT;
+	((__u64 *)st->py)[py_index(slot, n)] = code | idx << SPYRE_PY_IDX_SHIFT;
 	st->pyn[slot & RECORD_MASK] = n + 1;
 	return PY_NEXT;
 }
@@ -1356,7 +1370,7 @@ __noinline int emit_pystack(struct tstack *st, __u32 d, __u32 first, __u32 npy)
 
 		for (__u32 j = 0; j < SPYRE_PY_PER_REC; j++)
 			out->py.frame[j] = base + j < total ?
-					   st->py[slot][(base + j) & (SPYRE_PY_FRAMES - 1)] : 0;
+					   ((__u64 *)st->py)[py_index(slot, base + j)] : 0;
 		out->py.n = total <= base ? 0 : total - base > SPYRE_PY_PER_REC ?
 			    SPYRE_PY_PER_REC : total - base;
 		out->py.part = part;
