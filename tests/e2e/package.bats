@@ -10,7 +10,7 @@ BROOT=$BUILD/bookworm-root
 
 setup_file() {
 	make -C "$ROOT" --no-print-directory BUILD="$BUILD" deb >&3
-	sh "$ROOT/tools/deb/bookworm-root.sh" "$BROOT" man-db >&3
+	sh "$ROOT/tools/debian-root.sh" bookworm "$BROOT" man-db >&3
 }
 
 deb_file() {

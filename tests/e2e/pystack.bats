@@ -8,7 +8,7 @@ load helpers
 
 TORCH_PY=/usr/bin/python3	# Debian's python with python3-torch, whatever python3 is on PATH
 PYJOB=$ROOT/tests/e2e/pystack_job.py
-TROOT=$BUILD/trixie-root	# Debian trixie with python3 (tests/e2e/trixie-root.sh)
+TROOT=$BUILD/trixie-root	# Debian trixie with python3 (tools/debian-root.sh)
 MM='libtorch_cpu.so*:at::_ops::mm::call:aten::mm'
 ADD='libtorch_cpu.so*:at::_ops::add_Tensor::call:aten::add'
 
@@ -240,14 +240,14 @@ plain_traced() {
 
 # Debian trixie's python3 (CPython 3.13.5 when written: its own build, python3.13 with libpython
 # linked in, exporting _PyRuntime itself), in a trixie root made once under $BUILD by
-# tests/e2e/trixie-root.sh (debootstrap --variant=minbase --include=python3 from this machine's
+# tools/debian-root.sh trixie (debootstrap --variant=minbase --include=python3 from this machine's
 # apt mirror; 220 MB, made in 36 s on the project's 2-core build VM, 2026-12-06, 83 s while a build
 # ran; then reused: the test takes 1 s). The job runs under chroot, traced from the host by PID:
 # its libc and interpreter are the root's files, which the process's maps name by their host
 # paths; the tracer opens them through /proc/PID/map_files. Skipped only when debootstrap failed
 # and the mirror cannot be reached.
 @test "--python on Debian trixie's python3 (CPython 3.13) in a debootstrap'd trixie chroot, traced from the host: exact lines of its getpid calls" {
-	run sh "$ROOT/tests/e2e/trixie-root.sh" "$TROOT"
+	run sh "$ROOT/tools/debian-root.sh" trixie "$TROOT" python3
 	echo "$output"
 	[ "$status" -ne 77 ] || skip "no trixie root: ${output##*$'\n'}"
 	[ "$status" -eq 0 ]

@@ -4,7 +4,7 @@
 # a Debian bookworm root with Debian's python3-torch and bpftrace on a disk image, and a small
 # initramfs that mounts it and switch_roots into it.
 #
-#   DIR/root         debootstrap minbase (tools/deb/bookworm-root.sh), then python3-torch and
+#   DIR/root         debootstrap minbase (tools/debian-root.sh bookworm), then python3-torch and
 #                    bpftrace installed in it with apt (chroot); made once, kept (~1.6 GB)
 #   DIR/disk.img     ext4 image of DIR/root (mke2fs -d), with /opt/spyre: TOOL (the static
 #                    spyre-bpftrace), bench/torchmm.py, tests/vm/torch-guest.sh (the guest's
@@ -23,7 +23,7 @@ root=$dir/root
 moddir=$modroot/lib/modules/$kver
 
 # 1. the root, once
-sh "$here/tools/deb/bookworm-root.sh" "$root"
+sh "$here/tools/debian-root.sh" bookworm "$root"
 if [ ! -e "$root/.torch" ]; then
 	echo "rootfs: apt-get install python3-torch bpftrace in $root (once)"
 	mount -t proc proc "$root/proc"
