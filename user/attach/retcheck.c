@@ -424,7 +424,8 @@ bool retcheck_emulation_loads(char *why, size_t len)
 /* The names bpf/spyre.bpf.c's programs that do probed instructions get (BPF_OBJ_NAME_LEN - 1) */
 static const char *const emu_names[] = { "spyre_ret_site_", "spyre_tail_ret_", "spyre_entry_emu" };
 
-unsigned int retcheck_other_emulator(const unsigned int *own, int nown)
+/* Another process's program that does probed instructions: its id, else 0 */
+static unsigned int other_emulator(const unsigned int *own, int nown)
 {
 	__u32 id = 0;
 
@@ -486,20 +487,30 @@ struct retcheck *retcheck_start(void)
 	return retcheck_start_mode(RETCHECK_STEPPED);
 }
 
-bool retcheck_emulation_ok(struct retcheck *rc, char *why, size_t len)
+bool retcheck_emulation_ok(struct retcheck *rc, const unsigned int *own, int nown, char *why,
+			   size_t len)
 {
 	enum retcheck_verdict v;
+	unsigned int other;
 	const char *w;
 
 	if (!rc)
 		return false;	/* @why says why it did not run (retcheck_emulation_loads) */
 	v = retcheck_wait(rc, &w);
-	if (v == RETCHECK_PASSED)
-		snprintf(why, len, "the start-up self-test's call through a return done by BPF "
-			 "came back right");
-	else
+	if (v != RETCHECK_PASSED) {
 		snprintf(why, len, "the start-up self-test of a return done by BPF: %s", w);
-	return v == RETCHECK_PASSED;
+		return false;
+	}
+	other = other_emulator(own, nown);
+	if (other) {
+		snprintf(why, len, "another spyre-bpftrace on this machine does probed instructions "
+			 "in BPF (its program %u): the kernel single-steps them here, so that none "
+			 "is done twice", other);
+		return false;
+	}
+	snprintf(why, len, "the start-up self-test's call through a return done by BPF came "
+		 "back right");
+	return true;
 }
 
 enum retcheck_verdict retcheck_wait(struct retcheck *rc, const char **why)

@@ -45,22 +45,16 @@ bool retcheck_emulation_loads(char *why, size_t len);
 /* retcheck_start for @mode; RETCHECK_EMULATED runs whenever asked, where the architecture can. */
 struct retcheck *retcheck_start_mode(enum retcheck_mode mode);
 /*
- * RETCHECK_EMULATED's verdict: may return sites return by themselves? @why: what the test saw.
+ * RETCHECK_EMULATED's verdict: may return sites return by themselves (and the entry program do
+ * a probed mov or lea)? Only where the test passed and no other process has programs that do
+ * probed instructions themselves: another spyre-bpftrace's (bpf/spyre.bpf.c *_emu, found by
+ * their names among the kernel's programs; @own: the ids of this process's own, @nown of them).
+ * The kernel runs every program on a uprobe before it skips the single step, so two of them on
+ * one return would each return (the job's stack popped twice). @why: what decided.
  * @rc NULL (not run): false, @why left as retcheck_emulation_loads wrote it.
  */
-bool retcheck_emulation_ok(struct retcheck *rc, char *why, size_t len);
-
-/*
- * Programs of another process that do probed instructions themselves: another spyre-bpftrace's
- * (bpf/spyre.bpf.c *_emu, found by their names among the loaded programs). The kernel runs every
- * program on a uprobe before it skips the single step, so two of them on one return would each
- * return (the job's stack popped twice): where one is found, ours leave the instructions to the
- * kernel. @own: the ids of this process's own, @nown of them. The first other's id, else 0.
- */
-unsigned int retcheck_other_emulator(const unsigned int *own, int nown);
-/* What the tracer says then, with that id */
-#define OTHER_EMULATOR_WHY "another spyre-bpftrace on this machine does probed instructions in " \
-	"BPF (its program %u): the kernel single-steps them here, so that none is done twice"
+bool retcheck_emulation_ok(struct retcheck *rc, const unsigned int *own, int nown, char *why,
+			   size_t len);
 
 
 /*

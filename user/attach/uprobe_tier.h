@@ -136,7 +136,7 @@ void tracer_close(struct tracer *tr);
 struct py_proc;
 /* Process @pp->pid's interpreter (its version's offsets known) for the Python walks: 0, -errno. */
 int tracer_py_proc(struct tracer *tr, const struct py_proc *pp);
-/* The ids of the loaded programs that do probed instructions (retcheck_other_emulator's @own) */
+/* The ids of the loaded programs that do probed instructions (retcheck_emulation_ok's @own) */
 int tracer_emu_prog_ids(const struct tracer *tr, unsigned int *ids, int max);
 
 #endif

@@ -113,14 +113,8 @@ int cmd_list(const struct env *env, struct probe_table *table)
 	printf("process %d: %d of %d probe specs resolved to %d functions\n", env->pid, rc,
 	       table->cnt, t.cnt);
 	if (!env->uretprobes) {
-		unsigned int other;
-
-		costs.rets_emulated = retcheck_emulation_ok(emucheck, emu_why, sizeof(emu_why));
-		other = costs.rets_emulated ? retcheck_other_emulator(NULL, 0) : 0;
-		if (other) {
-			costs.rets_emulated = false;
-			snprintf(emu_why, sizeof(emu_why), OTHER_EMULATOR_WHY, other);
-		}
+		costs.rets_emulated = retcheck_emulation_ok(emucheck, NULL, 0, emu_why,
+							    sizeof(emu_why));
 		printf("returns at return sites: %s (%s)\n", costs.rets_emulated ?
 		       "done by BPF, no single step" : "single-stepped by the kernel", emu_why);
 	}

@@ -366,18 +366,13 @@ int session_scan(struct session *s, bool all)
  */
 static void emulation_check(struct session *s)
 {
-	unsigned int own[3], other;
+	unsigned int own[3];
 
 	if (s->env->uretprobes)
 		return;
-	s->tr.emulate = retcheck_emulation_ok(s->emucheck, s->emu_why, sizeof(s->emu_why)) &&
-			s->tr.emu_loaded;
-	other = s->tr.emulate ? retcheck_other_emulator(own, tracer_emu_prog_ids(&s->tr, own, 3)) :
-		0;
-	if (other) {
-		s->tr.emulate = false;
-		snprintf(s->emu_why, sizeof(s->emu_why), OTHER_EMULATOR_WHY, other);
-	}
+	s->tr.emulate = retcheck_emulation_ok(s->emucheck, own,
+					      tracer_emu_prog_ids(&s->tr, own, 3),
+					      s->emu_why, sizeof(s->emu_why)) && s->tr.emu_loaded;
 	s->costs.rets_emulated = s->tr.emulate;
 	s->meter.costs.rets_emulated = s->tr.emulate;
 	pr_debug("returns at return sites: %s (%s)", s->tr.emulate ?
