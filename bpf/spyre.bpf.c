@@ -44,6 +44,8 @@ struct frame {
 	__u64 args[SPYRE_MAX_ARGS];	/* as struct spyre_rec_call has them */
 	__u32 record;	/* 0: sampled out or over the rate cap; popped without an event */
 	__u32 mem;	/* SPYRE_CK_*: from the entry's cookie */
+	__s64 ustack;	/* SPYRE_CK_USTACK: the stack's id in ustacks, or -errno */
+	__u64 ucaller;	/* ... and the return address at entry (spyre_rec_ustack.caller) */
 };
 
 struct tstack {
@@ -187,6 +189,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct spyre_py_proc);
 } py_procs SEC(".maps");
+
+/*
+ * Native stacks of stack= calls (SPYRE_CK_USTACK), as build ids and file offsets: named in
+ * userspace, after the process may be gone (stream/ustack.c). Sized 1 by the loader when no
+ * probe asks (its kernel memory is allocated at creation: 8192 stacks of 1 KiB).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, SPYRE_USTACK_MAX);
+	__uint(map_flags, BPF_F_STACK_BUILD_ID);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, SPYRE_USTACK_FRAMES * sizeof(struct bpf_stack_build_id));
+} ustacks SEC(".maps");
 
 /* All-zero template for a new thread's stack: too large for the 512-byte BPF stack. */
 struct {
@@ -406,12 +421,12 @@ __noinline int flush_stage(struct tstack *st);
 
 /*
  * Where the record of a call of @probe that ended at @now goes: the next one of the thread's
- * stage (stage_events; with @extra records before it, its string and its Python stack:
- * 0..CALL_MAX_EXTRA; *@n is the first one's index, the caller counts them in) or a
+ * stage (stage_events; with @extra records before it, its string, its Python stack and its
+ * native stack's id: 0..CALL_MAX_EXTRA; *@n is the first one's index, the caller counts them in) or a
  * reservation in the ring (@extra 0: emit_span makes a call with extra records in the unused
  * stage and copies them to the ring); NULL when the ring is full, counted on the probe.
  */
-#define CALL_MAX_EXTRA	(1 + SPYRE_PY_RECS)
+#define CALL_MAX_EXTRA	(2 + SPYRE_PY_RECS)
 static __always_inline struct spyre_event *call_record(struct tstack *st, __u64 now, __u32 probe,
 						       __u32 *n, __u32 extra)
 {
@@ -1100,6 +1115,21 @@ __noinline int py_walk(struct tstack *st, __u32 d, __u32 tgid, __u32 probe)
 	return 0;
 }
 
+/* The return address of a call at its entry (0: unread). */
+static __always_inline __u64 caller_ip(struct pt_regs *ctx)
+{
+	__u64 ra = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	bpf_probe_read_user(&ra, sizeof(ra), (void *)PT_REGS_SP(ctx));
+#elif defined(__TARGET_ARCH_powerpc)
+	ra = ctx->link;
+#elif defined(__TARGET_ARCH_s390)
+	ra = ctx->gprs[14];
+#endif
+	return ra;
+}
+
 /* The entry of a traced call: push its frame on the thread's stack, with its arguments. */
 static __always_inline int enter_call(struct pt_regs *ctx)
 {
@@ -1156,7 +1186,7 @@ static __always_inline int enter_call(struct pt_regs *ctx)
 	f = &st->f[d & RECORD_MASK];
 	/* the call is tracked either way, so returns stay paired with their entries */
 	/* without sampling or a cap (the usual case) skip the clock read want_event needs */
-	f->record = (mem & ~(SPYRE_CK_NOW | SPYRE_CK_PY)) || sampling_off() ||
+	f->record = (mem & ~(SPYRE_CK_NOW | SPYRE_CK_PY | SPYRE_CK_USTACK)) || sampling_off() ||
 		    want_event(bpf_ktime_get_ns(), tgid, c);
 	f->mem = mem;
 	if (!f->record)
@@ -1164,6 +1194,14 @@ static __always_inline int enter_call(struct pt_regs *ctx)
 	read_args(ctx, f->args);
 	if (mem & SPYRE_CK_PY)
 		py_walk(st, d, tgid, probe);
+	if (mem & SPYRE_CK_USTACK) {
+		/* the kernel's walk of the user stack: frame pointers (on 6.13+ with the caller
+		 * at a function's entry, where the frame is not set up yet) */
+		f->ustack = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
+		if (f->ustack < 0 && c)
+			COUNT(c, ustack_lost);
+		f->ucaller = caller_ip(ctx);
+	}
 	/* last, so the span does not include our own bookkeeping */
 	f->ts = bpf_ktime_get_ns();
 	return 0;
@@ -1388,6 +1426,21 @@ __noinline int emit_pystack(struct tstack *st, __u32 d, __u32 first, __u32 npy)
 	return 0;
 }
 
+/* The native stack of call record @e as the SPYRE_EV_USTACK record @out before it. */
+static __always_inline void emit_ustack(struct spyre_event *out, const struct spyre_event *e,
+					const struct frame *f)
+{
+	out->ustack.id = f->ustack;
+	out->ustack.caller = f->ucaller;
+	out->ts = e->ts;
+	out->dur = e->dur;
+	out->tgid = e->tgid;
+	out->tid = e->tid;
+	out->probe = e->probe;
+	out->type = SPYRE_EV_USTACK;
+	out->depth = e->depth;
+}
+
 /*
  * Close open call @d (st->depth is already @d) at @now with return value @ret: one span, into
  * the thread's stage or the ring.
@@ -1400,7 +1453,7 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 	struct spyre_event *e;
 	struct frame *f;
 	__u32 n = 0, probe, npy = 0, extra;
-	bool str;
+	bool str, ust;
 
 	if (d >= SPYRE_MAX_DEPTH)
 		return;	/* tracked, not recorded: counted at entry */
@@ -1412,14 +1465,16 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 		r = bpf_map_lookup_elem(&probe_reads, &probe);
 	/*
 	 * What goes before the call's record, in the same ring record: its string
-	 * (SPYRE_EV_STR), then its Python stack (SPYRE_EV_PYSTACK, 1..SPYRE_PY_RECS records)
+	 * (SPYRE_EV_STR), then its Python stack (SPYRE_EV_PYSTACK, 1..SPYRE_PY_RECS records),
+	 * then its native stack's id (SPYRE_EV_USTACK)
 	 */
 	str = r && r->str_kind;
+	ust = f->mem & SPYRE_CK_USTACK;
 	if (f->mem & SPYRE_CK_PY)
 		npy = (st->pyn[d & RECORD_MASK] + SPYRE_PY_PER_REC - 1) / SPYRE_PY_PER_REC;
 	if (npy > SPYRE_PY_RECS)
 		npy = SPYRE_PY_RECS;
-	extra = (str ? 1 : 0) + npy;
+	extra = (str ? 1 : 0) + npy + (ust ? 1 : 0);
 
 	if (stage_events || extra) {
 		/*
@@ -1452,14 +1507,18 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 		read_str(&st->stage[stage_slot(n)], e, r);
 	if (npy)
 		emit_pystack(st, d, n + (str ? 1 : 0), npy);
+	if (ust)
+		emit_ustack(&st->stage[stage_slot(n + extra - 1)], e, f);
 	if (stage_events) {
 		st->nstaged = n + extra + 1;
 		/*
 		 * A Python stack goes at once too: its code objects are named from the live
-		 * process, and a thread that goes idle would keep it staged until its exit
+		 * process, and a thread that goes idle would keep it staged until its exit; so
+		 * does a native stack (a frame the kernel gave as an address is named from the
+		 * process's mappings)
 		 */
 		if (n + extra + 1 >= SPYRE_STAGE || now - st->staged_since > SPYRE_STAGE_MAX_NS ||
-		    (f->mem & (SPYRE_CK_MEM | SPYRE_CK_NOW | SPYRE_CK_PY))) {
+		    (f->mem & (SPYRE_CK_MEM | SPYRE_CK_NOW | SPYRE_CK_PY | SPYRE_CK_USTACK))) {
 			flush_stage(st);
 			check_rename(st, tgid);
 		}

@@ -60,6 +60,9 @@ enum spyre_event_type {
 				 * SPYRE_PY_RECS records right before its call's record (after
 				 * its string's, if any) in the same ring record
 				 * (spyre_rec_pystack) */
+	SPYRE_EV_USTACK = 11,	/* a stack=1 probe's native stack id at its call's entry, right
+				 * before its call's record (after its Python stack's, if any)
+				 * in the same ring record (spyre_rec_ustack) */
 };
 
 /*
@@ -92,6 +95,19 @@ enum spyre_event_type {
  * probe: the walk is made only for the calls recorded.
  */
 #define SPYRE_CK_PY		0x20
+/*
+ * --ustack or stack=1: the entry takes the calling thread's native stack (frame pointers, the
+ * kernel's walk) into the ustacks map, as build ids and file offsets, and the call's record
+ * carries its id (SPYRE_EV_USTACK). Sampled like any probe.
+ */
+#define SPYRE_CK_USTACK		0x40
+/*
+ * Native frames a stack keeps at most, innermost first: the traced function itself, then its
+ * callers (struct bpf_stack_build_id each, 32 bytes), and the stacks the ustacks map holds
+ * (the same stack is stored once; a stack whose slot holds another is counted, not recorded).
+ */
+#define SPYRE_USTACK_FRAMES	32
+#define SPYRE_USTACK_MAX	8192
 
 /* Dereferences a call record carries (probes.h PROBE_MAX_DEREFS) */
 #define SPYRE_MAX_DEREFS	2
@@ -241,6 +257,22 @@ struct spyre_rec_pystack {
 };
 
 /*
+ * SPYRE_EV_USTACK: the native stack of the call whose record follows; ts, tid and probe are the
+ * call's. The frames are in the ustacks map (bpf_get_stackid, BPF_F_STACK_BUILD_ID) under id.
+ */
+struct spyre_rec_ustack {
+	__s64 id;			/* >= 0: the map's key; < 0: -errno, no stack */
+	/*
+	 * The return address at the call's entry (x86-64: at sp; ppc64le: the link register;
+	 * s390x: r14), 0 when unread: the caller's frame, which the kernel's frame-pointer walk
+	 * skips where the traced function is entered on another instruction than `push %rbp` or
+	 * `endbr64` (a leaf function; any function before Linux 6.13)
+	 */
+	__u64 caller;
+	__u64 unused[7];
+};
+
+/*
  * What the entry program needs to find a thread's Python frames in one process: where the
  * interpreter list starts (&_PyRuntime.interpreters.head in the process) and the offsets of the
  * fields it follows, for that process's CPython version (user/resolve/pyrt.c has the table and
@@ -321,6 +353,7 @@ struct spyre_event {
 		struct spyre_rec_exit exit;
 		struct spyre_rec_str str;
 		struct spyre_rec_pystack py;
+		struct spyre_rec_ustack ustack;
 	};
 	__u32 tgid;
 	__u32 tid;
@@ -359,6 +392,7 @@ _Static_assert(sizeof(struct spyre_rec_ioctl) == SPYRE_REC_BYTES, "spyre_rec_ioc
 _Static_assert(sizeof(struct spyre_rec_exit) == SPYRE_REC_BYTES, "spyre_rec_exit size");
 _Static_assert(sizeof(struct spyre_rec_str) == SPYRE_REC_BYTES, "spyre_rec_str size");
 _Static_assert(sizeof(struct spyre_rec_pystack) == SPYRE_REC_BYTES, "spyre_rec_pystack size");
+_Static_assert(sizeof(struct spyre_rec_ustack) == SPYRE_REC_BYTES, "spyre_rec_ustack size");
 _Static_assert(sizeof(struct spyre_py_proc) == 32, "py_proc: fixed layout");
 _Static_assert(SPYRE_PY_RECS * SPYRE_PY_PER_REC == SPYRE_PY_FRAMES, "whole records");
 _Static_assert(sizeof(struct spyre_event) == SPYRE_EVENT_BYTES, "spyre_event size");
@@ -439,6 +473,8 @@ struct spyre_counters {
 	__u64 py_none;		/* py= calls from a thread running no Python (no stack) */
 	__u64 py_trunc;		/* py= stacks cut: deeper than SPYRE_PY_FRAMES, or a read
 				 * faulted (a frame being torn down) */
+	__u64 ustack_lost;	/* stack= calls whose native stack was not kept: its slot in
+				 * the ustacks map held another stack, or no frame was read */
 };
 
 #endif /* SPYRE_EVENT_H */

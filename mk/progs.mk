@@ -24,6 +24,9 @@
 #                    (to an untraced function, a traced one, through the PLT into the second
 #                    library, through a chain, by a jcc into another function), an allocator
 #                    and its free that tail-call, -O2 like the mock (tailcall.bats)
+#   stackjob/        stackjob, libstackrt.so: call chains whose every frame is known, an allocator
+#                    whose leaked blocks are known, built with frame pointers, one leaf without
+#                    (ustack.bats)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
 #                    (`make ppc64le-fixture` rebuilds it, below)
 #
@@ -42,12 +45,15 @@ MOCK_DIR	:= $(BUILD)/mock
 MOCK_C		:= $(MOCK_DIR)/torch_spyre/_C.so
 MOCK		:= $(MOCK_DIR)/libflex.so $(MOCK_DIR)/libspyre_comms.so.1 $(MOCK_C) \
 		   $(MOCK_DIR)/mock-spyre-job
+# libfixture.so's build id, which the unit test of the ELF reader expects (tests/unit/unit.h)
+FIXTURE_BUILD_ID := 0102030405060708090a0b0c0d0e0f1011121314
 FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so \
 		   $(BUILD)/tests/libtailrt.so $(BUILD)/tests/libtailb.so
 # Programs the end-to-end tests trace (tests/e2e), besides the mock job.
 TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static \
 		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper $(BUILD)/tests/coroutine \
-		   $(BUILD)/tests/keysjob $(BUILD)/tests/tailjob $(BUILD)/tests/entryjob
+		   $(BUILD)/tests/keysjob $(BUILD)/tests/tailjob $(BUILD)/tests/entryjob \
+		   $(BUILD)/tests/stackjob
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -84,7 +90,8 @@ $(MOCK_DIR)/mock-spyre-job: $(MOCK_SRC)/mock-spyre-job.cpp $(MOCK_HDRS) $(MOCK_C
 fixtures: $(FIXTURES)
 
 $(BUILD)/tests/libfixture.so: $(PROGS_DIR)/fixture.cpp | $(BUILD)/tests
-	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libfixture.so.1 $< -o $@
+	$(CXX) $(MOCK_CXXFLAGS) -shared -Wl,-soname,libfixture.so.1 \
+		-Wl,--build-id=0x$(FIXTURE_BUILD_ID) $< -o $@
 
 $(BUILD)/tests/libfixture-stripped.so: $(BUILD)/tests/libfixture.so
 	$(STRIP) --strip-all $< -o $@
@@ -113,6 +120,16 @@ $(BUILD)/tests/throwjob-allstatic: $(PROGS_DIR)/throwjob.cpp | $(BUILD)/tests
 # Its traced functions are assembly (x86-64): their first instructions are the point.
 $(BUILD)/tests/entryjob: $(PROGS_DIR)/entryjob.c | $(BUILD)/tests
 	$(CC) -O2 -g -Wall -Wextra -fPIE -pie $< -o $@
+
+# -O2 with frame pointers (Fedora's and Ubuntu's packages are built so): the stacks the kernel
+# walks are whole, but for leaf_mix, a leaf without a frame (its own attribute).
+STACKJOB_CFLAGS	:= -O2 -g -fno-omit-frame-pointer -Wall -Wextra
+$(BUILD)/tests/libstackrt.so: $(PROGS_DIR)/stackjob/stackrt.c | $(BUILD)/tests
+	$(CC) $(STACKJOB_CFLAGS) -fPIC -shared $< -o $@
+
+$(BUILD)/tests/stackjob: $(PROGS_DIR)/stackjob/stackjob.c $(BUILD)/tests/libstackrt.so
+	$(CC) $(STACKJOB_CFLAGS) -fPIE -pie $< -L$(BUILD)/tests -lstackrt -Wl,-rpath,'$$ORIGIN' \
+		-o $@
 
 # -O2 like the runtime: the stack switches happen inside optimized traced functions.
 $(BUILD)/tests/coroutine: $(PROGS_DIR)/coroutine.c | $(BUILD)/tests

@@ -235,6 +235,27 @@ TEST(elfsym_vaddr_matches_dlsym)
 	dlclose(h);
 }
 
+/* the build id mk/progs.mk gives libfixture.so (FIXTURE_BUILD_ID); strip keeps the note */
+TEST(elfsym_build_id)
+{
+	static const unsigned char want[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+						16, 17, 18, 19, 20 };
+	unsigned char id[32];
+	char path[PATH_MAX];
+
+	fixture_path(path, sizeof(path), "libfixture.so");
+	CHECK_EQ_INT(elfsym_build_id(path, id, sizeof(id)), 20);
+	CHECK(!memcmp(id, want, sizeof(want)));
+	fixture_path(path, sizeof(path), "libfixture-stripped.so");
+	memset(id, 0, sizeof(id));
+	CHECK_EQ_INT(elfsym_build_id(path, id, sizeof(id)), 20);
+	CHECK(!memcmp(id, want, sizeof(want)));
+	/* no room for it: none given, never a part */
+	CHECK_EQ_INT(elfsym_build_id(path, id, 16), -ENOENT);
+	CHECK_EQ_INT(elfsym_build_id("/nonexistent/lib.so", id, sizeof(id)), -ENOENT);
+	CHECK_EQ_INT(elfsym_build_id("/proc/self/status", id, sizeof(id)), -ENOEXEC);
+}
+
 TEST(elfsym_stripped)
 {
 	static struct fns full, str;

@@ -178,6 +178,9 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	/* the hash fallback is not used then: keep its kernel memory free */
 	if (tr->task_storage)
 		bpf_map__set_max_entries(tr->skel->maps.stacks, 1);
+	/* 8 MiB of kernel memory from creation on: only when some probe takes native stacks */
+	if (!o->ustack && !o->ustack_map)
+		bpf_map__set_max_entries(tr->skel->maps.ustacks, 1);
 	if (getenv("SPYRE_TEST_NO_STACK_EVERY"))	/* fault injection (bpf/spyre.bpf.c) */
 		tr->skel->rodata->test_nostack_every = atoi(getenv("SPYRE_TEST_NO_STACK_EVERY"));
 	err = bpf_map__set_max_entries(tr->skel->maps.counters, tr->room);
@@ -306,6 +309,7 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 	memset(tr, 0, sizeof(*tr));
 	tr->room = o->room > 0 ? o->room : SPYRE_PROBE_ROOM;
 	tr->python = o->python;
+	tr->ustack = o->ustack;
 	tr->counters = calloc(tr->room, sizeof(*tr->counters));
 	if (!tr->counters) {
 		err = -ENOMEM;
@@ -544,7 +548,9 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 				     (k == LK_ENTRY && entry_insn_done(tr, p) ?
 				      SPYRE_CK_ENTRY_INSN : 0) |
 				     (k == LK_ENTRY && (tr->python || t->table->specs[p->spec].py) ?
-				      SPYRE_CK_PY : 0));
+				      SPYRE_CK_PY : 0) |
+				     (k == LK_ENTRY && (tr->ustack || t->table->specs[p->spec].stack) ?
+				      SPYRE_CK_USTACK : 0));
 	return 1;
 }
 
@@ -670,6 +676,11 @@ out:
 int tracer_ring_fd(const struct tracer *tr)
 {
 	return tr->skel ? bpf_map__fd(tr->skel->maps.events) : -EBADF;
+}
+
+int tracer_ustack_fd(const struct tracer *tr)
+{
+	return tr->skel ? bpf_map__fd(tr->skel->maps.ustacks) : -EBADF;
 }
 
 /*
@@ -1070,6 +1081,7 @@ void tracer_read_counters(struct tracer *tr, int n)
 			tr->counters[i].deref_faults += v[c].deref_faults;
 			tr->counters[i].py_none += v[c].py_none;
 			tr->counters[i].py_trunc += v[c].py_trunc;
+			tr->counters[i].ustack_lost += v[c].ustack_lost;
 		}
 	}
 	free(v);

@@ -33,6 +33,8 @@ struct tracer_opts {
 	/* load the programs that do the return themselves (retcheck_emulation_loads) */
 	bool emulated_returns;
 	bool python;			/* --python: every span probe's entry walks Python frames */
+	bool ustack;			/* --ustack: every span probe's entry takes its stack */
+	bool ustack_map;		/* ... or some probe's (stack=1): the ustacks map sized */
 };
 
 struct tracer {
@@ -76,6 +78,7 @@ struct tracer {
 	int nmlinks;
 	size_t capmlinks;
 	bool python;				/* tracer_opts.python */
+	bool ustack;				/* tracer_opts.ustack */
 };
 
 /*
@@ -111,6 +114,8 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o);
 int tracer_ring_create(unsigned int ringbuf_mb);
 /* The ring buffer the programs write (stream/drain.h reads it), or -EBADF before tracer_open. */
 int tracer_ring_fd(const struct tracer *tr);
+/* The native stacks' map (stream/ustack.h reads it), once loaded. */
+int tracer_ustack_fd(const struct tracer *tr);
 /*
  * Attach every resolved, not yet attached probe of @t to @pid (-1: every process). -E2BIG
  * (said on stderr) when perf-event links would exceed SPYRE_PERF_MAX_UPROBES: nothing new is

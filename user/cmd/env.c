@@ -73,6 +73,7 @@ enum {
 	OPT_FORCE,
 	OPT_URETPROBES,
 	OPT_PYTHON,
+	OPT_USTACK,
 	OPT_DRIVER,
 	OPT_DRIVER_FUNCS,
 	OPT_PROFILER_START,
@@ -150,6 +151,12 @@ static const struct opt_def opt_defs[] = {
 	  "traced call: args.python (the innermost frame's file:line and\n"
 	  "function) and args.pystack; a table asks per probe with py=1.\n"
 	  "Not in fleet mode" },
+	{ "ustack", OPT_USTACK, NULL, FOR_TRACE, SEC_TRACE,
+	  "record the calling thread's native stack (like bpftrace's ustack)\n"
+	  "at each traced call: args.ustack, up to 32 frames, named from the\n"
+	  "libraries' build ids; device memory's live blocks name theirs. The\n"
+	  "kernel walks frame pointers: code built without them gives short\n"
+	  "stacks. A table asks per probe with stack=1" },
 	{ "quiet", 'q', NULL, FOR_TRACE, SEC_TRACE,
 	  "no summary at exit" },
 
@@ -763,6 +770,9 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 		break;
 	case OPT_PYTHON:
 		env->python = true;
+		break;
+	case OPT_USTACK:
+		env->ustack = true;
 		break;
 	case OPT_MAX_PROBES:
 		/* a uprobe_multi link takes at most 2^20 offsets (the kernel's limit) */

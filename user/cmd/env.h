@@ -29,6 +29,7 @@ struct env {
 	int user_specs_from;	/* set by build_table: table specs from here on are the user's */
 	bool uretprobes;	/* --uretprobes: kernel return probes instead of return sites */
 	bool python;		/* --python: every span probe records its Python stack (py=1) */
+	bool ustack;		/* --ustack: every span probe records its native stack (stack=1) */
 	int max_probes;		/* --max-probes: functions a run traces; 0 = sized from the table */
 	const char *ready_file;
 	unsigned int ringbuf_mb;

@@ -28,6 +28,7 @@
 #include "attach/warm.h"
 #include "resolve/pyrt.h"
 #include "stream/pystack.h"
+#include "stream/ustack.h"
 
 /* -a: new processes are looked at every rescan; everything again every 10th (dlopen, reused
  * pids) */
@@ -167,6 +168,9 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 		s->py_wanted = table->specs[i].py;
 	if (s->py_wanted && !(s->py = pystack_new()))
 		return EXIT_ERROR;
+	s->ustack_wanted = env->ustack;
+	for (int i = 0; i < table->cnt && !s->ustack_wanted; i++)
+		s->ustack_wanted = table->specs[i].stack;
 	/* probes are attached again in later windows, maybe after the process whose map_files
 	 * gave us a library is gone: hold the libraries open (resolve.h) */
 	s->t.pin_libs = fleet;
@@ -209,6 +213,7 @@ void session_free(struct session *s)
 		tracer_close(&s->tr);
 	target_free(&s->t);
 	pystack_free(s->py);
+	ustack_free(s->ustack);
 	intset_free(&s->seen);
 	cost_calibrate_free(s->cal);
 	cost_meter_free(&s->meter);
@@ -236,6 +241,8 @@ int session_load_begin(struct session *s, int resolved, bool driver)
 					 .rate_cap = env->rate_cap, .uretprobes = env->uretprobes,
 					 .per_probe_links = env->max_overhead > 0,
 					 .python = env->python,
+					 .ustack = env->ustack,
+					 .ustack_map = s->ustack_wanted,
 					 .ring_fd = s->ring_fd,
 					 .follow_pid = env->follow && s->t.pid > 0 ? s->t.pid : 0 };
 	/* not resolved yet: the room is looked at again once it is (session_load_end) */
@@ -289,6 +296,10 @@ int session_load_end(struct session *s)
 		return err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 	}
 	s->loaded = true;
+	if (s->ustack_wanted && !(s->ustack = ustack_new(tracer_ustack_fd(&s->tr), "/proc")))
+		return EXIT_ERROR;
+	if (s->ustack && s->t.pid > 0)	/* the libraries its stacks name, while it lives */
+		ustack_add_proc(s->ustack, (uint32_t)s->t.pid);
 	/* later libraries (dlopen) and processes get what room is left */
 	s->t.max_probes = s->tr.room;
 	pr_debug("%s links; per-thread call stacks in %s",
@@ -493,6 +504,7 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 		}
 	}
 	s->cons.py = s->py;
+	s->cons.ustack = s->ustack;
 	/* every probe brings its stack: the frames' spans can be derived (pyspans.h) */
 	if (s->py && s->env->python && consumer_python_spans(&s->cons))
 		return -ENOMEM;

@@ -82,6 +82,8 @@ struct session {
 	 * why not said once); its code objects named for the consumer */
 	bool py_wanted, py_settled;
 	struct pystack *py;
+	bool ustack_wanted;		/* --ustack or a stack=1 probe */
+	struct ustack *ustack;		/* ... its stacks named, once loaded */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include "stream/consumer.h"
 #include "stream/memledger.h"
 #include "stream/pystack.h"
+#include "stream/ustack.h"
 
 void prom_window_add_memory(struct prom_window *pw, const struct consumer *c,
 			    const struct memledger *m)
@@ -36,6 +37,8 @@ struct live_group {
 	int dev;
 	uint64_t size, count, oldest;
 	uint64_t py;		/* the Python line that allocated them (mem_block.py) */
+	uint32_t ustack;	/* ... and the native stack (mem_block.ustack, .ucaller) */
+	uint64_t ucaller;
 };
 
 static int by_group_key(const void *x, const void *y)
@@ -54,6 +57,10 @@ static int by_group_key(const void *x, const void *y)
 		return a->size < b->size ? -1 : 1;
 	if (a->py != b->py)
 		return a->py < b->py ? -1 : 1;
+	if (a->ustack != b->ustack)
+		return a->ustack < b->ustack ? -1 : 1;
+	if (a->ucaller != b->ucaller)
+		return a->ucaller < b->ucaller ? -1 : 1;
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
@@ -75,7 +82,7 @@ static int block_by_ts(const void *x, const void *y)
 
 /*
  * The live allocations (not mappings) of every process: blocks sorted by (pid, device, probe,
- * thread, size, Python line), groups of equal keys oldest first. Both malloc'd; -ENOMEM.
+ * thread, size, Python line, native stack), groups of equal keys oldest first. Both malloc'd; -ENOMEM.
  */
 static int live_groups(const struct memledger *m, struct mem_block **blocks, uint32_t *nblocks,
 		       struct live_group **groups, uint32_t *ngroups)
@@ -97,12 +104,14 @@ static int live_groups(const struct memledger *m, struct mem_block **blocks, uin
 		struct live_group *g = ng ? &gr[ng - 1] : NULL;
 
 		if (!g || g->pid != bl[i].pid || g->dev != bl[i].dev || g->probe != bl[i].probe ||
-		    g->tid != bl[i].tid || g->size != bl[i].size || g->py != bl[i].py) {
+		    g->tid != bl[i].tid || g->size != bl[i].size || g->py != bl[i].py ||
+		    g->ustack != bl[i].ustack || g->ucaller != bl[i].ucaller) {
 			g = &gr[ng++];
 			*g = (struct live_group){ .pid = bl[i].pid, .tid = bl[i].tid,
 						  .probe = bl[i].probe, .dev = bl[i].dev,
 						  .size = bl[i].size, .oldest = bl[i].ts,
-						  .py = bl[i].py };
+						  .py = bl[i].py, .ustack = bl[i].ustack,
+						  .ucaller = bl[i].ucaller };
 		}
 		g->count++;	/* sorted by ts within a key: the first is the oldest */
 	}
@@ -130,6 +139,35 @@ static const char *alloc_python(const struct consumer *c, uint32_t pid, uint64_t
 	if (!py || !c || !c->py || !pystack_frame(c->py, pid, py, buf, len))
 		return NULL;
 	return buf;
+}
+
+/*
+ * The native stack that allocated a block of process @pid (mem_block.ustack, .ucaller) into @v,
+ * innermost first (the allocating function itself first): its frames, 0 when none.
+ */
+static int alloc_native(const struct consumer *c, uint32_t pid, uint32_t ustack, uint64_t caller,
+			const char **v)
+{
+	if (!ustack || !c || !c->ustack)
+		return 0;
+	return ustack_frames(c->ustack, pid, (int64_t)ustack - 1, caller, v, NULL);
+}
+
+static void json_native(struct jw *w, const struct consumer *c, uint32_t pid, uint32_t ustack,
+			uint64_t caller)
+{
+	const char *v[USTACK_MAX_NAMES];
+	int n = alloc_native(c, pid, ustack, caller, v);
+
+	if (!n)
+		return;
+	jw_key(w, "ustack");
+	jw_arr_begin(w);
+	for (int i = 0; i < n; i++) {
+		jw_elem(w);
+		jw_str(w, v[i]);
+	}
+	jw_arr_end(w);
 }
 
 static void json_acct(struct jw *w, const struct mem_acct *a, uint64_t base_ns)
@@ -202,6 +240,7 @@ static void process_json(struct jw *w, const struct memledger *m, const struct c
 		jw_kv_str(w, "thread", c ? consumer_thread_name(c, g->tid) : "");
 		if (alloc_python(c, pid, g->py, py, sizeof(py)))
 			jw_kv_str(w, "python", py);
+		json_native(w, c, pid, g->ustack, g->ucaller);
 		jw_kv_us(w, "oldestTs", (int64_t)(g->oldest - m->base_ns));
 		jw_obj_end(w);
 	}
@@ -223,6 +262,7 @@ static void process_json(struct jw *w, const struct memledger *m, const struct c
 		jw_kv_u64(w, "tid", b->tid);
 		if (alloc_python(c, pid, b->py, py, sizeof(py)))
 			jw_kv_str(w, "python", py);
+		json_native(w, c, pid, b->ustack, b->ucaller);
 		jw_kv_us(w, "ts", (int64_t)(b->ts - m->base_ns));
 		jw_obj_end(w);
 	}
@@ -298,7 +338,9 @@ void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f)
 	struct live_group *gr = NULL;
 	struct mem_block *bl = NULL;
 	uint32_t nb = 0, ng = 0;
+	const char *v[USTACK_MAX_NAMES];
 	char b1[32], b2[32], py[320];
+	int n;
 
 	if (!m->nacct && !m->no_pointer)
 		return;
@@ -350,6 +392,12 @@ void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f)
 			if (alloc_python(c, g->pid, g->py, py, sizeof(py)))
 				fprintf(f, "  from %s", py);
 			fputc('\n', f);
+			/* and the native code that did (--ustack, stack=1): its callers */
+			n = alloc_native(c, g->pid, g->ustack, g->ucaller, v);
+			for (int k = 1; k < n && k <= MEMLEDGER_SUMMARY_FRAMES; k++)
+				fprintf(f, "%s%s", k == 1 ? "        called from " : " <- ", v[k]);
+			if (n > 1)
+				fputc('\n', f);
 		}
 	}
 	free(bl);

@@ -8,6 +8,7 @@
 #include "resolve/procmaps.h"
 #include "report/summary.h"
 #include "stream/pyspans.h"
+#include "stream/ustack.h"
 #include "attach/vfio.h"
 #include "report/driver.h"
 #include "common/util.h"
@@ -279,6 +280,24 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 				"torn down while read)\n", t->probes[i].name,
 				(unsigned long long)counters[i].py_none,
 				(unsigned long long)counters[i].py_trunc, SPYRE_PY_FRAMES);
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
+		if (counters[i].ustack_lost)
+			fprintf(f, "native stacks: %s: %llu calls without one (the stack map held "
+				"another stack in its slot, or %d stacks were kept already, or no "
+				"frame could be read)\n", t->probes[i].name,
+				(unsigned long long)counters[i].ustack_lost, SPYRE_USTACK_MAX);
+	if (c->ustack) {
+		uint64_t unnamed, cut;
+
+		ustack_counts(c->ustack, &unnamed, &cut);
+		fprintf(f, "native stacks: %llu calls carried one (%llu with their caller taken "
+			"from the return address: not in the frame-pointer walk), %llu could not "
+			"be read back; %llu distinct stacks cut where the walk left the code (a "
+			"caller built without frame pointers), %llu frames not named (no symbol, "
+			"or the library not found)\n", (unsigned long long)c->us_stacks,
+			(unsigned long long)c->us_callers, (unsigned long long)c->us_unread,
+			(unsigned long long)cut, (unsigned long long)unnamed);
+	}
 	if (c->py_lost)
 		fprintf(f, "python: %llu of %llu stacks had no frame that could be named (code "
 			"objects gone or not code objects when read)\n",
@@ -481,6 +500,8 @@ static void probe_json(struct jw *w, const struct consumer *c, const struct targ
 		jw_kv_u64(w, "pyNoStack", k->py_none);
 	if (k->py_trunc)
 		jw_kv_u64(w, "pyTruncated", k->py_trunc);
+	if (k->ustack_lost)
+		jw_kv_u64(w, "ustackLost", k->ustack_lost);
 	if (p->failed)
 		jw_kv_bool(w, "attachFailed", true);
 	if (end->cost && i < end->cost->n)
@@ -558,6 +579,16 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			jw_kv_u64(w, "pythonFunctionSpans", c->py_spans);
 			jw_kv_u64(w, "pythonStacksCut", pyspans_left_out(c->pyspans));
 		}
+	}
+	if (c->ustack) {	/* --ustack, stack=1: calls that carried a native stack */
+		uint64_t unnamed, cut;
+
+		ustack_counts(c->ustack, &unnamed, &cut);
+		jw_kv_u64(w, "nativeStacks", c->us_stacks);
+		jw_kv_u64(w, "nativeStacksCut", cut);
+		jw_kv_u64(w, "nativeStacksUnread", c->us_unread);
+		jw_kv_u64(w, "nativeStacksCallerAdded", c->us_callers);
+		jw_kv_u64(w, "nativeFramesUnnamed", unnamed);
 	}
 	jw_kv_u64(w, "entryOnlyProbes", t->entry_only);
 	if (t->one_stack)

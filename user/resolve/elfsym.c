@@ -425,6 +425,73 @@ int elfsym_soname_mem(const void *buf, size_t size, char *out, size_t len)
 	return err;
 }
 
+/* The GNU build id in the notes of @elf (sections, else program headers) into @out. */
+static int build_id_elf(Elf *elf, unsigned char *out, size_t cap)
+{
+	Elf_Scn *scn = NULL;
+	size_t phnum;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return -ENOEXEC;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t i = 0;
+
+		if (pass == 1 && elf_getphdrnum(elf, &phnum))
+			break;
+		for (;;) {
+			Elf_Data *data = NULL;
+			size_t off = 0, next, name_off, desc_off;
+			GElf_Nhdr nh;
+
+			if (pass == 0) {
+				GElf_Shdr sh;
+
+				scn = elf_nextscn(elf, scn);
+				if (!scn)
+					break;
+				if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+					continue;
+				data = elf_getdata(scn, NULL);
+			} else {
+				GElf_Phdr ph;
+
+				if (i >= phnum)
+					break;
+				if (!gelf_getphdr(elf, (int)i++, &ph) || ph.p_type != PT_NOTE)
+					continue;
+				data = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
+							    ELF_T_NHDR);
+			}
+			if (!data)
+				continue;
+			while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+				    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) &&
+				    nh.n_descsz > 0 && nh.n_descsz <= cap) {
+					memcpy(out, (const char *)data->d_buf + desc_off, nh.n_descsz);
+					return (int)nh.n_descsz;
+				}
+				off = next;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int elfsym_build_id(const char *path, unsigned char *out, size_t cap)
+{
+	struct elf_src src;
+	Elf *elf;
+	int fd, err;
+
+	fd = elf_open(path, &src, &elf);
+	if (fd < 0)
+		return fd;
+	err = build_id_elf(elf, out, cap);
+	elf_end(elf);
+	close(fd);
+	return err;
+}
 
 /* ---- dynamic linking: GOT slots, exports ------------------------------------------------- */
 

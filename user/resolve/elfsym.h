@@ -67,6 +67,12 @@ typedef int (*elfsym_import_cb)(unsigned long slot, const char *name, void *ctx)
 int elfsym_imports(const char *path, elfsym_import_cb cb, void *ctx);
 int elfsym_exports(const char *path, elfsym_cb cb, void *ctx);
 int elfsym_segments(const char *path, struct elf_seg **segs);
+/*
+ * The GNU build id of the ELF file at @path (its NT_GNU_BUILD_ID note, what `file` and the
+ * kernel's stack maps show) into @out: its length (20 for SHA-1 ids), -ENOENT when it has
+ * none or a longer one than @cap, -ENOEXEC, -errno.
+ */
+int elfsym_build_id(const char *path, unsigned char *out, size_t cap);
 /* Like elfsym_foreach without demangling: qualname is the stored name. */
 int elfsym_foreach_raw(const char *path, elfsym_cb cb, void *ctx);
 

@@ -39,7 +39,7 @@ struct pctx {
 /* Option keys, as bits of a "seen" mask to catch duplicates. */
 enum {
 	K_NAME, K_CAT, K_TYPE, K_RET, K_DEV, K_OP, K_KEY, K_STREAM, K_BYTES,
-	K_MEM, K_PTR, K_SIZE, K_MEMDEV, K_STR, K_DIST, K_PY,
+	K_MEM, K_PTR, K_SIZE, K_MEMDEV, K_STR, K_DIST, K_PY, K_STACK,
 	K_ARG1,			/* K_ARG1 + N - 1 for argN */
 };
 
@@ -402,6 +402,8 @@ static const struct key_def {
 	  WORDS({ "rank", DIST_RANK }, { "size", DIST_SIZE }) },
 	{ "py", K_PY, KEY_WORD, offsetof(struct probe_spec, py), 0,
 	  WORDS({ "1", 1 }, { "0", 0 }) },
+	{ "stack", K_STACK, KEY_WORD, offsetof(struct probe_spec, stack), 0,
+	  WORDS({ "1", 1 }, { "0", 0 }) },
 };
 
 /* KEY_WORD fields are enums stored through an int pointer */
@@ -672,6 +674,8 @@ static int check_spec(const struct pctx *c, const struct probe_spec *s, bool has
 	/* the stack is kept from the entry to the span's record, made at the return */
 	if (s->py && s->type != PROBE_SPAN)
 		return fail(c, "py=1 needs a span (instants record no Python stack yet)");
+	if (s->stack && s->type != PROBE_SPAN)
+		return fail(c, "stack=1 needs a span (instants record no native stack yet)");
 	err = check_mem(c, s);
 	if (err)
 		return err;

@@ -175,6 +175,7 @@ struct probe_spec {
 	int str_arg;		/* 1..6: the argument str= reads */
 	enum dist_role dist;
 	int py;			/* py=1: the caller's Python stack at entry (stream/pystack.h) */
+	int stack;		/* stack=1: the caller's native stack at entry (stream/ustack.h) */
 	char origin[64];	/* "file:line" or "--probe", for error messages */
 };
 

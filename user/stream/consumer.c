@@ -8,6 +8,7 @@
 #include "common/array.h"
 #include "stream/consumer.h"
 #include "stream/pystack.h"
+#include "stream/ustack.h"
 #include "stream/pyspans.h"
 #include "stream/memledger.h"
 #include "stream/record.h"
@@ -290,6 +291,8 @@ static struct process_info *see_process(struct consumer *c, uint32_t pid, const 
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
 		p->dist.rank = p->dist.world_size = -1;
+		/* the libraries its native stacks name, while it lives */
+		ustack_add_proc(c->ustack, pid);
 		/* once per process: who it is, for the trace and for per-job metrics */
 		if (c->procfs) {
 			read_cmdline(c->procfs, pid, p->cmdline, sizeof(p->cmdline));
@@ -447,9 +450,9 @@ static void pid_stats_add(struct consumer *c, uint32_t pid, uint32_t probe, uint
 
 /*
  * A probe's event's arguments at most: its labels, the correlation, the string, the file, the
- * Python line and stack
+ * Python line and stack, the native stack
  */
-#define EVENT_MAX_ARGS (PROBE_MAX_LABELS + 5)
+#define EVENT_MAX_ARGS (PROBE_MAX_LABELS + 6)
 
 /* Read when the call's record is made, at its return: an unwound call has none of these. */
 static bool returned_value(int src)
@@ -673,6 +676,48 @@ static uint64_t innermost_py(const struct consumer *c, const struct spyre_event 
 	return c->pyrec.frame[0];
 }
 
+/*
+ * The native stack id of call record @e (its SPYRE_EV_USTACK came before it), else -1, and its
+ * return address into *@caller.
+ */
+static int64_t call_ustack(const struct consumer *c, const struct spyre_event *e,
+			   uint64_t *caller)
+{
+	*caller = 0;
+	if (!c->ustack || !c->usrec.set || c->usrec.tid != e->tid || c->usrec.probe != e->probe ||
+	    c->usrec.ts != e->ts)
+		return -1;
+	*caller = c->usrec.caller;
+	return c->usrec.id;
+}
+
+/*
+ * The native stack of call record @e as "args.ustack" (innermost first) at @args: 1, or 0
+ * when it has none (not asked, or not kept: counted in BPF, or not in the map).
+ */
+static int ustack_args(struct consumer *c, const struct spyre_event *e, struct trace_arg *args)
+{
+	static const char *v[USTACK_MAX_NAMES];	/* (one consumer at a time) */
+	uint64_t caller;
+	int64_t id = call_ustack(c, e, &caller);
+	bool added;
+	int n;
+
+	c->usrec.set = false;
+	if (id < 0)
+		return 0;
+	n = ustack_frames(c->ustack, e->tgid, id, caller, v, &added);
+	if (n <= 0) {
+		c->us_unread++;
+		return 0;
+	}
+	c->us_stacks++;
+	c->us_callers += added;
+	args[0] = (struct trace_arg){ .key = "ustack", .type = TA_STRS, .n = (uint32_t)n,
+				      .sv = v };
+	return 1;
+}
+
 /* Names of a call's Python frames, innermost first (consumer_event's). */
 struct py_names {
 	char buf[SPYRE_PY_FRAMES][320];
@@ -751,6 +796,15 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		on_pystack(c, e);
 		return 0;
 	}
+	if (e->type == SPYRE_EV_USTACK) {
+		c->usrec.tid = e->tid;
+		c->usrec.probe = e->probe;
+		c->usrec.ts = e->ts;
+		c->usrec.id = e->ustack.id;
+		c->usrec.caller = e->ustack.caller;
+		c->usrec.set = true;
+		return 0;
+	}
 	/* --- driver tier: VFIO ioctls (stream/vfio_decode.c) --- */
 	if (e->type == SPYRE_EV_IOCTL) {
 		c->events++;
@@ -788,9 +842,22 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	see_thread(c, e->tgid, e->tid);
 	if (c->mem && s->mem != MEM_NONE) {
 		/* a block allocated keeps the Python line that allocated it (memreport) */
+		uint64_t caller;
+		int64_t us = call_ustack(c, e, &caller);
+
 		c->mem->py_word = innermost_py(c, e);
+		c->mem->ustack_word = us >= 0 ? (uint32_t)us + 1 : 0;
+		/* named now, while its process lives: the report may come after its end */
+		if (us >= 0) {
+			const char *v[USTACK_MAX_NAMES];
+
+			ustack_frames(c->ustack, e->tgid, us, caller, v, NULL);
+		}
+		c->mem->ustack_caller = caller;
 		memledger_event(c->mem, c->tw, s, e);
 		c->mem->py_word = 0;
+		c->mem->ustack_word = 0;
+		c->mem->ustack_caller = 0;
 	}
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
@@ -835,6 +902,7 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 			n++;
 		}
 		npy = python_args(c, e, &pyn, args + n);
+		npy += ustack_args(c, e, args + n + npy);
 		n += npy;
 		/* a launch with a kernel name or a call with a Python stack has args more than
 		 * the prepared format */

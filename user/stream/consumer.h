@@ -98,6 +98,19 @@ struct consumer {
 		uint8_t flags;
 		uint64_t frame[SPYRE_PY_FRAMES];
 	} pyrec;
+	/* native stacks named (--ustack, stack=1); NULL: their records are ignored */
+	struct ustack *ustack;
+	uint64_t us_stacks;		/* calls that carried a native stack */
+	uint64_t us_unread;		/* ... whose stack could not be read from the map */
+	uint64_t us_callers;		/* ... whose caller came from the return address */
+	/* the last SPYRE_EV_USTACK record: the stack id of the call record that follows it */
+	struct {
+		uint32_t tid, probe;
+		uint64_t ts;
+		int64_t id;
+		uint64_t caller;
+		bool set;
+	} usrec;
 	/* the last SPYRE_EV_STR record: the string of the call record that follows it */
 	struct {
 		uint32_t tid, probe;

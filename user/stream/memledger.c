@@ -159,7 +159,9 @@ struct mem_acct *memledger_alloc(struct memledger *m, uint32_t pid, uint32_t tid
 	}
 	*b = (struct mem_block){ .ptr = ptr, .size = size, .ts = ts, .pid = pid, .tid = tid,
 				 .probe = probe, .dev = (int16_t)a->dev, .kind = kind,
-				 .py = kind == MEMK_ALLOC ? m->py_word : 0 };
+				 .py = kind == MEMK_ALLOC ? m->py_word : 0,
+				 .ustack = kind == MEMK_ALLOC ? m->ustack_word : 0,
+				 .ucaller = kind == MEMK_ALLOC ? m->ustack_caller : 0 };
 	acct_add(a, size, ts);
 	/* keep the load under 1/2 so probing stays short */
 	if (m->cnt * 2 > m->cap)

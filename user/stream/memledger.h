@@ -44,6 +44,8 @@ struct spyre_event;
 #define MEMLEDGER_LIST_BLOCKS	4096
 /* Groups of live blocks in the summary */
 #define MEMLEDGER_SUMMARY_GROUPS	10
+/* ... and the native callers each names (--ustack, stack=1) */
+#define MEMLEDGER_SUMMARY_FRAMES	4
 
 enum mem_kind { MEMK_ALLOC = 0, MEMK_MAPPED = 1 };
 
@@ -72,6 +74,9 @@ struct mem_block {
 	uint8_t pad;
 	uint64_t py;		/* the allocating call's innermost Python frame (a frame word of
 				 * bpf/spyre_event.h, stream/pystack.h names it); 0: none */
+	uint32_t ustack;	/* its native stack's id + 1 (stream/ustack.h); 0: none */
+	uint32_t pad2;
+	uint64_t ucaller;	/* ... and the allocating call's return address */
 };
 
 /* Frees taken at their entry whose span has not come yet, per thread (newest last). */
@@ -100,6 +105,8 @@ struct memledger {
 	 * consumer around memledger_event: a block allocated keeps it. 0: none.
 	 */
 	uint64_t py_word;
+	uint32_t ustack_word;		/* ... and its native stack's id + 1 (stack=1, --ustack) */
+	uint64_t ustack_caller;		/* ... and its return address */
 	struct trace_fmt fmt;		/* the [memory] event */
 	int fmt_state;			/* 0: not made yet, 1: made, -1: failed */
 };
