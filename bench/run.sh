@@ -606,15 +606,18 @@ torchbench() {
 	# at least 5 rounds, the order of the phases reversed every other round: a drift of the
 	# machine over a round then weighs on both sides of each ratio
 	for i in $(seq $((ROUNDS < 5 ? 5 : ROUNDS))); do
-		order="untraced default uret lim_sites lim_uret py py_uret"
-		((i % 2)) || order="py_uret py lim_uret lim_sites uret default untraced"
+		order="untraced default uret lim_sites lim_uret py py_uret us_uret"
+		((i % 2)) || order="us_uret py_uret py lim_uret lim_sites uret default untraced"
 		for kind in $order; do
 			rm -f "$WORK/tm-tr.rf"
 			extra=()
 			case $kind in
-			default | uret | py | py_uret)
+			default | uret | py | py_uret | us_uret)
 				# --uretprobes: this loop throws nothing, the job cannot die of it
-				[ $kind = uret ] || [ $kind = py_uret ] && extra=(--uretprobes)
+				[ $kind = uret ] || [ $kind = py_uret ] || [ $kind = us_uret ] &&
+					extra=(--uretprobes)
+				# --ustack: each call's native stack (libtorch_python, python3.11 frames)
+				[ $kind = us_uret ] && extra+=(--ustack)
 				# --python: each call's Python stack (torchmm.py's few frames)
 				[ $kind = py ] || [ $kind = py_uret ] && extra+=(--python)
 				spawn tm-tr --mark "ready:$WORK/tm-tr.rf" -- "$TOOL" -p "$pid" --no-default \
@@ -646,6 +649,7 @@ torchbench() {
 		S[r_lim]+=" $(div "$(calc "printf \"%.6g\", ${R[lim_sites]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[lim_uret]} - ${R[untraced]}")")"
 		# --python: the added cost with the stacks over the added cost without
 		S[r_py]+=" $(div "$(calc "printf \"%.6g\", ${R[py]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[default]} - ${R[untraced]}")")"
+		S[r_usu]+=" $(div "$(calc "printf \"%.6g\", ${R[us_uret]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[uret]} - ${R[untraced]}")")"
 		S[r_pyu]+=" $(div "$(calc "printf \"%.6g\", ${R[py_uret]} - ${R[untraced]}")" "$(calc "printf \"%.6g\", ${R[uret]} - ${R[untraced]}")")"
 	done
 	TM[rounds]=$i
@@ -668,7 +672,7 @@ else
 	say "   at::_ops::mm::call at ${TM[where]}"
 	printf '   %-62s %12s %14s\n' "CPU time of the calling thread" "ns/call" "added ns/call"
 	printf '   %-62s %12.1f %14s\n' "untraced" "${TM[untraced]}" "-"
-	for kind in lim_sites default lim_uret uret py py_uret; do
+	for kind in lim_sites default lim_uret uret py py_uret us_uret; do
 		case $kind in
 		lim_sites) l="limit (default): empty entry + return-site uprobes" ;;
 		default) l="spyre-bpftrace (default: return sites)" ;;
@@ -676,12 +680,14 @@ else
 		uret) l="spyre-bpftrace --uretprobes" ;;
 		py) l="spyre-bpftrace --python" ;;
 		py_uret) l="spyre-bpftrace --uretprobes --python" ;;
+		us_uret) l="spyre-bpftrace --uretprobes --ustack" ;;
 		esac
 		printf '   %-62s %12.1f %14.1f\n' "$l" "${TM[$kind]}" "${TM[$kind.add]}"
 	done
 	say "   added cost, ours/limit: default $(printf '%.3f' "${TM[r_def]}"), --uretprobes $(printf '%.3f' "${TM[r_uret]}"); return sites / uretprobes: spyre-bpftrace $(printf '%.3f' "${TM[r_ours]}"), empty pairs $(printf '%.3f' "${TM[r_lim]}")"
 	say "     (ratio of each round's phases, median over rounds; the order of the phases reversed every other round)"
 	say "   --python (Python stack at each call), added cost with / without: default $(printf '%.3f' "${TM[r_py]}"), --uretprobes $(printf '%.3f' "${TM[r_pyu]}"); probe hits/calls: --python ${TM[py.hits]}, --uretprobes --python ${TM[py_uret.hits]}"
+	say "   --ustack (native stack at each call), added cost with / without, --uretprobes: $(printf '%.3f' "${TM[r_usu]}"); probe hits/calls ${TM[us_uret.hits]}"
 	say "   slowdown of the loop: default $(printf '%.1f' "$(div "${TM[default]}" "${TM[untraced]}")")x, --uretprobes $(printf '%.1f' "$(div "${TM[uret]}" "${TM[untraced]}")")x; probe hits/calls of the last traced phases: default ${TM[default.hits]}, --uretprobes ${TM[uret.hits]}"
 fi
 say ""

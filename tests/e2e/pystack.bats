@@ -145,6 +145,13 @@ p = d["spyreMemory"]["processes"][0]
 assert [(g["count"], g["bytes"], g.get("python")) for g in p["liveGroups"]] == \
     [(3, 20000, sys.argv[2])], p["liveGroups"]
 assert [b.get("python") for b in p["liveBlocks"]] == [sys.argv[2]] * 3, p["liveBlocks"]
+# each allocation's [memory] event names its line too (the kept blocks': this one), a free none
+mem = [e for e in d["traceEvents"] if e["name"] == "[memory]"]
+live = {int(b["addr"], 16) for b in p["liveBlocks"]}
+kept = [e for e in mem if e["args"]["Addr"] in live and e["args"]["Bytes"] > 0]
+assert len(kept) == 3 and all(e["args"]["python"] == sys.argv[2] and
+                              e["args"]["pystack"][0] == sys.argv[2] for e in kept), kept
+assert all("python" not in e["args"] for e in mem if e["args"]["Bytes"] < 0)
 PY
 	run "$TOOL" check "$d/t.json"
 	[ "$status" -eq 0 ]

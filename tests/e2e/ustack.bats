@@ -105,6 +105,15 @@ for b in p["liveBlocks"] + p["liveGroups"]:
     assert us[1].startswith("layer_leaky+0x") and us[2].startswith("run_round+0x"), us
 # the blocks freed were allocated from layer_ok: none of those is live
 assert not any("layer_ok" in f for b in p["liveBlocks"] for f in b["ustack"])
+# each allocation's [memory] event carries its stack (the leaked ones: layer_leaky's), a free none
+mem = [e for e in t["traceEvents"] if e["name"] == "[memory]"]
+leak = {a for a, _ in want}
+allocs = [e for e in mem if e["args"]["Bytes"] > 0]
+assert len(allocs) == c["rounds"] + 5, len(allocs)
+for e in allocs:
+    caller = e["args"]["ustack"][1].split("+")[0]
+    assert caller == ("layer_leaky" if e["args"]["Addr"] in leak else "layer_ok"), e
+assert all("ustack" not in e["args"] for e in mem if e["args"]["Bytes"] < 0)
 PY
 	# the summary: each group, then the code that allocated it
 	[ "$(grep -c '^ *1 x .*dev_alloc' "$d/out")" -eq 5 ]
@@ -150,8 +159,14 @@ for e in ev:
         sites[m.group(1)] += 1
 assert len(ev) == 2 * allocs and sorted(sites.values()) == [allocs // 2] * 2, (len(ev), sites)
 s = t["spyreStats"]
-withstack = sum(1 for e in t["traceEvents"] if "ustack" in e.get("args", {}))
+# every span of a probe carried one (the [memory] events repeat their allocation's; instants,
+# the driver tier's and the device's spans have none)
+withstack = sum(1 for e in t["traceEvents"]
+                if e["name"] != "[memory]" and "ustack" in e.get("args", {}))
 assert s["nativeStacks"] == withstack and s["nativeStacksUnread"] == 0, (s, withstack)
+probes = {p["name"]: p for p in t["spyreProbes"]}
+spans = sum(p["events"] for p in probes.values() if p.get("type", "span") == "span")
+assert withstack == spans, (withstack, spans)
 PY
 	stop_job
 }

@@ -768,6 +768,9 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 {
 	static struct py_names pyn;	/* (3 KiB: off the stack; one consumer at a time) */
 	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + kernel */
+	struct trace_arg stk[3];	/* the call's stacks: python, pystack, ustack */
+	bool stk_done = false;
+	int nstk = 0;
 	const char *str = NULL, *kernel = NULL;
 	const struct trace_fmt *f;
 	const struct probe_spec *s;
@@ -841,23 +844,26 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		pid_stats_add(c, e->tgid, e->probe, e->dur, e->type == SPYRE_EV_SPAN);
 	see_thread(c, e->tgid, e->tid);
 	if (c->mem && s->mem != MEM_NONE) {
-		/* a block allocated keeps the Python line that allocated it (memreport) */
+		/* a block allocated keeps the Python line and native stack that allocated it */
 		uint64_t caller;
 		int64_t us = call_ustack(c, e, &caller);
 
 		c->mem->py_word = innermost_py(c, e);
 		c->mem->ustack_word = us >= 0 ? (uint32_t)us + 1 : 0;
-		/* named now, while its process lives: the report may come after its end */
-		if (us >= 0) {
-			const char *v[USTACK_MAX_NAMES];
-
-			ustack_frames(c->ustack, e->tgid, us, caller, v, NULL);
-		}
 		c->mem->ustack_caller = caller;
+		/* named now, while its process lives, for its [memory] event and the report */
+		if (c->tw) {
+			nstk = python_args(c, e, &pyn, stk);
+			nstk += ustack_args(c, e, stk + nstk);
+		}
+		stk_done = true;
+		c->mem->stack_args = stk;
+		c->mem->nstack_args = nstk;
 		memledger_event(c->mem, c->tw, s, e);
 		c->mem->py_word = 0;
 		c->mem->ustack_word = 0;
 		c->mem->ustack_caller = 0;
+		c->mem->nstack_args = 0;
 	}
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
@@ -901,8 +907,13 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 			args[n].s = kernel;
 			n++;
 		}
-		npy = python_args(c, e, &pyn, args + n);
-		npy += ustack_args(c, e, args + n + npy);
+		if (!stk_done) {
+			nstk = python_args(c, e, &pyn, stk);
+			nstk += ustack_args(c, e, stk + nstk);
+		}
+		for (int i = 0; i < nstk; i++)
+			args[n + i] = stk[i];
+		npy = nstk;
 		n += npy;
 		/* a launch with a kernel name or a call with a Python stack has args more than
 		 * the prepared format */

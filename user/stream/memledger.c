@@ -257,12 +257,13 @@ void memledger_start(struct memledger *m, struct trace_writer *tw, uint64_t base
 }
 
 /* Kineto's [memory] instant: Bytes negative for a free, totals after the change. */
+#define MEMORY_EVENT_STACK_ARGS	3	/* python, pystack, ustack */
 static void memory_event(struct memledger *m, struct trace_writer *tw, const struct mem_acct *a,
 			 uint32_t tid, uint64_t ts, uint64_t ptr, int64_t bytes)
 {
 	static const char *const keys[] = { "Device Type", "Device Id", "Addr", "Bytes",
 					    "Total Allocated", "Total Reserved" };
-	struct trace_arg args[6] = {
+	struct trace_arg args[6 + MEMORY_EVENT_STACK_ARGS] = {
 		{ .type = TA_I64, .i = MEMLEDGER_DEVICE_TYPE },
 		{ .type = TA_I64, .i = a->dev },
 		{ .type = TA_U64, .u = ptr },
@@ -272,16 +273,21 @@ static void memory_event(struct memledger *m, struct trace_writer *tw, const str
 		{ .type = TA_U64, .u = a->cur },
 	};
 
+	int n = 6;
+
 	if (!m->fmt_state)
 		m->fmt_state = trace_fmt_init(&m->fmt, true, "cpu_instant_event", "[memory]", keys,
 					      6) ? -1 : 1;
-	if (m->fmt_state == 1) {
+	/* an allocation's stacks (--python, --ustack): the generic path, with their keys */
+	if (m->fmt_state == 1 && !(bytes > 0 && m->nstack_args)) {
 		trace_event(tw, &m->fmt, a->pid, tid, ts, 0, args, 6);
 		return;
 	}
 	for (int i = 0; i < 6; i++)
 		args[i].key = keys[i];
-	trace_instant(tw, a->pid, tid, ts, "[memory]", "cpu_instant_event", args, 6);
+	for (int i = 0; bytes > 0 && i < m->nstack_args && i < MEMORY_EVENT_STACK_ARGS; i++)
+		args[n++] = m->stack_args[i];
+	trace_instant(tw, a->pid, tid, ts, "[memory]", "cpu_instant_event", args, n);
 }
 
 /* The pending frees of thread @tid (created if new with @create; NULL: none, or ENOMEM). */

@@ -107,6 +107,12 @@ struct memledger {
 	uint64_t py_word;
 	uint32_t ustack_word;		/* ... and its native stack's id + 1 (stack=1, --ustack) */
 	uint64_t ustack_caller;		/* ... and its return address */
+	/*
+	 * ... and its stacks as the call's event has them (args.python, pystack, ustack), for
+	 * the [memory] event of the block it allocates; set and cleared with py_word
+	 */
+	const struct trace_arg *stack_args;
+	int nstack_args;
 	struct trace_fmt fmt;		/* the [memory] event */
 	int fmt_state;			/* 0: not made yet, 1: made, -1: failed */
 };
