@@ -34,7 +34,7 @@ vm2-build: vm-deps $(VM_TOOL) mock $(TEST_PROGS)
 		sh tools/vm/build.sh $(VM2_DIR) $(VM_TOOL) $(MOCK_DIR)
 
 vm2-test: vm2-build
-	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind,uretunwind,throwjob VM_EXPECT=multi \
+	BUILD=$(BUILD) VMDIR=$(VM2_DIR) VM_STEPS=core,unwind,uretunwind,throwjob,ustack VM_EXPECT=multi \
 		bash tests/vm/run-vm-test.sh
 
 # `make vm-next`: Debian trixie-backports' newest kernel (7.3 at this writing), whose uprobe
@@ -45,7 +45,7 @@ vm2-test: vm2-build
 # said so, and did the entries too.
 VM3_DIR		:= $(BUILD)/vm-next
 VM3_KERNEL	:= $(VM3_DIR)/kernel
-VM3_STEPS	:= core,unwind,throwjob,entries,twotracers,sstep
+VM3_STEPS	:= core,unwind,throwjob,entries,twotracers,sstep,ustack
 
 .PHONY: vm-next-build vm-next
 vm-next-build: vm-deps $(VM_TOOL) mock $(TEST_PROGS)
@@ -128,9 +128,10 @@ QEMU_DIR		:= $(BUILD)/qemu
 VM_QEMU			?= $(QEMU_DIR)/usr/bin/$(QEMU_BIN_$(ARCH))
 VM_QEMU_DATA		?= $(QEMU_DIR)/usr/share/qemu
 # nofentry: neither 6.12 kernel can run fentry (s390x: no BPF JIT; powerpc: no trampolines);
-# unwind, throwjob: exceptions through traced calls (return sites: no guard needed there)
-CROSS_VM_STEPS_s390x	:= core,untraced,list,launch,fleet,nofentry,unwind,throwjob,args6
-CROSS_VM_STEPS_powerpc	:= core,untraced,list,launch,fleet,nofentry,unwind,throwjob,args6
+# unwind, throwjob: exceptions through traced calls (return sites: no guard needed there);
+# ustack: native stacks (s390x: the first frame and the caller from r14, tests/vm/check_ustack.py)
+CROSS_VM_STEPS_s390x	:= core,untraced,list,launch,fleet,nofentry,unwind,throwjob,args6,ustack
+CROSS_VM_STEPS_powerpc	:= core,untraced,list,launch,fleet,nofentry,unwind,throwjob,args6,ustack
 CROSS_VM_STEPS		?= $(CROSS_VM_STEPS_$(ARCH))
 # the perf step's comparisons, OURS/LIMIT: return sites against empty uprobes on the entry and
 # the return sites, then --uretprobes against an empty uprobe + uretprobe pair

@@ -15,6 +15,7 @@ load helpers
 	grep -q "^ok - vm unwind on " <<<"$output"
 	grep -q "^ok - vm uretunwind on " <<<"$output"
 	grep -q "^ok - vm throwjob on " <<<"$output"
+	grep -q "^ok - vm ustack on " <<<"$output"
 }
 
 @test "QEMU guest on Debian's backports kernel: uprobe_multi links, warm-up, unwind guard" {
@@ -23,7 +24,7 @@ load helpers
 	run make -s -C "$ROOT" vm2-build BUILD="$BUILD"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	# and a uprobe program that writes its registers refused there: rets single-stepped, said so
-	run env BUILD="$BUILD" VMDIR="$BUILD/vm2" VM_STEPS=core,unwind,uretunwind,throwjob \
+	run env BUILD="$BUILD" VMDIR="$BUILD/vm2" VM_STEPS=core,unwind,uretunwind,throwjob,ustack \
 		VM_EXPECT=multi,refused \
 		bash "$ROOT/tests/vm/run-vm-test.sh"
 	echo "$output"
@@ -32,6 +33,7 @@ load helpers
 	grep -q "^ok - vm unwind on " <<<"$output"
 	grep -q "^ok - vm uretunwind on " <<<"$output"
 	grep -q "^ok - vm throwjob on " <<<"$output"
+	grep -q "^ok - vm ustack on " <<<"$output"
 }
 
 @test "QEMU guest on Debian's newest kernel: returns and mov/lea entries done by BPF, two tracers, lockdown" {
@@ -43,7 +45,7 @@ load helpers
 	run make -s -C "$ROOT" vm-next BUILD="$BUILD"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	for s in core unwind throwjob entries twotracers sstep; do
+	for s in core unwind throwjob entries twotracers sstep ustack; do
 		grep -q "^ok - vm $s on " <<<"$output"
 	done
 	[ "$(grep -c "^ok - vm core on " <<<"$output")" -eq 2 ]
@@ -64,6 +66,7 @@ cross_vm() {
 	grep -q "^ok - vm core on .*-$2\$" <<<"$output"
 	grep -q "^ok - vm launch on .*-$2\$" <<<"$output"
 	grep -q "^ok - vm fleet on .*-$2\$" <<<"$output"
+	grep -q "^ok - vm ustack on .*-$2\$" <<<"$output"
 }
 
 @test "QEMU guest on Debian's s390x kernel (QEMU 10): big-endian CO-RE objects, by PID, launch, fleet, exceptions through return sites after the self-test" {

@@ -175,6 +175,31 @@ step_entries() {
 	return $rc
 }
 
+# Step "ustack": native stacks (--ustack) of tests/progs/stackjob's known call chains, traced by
+# PID: leaf_mix (a leaf without a frame) <- compute <- run_round <- main, and libstackrt.so's
+# dev_alloc <- layer_ok | layer_leaky <- run_round <- main. The job exits by itself, the tracer
+# when its target is gone; the host checks the frames for the guest's architecture
+# (tests/vm/check_ustack.py).
+step_ustack() {
+	local job tracer rc=0
+	uname -m >$OUT/ustack.machine
+	rm -f /tmp/us.ready /tmp/us.tracer.ready
+	/opt/spyre/stackjob /tmp/us.ready $OUT/ustack.counts.json 20 3 \
+		>$OUT/ustack.job.out 2>$OUT/ustack.job.err &
+	job=$!
+	echo $job >$OUT/ustack.pid
+	wait_for /tmp/us.ready 30 $job || { kill_wait $job KILL; return 1; }
+	$TOOL -p $job --ready-file /tmp/us.tracer.ready -o $OUT/ustack.trace.json -v \
+		--no-default --ustack --probe 'stackjob:leaf_mix' --probe 'libstackrt.so:dev_alloc' \
+		>$OUT/ustack.tracer.out 2>$OUT/ustack.tracer.err &
+	tracer=$!
+	wait_for /tmp/us.tracer.ready 60 $tracer || { fail_traced ustack $tracer $job; return 1; }
+	kill -USR1 $job
+	wait $job || { rc=$?; log "ustack: job exited with $rc"; }
+	wait $tracer || { log "ustack: tracer exited with $?"; rc=1; }
+	return $rc
+}
+
 # Step "twotracers": two tracers by PID on one job, the second started while the first runs:
 # only one may do the probed instructions in BPF (two would each return from one ret)
 step_twotracers() {

@@ -39,6 +39,10 @@
 #   entries  tests/progs/entryjob.c: functions that begin with each mov/lea form; results equal
 #           untraced, every call a span, the entries done by BPF where the kernel allows it
 #   twotracers  two tracers on one job: both traces whole, only the first does rets in BPF
+#   ustack  native stacks (--ustack) of tests/progs/stackjob: each call's frames, from the traced
+#           function at its entry up to main, where the kernel walks user stacks (x86-64 frame
+#           pointers, ppc64le's back chain); s390x: the first frame and the caller from r14
+#           (tests/vm/check_ustack.py)
 #   perf    opt-in, never by default (`make vm-perf-s390x`, `make vm-perf-ppc64le`: a guest
 #           with the bench): per-call cost of our traced call against the empty probes of
 #           the same mechanism, as ratios (tests/vm/perf_report.py prints them)
@@ -70,7 +74,7 @@ for f in "$VMDIR/vmlinux" "$VMDIR/initramfs.cpio.gz" "${VM_DEB:-$VM_TOOL}"; do
 done
 
 if [ -z "${VM_STEPS:-}" ]; then
-	VM_STEPS=core,unwind,uretunwind,throwjob,vfio
+	VM_STEPS=core,unwind,uretunwind,throwjob,ustack,vfio
 	# The driver steps need two features that land separately: say which one is missing.
 	if ! "$VM_TOOL" --help 2>&1 | grep -q -- '--driver'; then
 		echo "vm-test: spyre-bpftrace has no --driver option yet: driver steps not run"
@@ -344,6 +348,10 @@ sys.exit(0 if a == b else "untraced: checksum %s, traced %s" % (a, b))' \
 		;;
 	args6)
 		python3 "$ROOT/tests/e2e/check_args6.py" "$RUN/out/args6.trace.json" 20
+		;;
+	ustack)
+		python3 "$ROOT/tests/vm/check_ustack.py" "$RUN/out/ustack.trace.json" \
+			"$RUN/out/ustack.counts.json" "$(cat "$RUN/out/ustack.machine")"
 		;;
 	entryonly)
 		# the job lived through its exceptions (run_traced checks its exit status); the

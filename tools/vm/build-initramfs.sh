@@ -74,8 +74,9 @@ cp "$mockdir/mock-spyre-job" "$mockdir/libflex.so" "$mockdir/libspyre_comms.so.1
 	"$root/opt/spyre/mock/"
 cp "$mockdir/torch_spyre/_C.so" "$root/opt/spyre/mock/torch_spyre/"
 # the exception test jobs (tests/progs/throwjob.cpp; built beside the mock by `make`): the
-# same C++ runtime libraries as the mock, or the unwinder linked in
-for f in throwjob throwjob-static entryjob; do
+# same C++ runtime libraries as the mock, or the unwinder linked in; stackjob and its
+# libstackrt.so (step ustack), found beside it by its rpath $ORIGIN, need only the mock's libc
+for f in throwjob throwjob-static entryjob stackjob libstackrt.so; do
 	[ -x "$mockdir/../tests/$f" ] && cp "$mockdir/../tests/$f" "$root/opt/spyre/"
 done
 bench=
