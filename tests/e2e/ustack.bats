@@ -86,6 +86,27 @@ PY
 	! grep -q 'native stacks' "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err"
 }
 
+@test "native stacks on every per-thread stack path: records handed over one by one, stacks in a hash map" {
+	local env
+	for env in SPYRE_NO_STAGE=1 SPYRE_NO_TASK_STORAGE=1; do
+		env "$env" bash -c "$(declare -f stack_run wait_for wait_ready ended); \
+			BATS_TEST_TMPDIR=$BATS_TEST_TMPDIR SJ=$SJ TOOL=$TOOL; \
+			stack_run $BATS_TEST_TMPDIR/t.json 50 2 --no-default --ustack --force \
+				--probe 'stackjob:leaf_mix' --probe 'libstackrt.so:dev_alloc'"
+		python3 - "$BATS_TEST_TMPDIR/t.json" "$env" <<'PY'
+import collections, json, sys
+t = json.load(open(sys.argv[1]))
+n = collections.Counter()
+for e in t["traceEvents"]:
+    if e.get("ph") == "X":
+        n[tuple(f.split("+")[0] for f in e["args"]["ustack"][:3])] += 1
+want = {("leaf_mix", "compute", "run_round"): 50, ("dev_alloc", "layer_ok", "run_round"): 50,
+        ("dev_alloc", "layer_leaky", "run_round"): 2}
+assert dict(n) == want, (sys.argv[2], n)
+PY
+	done
+}
+
 @test "a job that leaks: each live block names the native code that allocated it (stack=1 in a table)" {
 	local d=$BATS_TEST_TMPDIR
 	printf 'libstackrt.so\tdev_alloc\t\tmem=alloc ptr=ret size=arg1 stack=1\n' >"$d/t.probes"

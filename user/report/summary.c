@@ -334,8 +334,11 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		if (p->failed)
 			fprintf(f, "not traced: %s (the kernel refused its uprobe)\n", p->name);
 		else if (p->ret == RET_NONE && t->table->specs[p->spec].type == PROBE_SPAN)
-			fprintf(f, "entries only: %s (%s): its returns cannot be seen safely\n",
-				p->name, p->sites.why);
+			fprintf(f, "entries only: %s (%s): its returns cannot be seen safely%s\n",
+				p->name, p->sites.why,
+				/* --ustack, --python, stack=1, py=1: said, not left to be noticed */
+				c->ustack || c->py ? "; its calls carry no stacks (instants record "
+				"none)" : "");
 		/* spans that ended at a tail jump: their return values are unknown (ret= 0) */
 		if (i < c->nprobes && counters[i].tail_exits)
 			fprintf(f, "tail exits: %s: %llu calls ended at a tail jump not followed, "

@@ -196,16 +196,30 @@ int retsite_find(enum retsite_arch arch, const uint8_t *code, size_t len, uint64
 	}
 	for (;;) {
 		if (!cs_disasm_iter(h, &p, &left, &addr, in)) {
+			size_t skip = 0;
+
 			/*
 			 * ppc64le instructions are 4 bytes, 4-aligned: no breakpoint can land
 			 * inside one, and the words that are no instruction are data (the
 			 * traceback table after the last blr, inside the symbol's size)
 			 */
-			if (arch != RS_ARCH_PPC64LE || left < 4)
+			if (arch == RS_ARCH_PPC64LE && left >= 4)
+				skip = 4;
+			/*
+			 * s390x: an instruction Capstone 4 does not know, stepped over by the length
+			 * its first byte's top two bits give (2, 4 or 6 bytes): exrl, which gcc -O2
+			 * emits for an inlined memset or memcpy of a variable length (the whole
+			 * function fell back to entries only before), and newer facilities' ones.
+			 * No return or tail jump is missed: every branch form is an old one
+			 * Capstone decodes (and exrl runs gcc's mvc/xc/clc, never a branch)
+			 */
+			if (arch == RS_ARCH_S390X && left >= 2)
+				skip = (*p >> 6) == 0 ? 2 : (*p >> 6) == 3 ? 6 : 4;
+			if (!skip || skip > left)
 				break;
-			p += 4;
-			left -= 4;
-			addr += 4;
+			p += skip;
+			left -= skip;
+			addr += skip;
 			continue;
 		}
 		switch (arch) {
