@@ -235,3 +235,26 @@ PY
 	run "$TOOL" check "$d/t.json"
 	[ "$status" -eq 0 ]
 }
+
+@test "fleet mode (-a): the job found on the node has its native stacks too" {
+	start_job --threads 2 --iters 10
+	rm -f "$BATS_TEST_TMPDIR/tr.ready"
+	"$TOOL" -a --ustack -o "$BATS_TEST_TMPDIR/t.json" --ready-file "$BATS_TEST_TMPDIR/tr.ready" \
+		-q >"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_ready "$BATS_TEST_TMPDIR/tr.ready" "$TRACER_PID"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" <<'PY'
+import json, sys
+t, pid = json.load(open(sys.argv[1])), int(sys.argv[2])
+ev = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("pid") == pid and "args" in e and
+      e["name"] == "spyreStreamLaunch"]
+bad = [e for e in t["traceEvents"] if e.get("name") == "spyreStreamLaunch" and "args" not in e]
+assert not bad, bad[:3]
+assert ev and all(e["args"]["ustack"][0].startswith("spyre::SpyreStream::launch+0x") and
+                  "(mock-spyre-job)" in e["args"]["ustack"][1] for e in ev), ev[:2]
+PY
+	stop_job
+}
