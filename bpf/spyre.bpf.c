@@ -1449,7 +1449,7 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 {
 	struct spyre_read_cfg *r = NULL;
 	struct spyre_counters *c;
-	struct spyre_event *e;
+	struct spyre_event *e, *rb = NULL;
 	struct frame *f;
 	__u32 n = 0, probe, npy = 0, extra;
 	bool str, ust;
@@ -1484,9 +1484,15 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 			call_record(st, now, probe, &n, extra);
 		e = &st->stage[stage_slot(n + extra)];
 	} else {
-		e = call_record(st, now, probe, &n, 0);
-		if (!e)
+		/*
+		 * The reservation itself, submitted below: told apart by its own pointer, not by
+		 * @extra, whose test the verifier does not carry from here to there (it refused
+		 * the submit of a stage slot once extra had three terms)
+		 */
+		rb = call_record(st, now, probe, &n, 0);
+		if (!rb)
 			return;
+		e = rb;
 	}
 	e->ts = f->ts;
 	e->dur = now - f->ts;
@@ -1508,6 +1514,12 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 		emit_pystack(st, d, n + (str ? 1 : 0), npy);
 	if (ust)
 		emit_ustack(&st->stage[stage_slot(n + extra - 1)], e, f);
+	if (rb) {
+		/* the consumer drains on a timer: a wakeup per event would cost more than the
+		 * probe */
+		bpf_ringbuf_submit(rb, BPF_RB_NO_WAKEUP);
+		return;
+	}
 	if (stage_events) {
 		st->nstaged = n + extra + 1;
 		/*
@@ -1525,16 +1537,11 @@ static __always_inline void emit_span(struct tstack *st, __u32 d, __u64 now, __u
 		}
 		return;
 	}
-	if (extra) {
-		if (extra > CALL_MAX_EXTRA)
-			extra = CALL_MAX_EXTRA;
-		if (bpf_ringbuf_output(&events, st->stage, (extra + 1) * sizeof(*e),
-				       BPF_RB_NO_WAKEUP) && (c = counters_of(probe)))
-			COUNT(c, drops_ring);
-		return;
-	}
-	/* the consumer drains on a timer: a wakeup per event would cost more than the probe */
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	if (extra > CALL_MAX_EXTRA)
+		extra = CALL_MAX_EXTRA;
+	if (bpf_ringbuf_output(&events, st->stage, (extra + 1) * sizeof(*e), BPF_RB_NO_WAKEUP) &&
+	    (c = counters_of(probe)))
+		COUNT(c, drops_ring);
 }
 
 /*
