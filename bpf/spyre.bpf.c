@@ -1993,6 +1993,8 @@ int BPF_PROG(spyre_task_exit, struct task_struct *task)
 	if (sig->live.counter || !bpf_map_lookup_elem(&traced_procs, &tgid))
 		return 0;
 	bpf_map_delete_elem(&traced_procs, &tgid);
+	/* its interpreter's place: a later process with its pid walks nothing of it */
+	bpf_map_delete_elem(&py_procs, &tgid);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
 		return 0;	/* userspace still sees the process gone, without its code */

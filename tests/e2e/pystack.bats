@@ -286,3 +286,79 @@ plain_traced() {
 	[ "$status" -eq 0 ]
 	stop_job
 }
+
+@test "--python with -f: the Python workers the target starts after the attach name their exact lines, each its own" {
+	need_torch
+	local d=$BATS_TEST_TMPDIR i
+	# the target: a launcher that imports torch (as torchrun does) and starts two workers
+	cat >"$d/launcher.py" <<PY
+import os, subprocess, sys, time
+import torch
+open("$d/launcher.pid", "w").write(str(os.getpid()))
+while not os.path.exists("$d/start"):
+    time.sleep(0.01)
+ws = [subprocess.Popen([sys.executable, "$PYJOB", "--ready", "$d/w%d.ready" % i, "--go", "$d/go",
+                        "--linger", "$d/linger", "--out", "$d/calls%d.json" % i,
+                        "--iters", "20"]) for i in (1, 2)]
+sys.exit(max(w.wait() for w in ws))
+PY
+	"$TORCH_PY" "$d/launcher.py" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/launcher.pid" 30
+	start_tracer -o "$d/t.json" --driver off -f --python --no-default --probe "$MM" \
+		--probe "$ADD"
+	touch "$d/start"
+	wait_for "$d/w1.ready" 60 && wait_for "$d/w2.ready" 60
+	sleep 1.5	# a rescan (every second) finds the workers while they import torch
+	touch "$d/go"
+	wait_for "$d/calls1.json" 60 && wait_for "$d/calls2.json" 60
+	sleep 0.3
+	stop_tracer
+	touch "$d/linger"
+	wait_child "$JOB_PID" 60
+	JOB_PID=
+	cat "$d/job.err" "$d/tracer.out" "$d/tracer.err"
+	[ "$TRACER_RC" -eq 0 ] && [ "$CHILD_RC" -eq 0 ]
+	# each worker's events alone, against its own record of its call sites
+	for i in 1 2; do
+		python3 - "$d/t.json" "$d/calls$i.json" "$d/t$i.json" <<'PY'
+import json, sys
+d, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+d["traceEvents"] = [e for e in d["traceEvents"] if e.get("pid") == c["pid"]]
+assert sum(e.get("name") == "aten::mm" for e in d["traceEvents"]) > 0, "no events of the worker"
+json.dump(d, open(sys.argv[3], "w"))
+PY
+		python3 "$ROOT/tests/e2e/check_pystack.py" "$d/t$i.json" "$d/calls$i.json" \
+			--op aten::mm=aten::mm --op aten::add=aten::add
+	done
+}
+
+@test "--python in fleet mode (-a): the Python job found on the node names its exact lines" {
+	need_torch
+	local d=$BATS_TEST_TMPDIR
+	"$TORCH_PY" "$PYJOB" --ready "$d/job.ready" --go "$d/go" --linger "$d/linger" \
+		--out "$d/calls.json" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 60
+	"$TOOL" -a --python --no-default --probe "$MM" --probe "$ADD" -o "$d/t.json" \
+		--ready-file "$d/tr.ready" >"$d/tracer.out" 2>"$d/tracer.err" &
+	TRACER_PID=$!
+	wait_ready "$d/tr.ready" "$TRACER_PID"
+	touch "$d/go"
+	wait_for "$d/calls.json" 60
+	sleep 0.3
+	stop_tracer
+	touch "$d/linger"
+	wait_child "$JOB_PID" 60
+	JOB_PID=
+	cat "$d/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$d/t.json" "$d/calls.json" "$d/t1.json" <<'PY'
+import json, sys
+d, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+d["traceEvents"] = [e for e in d["traceEvents"] if e.get("pid") == c["pid"]]
+json.dump(d, open(sys.argv[3], "w"))
+PY
+	python3 "$ROOT/tests/e2e/check_pystack.py" "$d/t1.json" "$d/calls.json" \
+		--op aten::mm=aten::mm --op aten::add=aten::add
+}

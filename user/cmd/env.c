@@ -149,8 +149,7 @@ static const struct opt_def opt_defs[] = {
 	{ "python", OPT_PYTHON, NULL, FOR_TRACE, SEC_TRACE,
 	  "record the calling thread's Python stack (CPython 3.11-3.13) at each\n"
 	  "traced call: args.python (the innermost frame's file:line and\n"
-	  "function) and args.pystack; a table asks per probe with py=1.\n"
-	  "Not in fleet mode" },
+	  "function) and args.pystack; a table asks per probe with py=1" },
 	{ "ustack", OPT_USTACK, NULL, FOR_TRACE, SEC_TRACE,
 	  "record the calling thread's native stack (like bpftrace's ustack)\n"
 	  "at each traced call: args.ustack, up to 32 frames, named from the\n"
@@ -864,10 +863,6 @@ static int check_trace(struct env *env, const bool *seen)
 				 "weigh the probes against)");
 	if ((env->max_disk || env->max_files) && !env->output_dir)
 		return usage_err("--max-disk/--max-files need --output-dir");
-	/* the interpreter is found in the target process only (cmd/session.c python_scan) */
-	if ((env->system_wide || env->window) && env->python)
-		return usage_err("--python is not for fleet mode (-a, --window) yet: Python stacks "
-				 "are read in the target process only (-p PID, -- CMD)");
 	if (env->system_wide || env->window) {
 		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
 			if (!seen[i] || !(opt_defs[i].cmds & NOT_FLEET))

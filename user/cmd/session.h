@@ -53,6 +53,7 @@ struct session {
 	struct retcheck *rcheck;	/* the return-site self-test (retcheck.h) */
 	bool sites_checked;	/* its verdict applied to the target */
 	struct intset seen;	/* -a: processes scanned */
+	struct intset py_seen;	/* --python: processes whose interpreter was looked for */
 	char hostname[64];		/* in each trace's metadata */
 	int scans;
 	bool scanned;			/* session_scan ran once */
