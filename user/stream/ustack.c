@@ -284,9 +284,9 @@ static void load_syms(struct bfile *f)
 		if (elfsym_build_id(f->paths[i], id, sizeof(id)) != f->idlen ||
 		    memcmp(id, f->id, (size_t)f->idlen))
 			continue;
-		if (!stat(f->paths[i], &st))
-			f->fsize = (unsigned long)st.st_size;
-		elfsym_foreach_raw(f->paths[i], sym_add, f);
+		if (stat(f->paths[i], &st) || elfsym_foreach_raw(f->paths[i], sym_add, f) < 0)
+			continue;	/* gone in between (its process exited): the next path */
+		f->fsize = (unsigned long)st.st_size;
 		break;
 	}
 	qsort(f->syms, f->nsyms, sizeof(*f->syms), sym_cmp);
