@@ -185,9 +185,11 @@ s = t["spyreStats"]
 withstack = sum(1 for e in t["traceEvents"]
                 if e["name"] != "[memory]" and "ustack" in e.get("args", {}))
 assert s["nativeStacks"] == withstack and s["nativeStacksUnread"] == 0, (s, withstack)
+# a stack whose slot in the kernel's map held another one is counted on its probe, not named
 probes = {p["name"]: p for p in t["spyreProbes"]}
 spans = sum(p["events"] for p in probes.values() if p.get("type", "span") == "span")
-assert withstack == spans, (withstack, spans)
+lost = sum(p.get("ustackLost", 0) for p in probes.values())
+assert withstack + lost == spans and lost < spans / 100, (withstack, lost, spans)
 PY
 	stop_job
 }
