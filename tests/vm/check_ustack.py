@@ -12,7 +12,8 @@ frame, must be:
   x86_64, ppc64le (the kernel walks frame pointers, the back chain): up to main, exactly
             leaf_mix <- compute <- run_round <- main, dev_alloc <- layer_ok <- run_round <- main
             (ROUNDS times) and dev_alloc <- layer_leaky <- run_round <- main (once per leak)
-  s390x     frame 0, then the caller the tracer took from r14 (compute, layer_ok | layer_leaky).
+  s390x     frame 0, then the caller the tracer took from r14 (compute, layer_ok | layer_leaky),
+            nothing after (the tracer cuts there: Debian's code keeps no back chain).
             The kernel (6.10+) walks the back chain, which Debian's code does not keep (no
             -mbackchain): the frames it finds past the first are whatever the stack's unwritten
             back-chain slots lead to, printed, not checked.
@@ -61,8 +62,11 @@ def main():
             bad.append("%s: frame 0 is %s" % (e["name"], us[0]))
         names = [n for n, _, _ in fr]
         if machine == "s390x":
-            # frame 0 and the caller (r14); anything after must be the job's own code or libc's
+            # frame 0 and the caller (r14), nothing after: the back chain past them is stale
             key = tuple(names[:2])
+            if len(us) != 2:
+                bad.append("%s: %d frames, want the function and its caller: %s" %
+                           (e["name"], len(us), us))
             if len(key) < 2 or key[1] not in (("compute",) if key[0] == "leaf_mix" else
                                               ("layer_ok", "layer_leaky")):
                 bad.append("%s: caller is not the one that called it: %s" % (e["name"], us))

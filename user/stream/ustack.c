@@ -495,6 +495,15 @@ int ustack_frames(struct ustack *u, uint32_t pid, int64_t id, uint64_t caller,
 		*caller_added = false;
 	if (n <= 0)
 		return 0;
+#if defined(__s390x__)
+	/*
+	 * s390x: the kernel walks the back chain, which code built without -mbackchain (Debian's,
+	 * gcc's default) does not keep: past the traced function it reads stale stack slots, and
+	 * a frame from there would be named as if it were a caller. Only the function itself
+	 * and its caller (r14 at entry) are known (the ustack step of the s390x guest)
+	 */
+	n = 1;
+#endif
 	out[k++] = v[0];
 	/* the caller, where the kernel's walk skipped it (its frame was not set up yet) */
 	cn = caller ? caller_name(u, pid, caller) : NULL;
