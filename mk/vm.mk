@@ -75,12 +75,13 @@ vm-next-perf: vm-deps $(VM_TOOL) mock $(BENCH_VM)
 
 # Opt-in, never in `make test` (TCG timing, ~1.5 GB root made once): vm-next's kernel booting a
 # Debian bookworm root on a virtio disk (debootstrap + Debian's python3-torch and bpftrace,
-# tools/vm/rootfs.sh, in $(BUILD)/vm-torch): torch.mm traced by us and by bpftrace, one run.
+# tools/vm/rootfs.sh, in $(BUILD)/vm-torch): torch.mm traced by us and by bpftrace, one run;
+# bench/emptyprobe's empty programs beside them (VM_ALT_TOOL=FILE: a variant build as well).
 .PHONY: vm-next-torch
-vm-next-torch: vm-deps $(VM_TOOL)
+vm-next-torch: vm-deps $(VM_TOOL) $(BENCH_DIR)/emptyprobe
 	sh tools/vm/kernel-backports.sh $(VM3_KERNEL) trixie-backports
-	sh tools/vm/rootfs.sh $(BUILD)/vm-torch $(VM_TOOL) "$$(ls $(VM3_KERNEL)/lib/modules)" \
-		$(VM3_KERNEL)
+	VM_BENCH_DIR=$(BENCH_DIR) sh tools/vm/rootfs.sh $(BUILD)/vm-torch $(VM_TOOL) \
+		"$$(ls $(VM3_KERNEL)/lib/modules)" $(VM3_KERNEL)
 	BUILD=$(BUILD) VM_ARGS="$(VM_ARGS)" bash tests/vm/run-torch-vm.sh
 
 # Opt-in, never in `make test`: the guest's `perf` step (docs/performance.md) on this 6.12

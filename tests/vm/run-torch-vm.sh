@@ -4,9 +4,12 @@
 # `make vm-next` ($BUILD/vm-next/kernel) under QEMU TCG with 4 GiB and the Debian bookworm disk of
 # tools/vm/rootfs.sh ($BUILD/vm-torch), let tests/vm/torch-guest.sh measure torch.mm untraced and
 # traced by spyre-bpftrace (default, SPYRE_NO_EMULATED_RETURNS=1, --uretprobes) and by bpftrace
-# (comparable work, an empty uprobe + uretprobe pair), and print its summary. Results, with each
-# phase's files, in $BUILD/vm-torch/run/out. VM_ARGS: spyre.rounds=N (5), spyre.reps=N (5),
-# spyre.repms=MS (300); VM_MEM (4G), VM_TIMEOUT (3600 s).
+# (comparable work, an empty uprobe + uretprobe pair), by bench/emptyprobe's empty programs and
+# with the tracers stopped for a phase (where the cost goes), and print its summary. Results,
+# with each phase's files, in $BUILD/vm-torch/run/out. VM_ARGS: spyre.rounds=N (5),
+# spyre.reps=N (5), spyre.repms=MS (300), spyre.kinds=a,b, spyre.bpfstats=0; VM_MEM (4G),
+# VM_SMP (1: with 2 the guest's job has CPU 0 to itself, the tracers and the script CPU 1),
+# VM_TIMEOUT (3600 s).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build}

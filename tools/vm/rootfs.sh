@@ -8,7 +8,9 @@
 #                    bpftrace installed in it with apt (chroot); made once, kept (~1.6 GB)
 #   DIR/disk.img     ext4 image of DIR/root (mke2fs -d), with /opt/spyre: TOOL (the static
 #                    spyre-bpftrace), bench/torchmm.py, tests/vm/torch-guest.sh (the guest's
-#                    measuring script, run as PID 1 after switch_root)
+#                    measuring script, run as PID 1 after switch_root), tests/vm/torch_report.py
+#                    (its summary) and, with VM_BENCH_DIR, bench/emptyprobe; with
+#                    VM_ALT_TOOL, a variant build of the tool (spyre-bpftrace.alt)
 #   DIR/initramfs.cpio.gz  static busybox, tests/vm/torch-init.sh as /init, and the modules
 #                    that reach the disk (virtio_blk, ext4 and what they need) of kernel KVER,
 #                    from MODROOT/lib/modules, in modules.dep order (as build-initramfs.sh)
@@ -49,6 +51,14 @@ mkdir -p "$root/opt/spyre" "$root/out"
 strip -o "$root/opt/spyre/spyre-bpftrace" "$tool"
 install -m 0755 "$here/tests/vm/torch-guest.sh" "$root/opt/spyre/torch-guest.sh"
 install -m 0644 "$here/bench/torchmm.py" "$root/opt/spyre/torchmm.py"
+install -m 0644 "$here/tests/vm/torch_report.py" "$root/opt/spyre/torch_report.py"
+# VM_BENCH_DIR: bench/emptyprobe (linked against libbpf1, which bpftrace brings into the root)
+# for the guest's phases of empty programs on the traced function
+if [ -n "${VM_BENCH_DIR:-}" ] && [ -x "$VM_BENCH_DIR/emptyprobe" ]; then
+	strip -o "$root/opt/spyre/emptyprobe" "$VM_BENCH_DIR/emptyprobe"
+fi
+# VM_ALT_TOOL: a variant build of the static tool, the guest's kind ours_alt
+[ -n "${VM_ALT_TOOL:-}" ] && strip -o "$root/opt/spyre/spyre-bpftrace.alt" "$VM_ALT_TOOL"
 
 # 3. the disk: the root's size plus room for the traces and /tmp
 mb=$(($(du -sm "$root" | cut -f1) * 5 / 4 + 512))

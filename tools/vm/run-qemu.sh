@@ -16,8 +16,9 @@
 # /out, and QEMU ends when the guest powers off.
 # QEMU: the emulator (default: the host's qemu-system-ARCH); QEMU_DATA: the directory of its
 # firmware and other data files (-L), for one unpacked outside /usr (tools/vm/qemu-backports.sh).
-# VM_MEM: the guest's memory (default 1G). VM_DISK: a raw disk image attached as virtio-blk
-# (/dev/vda; writes go to a throwaway snapshot), for `make vm-next-torch` (tools/vm/rootfs.sh).
+# VM_MEM: the guest's memory (default 1G); VM_SMP: its CPUs (default 1). VM_DISK: a raw disk
+# image attached as virtio-blk (/dev/vda; writes go to a throwaway snapshot), for `make
+# vm-next-torch` (tools/vm/rootfs.sh).
 set -eu
 
 vmlinux=${1:?usage: run-qemu.sh VMLINUX INITRAMFS OUTDIR [KERNEL ARGS...]}
@@ -68,8 +69,8 @@ if [ -n "${VM_DISK:-}" ]; then
 		-device virtio-blk-pci,drive=disk0
 fi
 echo "run-qemu: $("$1" --version | head -n 1)"
-timeout -k 10 "$timeout" "$@" -accel tcg -m "${VM_MEM:-1G}" -smp 1 -nodefaults -display none \
-	-no-reboot -kernel "$vmlinux" -initrd "$initrd" </dev/null >"$outdir/qemu.log" 2>&1 &
+timeout -k 10 "$timeout" "$@" -accel tcg -m "${VM_MEM:-1G}" -smp "${VM_SMP:-1}" -nodefaults \
+	-display none -no-reboot -kernel "$vmlinux" -initrd "$initrd" </dev/null >"$outdir/qemu.log" 2>&1 &
 vm=$!
 trap 'kill -TERM $vm 2>/dev/null; wait $vm; exit 130' INT TERM
 wait $vm || rc=$?
