@@ -12,8 +12,22 @@
 #include "resolve/resolve.h"
 #include "stream/spyre_event_user.h"
 
-/* Drain interval: the ring holds rate x interval events; 10 ms keeps it small. */
+/*
+ * Drain interval: the ring holds rate x interval events; 10 ms keeps it small. While the ring
+ * stays nearly empty the interval doubles up to TRACER_DRAIN_MAX_MS: each drain wakes the
+ * tracer on the job's CPUs, and under QEMU TCG each wakeup that switched the job out cost it
+ * ~0.8 ms of its own CPU time (QEMU flushes its TLB and jump cache at each address-space
+ * switch): on real PyTorch in the 7.3 guest (one CPU) our consumer was 6-14 us of the ~28 us
+ * a traced call added, the probes themselves 0.8x the empty uprobe+uretprobe pair; drained
+ * every 100 ms, the tracer woke 11x less and the added time fell from 30 to 21 us a call
+ * (make vm-next-torch, docs/performance.md).
+ */
 #define TRACER_DRAIN_MS		10
+#define TRACER_DRAIN_MAX_MS	100
+/* ... back to TRACER_DRAIN_MS when a drain finds the ring this full (a burst) */
+#define TRACER_DRAIN_BUSY	(1.0 / 8)
+/* ... and longer only while it finds it under this */
+#define TRACER_DRAIN_IDLE	(1.0 / 64)
 /* How often targets' maps are read again for libraries loaded later (dlopen). */
 #define TRACER_RESCAN_MS	1000
 

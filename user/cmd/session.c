@@ -813,10 +813,38 @@ static void wait_events(struct session *s, int timeout_ms)
 		s->stop = true;
 }
 
+/*
+ * The wait before the next drain, after a drain that found the ring @fill full (0..1) and was
+ * cut short (@backlog): none then; longer while the ring stays nearly empty, back to
+ * TRACER_DRAIN_MS on a burst (uprobe_tier.h); Python stacks keep 10 ms (code objects are named
+ * from the live process: its last calls before it exits lose no more than that); never past
+ * the next status line, rescan, deadline or window end (@until_ns).
+ */
+static int drain_wait_ms(struct session *s, double fill, bool backlog, uint64_t now,
+			 uint64_t until_ns)
+{
+	uint64_t ends[4] = { s->next_status, s->next_rescan, s->deadline, until_ns };
+	int ms;
+
+	if (backlog || fill > TRACER_DRAIN_BUSY)
+		s->drain_ms = TRACER_DRAIN_MS;
+	else if (fill < TRACER_DRAIN_IDLE && !s->py_wanted)
+		s->drain_ms = s->drain_ms * 2 > TRACER_DRAIN_MAX_MS ? TRACER_DRAIN_MAX_MS :
+								       s->drain_ms * 2;
+	if (backlog)
+		return 0;
+	ms = s->drain_ms;
+	for (int i = 0; i < 4; i++)
+		if (ends[i] && ends[i] > now && (ends[i] - now) / 1000000 < (uint64_t)ms)
+			ms = (int)((ends[i] - now) / 1000000);
+	return ms;
+}
+
 void session_loop(struct session *s, uint64_t until_ns)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	bool backlog = false;
+	double fill = 0;
 
 	/* -d counts from the first window's start */
 	if (!s->deadline && s->env->duration > 0)
@@ -825,8 +853,10 @@ void session_loop(struct session *s, uint64_t until_ns)
 	s->last_events = 0;
 	s->next_status = now + 1000000000ull;
 	s->next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
+	s->drain_ms = TRACER_DRAIN_MS;
 	while (!s->stop && !s->hup) {
-		wait_events(s, backlog ? 0 : TRACER_DRAIN_MS);
+		wait_events(s, drain_wait_ms(s, fill, backlog, now, until_ns));
+		fill = drain_fill(s->drain);	/* what came in while it waited */
 		backlog = drain_run(s->drain, &s->cons, false);
 		cost_meter_sample(&s->meter);
 		now = now_ns(CLOCK_MONOTONIC);

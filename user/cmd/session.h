@@ -72,6 +72,7 @@ struct session {
 	struct memledger mem;	/* across windows: what a job holds outlives one */
 	struct run_end end;
 	uint64_t next_status, next_rescan, last_events, last_ns, deadline;
+	int drain_ms;		/* the wait before the next drain (TRACER_DRAIN_MS, up to _MAX_MS) */
 	/* stop conditions */
 	int sfd, pidfd;
 	int status;		/* the status line: env->status with auto resolved */

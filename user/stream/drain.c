@@ -60,6 +60,11 @@ bool drain_run(struct drain *d, struct consumer *c, bool all)
 	return n == -EAGAIN;
 }
 
+double drain_fill(const struct drain *d)
+{
+	return d ? rb_fill(d->rb) : 0;
+}
+
 void drain_close(struct drain *d)
 {
 	if (!d)

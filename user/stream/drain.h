@@ -19,6 +19,8 @@ int drain_open(struct drain **out, int ring_fd);
  * batch was cut short with records left: drain again without waiting. @d NULL: false.
  */
 bool drain_run(struct drain *d, struct consumer *c, bool all);
+/* How full the ring is (0..1; 0 when not mapped). */
+double drain_fill(const struct drain *d);
 void drain_close(struct drain *d);
 
 #endif

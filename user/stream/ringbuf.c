@@ -118,6 +118,14 @@ static const void *payload(struct rb_reader *r, size_t off, size_t n)
 	return r->tmp;
 }
 
+double rb_fill(const struct rb_reader *r)
+{
+	unsigned long cons = __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE);
+	unsigned long prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
+
+	return prod > cons ? (double)(prod - cons) / (double)r->size : 0;
+}
+
 int rb_consume(struct rb_reader *r)
 {
 	unsigned long cons = __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE), prod;

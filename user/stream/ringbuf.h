@@ -28,6 +28,8 @@ int rb_open_mem(struct rb_reader **out, unsigned long *consumer_pos,
  * negative value (the record it refused counts as consumed).
  */
 int rb_consume(struct rb_reader *r);
+/* Bytes written and not consumed yet (records being written included), over the ring's size. */
+double rb_fill(const struct rb_reader *r);
 void rb_close(struct rb_reader *r);
 
 #endif
