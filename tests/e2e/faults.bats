@@ -363,6 +363,7 @@ PY
 	  "$(counts_field "$BATS_TEST_TMPDIR/untraced.json.3" checksum)" ]
 	# and the killed trace of phase 1 is recoverable (check.bats covers a cut mid-phase)
 	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.recovered.json"
 	[ "$status" -eq 0 ]

@@ -865,6 +865,9 @@ void session_loop(struct session *s, uint64_t until_ns)
 		if (now >= s->next_rescan) {
 			session_rescan(s);
 			s->next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
+			/* once a second on disk: a SIGKILL loses at most that (and the ring's) */
+			if (s->tw)
+				jw_flush(trace_jw(s->tw));
 		}
 		if (now >= s->next_status)
 			session_status(s);

@@ -558,6 +558,12 @@ void jw_commit(struct jw *w)
 		emit(w, w->len, w->thresh ? Z_NO_FLUSH : Z_SYNC_FLUSH);
 }
 
+void jw_flush(struct jw *w)
+{
+	if (!w->mem && w->committed)
+		emit(w, w->committed, w->gz ? Z_SYNC_FLUSH : Z_NO_FLUSH);
+}
+
 int jw_close(struct jw *w)
 {
 	int err;

@@ -97,6 +97,11 @@ void jw_kv_us(struct jw *w, const char *key, int64_t ns);	/* jw_us_signed */
 
 /* End of a whole event: the buffer may be written out here, and only here. */
 void jw_commit(struct jw *w);
+/*
+ * Write out every committed byte now (gzip: a sync flush, so that the file decompresses to
+ * them): what a tracer killed later leaves on disk.
+ */
+void jw_flush(struct jw *w);
 /* First error seen (-errno), sticky; 0 if none. */
 int jw_error(const struct jw *w);
 /* Bytes produced so far, buffered ones included (before compression). */

@@ -69,6 +69,8 @@ int trace_begin(struct trace_writer **out, struct jw *w, const struct trace_meta
 	jw_key(w, "traceEvents");
 	jw_arr_begin(w);
 	jw_commit(w);
+	/* on disk at once: a tracer killed before its first events leaves a trace to recover */
+	jw_flush(w);
 
 	err = jw_error(w);
 	if (err) {
