@@ -300,6 +300,11 @@ run() {
 		while alive $tr && [ $n -gt 0 ]; do nap; n=$((n - 1)); done
 		alive $tr && { log "$kind round $r: the tracer ignored SIGINT for 60 s"; kill -KILL $tr; }
 		wait $tr || rc=$?
+		# bpftrace 0.17 now and then hangs on its way out here (its phase was measured
+		# already): said, not a failure of the run; ours must exit 0
+		case $kind:$rc in
+		empty*:137 | bpftrace:137) log "$kind round $r: bpftrace killed on exit"; rc=0 ;;
+		esac
 		[ $rc -eq 0 ] || { log "$kind round $r: tracer exit $rc"; tail -5 $f.err; return 1; }
 	fi
 	case $kind in
