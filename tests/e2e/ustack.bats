@@ -164,8 +164,12 @@ t, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 allocs = c["calls"]["spyre::SpyreAllocator::allocate"]	# the job's, through allocate(size_t)
 ev = [e for e in t["traceEvents"] if e.get("ph") == "X" and e["name"].startswith("spyreAllocate")]
 sites = collections.Counter()
+missing = collections.Counter()
 for e in ev:
-    us = e["args"]["ustack"]
+    us = e["args"].get("ustack")
+    if not us:	# lost to its slot in the kernel's map: counted (ustackLost), checked below
+        missing[e["name"]] += 1
+        continue
     # at its first instruction, after endbr64 where the mock has one (CET builds)
     assert re.match(r"spyre::SpyreAllocator::allocate\+0x[04] \(_C\.so\)$", us[0]), us
     # no frame pointers: the caller is the return address at entry, the walk beyond is cut
@@ -178,7 +182,10 @@ for e in ev:
                      r"\(mock-spyre-job\)$", us[1])
         assert m, us
         sites[m.group(1)] += 1
-assert len(ev) == 2 * allocs and sorted(sites.values()) == [allocs // 2] * 2, (len(ev), sites)
+outer = [n for n in {e["name"] for e in ev} if n != "spyreAllocate"]
+assert len(ev) == 2 * allocs and len(sites) == 2, (len(ev), sites)
+assert all(v <= allocs // 2 for v in sites.values()), sites
+assert sum(sites.values()) + sum(missing[n] for n in outer) == allocs, (sites, missing)
 s = t["spyreStats"]
 # every span of a probe carried one (the [memory] events repeat their allocation's; instants,
 # the driver tier's and the device's spans have none)
@@ -190,6 +197,7 @@ probes = {p["name"]: p for p in t["spyreProbes"]}
 spans = sum(p["events"] for p in probes.values() if p.get("type", "span") == "span")
 lost = sum(p.get("ustackLost", 0) for p in probes.values())
 assert withstack + lost == spans and lost < spans / 100, (withstack, lost, spans)
+assert sum(missing.values()) <= lost, (missing, lost)
 PY
 	stop_job
 }
