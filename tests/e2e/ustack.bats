@@ -191,11 +191,12 @@ s = t["spyreStats"]
 # the driver tier's and the device's spans have none)
 withstack = sum(1 for e in t["traceEvents"]
                 if e["name"] != "[memory]" and "ustack" in e.get("args", {}))
-assert s["nativeStacks"] == withstack and s["nativeStacksUnread"] == 0, (s, withstack)
-# a stack whose slot in the kernel's map held another one is counted on its probe, not named
+assert s["nativeStacks"] == withstack, (s, withstack)
+# a stack not kept by the kernel's map (its slot held another one) is counted on its probe, one
+# not read back from it in nativeStacksUnread: none is lost uncounted
 probes = {p["name"]: p for p in t["spyreProbes"]}
 spans = sum(p["events"] for p in probes.values() if p.get("type", "span") == "span")
-lost = sum(p.get("ustackLost", 0) for p in probes.values())
+lost = sum(p.get("ustackLost", 0) for p in probes.values()) + s["nativeStacksUnread"]
 assert withstack + lost == spans and lost < spans / 100, (withstack, lost, spans)
 assert sum(missing.values()) <= lost, (missing, lost)
 PY
@@ -259,12 +260,16 @@ PY
 	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" <<'PY'
 import json, sys
 t, pid = json.load(open(sys.argv[1])), int(sys.argv[2])
-ev = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("pid") == pid and "args" in e and
-      e["name"] == "spyreStreamLaunch"]
-bad = [e for e in t["traceEvents"] if e.get("name") == "spyreStreamLaunch" and "args" not in e]
-assert not bad, bad[:3]
+launches = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("pid") == pid and
+            e["name"] == "spyreStreamLaunch"]
+ev = [e for e in launches if "ustack" in e.get("args", {})]
 assert ev and all(e["args"]["ustack"][0].startswith("spyre::SpyreStream::launch+0x") and
                   "(mock-spyre-job)" in e["args"]["ustack"][1] for e in ev), ev[:2]
+# a launch without one lost it, counted: not kept by the kernel's map (on its probe), or not
+# read back from it
+lost = sum(p.get("ustackLost", 0) for p in t["spyreProbes"] if p["name"] == "spyreStreamLaunch")
+lost += t["spyreStats"]["nativeStacksUnread"]
+assert len(launches) - len(ev) <= lost, (len(launches), len(ev), lost)
 PY
 	stop_job
 }
