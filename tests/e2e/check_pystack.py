@@ -2,7 +2,8 @@
 """Checks a trace of tests/e2e/pystack_job.py against the job's own record of its calls (its out
 file: the line and function of each call site, found with inspect).
 
-    check_pystack.py TRACE OUT --op NAME=OP ... [--sampled] [--spans]
+    check_pystack.py TRACE OUT --op NAME=OP ... [--sampled] [--spans] [--whole-stack FILE]
+                     [--ops N]
 
 Each --op maps a trace event name to the op the job recorded (aten::add_Tensor=aten::add). Every
 event of those names must carry args.python naming one of the job's call sites of that op,
@@ -14,6 +15,11 @@ call site must be the job's calls there (with --sampled: at most, and some).
 each frame of its pystack one span named as the PyTorch profiler names it ("FILE(LINE): QUALNAME")
 around the event, the frames' spans nested by their "Python parent id"; no python_function span
 partly overlaps another X event of its thread; spyreStats.pythonFunctionSpans counts them.
+
+--whole-stack FILE: one stack checked whole, the nested function's call (Model.step.<locals>.inner,
+Model.step, main, <module>), each frame a line of FILE (the job's file as it sees it); and every
+event of the ops carried its stack, each named (spyreStats.pythonStacks, pythonStacksUnnamed).
+--ops N: the events of the ops are N.
 """
 import argparse
 import collections
@@ -70,6 +76,23 @@ def check_spans(d):
     return bad
 
 
+def check_whole(d, path, names):
+    bad = []
+    s = next((e["args"]["pystack"] for e in d["traceEvents"]
+              if e.get("args", {}).get("python", "").endswith(" Model.step.<locals>.inner")), [])
+    print(s)
+    if [f.split(" ", 1)[1] for f in s] != ["Model.step.<locals>.inner", "Model.step", "main",
+                                           "<module>"] or \
+            not all(f.startswith(path + ":") for f in s):
+        bad.append("the nested function's stack: %r" % s)
+    st = d["spyreStats"]
+    n = sum(e.get("ph") == "X" and e.get("name") in names for e in d["traceEvents"])
+    if st["pythonStacks"] != n or st["pythonStacksUnnamed"] != 0:
+        bad.append("%d events, pythonStacks %s, pythonStacksUnnamed %s" %
+                   (n, st["pythonStacks"], st["pythonStacksUnnamed"]))
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
@@ -77,6 +100,8 @@ def main():
     ap.add_argument("--op", action="append", default=[])
     ap.add_argument("--sampled", action="store_true")
     ap.add_argument("--spans", action="store_true")
+    ap.add_argument("--whole-stack")
+    ap.add_argument("--ops", type=int)
     a = ap.parse_args()
     d = json.load(open(a.trace))
     job = json.load(open(a.out))
@@ -108,6 +133,11 @@ def main():
         bad.append("no event sampled")
     if a.spans:
         bad += check_spans(d)
+    if a.whole_stack:
+        bad += check_whole(d, a.whole_stack, set(ops))
+    n = sum(e.get("ph") == "X" and e.get("name") in ops for e in d["traceEvents"])
+    if a.ops is not None and n != a.ops:
+        bad.append("%d events of the ops, want %d" % (n, a.ops))
     for b in bad[:20]:
         print(b, file=sys.stderr)
     print("%d events checked, %d call sites, %d problems" % (sum(got.values()), len(want), len(bad)))

@@ -4,17 +4,9 @@
 # sites with inspect; the innermost frame of each traced op must name exactly that call site
 # (tests/e2e/check_pystack.py). A job that is not Python: one message, no stack, no crash.
 
-load helpers
+load pystack-helpers
 
-TORCH_PY=/usr/bin/python3	# Debian's python with python3-torch, whatever python3 is on PATH
-PYJOB=$ROOT/tests/e2e/pystack_job.py
 TROOT=$BUILD/trixie-root	# Debian trixie with python3 (tools/debian-root.sh)
-MM='libtorch_cpu.so*:at::_ops::mm::call:aten::mm'
-ADD='libtorch_cpu.so*:at::_ops::add_Tensor::call:aten::add'
-
-need_torch() {
-	"$TORCH_PY" -c 'import torch' 2>/dev/null || skip "no python3-torch for $TORCH_PY"
-}
 
 # py_traced TRACER OPTIONS: the job held before its calls, the tracer attached, the calls made,
 # the tracer stopped while the job still lives (its code objects are read from it), the job let
@@ -43,31 +35,13 @@ py_traced() {
 	[ "$status" -eq 0 ]
 }
 
-check_lines() {
-	python3 "$ROOT/tests/e2e/check_pystack.py" "$BATS_TEST_TMPDIR/t.json" \
-		"$BATS_TEST_TMPDIR/calls.json" "$@"
-}
-
 @test "--python with --probe on aten ops: each op's args.python is the exact line and function of the script that called it, args.pystack up to <module>" {
 	py_traced --no-default --python --probe "$MM" --probe "$ADD"
 	# and the python_function spans around them, as the profiler's with_stack lays them out
 	check_lines --op aten::mm=aten::mm --op aten::add=aten::add --spans
-	# one stack checked whole: the nested function, its caller, main, the module
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$PYJOB" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-s = next(e["args"]["pystack"] for e in d["traceEvents"]
-         if e.get("args", {}).get("python", "").endswith(" Model.step.<locals>.inner"))
-print(s)
-assert [f.split(" ", 1)[1] for f in s] == ["Model.step.<locals>.inner", "Model.step", "main",
-                                            "<module>"], s
-assert all(f.startswith(sys.argv[2] + ":") for f in s), s
-# every call carried its stack, and each was named
-st = d["spyreStats"]
-ops = sum(e.get("name") in ("aten::mm", "aten::add") and e.get("ph") == "X"
-          for e in d["traceEvents"])
-assert st["pythonStacks"] == ops and st["pythonStacksUnnamed"] == 0, (st, ops)
-PY
+	# one stack checked whole: the nested function, its caller, main, the module; every call
+	# carried its stack, each named
+	check_lines --op aten::mm=aten::mm --op aten::add=aten::add --whole-stack "$PYJOB"
 }
 
 @test "--probes torch --python: the op layer's aten::mm and aten::add_Tensor name their call sites exactly" {

@@ -16,11 +16,9 @@
 # torch says "Error in cpuinfo: failed to parse processor information from /proc/cpuinfo" (stderr)
 # and UCX "failed to get boot id" (stdout), and runs on (the job pins OMP/BLAS to one thread).
 
-load helpers
+load pystack-helpers
 
 TTROOT=$BUILD/trixie-torch-root	# Debian trixie with python3 and python3-torch
-MM='libtorch_cpu.so*:at::_ops::mm::call:aten::mm'
-ADD='libtorch_cpu.so*:at::_ops::add_Tensor::call:aten::add'
 
 setup_file() {
 	local rc=0
@@ -77,11 +75,6 @@ chroot_torch_traced() {
 	[ "$status" -eq 0 ]
 }
 
-check_lines() {
-	python3 "$ROOT/tests/e2e/check_pystack.py" "$BATS_TEST_TMPDIR/t.json" \
-		"$BATS_TEST_TMPDIR/calls.json" "$@"
-}
-
 # versions: CPython 3.13 and PyTorch 2.x in the root (its last line: importing torch without /proc
 # has UCX print "failed to get boot id" on stdout)
 versions() {
@@ -97,21 +90,9 @@ versions() {
 	chroot_torch_traced --no-default --python --probe "$MM" --probe "$ADD"
 	check_lines --op aten::mm=aten::mm --op aten::add=aten::add --spans
 	# one stack checked whole (the nested function, its caller, main, the module, each a line of
-	# the job's file as it sees it); every call carried its stack, each named
-	python3 - "$BATS_TEST_TMPDIR/t.json" "/tmp/pytorch-bats/$BATS_TEST_NUMBER/pystack_job.py" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-s = next(e["args"]["pystack"] for e in d["traceEvents"]
-         if e.get("args", {}).get("python", "").endswith(" Model.step.<locals>.inner"))
-print(s)
-assert [f.split(" ", 1)[1] for f in s] == ["Model.step.<locals>.inner", "Model.step", "main",
-                                            "<module>"], s
-assert all(f.startswith(sys.argv[2] + ":") for f in s), s
-st = d["spyreStats"]
-ops = sum(e.get("name") in ("aten::mm", "aten::add") and e.get("ph") == "X"
-          for e in d["traceEvents"])
-assert ops == 100 and st["pythonStacks"] == ops and st["pythonStacksUnnamed"] == 0, (st, ops)
-PY
+	# the job's file as it sees it); every call carried its stack, each named: 100 ops
+	check_lines --op aten::mm=aten::mm --op aten::add=aten::add \
+		--whole-stack "/tmp/pytorch-bats/$BATS_TEST_NUMBER/pystack_job.py" --ops 100
 	! grep -q "Python stacks\|not supported" "$BATS_TEST_TMPDIR/tracer.err"
 	# the probes sat on the root's libtorch_cpu (2.6), not on any of the host's
 	grep -q "\"$TTROOT/usr/lib/[^\"]*/libtorch_cpu.so.2[.0-9]*\"" "$BATS_TEST_TMPDIR/t.json"
