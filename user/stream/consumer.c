@@ -769,7 +769,7 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	static struct py_names pyn;	/* (3 KiB: off the stack; one consumer at a time) */
 	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + kernel */
 	struct trace_arg stk[3];	/* the call's stacks: python, pystack, ustack */
-	bool stk_done = false;
+	struct mem_origin origin = { 0 };
 	int nstk = 0;
 	const char *str = NULL, *kernel = NULL;
 	const struct trace_fmt *f;
@@ -843,33 +843,33 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	if (c->per_pid)
 		pid_stats_add(c, e->tgid, e->probe, e->dur, e->type == SPYRE_EV_SPAN);
 	see_thread(c, e->tgid, e->tid);
-	if (c->mem && s->mem != MEM_NONE) {
-		/* a block allocated keeps the Python line and native stack that allocated it */
-		uint64_t caller;
-		int64_t us = call_ustack(c, e, &caller);
-
-		c->mem->py_word = innermost_py(c, e);
-		c->mem->ustack_word = us >= 0 ? (uint32_t)us + 1 : 0;
-		c->mem->ustack_caller = caller;
-		/* named now, while its process lives, for its [memory] event and the report */
-		if (c->tw) {
-			nstk = python_args(c, e, &pyn, stk);
-			nstk += ustack_args(c, e, stk + nstk);
-		}
-		stk_done = true;
-		c->mem->stack_args = stk;
-		c->mem->nstack_args = nstk;
-		memledger_event(c->mem, c->tw, s, e);
-		c->mem->py_word = 0;
-		c->mem->ustack_word = 0;
-		c->mem->ustack_caller = 0;
-		c->mem->nstack_args = 0;
-	}
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
 		device_complete(&c->dev, e->tgid, record_value(e, s->key),
 				record_value(e, s->stream), e->ts);
 		return 0;
+	}
+	/* (a mem= probe is no dev= one: the ledger sees every call of its probes) */
+	if (c->mem && s->mem != MEM_NONE) {
+		int64_t us = call_ustack(c, e, &origin.caller);
+
+		origin.py = innermost_py(c, e);
+		origin.ustack = us >= 0 ? (uint32_t)us + 1 : 0;
+	}
+	/*
+	 * The call's stacks named once, now, while its process lives: its event's args, its
+	 * [memory] event's and, for a block still live at the end, the report's
+	 */
+	if (c->tw) {
+		nstk = python_args(c, e, &pyn, stk);
+		nstk += ustack_args(c, e, stk + nstk);
+	}
+	if (c->mem && s->mem != MEM_NONE) {
+		origin.args = stk;
+		origin.nargs = nstk;
+		c->mem->origin = origin;
+		memledger_event(c->mem, c->tw, s, e);
+		c->mem->origin = (struct mem_origin){ 0 };
 	}
 	ti = thread_slot(c, e->tid);
 	/* a call inside a launch returns (and is handed over) before the launch does */
@@ -906,10 +906,6 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 			args[n].type = TA_STR;
 			args[n].s = kernel;
 			n++;
-		}
-		if (!stk_done) {
-			nstk = python_args(c, e, &pyn, stk);
-			nstk += ustack_args(c, e, stk + nstk);
 		}
 		for (int i = 0; i < nstk; i++)
 			args[n + i] = stk[i];

@@ -159,9 +159,9 @@ struct mem_acct *memledger_alloc(struct memledger *m, uint32_t pid, uint32_t tid
 	}
 	*b = (struct mem_block){ .ptr = ptr, .size = size, .ts = ts, .pid = pid, .tid = tid,
 				 .probe = probe, .dev = (int16_t)a->dev, .kind = kind,
-				 .py = kind == MEMK_ALLOC ? m->py_word : 0,
-				 .ustack = kind == MEMK_ALLOC ? m->ustack_word : 0,
-				 .ucaller = kind == MEMK_ALLOC ? m->ustack_caller : 0 };
+				 .py = kind == MEMK_ALLOC ? m->origin.py : 0,
+				 .ustack = kind == MEMK_ALLOC ? m->origin.ustack : 0,
+				 .ucaller = kind == MEMK_ALLOC ? m->origin.caller : 0 };
 	acct_add(a, size, ts);
 	/* keep the load under 1/2 so probing stays short */
 	if (m->cnt * 2 > m->cap)
@@ -279,14 +279,14 @@ static void memory_event(struct memledger *m, struct trace_writer *tw, const str
 		m->fmt_state = trace_fmt_init(&m->fmt, true, "cpu_instant_event", "[memory]", keys,
 					      6) ? -1 : 1;
 	/* an allocation's stacks (--python, --ustack): the generic path, with their keys */
-	if (m->fmt_state == 1 && !(bytes > 0 && m->nstack_args)) {
+	if (m->fmt_state == 1 && !(bytes > 0 && m->origin.nargs)) {
 		trace_event(tw, &m->fmt, a->pid, tid, ts, 0, args, 6);
 		return;
 	}
 	for (int i = 0; i < 6; i++)
 		args[i].key = keys[i];
-	for (int i = 0; bytes > 0 && i < m->nstack_args && i < MEMORY_EVENT_STACK_ARGS; i++)
-		args[n++] = m->stack_args[i];
+	for (int i = 0; bytes > 0 && i < m->origin.nargs && i < MEMORY_EVENT_STACK_ARGS; i++)
+		args[n++] = m->origin.args[i];
 	trace_instant(tw, a->pid, tid, ts, "[memory]", "cpu_instant_event", args, n);
 }
 

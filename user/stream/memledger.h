@@ -79,6 +79,16 @@ struct mem_block {
 	uint64_t ucaller;	/* ... and the allocating call's return address */
 };
 
+/* What made an allocation: its call's stacks (--python, py=1, --ustack, stack=1). */
+struct mem_origin {
+	uint64_t py;		/* the innermost Python frame (mem_block.py); 0: none */
+	uint32_t ustack;	/* the native stack's id + 1 (mem_block.ustack); 0: none */
+	uint64_t caller;	/* ... and the call's return address (mem_block.ucaller) */
+	/* the stacks as the call's event has them (args.python, pystack, ustack) */
+	const struct trace_arg *args;
+	int nargs;
+};
+
 /* Frees taken at their entry whose span has not come yet, per thread (newest last). */
 #define MEMLEDGER_PENDING	4
 struct mem_pending {
@@ -101,18 +111,11 @@ struct memledger {
 	uint64_t nested_allocs;		/* allocations whose block a traced callee booked */
 	uint64_t base_ns;		/* the current trace's ts 0 */
 	/*
-	 * The innermost Python frame of the call being booked (py=1, --python), set by the
-	 * consumer around memledger_event: a block allocated keeps it. 0: none.
+	 * Where the call being booked comes from, set by the consumer around memledger_event
+	 * and cleared after it (all zero: nothing known): a block allocated keeps it, its
+	 * [memory] event carries its stacks
 	 */
-	uint64_t py_word;
-	uint32_t ustack_word;		/* ... and its native stack's id + 1 (stack=1, --ustack) */
-	uint64_t ustack_caller;		/* ... and its return address */
-	/*
-	 * ... and its stacks as the call's event has them (args.python, pystack, ustack), for
-	 * the [memory] event of the block it allocates; set and cleared with py_word
-	 */
-	const struct trace_arg *stack_args;
-	int nstack_args;
+	struct mem_origin origin;
 	struct trace_fmt fmt;		/* the [memory] event */
 	int fmt_state;			/* 0: not made yet, 1: made, -1: failed */
 };
