@@ -179,7 +179,7 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	if (tr->task_storage)
 		bpf_map__set_max_entries(tr->skel->maps.stacks, 1);
 	/* 8 MiB of kernel memory from creation on: only when some probe takes native stacks */
-	if (!o->ustack && !o->ustack_map)
+	if (!o->ustack_map)
 		bpf_map__set_max_entries(tr->skel->maps.ustacks, 1);
 	if (getenv("SPYRE_TEST_NO_STACK_EVERY"))	/* fault injection (bpf/spyre.bpf.c) */
 		tr->skel->rodata->test_nostack_every = atoi(getenv("SPYRE_TEST_NO_STACK_EVERY"));

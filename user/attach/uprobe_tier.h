@@ -48,7 +48,8 @@ struct tracer_opts {
 	bool emulated_returns;
 	bool python;			/* --python: every span probe's entry walks Python frames */
 	bool ustack;			/* --ustack: every span probe's entry takes its stack */
-	bool ustack_map;		/* ... or some probe's (stack=1): the ustacks map sized */
+	bool ustack_map;		/* ... or some probe's (stack=1): the ustacks map sized
+					 * (set with ustack too) */
 };
 
 struct tracer {

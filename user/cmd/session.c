@@ -165,13 +165,13 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 	s->t.uretprobes = env->uretprobes;
 	s->t.user_from = env->user_specs_from;
 	s->py_wanted = env->python;
-	for (int i = 0; i < table->cnt && !s->py_wanted; i++)
-		s->py_wanted = table->specs[i].py;
+	s->ustack_wanted = env->ustack;
+	for (int i = 0; i < table->cnt; i++) {
+		s->py_wanted |= table->specs[i].py;
+		s->ustack_wanted |= table->specs[i].stack;
+	}
 	if (s->py_wanted && !(s->py = pystack_new()))
 		return EXIT_ERROR;
-	s->ustack_wanted = env->ustack;
-	for (int i = 0; i < table->cnt && !s->ustack_wanted; i++)
-		s->ustack_wanted = table->specs[i].stack;
 	/* probes are attached again in later windows, maybe after the process whose map_files
 	 * gave us a library is gone: hold the libraries open (resolve.h) */
 	s->t.pin_libs = fleet;

@@ -27,6 +27,7 @@ struct fsym {
 struct bfile {
 	unsigned char id[BUILD_ID_MAX];
 	int idlen;
+	unsigned long dev, ino;	/* the file first mapped with it: known without reading it */
 	/*
 	 * Where to read it: through the process that mapped it first (map_files, also for a
 	 * chrooted process), its path under that process's root, its path here
@@ -130,6 +131,14 @@ void ustack_counts(const struct ustack *u, uint64_t *unnamed, uint64_t *cut)
 	*unnamed = u ? u->unnamed : 0;
 }
 
+static int file_by_inode(const struct ustack *u, unsigned long dev, unsigned long ino)
+{
+	for (size_t i = 0; i < u->nfiles; i++)
+		if (u->files[i].ino == ino && u->files[i].dev == dev)
+			return (int)i;
+	return -1;
+}
+
 static int file_by_id(const struct ustack *u, const unsigned char *id, int len)
 {
 	for (size_t i = 0; i < u->nfiles; i++)
@@ -138,9 +147,9 @@ static int file_by_id(const struct ustack *u, const unsigned char *id, int len)
 	return -1;
 }
 
-/* The library of build id @id, mapped from @path, read through @mf or @alt. */
+/* The library of build id @id, mapped from @path (@dev, @ino), read through @mf or @alt. */
 static int add_file(struct ustack *u, const unsigned char *id, int len, const char *mf,
-		    const char *alt, const char *path)
+		    const char *alt, const char *path, unsigned long dev, unsigned long ino)
 {
 	struct bfile *f;
 	int i = file_by_id(u, id, len);
@@ -153,6 +162,8 @@ static int add_file(struct ustack *u, const unsigned char *id, int len, const ch
 	memset(f, 0, sizeof(*f));
 	memcpy(f->id, id, (size_t)len);
 	f->idlen = len;
+	f->dev = dev;
+	f->ino = ino;
 	f->paths[0] = strdup(mf);
 	f->paths[1] = strdup(alt);
 	f->paths[2] = strdup(path);
@@ -184,6 +195,11 @@ static int scan_map(const struct map_entry *e, void *ctx)
 		return 0;
 	if (e->inode == s->last_ino && dev == s->last_dev) {
 		file = s->last_file;
+	} else if ((file = file_by_inode(s->u, dev, e->inode)) >= 0) {
+		/* read before (this process again, or another one mapping it): not reopened */
+		s->last_ino = e->inode;
+		s->last_dev = dev;
+		s->last_file = file;
 	} else {
 		/* map_files reaches the mapped file itself, also for a chrooted process */
 		snprintf(mf, sizeof(mf), "%s/%u/map_files/%lx-%lx", s->u->procfs, s->pid, e->start,
@@ -193,7 +209,7 @@ static int scan_map(const struct map_entry *e, void *ctx)
 		if (len < 0)
 			len = elfsym_build_id(alt, id, sizeof(id));
 		if (len > 0)
-			file = add_file(s->u, id, len, mf, alt, e->path);
+			file = add_file(s->u, id, len, mf, alt, e->path, dev, e->inode);
 		s->last_ino = e->inode;
 		s->last_dev = dev;
 		s->last_file = file;
@@ -468,14 +484,12 @@ static int stack_names(struct ustack *u, uint32_t pid, int64_t id, const char *c
 		return 0;
 	}
 	for (int i = 0; i < n; i++) {
-		/* the walk went astray here: what follows is not the call chain either */
-		if (i && !name_frame(u, pid, &fr[i], buf, sizeof(buf))) {
+		/* past the first, the walk went astray here: what follows is no call chain */
+		if (!name_frame(u, pid, &fr[i], buf, sizeof(buf)) && i) {
 			u->cut++;
 			n = i;
 			break;
 		}
-		if (!i)
-			name_frame(u, pid, &fr[i], buf, sizeof(buf));
 		ns->names[i] = strdup(buf);
 		ns->v[i] = ns->names[i] ? ns->names[i] : "?";
 	}
