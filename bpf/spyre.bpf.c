@@ -422,8 +422,8 @@ __noinline int flush_stage(struct tstack *st);
 /*
  * Where the record of a call of @probe that ended at @now goes: the next one of the thread's
  * stage (stage_events; with @extra records before it, its string, its Python stack and its
- * native stack's id: 0..CALL_MAX_EXTRA; *@n is the first one's index, the caller counts them in) or a
- * reservation in the ring (@extra 0: emit_span makes a call with extra records in the unused
+ * native stack's id: 0..CALL_MAX_EXTRA; *@n is the first one's index, the caller counts them
+ * in) or a reservation in the ring (@extra 0: emit_span makes a call with extra records in the unused
  * stage and copies them to the ring); NULL when the ring is full, counted on the probe.
  */
 #define CALL_MAX_EXTRA	(2 + SPYRE_PY_RECS)

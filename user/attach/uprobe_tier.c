@@ -501,7 +501,8 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 			enum link_kind k, unsigned long *offs, __u64 *cookies)
 {
 	const struct rprobe *p = &t->probes[i];
-	enum probe_type type = t->table->specs[p->spec].type;
+	const struct probe_spec *sp = &t->table->specs[p->spec];
+	enum probe_type type = sp->type;
 	int n = 0;
 
 	if (p->failed || p->dropped)
@@ -544,12 +545,11 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 		break;
 	}
 	offs[0] = p->attach_off;
-	cookies[0] = spyre_cookie(i, probe_mem_cookie(&t->table->specs[p->spec], type, p->ret) |
+	cookies[0] = spyre_cookie(i, probe_mem_cookie(sp, type, p->ret) |
 				     (k == LK_ENTRY && entry_insn_done(tr, p) ?
 				      SPYRE_CK_ENTRY_INSN : 0) |
-				     (k == LK_ENTRY && (tr->python || t->table->specs[p->spec].py) ?
-				      SPYRE_CK_PY : 0) |
-				     (k == LK_ENTRY && (tr->ustack || t->table->specs[p->spec].stack) ?
+				     (k == LK_ENTRY && (tr->python || sp->py) ? SPYRE_CK_PY : 0) |
+				     (k == LK_ENTRY && (tr->ustack || sp->stack) ?
 				      SPYRE_CK_USTACK : 0));
 	return 1;
 }

@@ -82,7 +82,8 @@ static int block_by_ts(const void *x, const void *y)
 
 /*
  * The live allocations (not mappings) of every process: blocks sorted by (pid, device, probe,
- * thread, size, Python line, native stack), groups of equal keys oldest first. Both malloc'd; -ENOMEM.
+ * thread, size, Python line, native stack), groups of equal keys oldest first. Both malloc'd;
+ * -ENOMEM.
  */
 static int live_groups(const struct memledger *m, struct mem_block **blocks, uint32_t *nblocks,
 		       struct live_group **groups, uint32_t *ngroups)
