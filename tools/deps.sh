@@ -14,11 +14,12 @@ build)	set -- "build deps" clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 		libcapstone-dev gcc g++ make ;;
 # bats: e2e; libclang-rt-14-dev: libFuzzer; valgrind: check-sanitize; python3 and its
 # modules: the trace checkers, check-deploy, the torch tests; lintian, debootstrap, man-db:
-# the package's tests (tests/e2e/package.bats, manpage.bats). With recommends, as before the
+# the package's tests (tests/e2e/package.bats, manpage.bats); tmux: the status line on a
+# terminal (longrun.bats). With recommends, as before the
 # split: the tests were written on such a machine.
 test)	export APT_RECOMMENDS=1
 	set -- "test deps" bats pkg-config libclang-rt-14-dev valgrind python3 \
-		python3-prometheus-client python3-yaml python3-torch lintian debootstrap man-db ;;
+		python3-prometheus-client python3-yaml python3-torch lintian debootstrap man-db tmux ;;
 *)	echo "usage: deps.sh build|test" >&2; exit 2 ;;
 esac
 exec sh "$(dirname "$0")/vm/apt-install.sh" "$@"

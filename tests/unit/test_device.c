@@ -408,3 +408,43 @@ TEST(device_keyless_ops_without_evidence_are_unmatched)
 	CHECK_EQ_INT(read_events(tw, evs, 16) >= 0, 1);
 	device_free(&d);
 }
+
+/*
+ * --switch-output: a launch in flight when the run goes on in the next file ends there, its
+ * device span whole and without an arrow (its host span is in the file before: an arrow would
+ * bind to no slice); one launched after the switch keeps its arrow; the tracks are named again.
+ */
+TEST(device_switch_carries_work_in_flight_into_the_next_file)
+{
+	struct trace_writer *tw1 = mem_trace(), *tw2 = mem_trace();
+	struct device_tl d;
+	struct ev evs[32];
+	int n, flows = 0, names = 0;
+
+	CHECK_EQ_INT(device_init(&d, tw1), 0);
+	device_launch(&d, 10, 11, 1, 0xAAA, OP_COMPUTE, 0, BASE + 1000, BASE + 1200);
+	device_complete(&d, 10, 1, 0xAAA, BASE + 1500);	/* a span in the first file */
+	device_launch(&d, 10, 11, 2, 0xAAA, OP_COMPUTE, 0, BASE + 2000, BASE + 2100);
+	device_switch(&d, tw2);
+	device_launch(&d, 10, 11, 3, 0xAAA, OP_COMPUTE, 0, BASE + 3000, BASE + 3100);
+	device_complete(&d, 10, 2, 0xAAA, BASE + 2500);
+	device_complete(&d, 10, 3, 0xAAA, BASE + 3500);
+	device_finish(&d);
+	CHECK_EQ_INT(d.st.matched, 3);
+	CHECK_EQ_INT(d.st.launched_prev_file, 1);
+	CHECK_EQ_INT(d.st.launches_unmatched, 0);
+	n = read_events(tw1, evs, 32);
+	CHECK(device_span(evs, n, 1) != NULL);
+	n = read_events(tw2, evs, 32);
+	CHECK(device_span(evs, n, 2) != NULL);
+	CHECK(device_span(evs, n, 3) != NULL);
+	for (int i = 0; i < n; i++) {
+		flows += evs[i].ph == 's';
+		names += evs[i].ph == 'M';
+		if (evs[i].ph == 's')
+			CHECK(evs[i].ts == 3.0);	/* launch 3's, at its entry */
+	}
+	CHECK_EQ_INT(flows, 1);
+	CHECK(names >= 2);	/* the device and its stream, named in the new file */
+	device_free(&d);
+}

@@ -335,3 +335,19 @@ TEST(rotate_planted_symlink_not_followed)
 	unlink(victim);
 	rm_rf(dir);
 }
+
+/* --switch-output's files: the number before the extensions a viewer keys on, sorting in order */
+TEST(output_part_name_numbers_before_the_extensions)
+{
+	char b[64];
+
+	CHECK_EQ_INT(output_part_name("t.json", 0, b, sizeof(b)), 0);
+	CHECK_STR(b, "t.000.json");
+	CHECK_EQ_INT(output_part_name("/a.b/t.json.gz", 12, b, sizeof(b)), 0);
+	CHECK_STR(b, "/a.b/t.012.json.gz");
+	CHECK_EQ_INT(output_part_name("dir/trace", 1234, b, sizeof(b)), 0);
+	CHECK_STR(b, "dir/trace.1234");
+	CHECK_EQ_INT(output_part_name(".hidden", 1, b, sizeof(b)), 0);
+	CHECK_STR(b, ".hidden.001");
+	CHECK_EQ_INT(output_part_name("t.json", 1, b, 8), -ENAMETOOLONG);
+}

@@ -81,6 +81,8 @@ enum {
 	OPT_MAX_PROBES,
 	OPT_ALLOW_MISSING,
 	OPT_MAX_OVERHEAD,
+	OPT_MAX_SIZE,
+	OPT_SWITCH_OUTPUT,
 };
 
 struct opt_def {
@@ -124,6 +126,14 @@ static const struct opt_def opt_defs[] = {
 	  "own CPU time) exceeds PCT %, detach the hottest probes (said on\n"
 	  "stderr, in the summary and the trace metadata); the estimate is\n"
 	  "on the status line" },
+	{ "max-size", OPT_MAX_SIZE, "SIZE", FOR_TRACE | NOT_FLEET, SEC_TRACE,
+	  "bound each trace file to SIZE of JSON text, e.g. 64M, 1G (default\n"
+	  "256M: what Perfetto's UI and chrome://tracing open); at the bound\n"
+	  "the trace stops (exit 0, said) or, with --switch-output, goes on\n"
+	  "in the next file" },
+	{ "switch-output", OPT_SWITCH_OUTPUT, NULL, FOR_TRACE | NOT_FLEET, SEC_TRACE,
+	  "at --max-size, go on in the next numbered file (t.json: t.000.json,\n"
+	  "t.001.json, ...), each a whole trace; --max-files N keeps the last N" },
 	{ "ready-file", OPT_READY, "FILE", FOR_TRACE, SEC_TRACE,
 	  "create FILE once all probes are attached" },
 	{ "ringbuf-mb", OPT_RINGBUF, "N", FOR_TRACE, SEC_TRACE,
@@ -173,8 +183,8 @@ static const struct opt_def opt_defs[] = {
 	  "one trace file per window in DIR (rotated)" },
 	{ "max-disk", OPT_MAX_DISK, "SIZE", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
 	  "keep at most SIZE of traces in DIR (e.g. 1G), oldest deleted" },
-	{ "max-files", OPT_MAX_FILES, "N", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
-	  "keep at most N trace files in DIR" },
+	{ "max-files", OPT_MAX_FILES, "N", FOR_TRACE, SEC_FLEET,
+	  "keep at most N trace files in DIR (or of --switch-output's)" },
 	{ "prom-file", OPT_PROM, "FILE", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
 	  "Prometheus textfile summary after each window" },
 
@@ -819,6 +829,13 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 		if (parse_size(arg, &env->max_disk) || !env->max_disk)
 			return usage_err("invalid size '%s' (e.g. 1G, 512M)", arg);
 		break;
+	case OPT_MAX_SIZE:
+		if (parse_size(arg, &env->max_size) || env->max_size < TRACE_MIN_SIZE)
+			return usage_err("--max-size wants a size of at least 1M, e.g. 64M, 1G");
+		break;
+	case OPT_SWITCH_OUTPUT:
+		env->switch_output = true;
+		break;
 	case OPT_PROM:
 		env->prom_file = arg;
 		break;
@@ -861,8 +878,10 @@ static int check_trace(struct env *env, const bool *seen)
 	if (env->max_overhead && (env->system_wide || env->window))
 		return usage_err("--max-overhead needs -p PID or -- CMD (one job's CPU time to "
 				 "weigh the probes against)");
-	if ((env->max_disk || env->max_files) && !env->output_dir)
-		return usage_err("--max-disk/--max-files need --output-dir");
+	if (env->max_disk && !env->output_dir)
+		return usage_err("--max-disk needs --output-dir");
+	if (env->max_files && !env->output_dir && !env->switch_output)
+		return usage_err("--max-files needs --output-dir or --switch-output");
 	if (env->system_wide || env->window) {
 		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
 			if (!seen[i] || !(opt_defs[i].cmds & NOT_FLEET))
@@ -898,6 +917,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	 * can delay; RSS counts the ring twice, which keeps the tracer near 24 MB.
 	 */
 	env->ringbuf_mb = 16;
+	env->max_size = TRACE_DEFAULT_SIZE;
 	env->driver = VFIO_MODE_AUTO;
 	env->cmd = parse_cmd(argc, argv);
 	/*

@@ -54,7 +54,20 @@ struct env {
 	unsigned long long max_disk;	/* bytes of traces kept in output_dir; 0 = no limit */
 	int max_files;		/* trace files kept in output_dir; 0 = no limit */
 	const char *prom_file;	/* Prometheus textfile written after each window */
+	/* trace mode's files (user guide, "Long runs") */
+	unsigned long long max_size;	/* --max-size: bytes of JSON text a trace file holds */
+	bool switch_output;	/* --switch-output: at max_size, on into the next file */
 };
+
+/*
+ * --max-size's default: 256 MiB of JSON text, ~1.7 M events of the mock job (157 bytes each),
+ * ~35 s of its full rate. What viewers open: chrome://tracing reads the file into one string
+ * and failed past ~256 MB (trace-viewer issue 627); Perfetto's UI runs in ~2 GB of WebAssembly
+ * memory, a trace taking several times its size there, and a 900 MB JSON file crashed it
+ * (Perfetto issue 99). Measured here: docs/performance.md, "Long runs".
+ */
+#define TRACE_DEFAULT_SIZE	(256ull << 20)
+#define TRACE_MIN_SIZE		(1ull << 20)
 
 /*
  * Fills @env and sets the log level (-v LOG_DEBUG, -vv LOG_TRACE); refuses an option its

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -28,6 +29,7 @@
 #include "common/process.h"
 #include "attach/warm.h"
 #include "resolve/pyrt.h"
+#include "stream/pyspans.h"
 #include "stream/pystack.h"
 #include "stream/ustack.h"
 
@@ -175,6 +177,12 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 	/* probes are attached again in later windows, maybe after the process whose map_files
 	 * gave us a library is gone: hold the libraries open (resolve.h) */
 	s->t.pin_libs = fleet;
+	/* SIGHUP ends a trace as SIGINT does (a closed terminal), unless nohup ignored it */
+	if (!fleet) {
+		struct sigaction sa;
+
+		s->hup_stops = !sigaction(SIGHUP, NULL, &sa) && sa.sa_handler != SIG_IGN;
+	}
 	s->tty = isatty(STDERR_FILENO);
 	s->status = env->status < 0 ? s->tty : env->status;
 	/* whether return sites work here, found out while the objects load (retcheck.h) */
@@ -551,6 +559,57 @@ int session_attach(struct session *s)
 	return tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
 }
 
+/*
+ * Room kept in a bounded file for what its end writes after the events: the metadata (~24 KB
+ * for the default table and the mock job; each probe ~0.5 KB, the memory ledger's live blocks,
+ * the names) and the Python frames' spans of its calls (pyspans, ~120 bytes a call at most).
+ */
+static uint64_t file_room(const struct session *s)
+{
+	uint64_t room = s->env->max_size / 16 < (1 << 20) ? s->env->max_size / 16 : 1 << 20;
+
+	return room + (s->cons.pyspans ? 120 * pyspans_pending(s->cons.pyspans) : 0);
+}
+
+/* A trace file of the run begins (trace mode: --max-size bounds it). */
+static void file_begin(struct session *s, struct trace_writer *tw, const char *path,
+		       uint64_t start_ns)
+{
+	if (s->fleet)
+		return;
+	snprintf(s->cur_path, sizeof(s->cur_path), "%s", path);
+	if (!s->first_path[0])
+		snprintf(s->first_path, sizeof(s->first_path), "%s", path);
+	s->file.start_ns = start_ns;
+	s->file.base_ns = s->mono_base;
+	s->file.max_size = s->env->max_size;
+	s->file.previous = s->file.index ? s->prev_path : NULL;
+	s->file.next = NULL;
+	s->file_events0 = s->cons.events;
+	s->launched0 = s->cons.dev.st.launched_prev_file;
+	s->file_bound = s->env->max_size;
+	drain_set_bound(s->drain, trace_jw(tw), s->file_bound - file_room(s));
+}
+
+/* The file's part of the run, for its metadata. */
+static const struct run_file *file_facts(struct session *s, uint64_t end_ns, bool last,
+					 const char *reason)
+{
+	if (s->fleet)
+		return NULL;
+	s->file.end_ns = end_ns;
+	s->file.last = last;
+	s->file.reason = reason;
+	s->file.events = s->cons.events - s->file_events0;
+	s->file.launched_before = s->cons.dev.st.launched_prev_file - s->launched0;
+	return &s->file;
+}
+
+uint64_t session_bytes(const struct session *s)
+{
+	return s->bytes_done + (s->tw ? jw_bytes(trace_jw(s->tw)) : 0);
+}
+
 /* The consumer, the ledger and the loop on trace @tw, whose ts 0 is @start_ns. */
 static int window_begin(struct session *s, struct trace_writer *tw, const char *path,
 			uint64_t start_ns)
@@ -560,6 +619,7 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 	s->tw = tw;
 	s->path = path;
 	s->hup = false;
+	file_begin(s, tw, path, start_ns);
 	err = consumer_init(&s->cons, tw, &s->t, "/proc");
 	if (err)
 		return err;
@@ -597,6 +657,8 @@ int session_window_open(struct session *s, struct output *out, const char *path,
 	int err = trace_begin(&tw, out->jw, &meta);
 
 	out->jw = NULL;	/* owned (and on failure closed) by the trace writer */
+	s->mono_base = mono_ns;
+	s->real_base = real_ns;
 	return err ?: window_begin(s, tw, path, mono_ns);
 }
 
@@ -729,6 +791,14 @@ static void advise_overhead(struct session *s)
 		" (returns single-stepped by the kernel here)" : "", opts);
 }
 
+/* The terminal's width in columns (80 when it says nothing). */
+static int terminal_width(int fd)
+{
+	struct winsize ws;
+
+	return !ioctl(fd, TIOCGWINSZ, &ws) && ws.ws_col ? ws.ws_col : 80;
+}
+
 /* The probes' cost is weighed every second, shown or not (--max-overhead); the status line. */
 static void session_status(struct session *s)
 {
@@ -743,10 +813,19 @@ static void session_status(struct session *s)
 	for (int i = 0; i < s->t.cnt; i++)
 		drops += summary_dropped(&s->tr.counters[i]);
 	if (s->status) {
-		cost_meter_status(&s->meter, &s->t, cost, sizeof(cost));
-		summary_status_line(&s->cons, drops, summary_unwound(&s->t, s->tr.counters),
-				    &s->last_events, &s->last_ns,
-				    s->tr.attached, s->t.entry_only, cost, s->vfio, s->tty);
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		struct status_facts f = {
+			.drops = drops, .unwound = summary_unwound(&s->t, s->tr.counters),
+			.nprobes = s->tr.attached, .entry_only = s->t.entry_only,
+			.cost = cost_meter_status(&s->meter, &s->t, cost, sizeof(cost)),
+			.driver = s->vfio, .elapsed_s = (now - s->trace_start) / 1e9,
+			.left_s = s->deadline ? (s->deadline > now ? s->deadline - now : 0) / 1e9 : -1,
+			.bytes = session_bytes(s), .file = s->file.index,
+			.max_size = s->fleet ? 0 : s->env->max_size, .tty = s->tty,
+			.width = terminal_width(STDERR_FILENO),
+		};
+
+		summary_status_line(&s->cons, &f, &s->last);
 	}
 	/* from now: detaching can take a while (grace periods) */
 	s->next_status = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
@@ -786,7 +865,7 @@ static void take_signal(struct session *s)
 
 	if (read(s->sfd, &si, sizeof(si)) != sizeof(si))
 		return;
-	if (si.ssi_signo != SIGHUP)
+	if (si.ssi_signo != SIGHUP || s->hup_stops)
 		s->stop = true;
 	else if (s->fleet)
 		s->hup = true;
@@ -840,6 +919,106 @@ static int drain_wait_ms(struct session *s, double fill, bool backlog, uint64_t 
 	return ms;
 }
 
+/*
+ * --switch-output: the file at its bound ends whole (its metadata says which part of the run
+ * it holds) and the run goes on in the next one, nothing detached and nothing lost: what is in
+ * flight ends in the new file (consumer_switch). --max-files N: the file N back goes. Returns
+ * 0, or -errno with the run stopping (the file it could not create said).
+ */
+static int next_file(struct session *s)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct trace_meta meta = { .mono_base_ns = s->mono_base, .real_base_ns = s->real_base,
+				   .tool_version = SPYRE_VERSION, .hostname = s->hostname };
+	struct trace_writer *tw = NULL, *old = s->tw;
+	char path[PATH_MAX], drop[PATH_MAX];
+	struct output out = {};
+	struct run_end end;
+	char *extra;
+	int err;
+
+	err = output_part_name(s->env->output, s->file.index + 1, path, sizeof(path));
+	err = err ?: output_open(&out, path, s->env->force);
+	if (!err) {
+		meta.trace_name = path;
+		err = trace_begin(&tw, out.jw, &meta);
+	}
+	if (err) {
+		pr_err("cannot create %s: %s; stopping at --max-size", path, strerror(-err));
+		s->write_err = err;
+		s->stop = s->full = true;
+		return err;
+	}
+	/* the old file's Python spans and its metadata; the new one names every track */
+	consumer_switch(&s->cons, tw);
+	tracer_read_counters(&s->tr, s->t.cnt);
+	file_facts(s, now, false, "max-size");
+	s->file.next = path;
+	end = (struct run_end){ .driver = s->vfio, .rets_emulated = s->tr.emulate,
+				.rets_why = s->env->uretprobes ? NULL : s->emu_why,
+				.cost = &s->meter, .max_overhead = s->env->max_overhead,
+				.file = &s->file };
+	extra = summary_trace_metadata(&s->cons, &s->t, s->tr.counters, &end);
+	s->bytes_done += jw_bytes(trace_jw(old));
+	err = trace_end(old, extra);
+	free(extra);
+	if (err)
+		pr_err("writing %s failed: %s", s->cur_path, strerror(-err));
+	snprintf(s->prev_path, sizeof(s->prev_path), "%s", s->cur_path);
+	pr_debug("%s reached --max-size: the run goes on in %s", s->cur_path, path);
+	if (s->env->max_files && s->file.index + 1 >= (unsigned int)s->env->max_files &&
+	    !output_part_name(s->env->output, s->file.index + 1 - s->env->max_files, drop,
+			      sizeof(drop)) && unlink(drop) && errno != ENOENT)
+		pr_warn("--max-files: cannot remove %s: %s", drop, strerror(errno));
+	s->file.index++;
+	s->tw = tw;
+	memledger_carry(&s->mem, tw, now);	/* its counters start where the run is */
+	file_begin(s, tw, path, now);
+	s->path = s->cur_path;
+	if (err) {
+		s->write_err = err;
+		s->stop = true;
+	}
+	return err;
+}
+
+/*
+ * The file reached its bound (drain_full): the next one with --switch-output; else the run
+ * stops here, what the ring still holds counted, not written (said in the summary).
+ */
+static bool file_full(struct session *s)
+{
+	if (s->fleet)
+		return false;
+	/* the Python spans the file will get at its end take room as calls come */
+	if (s->cons.pyspans && s->tw)
+		drain_set_bound(s->drain, trace_jw(s->tw), s->file_bound - file_room(s));
+	if (!drain_full(s->drain))
+		return false;
+	if (s->env->switch_output && !s->write_err && !next_file(s))
+		return false;
+	if (!s->full)
+		pr_info("%s reached --max-size %s: stopping (--switch-output goes on in a next "
+			"file)", s->cur_path, fmt_bytes(s->env->max_size, (char[32]){0}, 32));
+	s->full = s->stop = true;
+	return true;
+}
+
+/* Everything left in the ring, into the files as bounded (the end of a window). */
+static void drain_rest(struct session *s)
+{
+	for (;;) {
+		bool more = drain_run(s->drain, &s->cons, false);
+
+		if (file_full(s)) {
+			s->unwritten += drain_skip(s->drain);
+			return;
+		}
+		if (!more && !drain_full(s->drain))
+			return;
+	}
+}
+
 void session_loop(struct session *s, uint64_t until_ns)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -847,10 +1026,12 @@ void session_loop(struct session *s, uint64_t until_ns)
 	double fill = 0;
 
 	/* -d counts from the first window's start */
+	if (!s->trace_start)
+		s->trace_start = now;
 	if (!s->deadline && s->env->duration > 0)
 		s->deadline = now + (uint64_t)(s->env->duration * 1e9);
-	s->last_ns = now;
-	s->last_events = 0;
+	s->last = (struct status_prev){ .events = s->cons.events, .bytes = session_bytes(s),
+					.ns = now };
 	s->next_status = now + 1000000000ull;
 	s->next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
 	s->drain_ms = TRACER_DRAIN_MS;
@@ -858,6 +1039,8 @@ void session_loop(struct session *s, uint64_t until_ns)
 		wait_events(s, drain_wait_ms(s, fill, backlog, now, until_ns));
 		fill = drain_fill(s->drain);	/* what came in while it waited */
 		backlog = drain_run(s->drain, &s->cons, false);
+		if (file_full(s))
+			break;
 		cost_meter_sample(&s->meter);
 		now = now_ns(CLOCK_MONOTONIC);
 		if (s->stop || s->hup || (until_ns && now >= until_ns))
@@ -924,7 +1107,12 @@ int session_window_end(struct session *s, uint64_t index)
 	/* detach first so the counters stop moving, then take everything left in the ring; in
 	 * fleet mode the jobs pay nothing between windows: no probe stays behind */
 	detach_tiers(&s->tr, &s->t, s->vfio);
-	drain_run(s->drain, &s->cons, true);
+	if (s->fleet)
+		drain_run(s->drain, &s->cons, true);
+	else if (s->full)	/* stopped at the bound: the rest is counted, not written */
+		s->unwritten += drain_skip(s->drain);
+	else
+		drain_rest(s);
 	tracer_read_counters(&s->tr, s->t.cnt);
 	consumer_write_metadata(&s->cons);
 	s->end = (struct run_end){ .target_exited = s->target_gone, .driver = s->vfio,
@@ -955,8 +1143,12 @@ int session_window_end(struct session *s, uint64_t index)
 					  .window_s = env->window, .period_s = env->period,
 					  .window = index };
 	s->end.sampling = &sampling;
+	s->end.file = file_facts(s, now_ns(CLOCK_MONOTONIC), true, s->full ? "max-size" : "end");
+	s->end.unwritten = s->unwritten;
 	extra = summary_trace_metadata(&s->cons, &s->t, s->tr.counters, &s->end);
 	s->end.sampling = NULL;
+	if (!s->fleet)
+		s->bytes_done += jw_bytes(trace_jw(s->tw));
 	err = trace_end(s->tw, extra);
 	s->tw = NULL;
 	free(extra);

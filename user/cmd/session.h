@@ -14,6 +14,7 @@
 #ifndef SPYRE_SESSION_H
 #define SPYRE_SESSION_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -68,16 +69,32 @@ struct session {
 	/* the window */
 	struct trace_writer *tw;	/* NULL outside a window */
 	const char *path;	/* its file */
+	uint64_t mono_base, real_base;	/* its ts 0 (every file of a window has the same) */
+	/*
+	 * Trace mode's files: each bounded by --max-size (a drain stops at file_bound, the
+	 * metadata's room kept), the run going on in the next one with --switch-output
+	 */
+	uint64_t file_bound;		/* 0: none (fleet mode: --max-disk) */
+	struct run_file file;		/* the file being written */
+	uint64_t file_events0;		/* cons.events when it began */
+	uint64_t launched0;		/* cons.dev.st.launched_prev_file then */
+	uint64_t bytes_done;		/* JSON bytes of the run's files closed before it */
+	uint64_t unwritten;		/* records left in the ring when it stopped at the bound */
+	bool full;			/* stopped at --max-size */
+	char cur_path[PATH_MAX], prev_path[PATH_MAX], first_path[PATH_MAX];
 	struct consumer cons;
 	struct memledger mem;	/* across windows: what a job holds outlives one */
 	struct run_end end;
-	uint64_t next_status, next_rescan, last_events, last_ns, deadline;
+	uint64_t next_status, next_rescan, deadline;
+	struct status_prev last;	/* the status line's last counts */
+	uint64_t trace_start;		/* CLOCK_MONOTONIC when tracing began (-d counts from it) */
 	int drain_ms;		/* the wait before the next drain (TRACER_DRAIN_MS, up to _MAX_MS) */
 	/* stop conditions */
 	int sfd, pidfd;
 	int status;		/* the status line: env->status with auto resolved */
 	bool tty, ready;
 	bool stop, hup, target_gone;
+	bool hup_stops;		/* trace mode: SIGHUP ends the trace, unless ignored at start */
 	int write_err;		/* a trace file could not be written (-errno): stop, exit 7 */
 	int unresolved;		/* launch mode: user lines the job never resolved: exit 10 */
 	/* Python stacks (--python, py=1): wanted; the target's interpreter settled (found, or
@@ -143,6 +160,9 @@ void session_wait(struct session *s, uint64_t until_ns);
 int session_window_end(struct session *s, uint64_t index);
 /* The consumer gone, counters and stacks cleared for the next window. */
 void session_window_close(struct session *s);
+
+/* The bytes of JSON text the run's files hold so far. */
+uint64_t session_bytes(const struct session *s);
 
 /* The exit code of a run that got this far. */
 int session_exit_code(const struct session *s);

@@ -158,6 +158,29 @@ static int attach_target(struct session *s)
 	return session_driver_end(s);
 }
 
+/*
+ * The run's last line: where the trace is, how many events and bytes (JSON text), what stopped
+ * it; "wrote t.000.json ... t.004.json (5 files, ...)" for a run in parts.
+ */
+static void say_written(const struct session *s)
+{
+	char size[32], files[2 * PATH_MAX + 64], unwritten[96] = "";
+	const struct run_file *f = &s->file;
+
+	if (f->index)
+		snprintf(files, sizeof(files), "%s ... %s (%u files, ", s->first_path, s->cur_path,
+			 f->index + 1);
+	else
+		snprintf(files, sizeof(files), "%s (", s->cur_path);
+	if (s->full)
+		snprintf(unwritten, sizeof(unwritten), "; stopped at --max-size, %llu records "
+			 "after it not written", (unsigned long long)s->unwritten);
+	pr_info("wrote %s%llu events, %s)%s%s; open it in https://ui.perfetto.dev or "
+		"chrome://tracing", files, (unsigned long long)s->cons.events,
+		fmt_bytes(session_bytes(s), size, sizeof(size)), !s->target_gone ? "" :
+		run_end_signal(&s->end) ? ", target killed" : ", target exited", unwritten);
+}
+
 /* Trace mode: one process (or a launched command), one trace file, one window until it stops. */
 int cmd_trace(struct env *env, struct probe_table *table)
 {
@@ -165,7 +188,8 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	uint64_t mono_ns, real_ns;
 	struct output out = {};
 	struct session s = {};
-	char default_out[96];
+	char default_out[96], first[PATH_MAX], size[32];
+	const char *path;
 	int rc, err;
 
 	/* preflight, cheapest and most specific first */
@@ -202,9 +226,18 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		snprintf(default_out, sizeof(default_out), "spyre-trace-%d.json", env->pid);
 		env->output = default_out;
 	}
-	err = output_open(&out, env->output, env->force);
+	/* --switch-output: every file of the run is numbered, the first too (t.000.json) */
+	path = env->output;
+	if (env->switch_output && output_part_name(env->output, 0, first, sizeof(first))) {
+		pr_err("output name too long: %s", env->output);
+		rc = EXIT_USAGE;
+		goto cleanup;
+	}
+	if (env->switch_output)
+		path = first;
+	err = output_open(&out, path, env->force);
 	if (err) {
-		pr_err("cannot create %s: %s%s", env->output, strerror(-err),
+		pr_err("cannot create %s: %s%s", path, strerror(-err),
 		       err == -EEXIST ? " (use --force to replace it)" : "");
 		rc = EXIT_OUTPUT;
 		goto cleanup;
@@ -213,8 +246,13 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		goto cleanup;
 
 	rc = EXIT_ERROR;
-	if (session_window_open(&s, &out, env->output, mono_ns, real_ns))
+	if (session_window_open(&s, &out, path, mono_ns, real_ns))
 		goto cleanup;
+	if (!env->quiet)
+		pr_info("tracing pid %d into %s: at most %s a file (--max-size), %s", env->pid, path,
+			fmt_bytes(env->max_size, size, sizeof(size)), env->switch_output ?
+			"then on in the next numbered one (--switch-output)" :
+			"then stopping (--switch-output goes on in numbered files)");
 
 	session_ready(&s);
 	if (env->argv_cmd)
@@ -228,9 +266,9 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);
 	if (!env->quiet && s.vfio)
 		driver_summary(s.vfio, s.cons.vfio, stdout);
-	pr_info("wrote %s (%llu events)%s; open it in https://ui.perfetto.dev or chrome://tracing",
-		env->output, (unsigned long long)s.cons.events, !s.target_gone ? "" :
-		run_end_signal(&s.end) ? ", target killed" : ", target exited");
+	/* the last line, after the summary's */
+	fflush(stdout);
+	say_written(&s);
 
 cleanup:
 	if (env->argv_cmd && launch.go_fd >= 0)

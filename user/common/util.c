@@ -31,3 +31,16 @@ bool env_is_1(const char *name)
 
 	return v && !strcmp(v, "1");
 }
+
+const char *fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 1ull << 30)
+		snprintf(buf, len, "%.1f GiB", b / (double)(1ull << 30));
+	else if (b >= 1ull << 20)
+		snprintf(buf, len, "%.1f MiB", b / (double)(1ull << 20));
+	else if (b >= 10ull << 10)
+		snprintf(buf, len, "%.1f KiB", b / 1024.0);
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)b);
+	return buf;
+}

@@ -14,5 +14,7 @@ int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Is environment variable @name set to exactly "1"? (The SPYRE_NO_* switches.) */
 bool env_is_1(const char *name);
+/* "12.3 MiB": a size as the summaries print it (B; KiB from 10 KiB; MiB, GiB from 1 of each) */
+const char *fmt_bytes(uint64_t b, char *buf, size_t len);
 
 #endif

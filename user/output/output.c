@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,4 +79,18 @@ void output_close(struct output *o)
 	if (o->jw)
 		jw_close(o->jw);
 	o->jw = NULL;
+}
+
+int output_part_name(const char *path, unsigned int part, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/'), *ext;
+	size_t stem;
+	int n;
+
+	base = base ? base + 1 : path;
+	/* the first dot after the name's first character: "t.json.gz" keeps ".json.gz" */
+	ext = *base ? strchr(base + 1, '.') : NULL;
+	stem = ext ? (size_t)(ext - path) : strlen(path);
+	n = snprintf(out, len, "%.*s.%03u%s", (int)stem, path, part, ext ? ext : "");
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

@@ -18,5 +18,12 @@ struct output {
 /* *.gz -> gzip. -EEXIST when the file exists and !force; -ELOOP for a symlink. */
 int output_open(struct output *o, const char *path, bool force);
 void output_close(struct output *o);
+/*
+ * The name of file @part (0, 1, ...) of a run written to @path in parts (--switch-output):
+ * the number goes before the extensions a viewer keys on, "t.json" -> "t.003.json",
+ * "t.json.gz" -> "t.003.json.gz", "t" -> "t.003", so that the parts sort in order and each
+ * opens as what it is. -ENAMETOOLONG when @len is short.
+ */
+int output_part_name(const char *path, unsigned int part, char *out, size_t len);
 
 #endif

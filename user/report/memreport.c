@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/util.h"
 #include "report/memreport.h"
 #include "report/prom.h"
 #include "stream/consumer.h"
@@ -314,19 +315,6 @@ void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w)
 	free(pids);
 	free(bl);
 	free(gr);
-}
-
-static const char *fmt_bytes(uint64_t b, char *buf, size_t len)
-{
-	if (b >= 10ull << 30)
-		snprintf(buf, len, "%.1f GiB", b / (double)(1ull << 30));
-	else if (b >= 10ull << 20)
-		snprintf(buf, len, "%.1f MiB", b / (double)(1ull << 20));
-	else if (b >= 10ull << 10)
-		snprintf(buf, len, "%.1f KiB", b / 1024.0);
-	else
-		snprintf(buf, len, "%llu B", (unsigned long long)b);
-	return buf;
 }
 
 static double secs(uint64_t ts, uint64_t base)

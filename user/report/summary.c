@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "attach/cost.h"
@@ -542,6 +544,27 @@ static void exit_json(struct jw *w, const struct run_end *e, const char *signal_
 		jw_kv_i64(w, code_key, -1);
 }
 
+/* "spyreFile": the part of the run this file holds (--max-size, --switch-output) */
+static void file_json(const struct run_file *f, uint64_t unwritten, struct jw *w)
+{
+	jw_key(w, "spyreFile");
+	jw_obj_begin(w);
+	jw_kv_u64(w, "index", f->index);
+	jw_kv_bool(w, "last", f->last);
+	jw_kv_str(w, "endedBy", f->reason);
+	jw_kv_us(w, "startUs", (int64_t)(f->start_ns - f->base_ns));
+	jw_kv_us(w, "endUs", (int64_t)(f->end_ns - f->base_ns));
+	jw_kv_u64(w, "events", f->events);
+	jw_kv_u64(w, "maxSize", f->max_size);
+	jw_kv_u64(w, "deviceSpansLaunchedInPreviousFile", f->launched_before);
+	jw_kv_u64(w, "recordsNotWritten", unwritten);
+	if (f->previous)
+		jw_kv_str(w, "previous", f->previous);
+	if (f->next)
+		jw_kv_str(w, "next", f->next);
+	jw_obj_end(w);
+}
+
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			     const struct spyre_counters *counters, const struct run_end *end)
 {
@@ -625,27 +648,97 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		memledger_json(c->mem, c, w);
 	if (end && end->sampling)
 		sampling_json(end->sampling, w);
+	if (end && end->file)
+		file_json(end->file, end->unwritten, w);
 	jw_members_end(w);
 	return jw_mem_take(w, NULL);
 }
 
-void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,
-			 uint64_t *last_events, uint64_t *last_ns, int nprobes, int entry_only,
-			 const char *cost, const struct vfio_tracer *driver, bool tty)
+/* A field of the status line; @prio 0 first kept when the terminal is narrow. */
+struct status_field {
+	char text[320];
+	int prio;
+};
+
+static void field(struct status_field *f, int *n, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void field(struct status_field *f, int *n, int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f[*n].text, sizeof(f[*n].text), fmt, ap);
+	va_end(ap);
+	f[(*n)++].prio = prio;
+}
+
+static const char *fmt_clock(double s, char *buf, size_t len)
+{
+	unsigned long t = s > 0 ? (unsigned long)(s + 0.5) : 0;
+
+	if (t >= 3600)
+		snprintf(buf, len, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%lu:%02lu", t / 60, t % 60);
+	return buf;
+}
+
+void summary_status_line(const struct consumer *c, const struct status_facts *sf,
+			 struct status_prev *prev)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	double dt = (now - *last_ns) / 1e9;
-	double rate = dt > 0 ? (c->events - *last_events) / dt : 0;
+	double dt = (now - prev->ns) / 1e9;
+	double rate = dt > 0 ? (c->events - prev->events) / dt : 0;
+	double brate = dt > 0 && sf->bytes >= prev->bytes ? (sf->bytes - prev->bytes) / dt : 0;
+	struct status_field f[10];
+	char a[32], b[32], line[1024];
+	size_t off = 0;
+	int n = 0, width = sf->width > 20 ? sf->width - 1 : 79, used = 0;
+	bool keep[10] = {};
 
-	/* on a terminal the line redraws itself; in a log it is one line per second */
-	fprintf(stderr, "%sspyre-bpftrace: %llu events, %.0f ev/s, %llu drops, %llu unwound, "
-		"%d probes", tty ? "\r" : "", (unsigned long long)c->events, rate,
-		(unsigned long long)drops, (unsigned long long)unwound, nprobes);
-	if (entry_only)
-		fprintf(stderr, " (%d entries only)", entry_only);
-	if (cost)
-		fputs(cost, stderr);
-	fprintf(stderr, ", driver %s%s", vfio_path_name(vfio_path(driver)), tty ? "   " : "\n");
-	*last_events = c->events;
-	*last_ns = now;
+	/* in display order; what matters most kept first on a narrow terminal */
+	if (sf->left_s >= 0)
+		field(f, &n, 0, " %s (%s left)", fmt_clock(sf->elapsed_s, a, sizeof(a)),
+		      fmt_clock(sf->left_s, b, sizeof(b)));
+	else
+		field(f, &n, 0, " %s", fmt_clock(sf->elapsed_s, a, sizeof(a)));
+	field(f, &n, 1, ", %llu events, %.0f ev/s", (unsigned long long)c->events, rate);
+	field(f, &n, 2, ", %s", fmt_bytes(sf->bytes, a, sizeof(a)));
+	field(f, &n, 3, " (%s/s)", fmt_bytes((uint64_t)brate, a, sizeof(a)));
+	if (sf->max_size)
+		field(f, &n, 5, ", file %u of at most %s", sf->file + 1,
+		      fmt_bytes(sf->max_size, b, sizeof(b)));
+	field(f, &n, 2, ", %llu drops", (unsigned long long)sf->drops);
+	field(f, &n, 4, ", %llu unwound", (unsigned long long)sf->unwound);
+	if (sf->entry_only)
+		field(f, &n, 6, ", %d probes (%d entries only)", sf->nprobes, sf->entry_only);
+	else
+		field(f, &n, 6, ", %d probes", sf->nprobes);
+	if (sf->cost && *sf->cost)
+		field(f, &n, 8, "%s", sf->cost);
+	field(f, &n, 7, ", driver %s", vfio_path_name(vfio_path(sf->driver)));
+	/* a terminal: what fits its width, so that no stale half line wraps; a log: all */
+	used = (int)strlen("spyre-bpftrace:");
+	for (int prio = 0, full = 0; prio <= 8 && !full; prio++)
+		for (int i = 0; i < n && !full; i++) {
+			int len = (int)strlen(f[i].text);
+
+			if (f[i].prio != prio)
+				continue;
+			/* the first that does not fit ends it: a less needed field never stands
+			 * where a more needed one was cut */
+			full = sf->tty && used + len > width;
+			keep[i] = !full;
+			used += len;
+		}
+	for (int i = 0; i < n && off < sizeof(line); i++)
+		if (keep[i])
+			off += snprintf(line + off, sizeof(line) - off, "%s", f[i].text);
+	/* on a terminal the line redraws itself (and clears what a longer one left); in a log
+	 * it is one line per second */
+	fprintf(stderr, "%sspyre-bpftrace:%s%s", sf->tty ? "\r" : "", line,
+		sf->tty ? "\033[K" : "\n");
+	prev->events = c->events;
+	prev->bytes = sf->bytes;
+	prev->ns = now;
 }

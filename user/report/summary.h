@@ -19,6 +19,22 @@ struct run_sampling {
 	uint64_t window;		/* the window's index */
 };
 
+/*
+ * Which part of the run a file holds (--max-size, --switch-output): "spyreFile" in its
+ * metadata. Statistics elsewhere in the metadata count the run from its start.
+ */
+struct run_file {
+	unsigned int index;		/* 0: the run's first file */
+	bool last;			/* the run ended in it */
+	const char *reason;		/* why it ended: "max-size" (the next one follows), "end" */
+	uint64_t start_ns, end_ns;	/* the stretch of the run it holds (CLOCK_MONOTONIC) */
+	uint64_t base_ns;		/* the run's ts 0 (every file has the same) */
+	uint64_t events;		/* events written into it */
+	uint64_t max_size;		/* --max-size, bytes */
+	uint64_t launched_before;	/* device spans whose launch is in the file before */
+	const char *previous, *next;	/* the neighbouring files' names, or NULL */
+};
+
 /* How a run ended, beyond the per-probe counters. */
 struct run_end {
 	bool target_exited;
@@ -28,6 +44,8 @@ struct run_end {
 	const struct vfio_tracer *driver;	/* the driver tier (its counters), or NULL */
 	double max_overhead;		/* --max-overhead, 0 when not given */
 	const struct run_sampling *sampling;	/* "spyreSampling" in the metadata, or NULL */
+	const struct run_file *file;	/* "spyreFile" in the metadata, or NULL */
+	uint64_t unwritten;		/* calls and records left in the ring at --max-size */
 	/* return sites: their returns done by BPF (emulated), else single-stepped; and why */
 	bool rets_emulated;
 	const char *rets_why;		/* NULL: no return sites (--uretprobes) */
@@ -58,13 +76,32 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			     const struct spyre_counters *counters, const struct run_end *end);
 
-/*
- * The once-a-second status line on stderr: events, events/s, drops, unwound calls, probes
- * (and how many of them see entries only), @cost (cost_meter_status, may be NULL), @driver's
- * path.
- */
-void summary_status_line(const struct consumer *c, uint64_t drops, uint64_t unwound,
-			 uint64_t *last_events, uint64_t *last_ns, int nprobes, int entry_only,
-			 const char *cost, const struct vfio_tracer *driver, bool tty);
+/* What the status line shows beyond the consumer's counts. */
+struct status_facts {
+	uint64_t drops, unwound;
+	int nprobes, entry_only;
+	const char *cost;		/* cost_meter_status, or NULL */
+	const struct vfio_tracer *driver;
+	double elapsed_s;		/* since the trace began */
+	double left_s;			/* under -d; < 0: no deadline */
+	uint64_t bytes;			/* JSON text written, every file of the run */
+	unsigned int file;		/* the file's index (--switch-output) */
+	uint64_t max_size;		/* --max-size; 0: none */
+	bool tty;			/* redraw in place, cut to @width columns */
+	int width;
+};
 
+/* The last line's counts, for the rates of the next. */
+struct status_prev {
+	uint64_t events, bytes, ns;
+};
+
+/*
+ * The once-a-second status line on stderr: elapsed time (and what is left of -d), events and
+ * their rate, bytes written and their rate (the file and its bound), drops, unwound calls,
+ * probes (and how many of them see entries only), the cost, the driver tier's path. On a
+ * terminal it fits the width: the least needed fields go first.
+ */
+void summary_status_line(const struct consumer *c, const struct status_facts *f,
+			 struct status_prev *prev);
 #endif

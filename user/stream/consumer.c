@@ -990,6 +990,28 @@ void consumer_write_metadata(struct consumer *c)
 	}
 }
 
+void consumer_switch(struct consumer *c, struct trace_writer *tw)
+{
+	c->py_spans += pyspans_write(c->pyspans, c->tw);
+	c->tw = tw;
+	device_switch(&c->dev, tw);
+	c->rename_ts = 0;
+	/* every process and thread the run knows, named at the new file's start */
+	for (int i = 0; i < c->nprocs; i++) {
+		c->procs[i].named[0] = 0;
+		c->procs[i].labeled = false;
+		name_process(c, &c->procs[i], 0);
+	}
+	for (uint32_t i = 0; i < c->tcap; i++) {
+		struct thread_info *ti = &c->threads[i];
+
+		if (!ti->tid)
+			continue;
+		ti->named[0] = 0;
+		write_name(c, ti->pid, ti->tid, ti->named, ti->name, (int)(ti->tid - ti->pid), 0);
+	}
+}
+
 int consumer_python_spans(struct consumer *c)
 {
 	if (!c->pyspans)

@@ -135,6 +135,12 @@ int consumer_event(struct consumer *c, const struct spyre_event *e);
  * writes the names they have now (/proc) where they changed since.
  */
 void consumer_write_metadata(struct consumer *c);
+/*
+ * The run goes on in the file @tw (--switch-output): the Python spans of the calls so far
+ * written into the old one, the device timeline's work in flight carried over (device_switch),
+ * every process and thread named again in the new one. Statistics go on counting the whole run.
+ */
+void consumer_switch(struct consumer *c, struct trace_writer *tw);
 void consumer_free(struct consumer *c);
 /*
  * Decode the driver tier's records too (stream/vfio_decode.h): @funcs[i] (@n of them) names

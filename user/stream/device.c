@@ -413,11 +413,16 @@ static void emit(struct device_tl *d, const struct queued_op *launch, uint64_t d
 		trace_complete(d->tw, DEVICE_PID, tid, start, dur,
 			       launch->name[0] ? launch->name : op_name(launch->op),
 			       copy ? "gpu_memcpy" : "kernel", args, n);
+	d->st.matched++;
+	/* its launch call is in the file before: an arrow here would bind to no slice */
+	if (launch->prev_file) {
+		d->st.launched_prev_file++;
+		return;
+	}
 	/* arrow from the launch call to the work it queued; its id: see DEVICE_FLOW_ID_BASE */
 	trace_flow(d->tw, 's', DEVICE_FLOW_ID_BASE + ++d->flows, launch->pid, launch->tid,
 		   launch->ts);
 	trace_flow(d->tw, 'f', DEVICE_FLOW_ID_BASE + d->flows, DEVICE_PID, tid, start);
-	d->st.matched++;
 }
 
 static uint32_t hash_stream(uint64_t stream, uint32_t cap)
@@ -670,6 +675,23 @@ void device_stream_done(struct device_tl *d, uint32_t pid, uint64_t stream, uint
 		;
 	if (last >= 0)
 		end_through(d, q, (uint32_t)last, ts, how);
+}
+
+void device_switch(struct device_tl *d, struct trace_writer *tw)
+{
+	char name[32];
+
+	d->tw = tw;
+	for (uint32_t i = 0; i < d->sqcap; i++)
+		for (uint32_t k = 0; d->sq[i].q && k < d->sq[i].n; k++)
+			d->sq[i].q[k].prev_file = 1;
+	/* the tracks this file will show are named in it, as at their first use */
+	d->named = false;
+	memset(d->lane_used, 0, sizeof(d->lane_used));
+	for (uint32_t i = 0; tw && i < d->nstreams; i++) {
+		snprintf(name, sizeof(name), "Stream %u", i);
+		trace_thread_name(tw, DEVICE_PID, stream_tid(i), name, stream_tid(i));
+	}
 }
 
 void device_finish(struct device_tl *d)

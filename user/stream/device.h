@@ -80,6 +80,8 @@ struct queued_op {
 	uint32_t pid, tid;	/* launching thread */
 	uint8_t op;		/* enum dev_op */
 	uint8_t keyed;		/* has a pending_op entry under key */
+	uint8_t prev_file;	/* launched while an earlier file of the run was written (its host
+				 * span is there): no arrow in this file (device_switch) */
 	char name[DEVICE_NAME_LEN];	/* kernel name ("": the op's generic name) */
 };
 
@@ -100,6 +102,7 @@ struct device_stats {
 	uint64_t overflow;		/* more than DEVICE_MAX_PENDING in flight */
 	uint64_t streams_overflow;	/* more than DEVICE_MAX_STREAMS live streams */
 	uint64_t streams_destroyed;	/* slots freed by dev=destroy */
+	uint64_t launched_prev_file;	/* device spans whose launch is in the file before */
 };
 
 /* A device track of one stream (slot index = track). */
@@ -175,6 +178,12 @@ uint64_t device_lost(const struct device_tl *d);
  * short keeps their names.)
  */
 void device_finish(struct device_tl *d);
+/*
+ * The run goes on in the next file @tw (--switch-output): what is in flight stays queued and
+ * ends there, its device span without the arrow (its launch's host span is in the file before,
+ * counted in launched_prev_file); the tracks are named again there.
+ */
+void device_switch(struct device_tl *d, struct trace_writer *tw);
 void device_free(struct device_tl *d);
 
 #endif

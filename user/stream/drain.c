@@ -2,6 +2,7 @@
 /* The ring's records into the consumer (drain.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include "output/jsonw.h"
 #include "stream/consumer.h"
 #include "stream/drain.h"
 #include "stream/ringbuf.h"
@@ -11,8 +12,12 @@
 
 struct drain {
 	struct rb_reader *rb;
-	struct consumer *cons;	/* of the current drain_run */
+	struct consumer *cons;	/* of the current drain_run; NULL: records counted, not read */
 	long batch;
+	uint64_t skipped;	/* records drain_skip took */
+	/* drain_set_bound: a batch ends once the file holds this many bytes (0: no bound) */
+	const struct jw *bound_w;
+	uint64_t bound;
 };
 
 static int on_event(void *ctx, const void *data, size_t len)
@@ -22,9 +27,15 @@ static int on_event(void *ctx, const void *data, size_t len)
 	/* one event, or up to SPYRE_STAGE spans a thread staged (see stage_events in the BPF) */
 	for (size_t off = 0; off + sizeof(struct spyre_event) <= len;
 	     off += sizeof(struct spyre_event)) {
-		consumer_event(d->cons, (const struct spyre_event *)((const char *)data + off));
+		if (d->cons)
+			consumer_event(d->cons, (const struct spyre_event *)((const char *)data + off));
+		else
+			d->skipped++;
 		d->batch++;
 	}
+	/* a file at its size bound: the session switches files (or stops) before the next */
+	if (d->bound && d->cons && jw_bytes(d->bound_w) >= d->bound)
+		return -EAGAIN;
 	/* libbpf 1.1 keeps consuming while the producer keeps pace: stop to look around */
 	return d->batch >= DRAIN_BATCH ? -EAGAIN : 0;
 }
@@ -58,6 +69,35 @@ bool drain_run(struct drain *d, struct consumer *c, bool all)
 		n = rb_consume(d->rb);
 	} while (all && n == -EAGAIN);
 	return n == -EAGAIN;
+}
+
+void drain_set_bound(struct drain *d, const struct jw *w, uint64_t bytes)
+{
+	if (!d)
+		return;
+	d->bound_w = w;
+	d->bound = w ? bytes : 0;
+}
+
+bool drain_full(const struct drain *d)
+{
+	return d && d->bound && jw_bytes(d->bound_w) >= d->bound;
+}
+
+uint64_t drain_skip(struct drain *d)
+{
+	uint64_t n;
+
+	if (!d)
+		return 0;
+	d->cons = NULL;
+	d->skipped = 0;
+	do
+		d->batch = 0;
+	while (rb_consume(d->rb) == -EAGAIN);
+	n = d->skipped;
+	d->skipped = 0;
+	return n;
 }
 
 double drain_fill(const struct drain *d)

@@ -246,14 +246,19 @@ static void process_counter(struct memledger *m, struct trace_writer *tw, uint32
 		trace_counter(tw, pid, ts, "Spyre memory (all devices)", &arg, 1);
 }
 
-void memledger_start(struct memledger *m, struct trace_writer *tw, uint64_t base_ns)
+void memledger_carry(struct memledger *m, struct trace_writer *tw, uint64_t ts)
 {
-	m->base_ns = base_ns;
-	/* a later window's trace: its tracks start where the last one ended */
+	/* a later trace: its tracks start where the last one ended, not at zero */
 	if (tw)
 		for (int i = 0; i < m->nacct; i++)
 			if (m->accts[i].allocs)
-				counter(tw, &m->accts[i], base_ns);
+				counter(tw, &m->accts[i], ts);
+}
+
+void memledger_start(struct memledger *m, struct trace_writer *tw, uint64_t base_ns)
+{
+	m->base_ns = base_ns;
+	memledger_carry(m, tw, base_ns);
 }
 
 /* Kineto's [memory] instant: Bytes negative for a free, totals after the change. */

@@ -145,6 +145,8 @@ struct mem_acct *memledger_acct(struct memledger *m, uint32_t pid, enum mem_kind
  * ledger outlives it).
  */
 void memledger_start(struct memledger *m, struct trace_writer *tw, uint64_t base_ns);
+/* The next file of the same trace (--switch-output): each device's counters, as held at @ts. */
+void memledger_carry(struct memledger *m, struct trace_writer *tw, uint64_t ts);
 /* An event of a mem= probe (SPYRE_EV_SPAN, SPYRE_EV_INSTANT or SPYRE_EV_MEM_ENTRY). */
 void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
 		     const struct spyre_event *e);

@@ -238,3 +238,8 @@ uint64_t pyspans_write(struct pyspans *p, struct trace_writer *tw)
 	p->ncalls = p->nids = 0;
 	return s.written;
 }
+
+uint64_t pyspans_pending(const struct pyspans *p)
+{
+	return p ? p->ncalls : 0;
+}

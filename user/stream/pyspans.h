@@ -35,6 +35,8 @@ int pyspans_add(struct pyspans *p, uint32_t pid, uint32_t tid, uint64_t ts_ns, u
 uint64_t pyspans_write(struct pyspans *p, struct trace_writer *tw);
 /* Calls left out: stacks cut short, and calls past PYSPANS_MAX_CALLS. */
 uint64_t pyspans_left_out(const struct pyspans *p);
+/* Calls whose frames' spans wait for the next pyspans_write. */
+uint64_t pyspans_pending(const struct pyspans *p);
 
 /* "FILE:LINE QUALNAME" as the PyTorch profiler names a frame, "FILE(LINE): QUALNAME", in @buf */
 const char *pyspans_name(const char *frame, char *buf, unsigned int len);

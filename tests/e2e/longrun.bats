@@ -1,0 +1,147 @@
+#!/usr/bin/env bats
+# A day on a real job (issue 37): every trace file bounded (--max-size), the run going on in
+# numbered files (--switch-output), SIGHUP, a status line that says how far the run is and how
+# much it wrote. Ground truth: the mock job's own counts of its calls.
+
+load fault-helpers
+
+PARTS="python3 $ROOT/tests/e2e/check_parts.py"
+
+# status_lines: how many status lines the tracer printed so far
+status_lines() {
+	grep -c ' ev/s, ' "$BATS_TEST_TMPDIR/tracer.err" || true
+}
+
+status_lines_reach() {
+	[ "$(status_lines)" -ge "$1" ]
+}
+
+# parts DIR: the run's files in order
+parts() {
+	ls "$1"/t.[0-9][0-9][0-9].json | sort
+}
+
+@test "--switch-output: a full-rate run under a 1 MiB --max-size goes on in numbered files, each under the bound, check-clean, each call in exactly one file, memory carried over" {
+	start_job --iters 3000 --compute-us 0 --leak 2
+	mkdir "$BATS_TEST_TMPDIR/run"
+	start_tracer -o "$BATS_TEST_TMPDIR/run/t.json" --max-size 1M --switch-output
+	run_phase
+	stop_tracer INT
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	[ ! -e "$BATS_TEST_TMPDIR/run/t.json" ]	# every file numbered, the first too
+	mapfile -t files < <(parts "$BATS_TEST_TMPDIR/run")
+	[ "${#files[@]}" -ge 3 ]
+	for f in "${files[@]}"; do
+		"$TOOL" check "$f"	# flows paired, device spans whole, names, in each file alone
+	done
+	$PARTS $((1 << 20)) "$BATS_TEST_TMPDIR/counts.json" "${files[@]}"
+	# the last line says where the whole run is
+	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -Eq "wrote ${files[0]} \.\.\. ${files[-1]} \(${#files[@]} files, [0-9]+ events, [0-9.]+ MiB\)"
+}
+
+@test "--max-size without --switch-output: the trace stops at the bound (exit 0, said), the file under it and check-clean, what came after counted" {
+	start_job --iters 3000 --compute-us 0
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --max-size 1M
+	kill -USR1 "$JOB_PID"
+	wait_child "$TRACER_PID" 120
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	kill -0 "$JOB_PID"	# the job goes on untraced
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/t.json")" -le $((1 << 20)) ]
+	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	grep -q "t.json reached --max-size 1.0 MiB: stopping" "$BATS_TEST_TMPDIR/tracer.err"
+	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -Eq "wrote $BATS_TEST_TMPDIR/t.json \([0-9]+ events, [0-9.]+ KiB\); stopped at --max-size, [0-9]+ records after it not written"
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreFile"]["endedBy"]')" = max-size ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreFile"]["last"]')" = True ]
+}
+
+@test "--max-size's default is said at the start: 256 MiB, then stopping" {
+	start_job
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q "into $BATS_TEST_TMPDIR/t.json: at most 256.0 MiB a file (--max-size), then stopping" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreFile"]["maxSize"]')" -eq $((256 << 20)) ]
+}
+
+@test "--switch-output --max-files 2: only the last two files of the run are kept" {
+	start_job --iters 3000 --compute-us 0
+	mkdir "$BATS_TEST_TMPDIR/run"
+	start_tracer -o "$BATS_TEST_TMPDIR/run/t.json" --max-size 1M --switch-output --max-files 2 -q
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	mapfile -t files < <(parts "$BATS_TEST_TMPDIR/run")
+	[ "${#files[@]}" -eq 2 ]
+	last=$(json_get "${files[1]}" 'd["spyreFile"]["index"]')
+	[ "$last" -ge 2 ]
+	[ "$(json_get "${files[0]}" 'd["spyreFile"]["index"]')" -eq $((last - 1)) ]
+	for f in "${files[@]}"; do "$TOOL" check "$f"; done
+}
+
+@test "SIGHUP ends a trace as SIGINT does: written whole, summary, exit 0" {
+	start_job --iters 100000 --compute-us 0
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_until 30 grep -q '"ph":"X"' "$BATS_TEST_TMPDIR/t.json"
+	stop_tracer HUP
+	[ "$TRACER_RC" -eq 0 ]
+	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	grep -q '^spyreLaunchJobPlan ' "$BATS_TEST_TMPDIR/tracer.out"
+}
+
+@test "SIGHUP is ignored by a tracer started under nohup; SIGINT still ends it" {
+	start_job
+	rm -f "$BATS_TEST_TMPDIR/tracer.ready"
+	nohup "$TOOL" -p "$JOB_PID" -o "$BATS_TEST_TMPDIR/t.json" --status \
+		--ready-file "$BATS_TEST_TMPDIR/tracer.ready" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_ready "$BATS_TEST_TMPDIR/tracer.ready" "$TRACER_PID"
+	wait_until 30 status_lines_reach 1
+	kill -HUP "$TRACER_PID"
+	# two status lines more after the HUP: it went on tracing
+	n=$(status_lines)
+	wait_until 30 status_lines_reach $((n + 2))
+	kill -0 "$TRACER_PID"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+}
+
+@test "--status in a log: elapsed and left of -d, events, bytes written and their rate, the file and its bound" {
+	start_job --iters 100000 --compute-us 0
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --status -d 60
+	kill -USR1 "$JOB_PID"
+	wait_until 60 grep -Eq '^spyre-bpftrace: 0:[0-9]{2} \(0:[0-9]{2} left\), [0-9]+ events, [0-9]+ ev/s, [0-9.]+ (B|KiB|MiB) \([0-9.]+ (B|KiB|MiB)/s\), file 1 of at most 256.0 MiB, [0-9]+ drops, [0-9]+ unwound, [0-9]+ probes' "$BATS_TEST_TMPDIR/tracer.err"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+}
+
+@test "the status line on an 80-column terminal: each redraw fits, clears what was there, no stale wrapped rows" {
+	command -v tmux >/dev/null || skip "tmux not installed (make deps-test installs it)"
+	start_job --iters 100000 --compute-us 0
+	kill -USR1 "$JOB_PID"
+	sock=$BATS_TEST_TMPDIR/tmux.sock
+	tmux -S "$sock" new-session -d -x 80 -y 10 \
+		"'$TOOL' -p $JOB_PID -o '$BATS_TEST_TMPDIR/t.json' -q; echo done >'$BATS_TEST_TMPDIR/done'; sleep 60"
+	tmux -S "$sock" pipe-pane -o "cat >>'$BATS_TEST_TMPDIR/raw'"
+	# three redraws
+	wait_until 60 sh -c "[ \$(tr '\r' '\n' <'$BATS_TEST_TMPDIR/raw' | grep -c 'ev/s') -ge 3 ]"
+	tmux -S "$sock" send-keys C-c
+	wait_for "$BATS_TEST_TMPDIR/done" 30
+	tmux -S "$sock" kill-server
+	python3 - "$BATS_TEST_TMPDIR/raw" <<'PY'
+import re, sys
+raw = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+draws = [d for d in raw.split("\r") if "ev/s" in d]
+assert len(draws) >= 3, draws
+for d in draws:
+    line = d.split("\x1b[K")[0]
+    assert len(line) <= 79, (len(line), line)     # no wrap at 80 columns
+    assert d.count("\x1b[K") >= 1, d              # what a longer line left is cleared
+    assert "\n" not in line, line
+PY
+}
