@@ -145,3 +145,99 @@ for d in draws:
     assert "\n" not in line, line
 PY
 }
+
+# dumps: the flight recorder's files, oldest first
+dumps() {
+	ls "$BATS_TEST_TMPDIR"/run/t.2*Z.json 2>/dev/null | sort
+}
+
+# ended_by FILE: why a flight-recorder file was written
+ended_by() {
+	json_get "$1" 'd["spyreFile"]["endedBy"]'
+}
+
+# recorder_run MOCK_OPTIONS -- TRACER_OPTIONS: the job's one phase under the flight recorder,
+# then Ctrl-C; every file written check-clean
+recorder_run() {
+	local mock=() opt
+	while [ "$1" != -- ]; do mock+=("$1"); shift; done
+	shift
+	start_job "${mock[@]}"
+	mkdir -p "$BATS_TEST_TMPDIR/run"
+	start_tracer -o "$BATS_TEST_TMPDIR/run/t.json" --flight-recorder 60s "$@"
+	run_phase
+	stop_tracer INT
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	mapfile -t files < <(dumps)
+	for f in "${files[@]}"; do
+		"$TOOL" check "$f"	# flows paired, device spans whole, names
+	done
+}
+
+@test "--flight-recorder: SIGUSR1 writes the last DUR, named by the time; the end writes it again; nothing on disk before" {
+	start_job --iters 100000 --compute-us 0
+	mkdir -p "$BATS_TEST_TMPDIR/run"
+	start_tracer -o "$BATS_TEST_TMPDIR/run/t.json" --flight-recorder 1s --status
+	kill -USR1 "$JOB_PID"
+	# more than a second of the job traced
+	wait_until 60 grep -Eq '^spyre-bpftrace: 0:0[2-9].* [1-9][0-9]* events' \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	[ -z "$(dumps)" ]
+	kill -USR1 "$TRACER_PID"
+	wait_until 30 sh -c "ls '$BATS_TEST_TMPDIR'/run/t.2*Z.json >/dev/null 2>&1"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	mapfile -t files < <(dumps)
+	[ "${#files[@]}" -eq 2 ]
+	[ "$(ended_by "${files[0]}")" = SIGUSR1 ]
+	[ "$(ended_by "${files[1]}")" = exit ]
+	for f in "${files[@]}"; do
+		"$TOOL" check "$f"
+		[[ "$f" =~ /t\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z\.json$ ]]
+		# what it holds reaches no further back than the last DUR and a slice (1.25 s)
+		python3 - "$f" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["spyreFile"]
+assert f["flightRecorderUs"] == 1e6, f
+assert f["endUs"] - f["startUs"] <= 1.25e6 + 1e5, f
+assert f["events"] > 0, f
+assert any(e.get("ph") == "X" and e.get("cat") == "kernel" for e in d["traceEvents"])
+PY
+	done
+	[ "$(json_get "${files[1]}" 'd["spyreFile"]["previous"]')" = "${files[0]}" ]
+	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -q "flight recorder: 2 files written, the last ${files[1]}"
+}
+
+@test "--trigger 'spyreStreamSynchronize>50ms': one file for the slow call, holding it, then the end's" {
+	recorder_run --iters 4 --compute-us 60000 -- --trigger 'spyreStreamSynchronize>50ms'
+	[ "${#files[@]}" -eq 2 ]
+	[[ "$(ended_by "${files[0]}")" == "trigger: spyreStreamSynchronize took "*" ms (over 50.000 ms; thread "* ]]
+	[ "$(ended_by "${files[1]}")" = exit ]
+	[ "$(json_get "${files[0]}" 'max(e["dur"] for e in d["traceEvents"] if e.get("name") == "spyreStreamSynchronize")' | cut -d. -f1)" -gt 50000 ]
+}
+
+@test "--trigger exception: one file when a C++ exception leaves a traced call, holding the unwound call" {
+	recorder_run --iters 20 --oom-every 10 --compute-us 0 -- --trigger exception
+	[ "${#files[@]}" -eq 2 ]
+	[[ "$(ended_by "${files[0]}")" == "trigger: a C++ exception left "* ]]
+	[ "$(json_get "${files[0]}" 'sum(1 for e in d["traceEvents"] if e.get("args", {}).get("unwound") is True)')" -ge 1 ]
+}
+
+@test "--trigger memory>SIZE: one file when a process's device memory goes over SIZE, its counters from the ledger" {
+	# train-0 keeps 5 inputs of 64 KiB: 320 KiB and more live at the phase's end
+	recorder_run --iters 20 --leak 5 --compute-us 0 -- --trigger 'memory>300K'
+	[ "${#files[@]}" -eq 2 ]
+	[[ "$(ended_by "${files[0]}")" == "trigger: device memory of pid $JOB_PID on device 0 at "*" bytes (over 307200)" ]]
+	[ "$(json_get "${files[0]}" 'max(e["args"]["allocated"] for e in d["traceEvents"] if e.get("ph") == "C" and e["name"] == "Spyre memory (device 0)")')" -gt 307200 ]
+}
+
+@test "--trigger needs --flight-recorder; a malformed one is a usage error" {
+	run "$TOOL" -p $$ --trigger exception
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--trigger needs --flight-recorder DUR"* ]]
+	run "$TOOL" -p $$ --flight-recorder 10s --trigger 'slow'
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--trigger wants NAME>DUR"* ]]
+}

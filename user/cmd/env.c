@@ -83,6 +83,8 @@ enum {
 	OPT_MAX_OVERHEAD,
 	OPT_MAX_SIZE,
 	OPT_SWITCH_OUTPUT,
+	OPT_FLIGHT_RECORDER,
+	OPT_TRIGGER,
 };
 
 struct opt_def {
@@ -134,6 +136,15 @@ static const struct opt_def opt_defs[] = {
 	{ "switch-output", OPT_SWITCH_OUTPUT, NULL, FOR_TRACE | NOT_FLEET, SEC_TRACE,
 	  "at --max-size, go on in the next numbered file (t.json: t.000.json,\n"
 	  "t.001.json, ...), each a whole trace; --max-files N keeps the last N" },
+	{ "flight-recorder", OPT_FLIGHT_RECORDER, "DUR", FOR_TRACE | NOT_FLEET, SEC_TRACE,
+	  "keep only the last DUR of the trace, in memory (at most --max-size);\n"
+	  "write it to a file named by the time (t.20261207T101500.250Z.json)\n"
+	  "on SIGUSR1, on a --trigger and at the end" },
+	{ "trigger", OPT_TRIGGER, "SPEC", FOR_TRACE | NOT_FLEET, SEC_TRACE,
+	  "with --flight-recorder, write the last DUR when: NAME>DUR (a call\n"
+	  "of probe NAME took longer, e.g. 'spyreStreamSynchronize>50ms'),\n"
+	  "exception (a C++ exception left a traced call), memory>SIZE (a\n"
+	  "process's memory on a device went over SIZE); repeatable" },
 	{ "ready-file", OPT_READY, "FILE", FOR_TRACE, SEC_TRACE,
 	  "create FILE once all probes are attached" },
 	{ "ringbuf-mb", OPT_RINGBUF, "N", FOR_TRACE, SEC_TRACE,
@@ -206,6 +217,30 @@ static const struct opt_def opt_defs[] = {
 };
 
 static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int trigger_parse(const char *arg, struct trigger *t)
+{
+	const char *gt = strrchr(arg, '>');
+	double d;
+
+	memset(t, 0, sizeof(*t));
+	if (!strcmp(arg, "exception")) {
+		t->kind = TRIGGER_EXCEPTION;
+		return 0;
+	}
+	if (!gt || gt == arg || (size_t)(gt - arg) >= sizeof(t->name))
+		return -EINVAL;
+	if (!strncmp(arg, "memory>", 7)) {
+		t->kind = TRIGGER_MEMORY;
+		return parse_size(gt + 1, &t->bytes) || !t->bytes ? -EINVAL : 0;
+	}
+	if (parse_duration(gt + 1, &d) || d <= 0)
+		return -EINVAL;
+	t->kind = TRIGGER_SLOW;
+	t->ns = (uint64_t)(d * 1e9);
+	memcpy(t->name, arg, (size_t)(gt - arg));
+	return 0;
+}
 
 /* The help's second column; the width of the list of each subcommand's options */
 #define HELP_COL	27
@@ -836,6 +871,20 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 	case OPT_SWITCH_OUTPUT:
 		env->switch_output = true;
 		break;
+	case OPT_FLIGHT_RECORDER:
+		if (parse_duration(arg, &env->flight_recorder) || env->flight_recorder < 0.1)
+			return usage_err("--flight-recorder wants a duration of at least 100ms, "
+					 "e.g. 10s, 1m");
+		break;
+	case OPT_TRIGGER:
+		if (env->ntriggers == ENV_MAX_TRIGGERS)
+			return usage_err("at most %d --trigger", ENV_MAX_TRIGGERS);
+		if (trigger_parse(arg, &env->triggers[env->ntriggers]))
+			return usage_err("--trigger wants NAME>DUR (e.g. "
+					 "'spyreStreamSynchronize>50ms'), exception or memory>SIZE "
+					 "(e.g. memory>1G), not '%s'", arg);
+		env->ntriggers++;
+		break;
 	case OPT_PROM:
 		env->prom_file = arg;
 		break;
@@ -878,6 +927,11 @@ static int check_trace(struct env *env, const bool *seen)
 	if (env->max_overhead && (env->system_wide || env->window))
 		return usage_err("--max-overhead needs -p PID or -- CMD (one job's CPU time to "
 				 "weigh the probes against)");
+	if (env->ntriggers && !env->flight_recorder)
+		return usage_err("--trigger needs --flight-recorder DUR (what to write when it "
+				 "fires)");
+	if (env->flight_recorder && env->switch_output)
+		return usage_err("--flight-recorder and --switch-output exclude each other");
 	if (env->max_disk && !env->output_dir)
 		return usage_err("--max-disk needs --output-dir");
 	if (env->max_files && !env->output_dir && !env->switch_output)

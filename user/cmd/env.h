@@ -4,6 +4,7 @@
 #define SPYRE_ENV_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -12,6 +13,18 @@
 struct vfio_funcs;	/* attach/vfio.h */
 
 enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE };
+
+/* --trigger (with --flight-recorder) */
+enum trigger_kind { TRIGGER_SLOW = 1, TRIGGER_EXCEPTION, TRIGGER_MEMORY };
+struct trigger {
+	enum trigger_kind kind;
+	char name[128];		/* TRIGGER_SLOW: the probe's name in the trace */
+	uint64_t ns;		/* ... slower than this */
+	unsigned long long bytes;	/* TRIGGER_MEMORY: over this */
+};
+#define ENV_MAX_TRIGGERS	16
+/* "NAME>DUR", "exception", "memory>SIZE"; 0 or -EINVAL */
+int trigger_parse(const char *arg, struct trigger *t);
 
 struct env {
 	enum spyre_cmd cmd;
@@ -57,6 +70,9 @@ struct env {
 	/* trace mode's files (user guide, "Long runs") */
 	unsigned long long max_size;	/* --max-size: bytes of JSON text a trace file holds */
 	bool switch_output;	/* --switch-output: at max_size, on into the next file */
+	double flight_recorder;	/* --flight-recorder: seconds kept in memory; 0 off */
+	struct trigger triggers[ENV_MAX_TRIGGERS];
+	int ntriggers;
 };
 
 /*

@@ -25,6 +25,7 @@
 #include "cmd/session.h"
 #include "stream/drain.h"
 #include "output/output.h"
+#include "output/recorder.h"
 #include "output/trace_writer.h"
 #include "common/process.h"
 #include "attach/warm.h"
@@ -32,6 +33,8 @@
 #include "stream/pyspans.h"
 #include "stream/pystack.h"
 #include "stream/ustack.h"
+
+static void apply_triggers(struct session *s);
 
 /* -a: new processes are looked at every rescan; everything again every 10th (dlopen, reused
  * pids) */
@@ -183,6 +186,14 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 
 		s->hup_stops = !sigaction(SIGHUP, NULL, &sa) && sa.sa_handler != SIG_IGN;
 	}
+	if (env->flight_recorder > 0) {
+		s->keep_ns = (uint64_t)(env->flight_recorder * 1e9);
+		s->slice_ns = s->keep_ns / 4;
+		/* the slices stay under the bound with room for a dump's own metadata */
+		s->rec = recorder_new(s->keep_ns, env->max_size - env->max_size / 16);
+		if (!s->rec)
+			return EXIT_ERROR;
+	}
 	s->tty = isatty(STDERR_FILENO);
 	s->status = env->status < 0 ? s->tty : env->status;
 	/* whether return sites work here, found out while the objects load (retcheck.h) */
@@ -223,6 +234,7 @@ void session_free(struct session *s)
 	target_free(&s->t);
 	pystack_free(s->py);
 	ustack_free(s->ustack);
+	recorder_free(s->rec);
 	intset_free(&s->seen);
 	intset_free(&s->py_seen);
 	cost_calibrate_free(s->cal);
@@ -587,7 +599,8 @@ static void file_begin(struct session *s, struct trace_writer *tw, const char *p
 	s->file.next = NULL;
 	s->file_events0 = s->cons.events;
 	s->launched0 = s->cons.dev.st.launched_prev_file;
-	s->file_bound = s->env->max_size;
+	/* a slice of the flight recorder: a quarter of the bound, the ring the rest */
+	s->file_bound = s->rec ? s->env->max_size / 4 : s->env->max_size;
 	drain_set_bound(s->drain, trace_jw(tw), s->file_bound - file_room(s));
 }
 
@@ -624,6 +637,7 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 	if (err)
 		return err;
 	s->cons.per_pid = s->fleet;
+	apply_triggers(s);
 	if (s->vfio) {
 		err = consumer_driver(&s->cons, s->drv->cfg.procfs, s->vfuncs, s->nvfuncs);
 		if (err) {
@@ -639,7 +653,7 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 	s->cons.mem = &s->mem;
 	memledger_start(&s->mem, s->cons.tw, start_ns);
 	if (s->sfd < 0) {
-		s->sfd = stop_signals_fd();
+		s->sfd = stop_signals_fd(s->rec != NULL);
 		/* the target's end, zombie or reaped, wakes the loop (kill(pid, 0) sees neither) */
 		if (s->t.pid > 0)
 			s->pidfd = syscall(SYS_pidfd_open, s->t.pid, 0);
@@ -821,7 +835,7 @@ static void session_status(struct session *s)
 			.driver = s->vfio, .elapsed_s = (now - s->trace_start) / 1e9,
 			.left_s = s->deadline ? (s->deadline > now ? s->deadline - now : 0) / 1e9 : -1,
 			.bytes = session_bytes(s), .file = s->file.index,
-			.max_size = s->fleet ? 0 : s->env->max_size, .tty = s->tty,
+			.max_size = s->fleet || s->rec ? 0 : s->env->max_size, .tty = s->tty,
 			.width = terminal_width(STDERR_FILENO),
 		};
 
@@ -849,8 +863,10 @@ static void session_rescan(struct session *s)
 	int n = session_scan(s, false);
 
 	python_scan(s);
-	if ((n > 0 || n == -E2BIG) && !consumer_resize(&s->cons, s->t.cnt))
+	if ((n > 0 || n == -E2BIG) && !consumer_resize(&s->cons, s->t.cnt)) {
+		apply_triggers(s);
 		tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
+	}
 	/* a library loaded now that lacks a user's symbol: too late to refuse */
 	if (n >= 0)
 		target_say_missing(&s->t, "warning: ", true, s->said);
@@ -865,7 +881,9 @@ static void take_signal(struct session *s)
 
 	if (read(s->sfd, &si, sizeof(si)) != sizeof(si))
 		return;
-	if (si.ssi_signo != SIGHUP || s->hup_stops)
+	if (si.ssi_signo == SIGUSR1)
+		s->dump_asked = true;
+	else if (si.ssi_signo != SIGHUP || s->hup_stops)
 		s->stop = true;
 	else if (s->fleet)
 		s->hup = true;
@@ -983,6 +1001,164 @@ static int next_file(struct session *s)
 }
 
 /*
+ * --flight-recorder: the slice being written goes into the recorder's ring, the run goes on in
+ * a new one (in memory, as next_file does on disk). 0 or -errno, the run stopping.
+ */
+static int next_slice(struct session *s)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct trace_meta meta = { .mono_base_ns = s->mono_base, .real_base_ns = s->real_base,
+				   .trace_name = "flight recorder", .tool_version = SPYRE_VERSION,
+				   .hostname = s->hostname };
+	struct trace_writer *tw = NULL, *old = s->tw;
+	struct jw *w = jw_memopen(), *ow = trace_jw(old);
+	size_t len = 0;
+	char *text;
+	int err;
+
+	err = w ? trace_begin(&tw, w, &meta) : -ENOMEM;
+	if (err) {
+		pr_err("flight recorder: %s; stopping", strerror(-err));
+		s->write_err = err;
+		s->stop = true;
+		return err;
+	}
+	consumer_switch(&s->cons, tw);
+	trace_finish(old, NULL);
+	text = jw_mem_take(ow, &len);
+	/* with each slice, its device spans whose launch is in the one before */
+	err = text ? recorder_add(s->rec, text, len, s->file.start_ns, now,
+				  s->cons.dev.st.launched_prev_file - s->launched0) : -ENOMEM;
+	if (err)
+		pr_warn("flight recorder: a slice lost: %s", strerror(-err));
+	s->file.index++;
+	s->tw = tw;
+	memledger_carry(&s->mem, tw, now);
+	file_begin(s, tw, "flight recorder", now);
+	return 0;
+}
+
+/* The UTC time of CLOCK_MONOTONIC @ns, "20261207T101500.250Z" (a dump's name). */
+static void utc_stamp(const struct session *s, uint64_t ns, char *buf, size_t len)
+{
+	uint64_t real = s->real_base + (ns - s->mono_base);
+	time_t sec = (time_t)(real / 1000000000ull);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	snprintf(buf, len, "%04d%02d%02dT%02d%02d%02d.%03uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned int)(real / 1000000 % 1000));
+}
+
+/*
+ * --flight-recorder: the last DUR into a file named by the time, as a whole trace (the slices'
+ * events, each name once, the run's metadata with spyreFile saying what it holds and why it
+ * was written). The slice being written goes into the ring first. Returns 0 or -errno (said).
+ */
+static int dump(struct session *s, const char *why)
+{
+	uint64_t now, start = 0, events, bytes;
+	struct trace_meta meta = { .mono_base_ns = s->mono_base, .real_base_ns = s->real_base,
+				   .tool_version = SPYRE_VERSION, .hostname = s->hostname };
+	struct run_file facts = { .index = s->dumps, .reason = why, .max_size = s->env->max_size,
+				  .base_ns = s->mono_base, .window_ns = s->keep_ns };
+	struct run_end end = s->end;
+	char stamp[40], path[PATH_MAX], size[32];
+	struct trace_writer *tw = NULL;
+	struct output out = {};
+	char *extra;
+	int err;
+
+	if (!s->tw || next_slice(s))
+		return -EIO;
+	now = now_ns(CLOCK_MONOTONIC);
+	utc_stamp(s, now, stamp, sizeof(stamp));
+	err = output_tagged_name(s->env->output, stamp, path, sizeof(path));
+	err = err ?: output_open(&out, path, s->env->force);
+	meta.trace_name = path;
+	if (!err)
+		err = trace_begin(&tw, out.jw, &meta);
+	if (err) {
+		pr_err("flight recorder: cannot write %s: %s", path, strerror(-err));
+		return err;
+	}
+	events = recorder_write(s->rec, tw, now - s->keep_ns, &start, &facts.launched_before);
+	facts.start_ns = start ? start : now;
+	facts.end_ns = now;
+	facts.events = events;
+	facts.last = s->stop;
+	if (s->dumps)
+		facts.previous = s->last_dump;
+	tracer_read_counters(&s->tr, s->t.cnt);
+	if (!end.cost) {	/* a dump before the end: the run so far */
+		end = (struct run_end){ .driver = s->vfio, .rets_emulated = s->tr.emulate,
+					.rets_why = s->env->uretprobes ? NULL : s->emu_why,
+					.cost = &s->meter, .max_overhead = s->env->max_overhead };
+	}
+	end.file = &facts;
+	end.unwritten = s->unwritten;
+	extra = summary_trace_metadata(&s->cons, &s->t, s->tr.counters, &end);
+	bytes = jw_bytes(trace_jw(tw)) + (extra ? strlen(extra) : 0);
+	s->bytes_done += bytes;
+	err = trace_end(tw, extra);
+	free(extra);
+	if (err) {
+		pr_err("flight recorder: writing %s failed: %s", path, strerror(-err));
+		return err;
+	}
+	s->dumps++;
+	snprintf(s->last_dump, sizeof(s->last_dump), "%s", path);
+	s->hold_until = now + s->keep_ns;
+	pr_info("flight recorder: wrote %s (%llu events, %s, the last %.1f s): %s", path,
+		(unsigned long long)events, fmt_bytes(bytes, size, sizeof(size)), s->keep_ns / 1e9,
+		why);
+	return 0;
+}
+
+/* What the flight recorder is asked to write now: SIGUSR1, a trigger that fired. */
+static void recorder_check(struct session *s, uint64_t now)
+{
+	char why[224];
+
+	if (!s->rec)
+		return;
+	if (s->dump_asked) {
+		s->dump_asked = false;
+		dump(s, "SIGUSR1");
+	}
+	if (s->cons.fired[0]) {
+		if (now < s->hold_until) {
+			s->held++;
+		} else {
+			snprintf(why, sizeof(why), "trigger: %s", s->cons.fired);
+			s->trigger_dumps += !dump(s, why);
+		}
+		s->cons.fired[0] = 0;
+	}
+	if (s->tw && now - s->file.start_ns >= s->slice_ns)
+		next_slice(s);
+}
+
+/* The --trigger lines on the consumer: each slow-call trigger on every probe of its name. */
+static void apply_triggers(struct session *s)
+{
+	const struct env *env = s->env;
+
+	for (int k = 0; k < env->ntriggers; k++) {
+		const struct trigger *tg = &env->triggers[k];
+
+		if (tg->kind == TRIGGER_EXCEPTION)
+			s->cons.trig_exception = true;
+		else if (tg->kind == TRIGGER_MEMORY)
+			s->cons.trig_mem = tg->bytes;
+		for (int i = 0; tg->kind == TRIGGER_SLOW && i < s->t.cnt && i < s->cons.nprobes; i++)
+			if (!strcmp(s->t.probes[i].name, tg->name))
+				s->cons.trig_ns[i] = tg->ns;
+	}
+}
+
+/*
  * The file reached its bound (drain_full): the next one with --switch-output; else the run
  * stops here, what the ring still holds counted, not written (said in the summary).
  */
@@ -995,6 +1171,8 @@ static bool file_full(struct session *s)
 		drain_set_bound(s->drain, trace_jw(s->tw), s->file_bound - file_room(s));
 	if (!drain_full(s->drain))
 		return false;
+	if (s->rec)
+		return next_slice(s) != 0;
 	if (s->env->switch_output && !s->write_err && !next_file(s))
 		return false;
 	if (!s->full)
@@ -1041,6 +1219,7 @@ void session_loop(struct session *s, uint64_t until_ns)
 		backlog = drain_run(s->drain, &s->cons, false);
 		if (file_full(s))
 			break;
+		recorder_check(s, now_ns(CLOCK_MONOTONIC));
 		cost_meter_sample(&s->meter);
 		now = now_ns(CLOCK_MONOTONIC);
 		if (s->stop || s->hup || (until_ns && now >= until_ns))
@@ -1145,6 +1324,19 @@ int session_window_end(struct session *s, uint64_t index)
 	s->end.sampling = &sampling;
 	s->end.file = file_facts(s, now_ns(CLOCK_MONOTONIC), true, s->full ? "max-size" : "end");
 	s->end.unwritten = s->unwritten;
+	if (s->rec) {	/* the last DUR, once more, and the slice in memory gone */
+		s->stop = true;
+		err = dump(s, "exit");
+		trace_end(s->tw, NULL);
+		s->tw = NULL;
+		s->end.sampling = NULL;
+		s->end.file = NULL;
+		if (err) {
+			s->write_err = err;
+			return err;
+		}
+		return 0;
+	}
 	extra = summary_trace_metadata(&s->cons, &s->t, s->tr.counters, &s->end);
 	s->end.sampling = NULL;
 	if (!s->fleet)

@@ -29,6 +29,7 @@
 #include "attach/vfio.h"
 
 struct bg_load;
+struct recorder;
 struct calibration;
 struct retcheck;
 struct warmer;
@@ -82,6 +83,17 @@ struct session {
 	uint64_t unwritten;		/* records left in the ring when it stopped at the bound */
 	bool full;			/* stopped at --max-size */
 	char cur_path[PATH_MAX], prev_path[PATH_MAX], first_path[PATH_MAX];
+	/*
+	 * --flight-recorder: the run in slices of a quarter of it, in memory (output/recorder.h),
+	 * written out on SIGUSR1, a --trigger and at the end; triggers within DUR of a dump are
+	 * counted, not written again
+	 */
+	struct recorder *rec;
+	uint64_t keep_ns, slice_ns, hold_until;
+	unsigned int dumps, trigger_dumps;
+	uint64_t held;			/* triggers that came while held */
+	bool dump_asked;		/* SIGUSR1 */
+	char last_dump[PATH_MAX];
 	struct consumer cons;
 	struct memledger mem;	/* across windows: what a job holds outlives one */
 	struct run_end end;

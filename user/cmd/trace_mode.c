@@ -167,6 +167,14 @@ static void say_written(const struct session *s)
 	char size[32], files[2 * PATH_MAX + 64], unwritten[96] = "";
 	const struct run_file *f = &s->file;
 
+	if (s->rec) {
+		pr_info("flight recorder: %u file%s written, the last %s; triggers fired %llu "
+			"times, %u written for them (one in %.1f s at most: a later one's moment is "
+			"in the next file)", s->dumps, s->dumps == 1 ? "" : "s",
+			s->dumps ? s->last_dump : "none", (unsigned long long)s->cons.triggers,
+			s->trigger_dumps, s->keep_ns / 1e9);
+		return;
+	}
 	if (f->index)
 		snprintf(files, sizeof(files), "%s ... %s (%u files, ", s->first_path, s->cur_path,
 			 f->index + 1);
@@ -189,7 +197,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	struct output out = {};
 	struct session s = {};
 	char default_out[96], first[PATH_MAX], size[32];
-	const char *path;
+	const char *path = NULL;
 	int rc, err;
 
 	/* preflight, cheapest and most specific first */
@@ -235,7 +243,13 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	}
 	if (env->switch_output)
 		path = first;
-	err = output_open(&out, path, env->force);
+	if (env->flight_recorder) {	/* the run in memory: files only when dumped */
+		path = "flight recorder";
+		out.jw = jw_memopen();
+		err = out.jw ? 0 : -ENOMEM;
+	} else {
+		err = output_open(&out, path, env->force);
+	}
 	if (err) {
 		pr_err("cannot create %s: %s%s", path, strerror(-err),
 		       err == -EEXIST ? " (use --force to replace it)" : "");
@@ -248,7 +262,12 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	rc = EXIT_ERROR;
 	if (session_window_open(&s, &out, path, mono_ns, real_ns))
 		goto cleanup;
-	if (!env->quiet)
+	if (!env->quiet && env->flight_recorder)
+		pr_info("tracing pid %d into the flight recorder: the last %.1f s (at most %s) "
+			"written to %s named by the time on SIGUSR1%s and at the end", env->pid,
+			env->flight_recorder, fmt_bytes(env->max_size, size, sizeof(size)),
+			env->output, env->ntriggers ? ", a --trigger" : "");
+	else if (!env->quiet)
 		pr_info("tracing pid %d into %s: at most %s a file (--max-size), %s", env->pid, path,
 			fmt_bytes(env->max_size, size, sizeof(size)), env->switch_output ?
 			"then on in the next numbered one (--switch-output)" :
@@ -276,9 +295,11 @@ cleanup:
 	else if (env->argv_cmd && launch.pid > 0)
 		waitpid(launch.pid, NULL, WNOHANG);
 	if (out.jw) {
-		/* failed before the trace began: do not leave an empty, unloadable file behind */
+		/* failed before the trace began: do not leave an empty, unloadable file behind
+		 * (the flight recorder's is in memory) */
 		output_close(&out);
-		unlink(env->output);
+		if (!env->flight_recorder)
+			unlink(path);
 	}
 	session_free(&s);
 	return rc;

@@ -61,7 +61,7 @@ int preflight_bpf(void)
 	return 0;
 }
 
-int stop_signals_fd(void)
+int stop_signals_fd(bool usr1)
 {
 	sigset_t mask;
 	int fd;
@@ -70,6 +70,8 @@ int stop_signals_fd(void)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	if (usr1)
+		sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	return fd < 0 ? -errno : fd;

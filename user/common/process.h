@@ -9,9 +9,10 @@
 bool have_privileges(void);
 /* What tracing needs before anything is loaded: 0, EXIT_PERM or EXIT_NO_BTF (with a message). */
 int preflight_bpf(void);
-/* Block SIGINT, SIGTERM and SIGHUP and return a signalfd for them (-errno): signals then
- * arrive in the drain loop, never in the middle of a write. */
-int stop_signals_fd(void);
+/* Block SIGINT, SIGTERM and SIGHUP (and SIGUSR1 with @usr1: the flight recorder's dump) and
+ * return a signalfd for them (-errno): signals then arrive in the drain loop, never in the
+ * middle of a write. */
+int stop_signals_fd(bool usr1);
 /* Create @path atomically, containing our pid: the --ready-file handshake. */
 int write_ready_file(const char *path);
 

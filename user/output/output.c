@@ -81,7 +81,7 @@ void output_close(struct output *o)
 	o->jw = NULL;
 }
 
-int output_part_name(const char *path, unsigned int part, char *out, size_t len)
+int output_tagged_name(const char *path, const char *tag, char *out, size_t len)
 {
 	const char *base = strrchr(path, '/'), *ext;
 	size_t stem;
@@ -91,6 +91,14 @@ int output_part_name(const char *path, unsigned int part, char *out, size_t len)
 	/* the first dot after the name's first character: "t.json.gz" keeps ".json.gz" */
 	ext = *base ? strchr(base + 1, '.') : NULL;
 	stem = ext ? (size_t)(ext - path) : strlen(path);
-	n = snprintf(out, len, "%.*s.%03u%s", (int)stem, path, part, ext ? ext : "");
+	n = snprintf(out, len, "%.*s.%s%s", (int)stem, path, tag, ext ? ext : "");
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int output_part_name(const char *path, unsigned int part, char *out, size_t len)
+{
+	char tag[16];
+
+	snprintf(tag, sizeof(tag), "%03u", part);
+	return output_tagged_name(path, tag, out, len);
 }

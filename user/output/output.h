@@ -25,5 +25,7 @@ void output_close(struct output *o);
  * opens as what it is. -ENAMETOOLONG when @len is short.
  */
 int output_part_name(const char *path, unsigned int part, char *out, size_t len);
+/* The same with any @tag in that place (a flight-recorder dump's time: t.20261207T101500Z.json). */
+int output_tagged_name(const char *path, const char *tag, char *out, size_t len);
 
 #endif

@@ -380,6 +380,13 @@ void trace_flow(struct trace_writer *t, char ph, uint64_t id, uint32_t pid, uint
 	jw_commit(t->w);
 }
 
+void trace_raw(struct trace_writer *t, const char *ev, size_t len)
+{
+	put_sep(t);
+	jw_raw(t->w, ev, len);
+	jw_commit(t->w);
+}
+
 int trace_finish(struct trace_writer *t, const char *extra)
 {
 	struct jw *w;

@@ -99,6 +99,9 @@ void trace_counter(struct trace_writer *t, uint32_t pid, uint64_t ts_ns, const c
 void trace_flow(struct trace_writer *t, char ph, uint64_t id, uint32_t pid, uint32_t tid,
 		uint64_t ts_ns);
 
+/* One event already rendered by a trace writer (its text between braces, @len bytes). */
+void trace_raw(struct trace_writer *t, const char *ev, size_t len);
+
 /*
  * Close the traceEvents array, write the caller's extra top-level members (@extra is either
  * NULL or text of the form "\"key\":value,..." without surrounding braces), close the object

@@ -558,6 +558,8 @@ static void file_json(const struct run_file *f, uint64_t unwritten, struct jw *w
 	jw_kv_u64(w, "maxSize", f->max_size);
 	jw_kv_u64(w, "deviceSpansLaunchedInPreviousFile", f->launched_before);
 	jw_kv_u64(w, "recordsNotWritten", unwritten);
+	if (f->window_ns)	/* --flight-recorder DUR */
+		jw_kv_us(w, "flightRecorderUs", (int64_t)f->window_ns);
 	if (f->previous)
 		jw_kv_str(w, "previous", f->previous);
 	if (f->next)

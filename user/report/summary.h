@@ -33,6 +33,7 @@ struct run_file {
 	uint64_t max_size;		/* --max-size, bytes */
 	uint64_t launched_before;	/* device spans whose launch is in the file before */
 	const char *previous, *next;	/* the neighbouring files' names, or NULL */
+	uint64_t window_ns;		/* a flight recorder's dump: what it keeps; 0: not one */
 };
 
 /* How a run ended, beyond the per-probe counters. */

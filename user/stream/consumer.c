@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,11 @@ int consumer_resize(struct consumer *c, int nprobes)
 		return -ENOMEM;
 	c->delivered = d;
 	memset(&c->delivered[c->nprobes], 0, (nprobes - c->nprobes) * sizeof(*d));
+	d = realloc(c->trig_ns, nprobes * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	c->trig_ns = d;
+	memset(&c->trig_ns[c->nprobes], 0, (nprobes - c->nprobes) * sizeof(*d));
 	c->nprobes = nprobes;
 	return 0;
 }
@@ -614,9 +620,45 @@ static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
  * (an allocation, a launch, a completion) did not happen, so neither the memory ledger nor
  * the device timeline sees it.
  */
+/* A trigger fired (--trigger): the first since the session took the last one is kept. */
+static void fire(struct consumer *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fire(struct consumer *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->triggers++;
+	if (c->fired[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->fired, sizeof(c->fired), fmt, ap);
+	va_end(ap);
+}
+
+/* Device memory over --trigger memory>SIZE, once each time it goes over. */
+static void memory_trigger(struct consumer *c)
+{
+	bool over = false;
+
+	for (int i = 0; i < c->mem->nacct; i++) {
+		const struct mem_acct *a = &c->mem->accts[i];
+
+		if (a->kind != MEMK_ALLOC || a->cur <= c->trig_mem)
+			continue;
+		over = true;
+		if (!c->mem_over)
+			fire(c, "device memory of pid %u on device %d at %llu bytes (over %llu)",
+			     a->pid, a->dev, (unsigned long long)a->cur,
+			     (unsigned long long)c->trig_mem);
+		break;
+	}
+	c->mem_over = over;
+}
+
 static int on_unwound(struct consumer *c, const struct rprobe *p, const struct probe_spec *s,
 		      const struct spyre_event *e)
 {
+	if (c->trig_exception && e->type != SPYRE_EV_NORETURN)
+		fire(c, "a C++ exception left %s (thread %u)", p->name, e->tid);
 	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + "unwound" */
 	int n;
 
@@ -838,8 +880,12 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	c->delivered[e->probe]++;
 	if (e->type == SPYRE_EV_UNWOUND)
 		return on_unwound(c, p, s, e);
-	if (e->type == SPYRE_EV_SPAN)
+	if (e->type == SPYRE_EV_SPAN) {
 		fn_stats_add(&c->stats[e->probe], e->dur);
+		if (c->trig_ns[e->probe] && e->dur > c->trig_ns[e->probe])
+			fire(c, "%s took %.3f ms (over %.3f ms; thread %u)", p->name, e->dur / 1e6,
+			     c->trig_ns[e->probe] / 1e6, e->tid);
+	}
 	if (c->per_pid)
 		pid_stats_add(c, e->tgid, e->probe, e->dur, e->type == SPYRE_EV_SPAN);
 	see_thread(c, e->tgid, e->tid);
@@ -870,6 +916,8 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		c->mem->origin = origin;
 		memledger_event(c->mem, c->tw, s, e);
 		c->mem->origin = (struct mem_origin){ 0 };
+		if (c->trig_mem)
+			memory_trigger(c);
 	}
 	ti = thread_slot(c, e->tid);
 	/* a call inside a launch returns (and is handed over) before the launch does */
@@ -1040,6 +1088,7 @@ void consumer_free(struct consumer *c)
 	free(c->out);
 	free(c->stats);
 	free(c->delivered);
+	free(c->trig_ns);
 	free(c->threads);
 	free(c->procs);
 	for (uint32_t i = 0; i < c->pcap; i++)

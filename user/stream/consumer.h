@@ -111,6 +111,18 @@ struct consumer {
 		uint64_t caller;
 		bool set;
 	} usrec;
+	/*
+	 * The flight recorder's triggers (--trigger): a span of probe i longer than trig_ns[i]
+	 * (0: none), a C++ exception leaving a traced call, a device's memory (one process's on
+	 * one device) above trig_mem (0: none; again once it fell under); what fired first since
+	 * the session last took it ("": nothing) and how many fired in all
+	 */
+	uint64_t *trig_ns;
+	bool trig_exception;
+	uint64_t trig_mem;
+	bool mem_over;
+	char fired[192];
+	uint64_t triggers;
 	/* the last SPYRE_EV_STR record: the string of the call record that follows it */
 	struct {
 		uint32_t tid, probe;
