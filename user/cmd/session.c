@@ -620,6 +620,9 @@ static const struct run_file *file_facts(struct session *s, uint64_t end_ns, boo
 
 uint64_t session_bytes(const struct session *s)
 {
+	/* the flight recorder: what it holds in memory now */
+	if (s->rec)
+		return recorder_bytes(s->rec) + (s->tw ? jw_bytes(trace_jw(s->tw)) : 0);
 	return s->bytes_done + (s->tw ? jw_bytes(trace_jw(s->tw)) : 0);
 }
 
@@ -836,6 +839,7 @@ static void session_status(struct session *s)
 			.left_s = s->deadline ? (s->deadline > now ? s->deadline - now : 0) / 1e9 : -1,
 			.bytes = session_bytes(s), .file = s->file.index,
 			.max_size = s->fleet || s->rec ? 0 : s->env->max_size, .tty = s->tty,
+			.in_memory = s->rec != NULL,
 			.width = terminal_width(STDERR_FILENO),
 		};
 

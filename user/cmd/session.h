@@ -173,7 +173,7 @@ int session_window_end(struct session *s, uint64_t index);
 /* The consumer gone, counters and stacks cleared for the next window. */
 void session_window_close(struct session *s);
 
-/* The bytes of JSON text the run's files hold so far. */
+/* The bytes of JSON text the run's files hold so far (the flight recorder: in memory now). */
 uint64_t session_bytes(const struct session *s);
 
 /* The exit code of a run that got this far. */

@@ -705,8 +705,12 @@ void summary_status_line(const struct consumer *c, const struct status_facts *sf
 	else
 		field(f, &n, 0, " %s", fmt_clock(sf->elapsed_s, a, sizeof(a)));
 	field(f, &n, 1, ", %llu events, %.0f ev/s", (unsigned long long)c->events, rate);
-	field(f, &n, 2, ", %s", fmt_bytes(sf->bytes, a, sizeof(a)));
-	field(f, &n, 3, " (%s/s)", fmt_bytes((uint64_t)brate, a, sizeof(a)));
+	if (sf->in_memory) {	/* the flight recorder: what it holds, not a rate to disk */
+		field(f, &n, 2, ", %s in memory", fmt_bytes(sf->bytes, a, sizeof(a)));
+	} else {
+		field(f, &n, 2, ", %s", fmt_bytes(sf->bytes, a, sizeof(a)));
+		field(f, &n, 3, " (%s/s)", fmt_bytes((uint64_t)brate, a, sizeof(a)));
+	}
 	if (sf->max_size)
 		field(f, &n, 5, ", file %u of at most %s", sf->file + 1,
 		      fmt_bytes(sf->max_size, b, sizeof(b)));

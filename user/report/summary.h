@@ -88,6 +88,7 @@ struct status_facts {
 	uint64_t bytes;			/* JSON text written, every file of the run */
 	unsigned int file;		/* the file's index (--switch-output) */
 	uint64_t max_size;		/* --max-size; 0: none */
+	bool in_memory;			/* @bytes: the flight recorder's, held in memory */
 	bool tty;			/* redraw in place, cut to @width columns */
 	int width;
 };
