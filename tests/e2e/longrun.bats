@@ -36,6 +36,8 @@ parts() {
 		"$TOOL" check "$f"	# flows paired, device spans whole, names, in each file alone
 	done
 	$PARTS $((1 << 20)) "$BATS_TEST_TMPDIR/counts.json" "${files[@]}"
+	grep -q "^output: ${#files[@]} files of at most 1.0 MiB (--max-size, --switch-output)" \
+		"$BATS_TEST_TMPDIR/tracer.out"
 	# the last line says where the whole run is
 	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -Eq "wrote ${files[0]} \.\.\. ${files[-1]} \(${#files[@]} files, [0-9]+ events, [0-9.]+ MiB\)"
 }
@@ -47,6 +49,10 @@ parts() {
 	wait_child "$TRACER_PID" 120
 	cat "$BATS_TEST_TMPDIR/tracer.err"
 	[ "$CHILD_RC" -eq 0 ]
+	# the summary counts what was not written
+	n=$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreFile"]["recordsNotWritten"]')
+	grep -q "^output: stopped at --max-size 1.0 MiB: $n records after it not written" \
+		"$BATS_TEST_TMPDIR/tracer.out"
 	kill -0 "$JOB_PID"	# the job goes on untraced
 	[ "$(stat -c %s "$BATS_TEST_TMPDIR/t.json")" -le $((1 << 20)) ]
 	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"

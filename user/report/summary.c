@@ -162,6 +162,22 @@ static int entries_done_by_bpf(const struct target *t)
 }
 
 
+/* Trace mode's files: the bound, how many, and what stopping at the bound left unwritten. */
+static void print_output(FILE *f, const struct run_end *end)
+{
+	const struct run_file *o = end->file;
+	char size[32];
+
+	fmt_bytes(o->max_size, size, sizeof(size));
+	if (o->index)
+		fprintf(f, "output: %u files of at most %s (--max-size, --switch-output)\n",
+			o->index + 1, size);
+	if (!strcmp(o->reason, "max-size"))
+		fprintf(f, "output: stopped at --max-size %s: %llu records after it not written "
+			"(--switch-output goes on in numbered files)\n", size,
+			(unsigned long long)end->unwritten);
+}
+
 void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		   const struct spyre_counters *counters, const struct run_end *end)
 {
@@ -219,6 +235,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		(unsigned long long)ring, (unsigned long long)depth, nostack ? nsbuf : "",
 		(unsigned long long)device_lost(&c->dev), (unsigned long long)unwound);
 	print_target_end(f, pid, end);
+	if (end->file)
+		print_output(f, end);
 	if (end->rets_why)
 		fprintf(f, "returns at return sites: %s (%s)\n", end->rets_emulated ?
 			"done by BPF, no single step" : "single-stepped by the kernel",
