@@ -75,7 +75,7 @@ parts() {
 @test "--switch-output --max-files 2: only the last two files of the run are kept" {
 	start_job --iters 3000 --compute-us 0
 	mkdir "$BATS_TEST_TMPDIR/run"
-	start_tracer -o "$BATS_TEST_TMPDIR/run/t.json" --max-size 1M --switch-output --max-files 2 -q
+	start_tracer -o "$BATS_TEST_TMPDIR/run/t.json" --max-size 1M --switch-output --max-files 2
 	run_phase
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
@@ -85,6 +85,8 @@ parts() {
 	[ "$last" -ge 2 ]
 	[ "$(json_get "${files[0]}" 'd["spyreFile"]["index"]')" -eq $((last - 1)) ]
 	for f in "${files[@]}"; do "$TOOL" check "$f"; done
+	# the last line names what is kept
+	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -Eq "wrote ${files[0]} \.\.\. ${files[1]} \(the last 2 of $((last + 1)) files, "
 }
 
 @test "SIGHUP ends a trace as SIGINT does: written whole, summary, exit 0" {

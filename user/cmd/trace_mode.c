@@ -164,7 +164,7 @@ static int attach_target(struct session *s)
  */
 static void say_written(const struct session *s)
 {
-	char size[32], files[2 * PATH_MAX + 64], unwritten[96] = "";
+	char size[32], files[2 * PATH_MAX + 64], unwritten[96] = "", first[PATH_MAX];
 	const struct run_file *f = &s->file;
 
 	if (s->rec) {
@@ -175,7 +175,12 @@ static void say_written(const struct session *s)
 			s->trigger_dumps, s->keep_ns / 1e9);
 		return;
 	}
-	if (f->index)
+	if (f->index && s->env->max_files && f->index + 1 > (unsigned int)s->env->max_files &&
+	    !output_part_name(s->env->output, f->index + 1 - s->env->max_files, first,
+			      sizeof(first)))	/* --max-files: the older ones are gone */
+		snprintf(files, sizeof(files), "%s ... %s (the last %d of %u files, ", first,
+			 s->cur_path, s->env->max_files, f->index + 1);
+	else if (f->index)
 		snprintf(files, sizeof(files), "%s ... %s (%u files, ", s->first_path, s->cur_path,
 			 f->index + 1);
 	else
