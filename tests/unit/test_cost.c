@@ -90,11 +90,14 @@ TEST(cost_overhead_and_budget)
 	/* the job idle, nothing traced: nothing added */
 	o = cost_overhead(0, 0);
 	CHECK(o.known && o.pct == 0);
-	/* 80 % of the job's CPU time in probes: 400 %, the highest figure given */
-	o = cost_overhead(8e8, 1e9);
+	/* two thirds of the job's CPU time in probes: 200 %, the highest figure given */
+	o = cost_overhead(6.66e8, 1e9);
 	CHECK(o.known);
-	CHECK_EQ_INT((long)(o.pct + 0.5), 400);
+	CHECK_EQ_INT((long)(o.pct + 0.5), 199);
 	/* beyond: unknown, no number (it was a 10000 % cap), the share said instead */
+	o = cost_overhead(6.7e8, 1e9);
+	CHECK(!o.known && o.pct == 0);
+	CHECK_EQ_INT((long)(o.share + 0.5), 67);
 	o = cost_overhead(9e8, 1e9);
 	CHECK(!o.known && o.pct == 0);
 	CHECK_EQ_INT((long)(o.share + 0.5), 90);

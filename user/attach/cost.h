@@ -67,9 +67,12 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
  * CPU time it would have used untraced (its CPU time traced minus that extra), in percent. The
  * extra is the probes' hits times their per-hit costs (measured here, again every
  * COST_RECAL_S while tracing: they drift on VMs); the CPU time is the job's own clock.
- * Where the probes take more than COST_KNOWN_SHARE of the job's CPU time, what is left of the
- * job is smaller than the error of the per-hit costs (docs/performance.md): the figure is
- * unknown, not a number. Unknown too without a reading of the job's CPU clock.
+ * The figure divides by what is left of the job: its relative error is the per-hit costs' (here
+ * 10-25 % against the job's own calls, docs/performance.md) over 1 - share, so where the probes
+ * take more than COST_KNOWN_SHARE of the job's CPU time (above 200 %) it is off by more than
+ * it says (a 25 % error: 200 % may be 113 % or 500 %; at 95 % of the CPU time it read 10000 %,
+ * a cap): the figure is unknown, not a number, and the share is said instead. Unknown too
+ * without a reading of the job's CPU clock.
  */
 struct overhead {
 	bool known;		/* pct is the figure */
@@ -78,7 +81,7 @@ struct overhead {
 				 * without a CPU reading */
 	double extra_ns, cpu_ns;
 };
-#define COST_KNOWN_SHARE	0.8
+#define COST_KNOWN_SHARE	(2.0 / 3)
 /* The figure from @extra_ns of probe time in @cpu_ns of the job's CPU time (< 0: no reading). */
 struct overhead cost_overhead(double extra_ns, double cpu_ns);
 /* "~12%" or "unknown", into @buf. */
