@@ -313,3 +313,33 @@ assert told is not None and measured > 10, (measured, s)
 assert abs(told - measured) <= max(0.4 * measured, 10), (told, measured)
 PY
 }
+
+@test "the Prometheus file has the last window's overhead: a ratio with -p, NaN with -a" {
+	local d=$BATS_TEST_TMPDIR
+	python3 "$ROOT/tests/e2e/cost_job.py" --ready "$d/j.ready" --go "$d/j.go" --out "$d/j.out" \
+		--calls 1000000 --work 2000 &
+	local job=$!
+	wait_for "$d/j.ready"
+	touch "$d/j.go"
+	"$TOOL" -p "$job" --no-default --probe 'libc.so.6:labs' --window 1s --period 1s \
+		--output-dir "$d/out" --prom-file "$d/p.prom" -q --ready-file "$d/tr.ready" \
+		2>"$d/tracer.err" &
+	TRACER_PID=$!
+	wait_for "$d/tr.ready"
+	# the first window's file (replaced whole at each window's end): a ratio, ~0.05-0.5 here
+	# (~45 us of traps a call, ~90 us of Python at best, less when the machine is loaded)
+	wait_for "$d/p.prom" 30
+	cp "$d/p.prom" "$d/first.prom"
+	stop_tracer INT
+	kill "$job"
+	cat "$d/first.prom" "$d/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q "^# TYPE spyre_overhead_ratio gauge$" "$d/first.prom"
+	awk '$1 == "spyre_overhead_ratio" { exit !($2 > 0.005 && $2 < 2) }' "$d/first.prom"
+	# -a: no one job's CPU clock, no figure
+	run "$TOOL" -a --no-default --probe 'libc.so.6:labs' --window 1s --period 1s \
+		--output-dir "$d/out2" --prom-file "$d/a.prom" -q -d 1.5
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q "^spyre_overhead_ratio NaN$" "$d/a.prom"
+}
