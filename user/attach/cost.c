@@ -449,7 +449,7 @@ static void *calib_main(void *arg)
 	struct hit_costs c, hist[CALIB_KEEP];
 	unsigned long offs[3];
 	char path[PATH_MAX];
-	int prog = -1, links[2] = { -1, -1 };
+	int prog = -1, links[2] = { -1, -1 }, n = 0;
 
 	cost_defaults(&c);
 	if (!umulti_supported() ||
@@ -470,15 +470,15 @@ out:
 	cal->gen++;
 	pthread_cond_broadcast(&cal->cond);
 	/*
-	 * Per-hit costs drift on these VMs (the host's load moves a trap's cost: 5.3-5.6 us
-	 * emulated, 20.4-21.3 us single-stepped between two runs minutes apart here, more over
-	 * longer): measured again every COST_RECAL_S, ~12 ms of this thread each time, the probes
-	 * left on this process's own functions meanwhile (they cost no other process anything).
+	 * Per-hit costs drift on these VMs (the host's load moves a trap's cost: 5.0-6.3 us
+	 * emulated, 18.9-22.9 us single-stepped within 20 minutes here): measured again every
+	 * COST_RECAL_S, ~12 ms of this thread each time, the probes left on this process's own
+	 * functions meanwhile (they cost no other process anything).
 	 */
-	for (int k = 0; c.calibrated && !cal->stop; k++) {
+	hist[n++] = c;
+	while (c.calibrated && !cal->stop) {
 		struct timespec until;
 
-		hist[k % CALIB_KEEP] = c;
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += COST_RECAL_S;
 		while (!cal->stop &&
@@ -489,8 +489,8 @@ out:
 		pthread_mutex_unlock(&cal->lock);
 		measure(&c);
 		pthread_mutex_lock(&cal->lock);
-		hist[(k + 1) % CALIB_KEEP] = c;
-		cal->c = median_costs(hist, k + 2 < CALIB_KEEP ? k + 2 : CALIB_KEEP);
+		hist[n++ % CALIB_KEEP] = c;
+		cal->c = median_costs(hist, n < CALIB_KEEP ? n : CALIB_KEEP);
 		cal->gen++;
 	}
 	pthread_mutex_unlock(&cal->lock);
