@@ -11,7 +11,8 @@
 # Environment: BUILD (build dir, default build), BENCH_ROUNDS (rounds of the per-call bench, 3),
 # BENCH_PAIRS (untraced/traced pairs of the mock job, 5), BENCH_KEEP=1 keeps the work dir,
 # BENCH_ONLY=scale runs section 7 alone (bench/scale.sh), BENCH_ONLY=exc section 1b alone,
-# BENCH_ONLY=torch section 1c alone.
+# BENCH_ONLY=torch section 1c alone, BENCH_ONLY=overhead section 2b alone (BENCH_OVH_ROUNDS
+# interleaved rounds, 3).
 # Handshakes are files with deadlines (ready files, result files), never fixed sleeps.
 set -euo pipefail
 
@@ -175,6 +176,18 @@ say ""
 if [ "${BENCH_ONLY:-}" = scale ]; then
 	# shellcheck source=bench/scale.sh
 	source "$ROOT/bench/scale.sh"
+	exit 0
+fi
+
+# section 2b: the overhead the tool reports beside the slowdown measured (bench/overhead.py)
+overhead_section() {
+	say "== 2b. overhead reported (spyreStats.estOverheadPct) beside the slowdown measured (CPU time of the same work traced / untraced - 1; median of ${BENCH_OVH_ROUNDS:-3} interleaved rounds; target: within +-25 % relative or +-3 points) =="
+	python3 "$ROOT/bench/overhead.py" "$TOOL" "$MOCK" "$WORK" "${BENCH_OVH_ROUNDS:-3}" ||
+		die "overhead.py failed"
+	say ""
+}
+if [ "${BENCH_ONLY:-}" = overhead ]; then
+	overhead_section
 	exit 0
 fi
 
@@ -803,6 +816,7 @@ printf '   memory ledger (%s): traced with mem= keys %.1f ms, without %.1f ms pe
 	"$(calc "printf \"%.6g\", (${MJ[memstress.default.traced]} / ${MJ[memstress.no-default --probes $WORK/nomem.probes --allow-missing.traced]} - 1) * 100")" \
 	"$(calc "printf \"%.6g\", ${MJ[memstress.default.untraced]} / 1e6")"
 say ""
+overhead_section
 
 # =============================================================================================
 # 4. Attach / detach time, vs bpftrace on the same probes

@@ -76,11 +76,39 @@ TEST(cost_overhead_and_budget)
 	int out[3], n;
 	char err[128], names[3][8];
 
+	struct overhead o;
+	char buf[32];
+
 	/* probe time over what the job would have used without it */
-	CHECK_EQ_INT((long)cost_overhead_pct(1e9, 2e9), 100);
-	CHECK_EQ_INT((long)cost_overhead_pct(0, 2e9), 0);
-	CHECK_EQ_INT((long)cost_overhead_pct(1e9, 0), 0);
-	CHECK_EQ_INT((long)cost_overhead_pct(3e9, 2e9), 10000);
+	o = cost_overhead(1e9, 2e9);
+	CHECK(o.known);
+	CHECK_EQ_INT((long)o.pct, 100);
+	CHECK_EQ_INT((long)o.share, 50);
+	CHECK_STR(cost_overhead_str(&o, buf, sizeof(buf)), "~100%");
+	o = cost_overhead(0, 2e9);
+	CHECK(o.known && o.pct == 0);
+	/* the job idle, nothing traced: nothing added */
+	o = cost_overhead(0, 0);
+	CHECK(o.known && o.pct == 0);
+	/* two thirds of the job's CPU time in probes: 200 %, the highest figure given */
+	o = cost_overhead(6.66e8, 1e9);
+	CHECK(o.known);
+	CHECK_EQ_INT((long)(o.pct + 0.5), 199);
+	/* beyond: unknown, no number (it was a 10000 % cap), the share said instead */
+	o = cost_overhead(6.7e8, 1e9);
+	CHECK(!o.known && o.pct == 0);
+	CHECK_EQ_INT((long)(o.share + 0.5), 67);
+	o = cost_overhead(9e8, 1e9);
+	CHECK(!o.known && o.pct == 0);
+	CHECK_EQ_INT((long)(o.share + 0.5), 90);
+	CHECK_STR(cost_overhead_str(&o, buf, sizeof(buf)), "unknown");
+	o = cost_overhead(3e9, 2e9);
+	CHECK(!o.known);
+	o = cost_overhead(1e9, 0);
+	CHECK(!o.known);
+	/* no reading of the job's CPU clock: unknown, no share */
+	o = cost_overhead(1e9, -1);
+	CHECK(!o.known && o.share < 0);
 
 	CHECK_EQ_INT(probes_parse_text(&tab, "lib f type=instant\n", "t", err, sizeof(err)), 0);
 	t.probes = p;
@@ -98,19 +126,30 @@ TEST(cost_overhead_and_budget)
 	k[2].hits = 10000;
 	m.last_ns -= 1000000000;	/* a second ago */
 	CHECK_EQ_INT(cost_meter_update(&m, &t, k), 0);
-	CHECK(m.pct < 0);
+	CHECK(!cost_meter_overhead(&m, false).known);
+	CHECK(cost_meter_overhead(&m, false).share < 0);
+	CHECK(!cost_meter_overhead(&m, true).known);
+	/* nothing to act on without a figure */
+	CHECK_EQ_INT(cost_meter_over_budget(&m, &t, 20, out, 3), 0);
 	CHECK(m.rate[1] > 390000 && m.rate[1] < 410000);
 	/* as if the job had used 1 s of CPU time besides the probes' 0.55 s: 55 % */
-	m.pct = 55.08;
+	m.iv = cost_overhead(0.5508e9, 1.5508e9);
 	n = cost_meter_over_budget(&m, &t, 20, out, 3);
 	/* the dearest goes first (0.43 s), which leaves 11 %: enough */
 	CHECK_EQ_INT(n, 1);
 	CHECK_EQ_INT(out[0], 1);
 	CHECK_EQ_INT(m.nactions, 1);
-	CHECK((long)m.actions[0].pct_after == 11);
+	CHECK_EQ_INT((long)m.actions[0].before.pct, 55);
+	CHECK((long)m.actions[0].after.pct == 11);
 	/* under budget: nothing */
-	m.pct = 10;
+	m.iv = cost_overhead(1e8, 1.1e9);
 	CHECK_EQ_INT(cost_meter_over_budget(&m, &t, 20, out, 3), 0);
+	/* too high to be known: over any budget, the hottest go until it is known and under */
+	m.iv = cost_overhead(0.5508e9, 0.6e9);
+	n = cost_meter_over_budget(&m, &t, 20, out, 3);
+	CHECK_EQ_INT(n, 3);
+	CHECK(!m.actions[1].before.known);
+	CHECK(m.actions[3].after.known);
 	cost_meter_free(&m);
 	probes_free(&tab);
 }

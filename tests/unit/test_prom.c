@@ -85,6 +85,10 @@ static const char small_expected[] =
 	"# HELP spyre_windows_total Tracing windows completed since the tracer started.\n"
 	"# TYPE spyre_windows_total counter\n"
 	"spyre_windows_total 1\n"
+	"# HELP spyre_overhead_ratio The job's extra CPU time caused by tracing over the CPU time "
+	"it would have used untraced, in the last window (NaN: not known).\n"
+	"# TYPE spyre_overhead_ratio gauge\n"
+	"spyre_overhead_ratio NaN\n"
 	"# HELP spyre_calls_total Traced calls since the tracer started "
 	"(cumulative over windows).\n"
 	"# TYPE spyre_calls_total counter\n"
@@ -155,6 +159,12 @@ TEST(prom_cumulative_across_windows)
 	prom_window_end(&w, 1999999999);
 	t = prom_render(&w, NULL);
 	CHECK(t && strstr(t, "\nspyre_windows_total 2\n"));
+	/* not known (the default): NaN; known: the ratio */
+	CHECK(t && strstr(t, "\nspyre_overhead_ratio NaN\n"));
+	free(t);
+	w.overhead_ratio = 0.125;
+	t = prom_render(&w, NULL);
+	CHECK(t && strstr(t, "\nspyre_overhead_ratio 0.125\n"));
 	CHECK(t && strstr(t, "\nspyre_window_start_seconds 1700000060\n"));
 	CHECK(t && strstr(t, "\nspyre_window_duration_seconds 1.999999999\n"));
 	CHECK(t && strstr(t, "\nspyre_calls_total{pid=\"4242\",comm=\"python3\","

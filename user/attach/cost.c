@@ -88,17 +88,30 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
 	return pc.ns;
 }
 
-double cost_overhead_pct(double probe_ns, double cpu_ns)
+struct overhead cost_overhead(double extra_ns, double cpu_ns)
 {
-	double rest;
+	struct overhead o = { .share = -1, .extra_ns = extra_ns, .cpu_ns = cpu_ns };
 
-	if (cpu_ns <= 0 || probe_ns <= 0)
-		return 0;
-	/* an estimate above the CPU time measured: the job spent (nearly) all of it in probes */
-	rest = cpu_ns - probe_ns;
-	if (rest < cpu_ns / 100)
-		return 10000;
-	return 100 * probe_ns / rest;
+	if (cpu_ns < 0)
+		return o;
+	if (extra_ns < 0)
+		extra_ns = o.extra_ns = 0;
+	/* no CPU time and no probe time: the job did nothing, tracing added nothing */
+	o.share = cpu_ns > 0 ? 100 * extra_ns / cpu_ns : extra_ns > 0 ? 100 : 0;
+	if (o.share > 100 * COST_KNOWN_SHARE)
+		return o;
+	o.known = true;
+	o.pct = extra_ns > 0 ? 100 * extra_ns / (cpu_ns - extra_ns) : 0;
+	return o;
+}
+
+const char *cost_overhead_str(const struct overhead *o, char *buf, size_t len)
+{
+	if (o->known)
+		snprintf(buf, len, "~%.0f%%", o->pct);
+	else
+		snprintf(buf, len, "unknown");
+	return buf;
 }
 
 /* The CPU time (user + system, ns) process @pid has used, or 0 when it cannot be read. */
@@ -118,7 +131,7 @@ void cost_meter_init(struct cost_meter *m, const struct hit_costs *c, int pid)
 	memset(m, 0, sizeof(*m));
 	m->costs = *c;
 	m->pid = pid;
-	m->pct = -1;
+	m->iv = cost_overhead(0, -1);
 	m->start_ns = m->last_ns = now_ns(CLOCK_MONOTONIC);
 	m->last_cpu = m->cpu_seen = cost_process_cpu_ns(pid);
 }
@@ -173,6 +186,12 @@ int cost_meter_update(struct cost_meter *m, const struct target *t,
 		return err;
 	if (dt <= 0)
 		return 0;
+	/* per-hit costs measured again meanwhile: the whole interval at the new ones */
+	if (cost_calibrate_poll(m->cal, &m->costs, &m->cal_gen)) {
+		m->recals++;
+		for (int i = 0; i < m->n; i++)
+			m->ns[i] = cost_probe(&m->costs, t, &t->probes[i], NULL);
+	}
 	for (int i = 0; i < m->n; i++) {
 		uint64_t d = k[i].hits >= m->last_hits[i] ? k[i].hits - m->last_hits[i] : 0;
 
@@ -185,20 +204,23 @@ int cost_meter_update(struct cost_meter *m, const struct target *t,
 	if (!cpu)
 		cpu = m->cpu_seen;
 	if (cpu && m->last_cpu && cpu >= m->last_cpu) {
-		m->pct = cost_overhead_pct(sum, cpu - m->last_cpu);
+		m->iv = cost_overhead(sum, cpu - m->last_cpu);
 		m->probe_ns += sum;
 		m->cpu_ns += cpu - m->last_cpu;
+		m->cpu_read = true;
 	} else {
-		m->pct = -1;
+		m->iv = cost_overhead(sum, -1);
 	}
 	m->last_cpu = cpu;
 	m->last_ns = now;
 	return 0;
 }
 
-double cost_meter_total_pct(const struct cost_meter *m)
+struct overhead cost_meter_overhead(const struct cost_meter *m, bool whole_run)
 {
-	return m->cpu_ns > 0 ? cost_overhead_pct(m->probe_ns, m->cpu_ns) : -1;
+	if (!whole_run)
+		return m->iv;
+	return cost_overhead(m->probe_ns, m->cpu_read ? m->cpu_ns : -1);
 }
 
 static const struct cost_meter *cmp_m;
@@ -228,20 +250,21 @@ static int hottest(const struct cost_meter *m, int *order)
 int cost_meter_over_budget(struct cost_meter *m, const struct target *t, double max, int *out,
 			   int cap)
 {
-	double sum = 0, job, pct;
+	struct overhead now = m->iv;
+	double sum = 0;
 	int *order, n, k = 0;
 
-	if (m->pct < 0 || m->pct <= max || !m->n || !(order = malloc(m->n * sizeof(int))))
+	/* unknown for want of a CPU reading: nothing to act on; for a share too high: over */
+	if (now.share < 0 || (now.known && now.pct <= max) || !m->n ||
+	    !(order = malloc(m->n * sizeof(int))))
 		return 0;
 	for (int i = 0; i < m->n; i++)
 		sum += m->iv_ns[i];
-	/* the job's own CPU time in the interval, which detaching does not change */
-	job = m->pct > 0 ? sum * 100 / m->pct : 0;
 	n = hottest(m, order);
-	pct = m->pct;
-	for (int j = 0; j < n && k < cap && pct > max && job > 0; j++) {
+	/* the job's own CPU time in the interval stays: detaching takes probe time out of it */
+	for (int j = 0; j < n && k < cap && !(now.known && now.pct <= max); j++) {
 		int i = order[j];
-		struct cost_action *a;
+		struct cost_action *a = NULL;
 
 		if (!t->probes[i].attached || t->probes[i].dropped)
 			continue;
@@ -252,10 +275,11 @@ int cost_meter_over_budget(struct cost_meter *m, const struct target *t, double 
 			a->at_s = (m->last_ns - m->start_ns) / 1e9;
 			a->probe = i;
 			a->rate = m->rate[i];
-			a->pct_before = m->pct;
-			a->pct_after = 100 * sum / job;
+			a->before = now;
 		}
-		pct = 100 * sum / job;
+		now = cost_overhead(sum, m->iv.cpu_ns - (m->iv.extra_ns - sum));
+		if (a)
+			a->after = now;
 	}
 	free(order);
 	return k;
@@ -267,10 +291,19 @@ const char *cost_meter_status(const struct cost_meter *m, const struct target *t
 	int *order = m->n ? malloc(m->n * sizeof(int)) : NULL, n = 0;
 	size_t off = 0;
 
+	char pct[32];
+
 	if (len)
 		buf[0] = 0;
-	if (m->pct >= 0)
-		off += snprintf(buf, len, ", ~%.0f%% overhead", m->pct);
+	/* no job CPU clock (-a: many jobs): no figure to give, nothing said */
+	if (m->iv.known)
+		off += snprintf(buf, len, ", %s overhead", cost_overhead_str(&m->iv, pct,
+									 sizeof(pct)));
+	else if (m->iv.share >= 0)
+		off += snprintf(buf, len, ", overhead unknown (probes ~%.0f%% of the job's CPU)",
+				m->iv.share);
+	else if (m->pid > 0)
+		off += snprintf(buf, len, ", overhead unknown (no CPU reading)");
 	if (order)
 		n = hottest(m, order);
 	/* the three that cost the most: what --max-overhead would detach first */
@@ -321,12 +354,16 @@ void spyre_calib_uret(void);
 /* Rounds of the four functions in turn; calls per function and round. */
 #define CALIB_ROUNDS	9
 #define CALIB_CALLS	40
+/* measurements while tracing whose median is used */
+#define CALIB_KEEP	5
 
 struct calibration {
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool done;
+	bool done;		/* the first measurement (or the defaults) is in @c */
+	bool stop;		/* cost_calibrate_free: no more measurements */
+	unsigned int gen;	/* measurements published so far */
 	struct hit_costs c;
 };
 
@@ -382,13 +419,37 @@ static void measure(struct hit_costs *c)
 	c->calibrated = true;
 }
 
+/*
+ * Each figure's median over the last @n measurements: one measurement takes ~12 ms, and a
+ * moment of the host's load moves it by 5-10 % (two mock runs here: the probe time estimated
+ * 3.5 % and 10 % above the CPU time tracing added); the median of the last CALIB_KEEP (the
+ * last ~COST_RECAL_S x CALIB_KEEP seconds) follows a drift without following each moment.
+ */
+static struct hit_costs median_costs(const struct hit_costs *h, int n)
+{
+	struct hit_costs m = h[0];
+	double v[3][CALIB_KEEP];
+
+	for (int k = 0; k < n; k++) {
+		v[0][k] = h[k].emulated_ns;
+		v[1][k] = h[k].stepped_ns;
+		v[2][k] = h[k].uret_ns;
+	}
+	for (int f = 0; f < 3; f++)
+		qsort(v[f], n, sizeof(double), cmp_double);
+	m.emulated_ns = n % 2 ? v[0][n / 2] : (v[0][n / 2 - 1] + v[0][n / 2]) / 2;
+	m.stepped_ns = n % 2 ? v[1][n / 2] : (v[1][n / 2 - 1] + v[1][n / 2]) / 2;
+	m.uret_ns = n % 2 ? v[2][n / 2] : (v[2][n / 2 - 1] + v[2][n / 2]) / 2;
+	return m;
+}
+
 static void *calib_main(void *arg)
 {
 	struct calibration *cal = arg;
-	struct hit_costs c;
+	struct hit_costs c, hist[CALIB_KEEP];
 	unsigned long offs[3];
 	char path[PATH_MAX];
-	int prog = -1, links[2] = { -1, -1 };
+	int prog = -1, links[2] = { -1, -1 }, n = 0;
 
 	cost_defaults(&c);
 	if (!umulti_supported() ||
@@ -406,7 +467,32 @@ out:
 	pthread_mutex_lock(&cal->lock);
 	cal->c = c;
 	cal->done = true;
+	cal->gen++;
 	pthread_cond_broadcast(&cal->cond);
+	/*
+	 * Per-hit costs drift on these VMs (the host's load moves a trap's cost: 5.0-6.3 us
+	 * emulated, 18.9-22.9 us single-stepped within 20 minutes here): measured again every
+	 * COST_RECAL_S, ~12 ms of this thread each time, the probes left on this process's own
+	 * functions meanwhile (they cost no other process anything).
+	 */
+	hist[n++] = c;
+	while (c.calibrated && !cal->stop) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += COST_RECAL_S;
+		while (!cal->stop &&
+		       pthread_cond_timedwait(&cal->cond, &cal->lock, &until) != ETIMEDOUT)
+			;
+		if (cal->stop)
+			break;
+		pthread_mutex_unlock(&cal->lock);
+		measure(&c);
+		pthread_mutex_lock(&cal->lock);
+		hist[n++ % CALIB_KEEP] = c;
+		cal->c = median_costs(hist, n < CALIB_KEEP ? n : CALIB_KEEP);
+		cal->gen++;
+	}
 	pthread_mutex_unlock(&cal->lock);
 	/* removing uprobes waits for grace periods: after the result, off anyone's path */
 	close_parallel(links, 2);
@@ -462,10 +548,33 @@ void cost_calibrate_result(struct calibration *cal, struct hit_costs *c)
 	pthread_mutex_unlock(&cal->lock);
 }
 
+bool cost_calibrate_poll(struct calibration *cal, struct hit_costs *c, unsigned int *gen)
+{
+	bool newer;
+
+	if (!cal)
+		return false;
+	pthread_mutex_lock(&cal->lock);
+	newer = cal->done && cal->gen != *gen;
+	if (newer) {
+		bool emulated = c->rets_emulated;	/* how returns are done: not measured */
+
+		*c = cal->c;
+		c->rets_emulated = emulated;
+		*gen = cal->gen;
+	}
+	pthread_mutex_unlock(&cal->lock);
+	return newer;
+}
+
 void cost_calibrate_free(struct calibration *cal)
 {
 	if (!cal)
 		return;
+	pthread_mutex_lock(&cal->lock);
+	cal->stop = true;
+	pthread_cond_broadcast(&cal->cond);
+	pthread_mutex_unlock(&cal->lock);
 	pthread_join(cal->th, NULL);
 	pthread_cond_destroy(&cal->cond);
 	pthread_mutex_destroy(&cal->lock);

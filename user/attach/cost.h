@@ -46,10 +46,16 @@ void cost_defaults(struct hit_costs *c);
  */
 struct calibration;
 struct calibration *cost_calibrate_start(void);
-/* Wait (at most ~2 s) for the figures, into @c (defaults if none came); the links are closed
- * in the background. */
+/*
+ * Wait (at most ~2 s) for the figures, into @c (defaults if none came). The thread measures
+ * again every COST_RECAL_S until freed (its probes are on the tracer's own functions).
+ */
 void cost_calibrate_result(struct calibration *cal, struct hit_costs *c);
-/* Wait for the background work to end and free. */
+#define COST_RECAL_S	2
+/* A measurement newer than the last one taken into @c: true and @c updated (not how returns
+ * are done). */
+bool cost_calibrate_poll(struct calibration *cal, struct hit_costs *c, unsigned int *gen);
+/* Stop the measuring, wait for the background work to end and free. */
 void cost_calibrate_free(struct calibration *cal);
 
 /* Probe @p of @t: estimated ns per call (one entry, one return), with the parts named. */
@@ -57,12 +63,29 @@ double cost_probe(const struct hit_costs *c, const struct target *t, const struc
 		  struct probe_cost *out);
 
 /*
- * The job's slowdown from @probe_ns of estimated probe time in @cpu_ns of its CPU time (which
- * includes the probes: the kernel charges them to the traced thread), in percent: probe time
- * over the CPU time the job would have used without them. A thread that waits (device, I/O)
- * is slowed less in wall time than this says. 0 without CPU time; capped at 10000 %.
+ * The overhead of tracing, one figure: the job's extra CPU time caused by the probes over the
+ * CPU time it would have used untraced (its CPU time traced minus that extra), in percent. The
+ * extra is the probes' hits times their per-hit costs (measured here, again every
+ * COST_RECAL_S while tracing: they drift on VMs); the CPU time is the job's own clock.
+ * The figure divides by what is left of the job: its relative error is the per-hit costs' (here
+ * 10-25 % against the job's own calls, docs/performance.md) over 1 - share, so where the probes
+ * take more than COST_KNOWN_SHARE of the job's CPU time (above 200 %) it is off by more than
+ * it says (a 25 % error: 200 % may be 113 % or 500 %; at 95 % of the CPU time it read 10000 %,
+ * a cap): the figure is unknown, not a number, and the share is said instead. Unknown too
+ * without a reading of the job's CPU clock.
  */
-double cost_overhead_pct(double probe_ns, double cpu_ns);
+struct overhead {
+	bool known;		/* pct is the figure */
+	double pct;		/* extra / (cpu - extra), %; 0 when not known */
+	double share;		/* extra / cpu, %: the probes' share of the job's CPU time; < 0
+				 * without a CPU reading */
+	double extra_ns, cpu_ns;
+};
+#define COST_KNOWN_SHARE	(2.0 / 3)
+/* The figure from @extra_ns of probe time in @cpu_ns of the job's CPU time (< 0: no reading). */
+struct overhead cost_overhead(double extra_ns, double cpu_ns);
+/* "~12%" or "unknown", into @buf. */
+const char *cost_overhead_str(const struct overhead *o, char *buf, size_t len);
 
 struct spyre_counters;
 
@@ -71,15 +94,16 @@ struct cost_action {
 	double at_s;		/* seconds since the meter started (attach) */
 	int probe;
 	double rate;		/* its hits/s in that interval */
-	double pct_before;	/* the interval's estimated overhead, % */
-	double pct_after;	/* ... without the probes detached so far in that interval */
+	struct overhead before;	/* the interval's overhead */
+	struct overhead after;	/* ... without the probes detached so far in that interval */
 };
 #define COST_MAX_ACTIONS	64
 
 /*
  * The probes' cost while tracing, updated once per status interval from the hit counters and
- * the job's CPU clock: hits/s per probe and the estimated overhead (cost_overhead_pct of the
- * probe time over the job's CPU time) of the last interval and of the whole run.
+ * the job's CPU clock: hits/s per probe and the overhead (cost_overhead) of the last interval
+ * and of the whole run. Per-hit costs come from @cal (cost_calibrate_start) when set: its
+ * newest measurement at each update.
  */
 struct cost_meter {
 	struct hit_costs costs;
@@ -91,8 +115,12 @@ struct cost_meter {
 	double *iv_ns;		/* estimated probe time in the last interval */
 	uint64_t start_ns, last_ns, last_cpu;
 	uint64_t cpu_seen;	/* the job's CPU time when last read (cost_meter_sample) */
-	double pct;		/* the last interval's overhead, %; < 0 before the first */
+	struct calibration *cal;	/* per-hit costs measured again while tracing, or NULL */
+	unsigned int cal_gen;	/* the last measurement taken from @cal */
+	int recals;		/* measurements taken from @cal while tracing */
+	struct overhead iv;	/* the last interval's (share < 0 before the first) */
 	double probe_ns, cpu_ns;	/* sums over the intervals with a CPU reading */
+	bool cpu_read;		/* there was such an interval */
 	struct cost_action actions[COST_MAX_ACTIONS];
 	int nactions;
 };
@@ -107,8 +135,11 @@ int cost_meter_update(struct cost_meter *m, const struct target *t,
  * and the last interval is weighed against this reading instead.
  */
 void cost_meter_sample(struct cost_meter *m);
-/* The whole run's estimated overhead, %; < 0 when the job's CPU time was never read. */
-double cost_meter_total_pct(const struct cost_meter *m);
+/*
+ * THE overhead figure, for everything that shows one (status line, advice, summary, trace
+ * metadata, Prometheus file): of the last interval (@whole_run false) or of the whole run.
+ */
+struct overhead cost_meter_overhead(const struct cost_meter *m, bool whole_run);
 /*
  * --max-overhead @max: the attached probes to detach, hottest (most estimated time in the last
  * interval) first, until the interval's estimate falls to @max; their indexes into @out (at

@@ -124,10 +124,10 @@ static const struct opt_def opt_defs[] = {
 	  "a --probe/--probes line that resolves nowhere is a warning, not\n"
 	  "an error (exit 10): for libraries the job loads later" },
 	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", FOR_TRACE, SEC_TRACE,
-	  "when the probes' estimated overhead (their time over the job's\n"
-	  "own CPU time) exceeds PCT %, detach the hottest probes (said on\n"
-	  "stderr, in the summary and the trace metadata); the estimate is\n"
-	  "on the status line" },
+	  "when the overhead of tracing (the job's extra CPU time over what\n"
+	  "it would use untraced) exceeds PCT % or is too high to measure,\n"
+	  "detach the hottest probes (said on stderr, in the summary and the\n"
+	  "trace metadata); the overhead is on the status line" },
 	{ "max-size", OPT_MAX_SIZE, "SIZE", FOR_TRACE | NOT_FLEET, SEC_TRACE,
 	  "bound each trace file to SIZE of JSON text, e.g. 64M, 1G (default\n"
 	  "256M: what Perfetto's UI and chrome://tracing open); at the bound\n"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,8 +135,11 @@ static void window_prom_write(struct session *s, struct prom_window *pw, uint64_
 {
 	int err;
 
+	struct overhead o = cost_meter_overhead(&s->meter, true);
+
 	window_prom(pw, &s->cons, &s->t, s->tr.counters);
 	prom_window_add_memory(pw, &s->cons, &s->mem);
+	pw->overhead_ratio = o.known ? o.pct / 100 : NAN;
 	prom_window_end(pw, now_ns(CLOCK_MONOTONIC) - start);
 	if (s->env->prom_file && (err = prom_write(s->env->prom_file, pw)))
 		pr_err("cannot write %s: %s", s->env->prom_file, strerror(-err));

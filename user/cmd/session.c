@@ -728,6 +728,8 @@ static void print_startup_costs(const struct target *t, const struct hit_costs *
 
 void session_calibrate(struct session *s)
 {
+	/* the meter (new each window) takes the per-hit costs measured while tracing */
+	s->meter.cal = s->cal;
 	if (s->cal)
 		return;
 	/*
@@ -737,6 +739,7 @@ void session_calibrate(struct session *s)
 	s->cal = cost_calibrate_start();
 	cost_calibrate_result(s->cal, &s->costs);
 	s->meter.costs = s->costs;
+	s->meter.cal = s->cal;
 	if (!s->env->quiet)
 		print_startup_costs(&s->t, &s->costs);
 }
@@ -760,13 +763,15 @@ static int shed_probes(struct session *s)
 		const struct cost_action *a = first + k < COST_MAX_ACTIONS ?
 					      &m->actions[first + k] : NULL;
 		const char *name = s->t.probes[s->shed[k]].name;
+		char before[32], after[32];
 
 		tracer_detach_probe(&s->tr, &s->t, s->shed[k], false);
 		if (a)
-			pr_info("--max-overhead %g%%: estimated %.0f%% over the last second; "
-				"detached %s (%.0f calls/s at ~%.1f us each), estimate now %.0f%%",
-				max, a->pct_before, name, a->rate, m->ns[s->shed[k]] / 1000,
-				a->pct_after);
+			pr_info("--max-overhead %g%%: overhead %s over the last second; "
+				"detached %s (%.0f calls/s at ~%.1f us each), now %s", max,
+				cost_overhead_str(&a->before, before, sizeof(before)), name, a->rate,
+				m->ns[s->shed[k]] / 1000,
+				cost_overhead_str(&a->after, after, sizeof(after)));
 		else
 			pr_info("--max-overhead %g%%: detached %s", max, name);
 	}
@@ -774,9 +779,10 @@ static int shed_probes(struct session *s)
 }
 
 /*
- * Above this estimated overhead, said once with what would lower it. 10 %: the mock's default
- * workload, every probe, runs at ~+250 % here with returns single-stepped, and real PyTorch's
- * ops (6 probes, ~27 us each) cross it at ~4 k calls/s, a small model's training loop.
+ * Above this overhead, said once with what would lower it. 10 %: the mock's default workload,
+ * every probe, runs at ~+250 % here with returns single-stepped, and real PyTorch's ops (6
+ * probes, ~27 us each) cross it at ~4 k calls/s, a small model's training loop. An overhead
+ * too high to be known is above it.
  */
 #define OVERHEAD_ADVICE_PCT 10.0
 
@@ -788,10 +794,12 @@ static int shed_probes(struct session *s)
 static void advise_overhead(struct session *s)
 {
 	const struct env *e = s->env;
-	char opts[512];
+	struct overhead o = cost_meter_overhead(&s->meter, false);
+	char opts[512], what[96];
 	size_t off = 0;
 
-	if (s->advised || e->quiet || e->max_overhead || s->meter.pct < OVERHEAD_ADVICE_PCT)
+	if (s->advised || e->quiet || e->max_overhead || o.share < 0 ||
+	    (o.known && o.pct < OVERHEAD_ADVICE_PCT))
 		return;
 	s->advised = true;
 	if (!e->uretprobes && !s->costs.rets_emulated)
@@ -803,8 +811,13 @@ static void advise_overhead(struct session *s)
 		off += snprintf(opts + off, sizeof(opts) - off, "--sample-every N (1 call in N), ");
 	snprintf(opts + off, sizeof(opts) - off, "--max-overhead PCT (detach the hottest probes "
 		 "above PCT %%)");
-	pr_info("tracing adds an estimated %.0f%% to the job's CPU time (the last second)%s; to "
-		"trace for less: %s", s->meter.pct, !e->uretprobes && !s->costs.rets_emulated ?
+	if (o.known)
+		snprintf(what, sizeof(what), "an estimated %.0f%% to the job's CPU time", o.pct);
+	else
+		snprintf(what, sizeof(what), "an overhead too high to measure (the probes take "
+			 "~%.0f%% of the job's CPU time)", o.share);
+	pr_info("tracing adds %s (the last second)%s; to trace for less: %s", what,
+		!e->uretprobes && !s->costs.rets_emulated ?
 		" (returns single-stepped by the kernel here)" : "", opts);
 }
 

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,7 @@ void prom_window_init(struct prom_window *w, const char *version, unsigned int s
 	w->sample_every = sample_every;
 	w->period_ns = period_ns;
 	w->expire_after = 3;
+	w->overhead_ratio = NAN;
 }
 
 static void series_free(struct prom_series *s)
@@ -490,7 +492,7 @@ static void mem_families(struct jw *b, const struct prom_window *w)
 }
 
 /* The window's own series, one value each, no labels. */
-enum scalar_unit { SC_RATIO, SC_SECONDS, SC_COUNT };
+enum scalar_unit { SC_RATIO, SC_SECONDS, SC_COUNT, SC_DOUBLE };
 static const struct scalar {
 	const char *name, *type, *help;
 	enum scalar_unit unit;
@@ -507,6 +509,10 @@ static const struct scalar {
 	  offsetof(struct prom_window, period_ns) },
 	{ "spyre_windows_total", "counter", "Tracing windows completed since the tracer started.",
 	  SC_COUNT, offsetof(struct prom_window, windows) },
+	{ "spyre_overhead_ratio", "gauge",
+	  "The job's extra CPU time caused by tracing over the CPU time it would have used "
+	  "untraced, in the last window (NaN: not known).", SC_DOUBLE,
+	  offsetof(struct prom_window, overhead_ratio) },
 };
 
 char *prom_render(const struct prom_window *w, size_t *len)
@@ -522,13 +528,18 @@ char *prom_render(const struct prom_window *w, size_t *len)
 	jw_lit(b, "\"} 1\n");
 	for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
 		const struct scalar *sc = &scalars[i];
-		uint64_t v = sc->unit == SC_RATIO ? 0 : *(const uint64_t *)((const char *)w + sc->off);
+		uint64_t v = sc->unit == SC_RATIO || sc->unit == SC_DOUBLE ? 0 :
+			     *(const uint64_t *)((const char *)w + sc->off);
 
 		put_family(b, sc->name, sc->type, sc->help);
 		jw_lit(b, sc->name);
 		jw_lit(b, " ");
 		if (sc->unit == SC_RATIO)	/* of calls traced: 1/N of --sample-every N */
 			put_dbl(b, w->sample_every > 1 ? 1.0 / w->sample_every : 1.0);
+		else if (sc->unit == SC_DOUBLE && isnan(*(const double *)((const char *)w + sc->off)))
+			jw_lit(b, "NaN");
+		else if (sc->unit == SC_DOUBLE)
+			put_dbl(b, *(const double *)((const char *)w + sc->off));
 		else if (sc->unit == SC_SECONDS)
 			put_secs(b, v);
 		else

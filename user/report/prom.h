@@ -77,6 +77,11 @@ struct prom_window {
 	struct prom_mem *mem;
 	int nmem;
 	size_t capmem;
+	/*
+	 * The last window's overhead (cost_meter_overhead, attach/cost.h), as a ratio; NaN where
+	 * it is not known (no job CPU clock: -a; or the probes took too much of it to tell)
+	 */
+	double overhead_ratio;
 };
 
 void prom_window_init(struct prom_window *w, const char *version, unsigned int sample_every,

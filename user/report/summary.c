@@ -95,14 +95,25 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 		       const struct run_end *end)
 {
 	const struct cost_meter *m = end->cost;
-	double secs = (m->last_ns - m->start_ns) / 1e9, pct = cost_meter_total_pct(m);
+	double secs = (m->last_ns - m->start_ns) / 1e9;
+	struct overhead o = cost_meter_overhead(m, true);
 	int order[m->n > 0 ? m->n : 1], n = 0;
+	char pct[32], how[64];
 
-	if (pct >= 0)
-		fprintf(f, "estimated probe overhead: ~%.0f%% of the job's CPU time (%.2f s of "
-			"probes in %.2f s of job CPU; per-hit costs %s)\n", pct, m->probe_ns / 1e9,
-			m->cpu_ns / 1e9,
-			m->costs.calibrated ? "measured here" : "of the reference VM");
+	if (m->costs.calibrated)
+		snprintf(how, sizeof(how), "measured here %d time%s", m->recals ?: 1,
+			 m->recals > 1 ? "s" : "");
+	else
+		snprintf(how, sizeof(how), "of the reference VM");
+	if (o.known)
+		fprintf(f, "overhead of tracing: %s of the job's untraced CPU time (%.2f s of probes "
+			"in %.2f s of job CPU; per-hit costs %s)\n",
+			cost_overhead_str(&o, pct, sizeof(pct)), o.extra_ns / 1e9, o.cpu_ns / 1e9,
+			how);
+	else if (o.share >= 0)
+		fprintf(f, "overhead of tracing: unknown, too high to measure: the probes took ~%.0f%% "
+			"of the job's CPU time (%.2f s of probes in %.2f s of job CPU; per-hit costs "
+			"%s)\n", o.share, o.extra_ns / 1e9, o.cpu_ns / 1e9, how);
 	for (int i = 0; i < m->n && i < t->cnt; i++)
 		if (counters[i].hits)
 			order[n++] = i;
@@ -128,9 +139,12 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 	for (int k = 0; k < m->nactions; k++) {
 		const struct cost_action *a = &m->actions[k];
 
-		fprintf(f, "--max-overhead %g%%: detached %s at %.1f s (%.0f calls/s; estimate "
-			"%.0f%% -> %.0f%%)\n", end->max_overhead, t->probes[a->probe].name, a->at_s,
-			a->rate, a->pct_before, a->pct_after);
+		char before[32], after[32];
+
+		fprintf(f, "--max-overhead %g%%: detached %s at %.1f s (%.0f calls/s; overhead "
+			"%s -> %s)\n", end->max_overhead, t->probes[a->probe].name, a->at_s,
+			a->rate, cost_overhead_str(&a->before, before, sizeof(before)),
+			cost_overhead_str(&a->after, after, sizeof(after)));
 	}
 }
 
@@ -381,11 +395,20 @@ static void kv_fixed(struct jw *w, const char *key, double v)
 	jw_lit(w, b);
 }
 
+/* An overhead figure: its percentage, or null when it is not known. */
+static void overhead_json(struct jw *w, const char *key, const struct overhead *o)
+{
+	if (o->known)
+		kv_fixed(w, key, o->pct);
+	else
+		jw_kv_null(w, key);
+}
+
 /* spyreStats' cost members: the per-hit costs, the estimate, --max-overhead's actions. */
 static void cost_json(struct jw *w, const struct target *t, const struct run_end *end)
 {
 	const struct cost_meter *m = end->cost;
-	double pct = cost_meter_total_pct(m);
+	struct overhead o = cost_meter_overhead(m, true);
 
 	jw_key(w, "hitCostNs");
 	jw_obj_begin(w);
@@ -393,13 +416,16 @@ static void cost_json(struct jw *w, const struct target *t, const struct run_end
 	jw_kv_u64(w, "singleStepped", (uint64_t)m->costs.stepped_ns);
 	jw_kv_u64(w, "uretprobeReturn", (uint64_t)m->costs.uret_ns);
 	jw_kv_bool(w, "calibrated", m->costs.calibrated);
+	jw_kv_u64(w, "measurements", m->recals);
 	jw_obj_end(w);
 	jw_kv_u64(w, "estProbeNs", (uint64_t)m->probe_ns);
 	jw_kv_u64(w, "jobCpuNs", (uint64_t)m->cpu_ns);
-	if (pct >= 0)
-		kv_fixed(w, "estOverheadPct", pct);
+	/* the one figure (cost_overhead): null where it cannot be known */
+	overhead_json(w, "estOverheadPct", &o);
+	if (o.share >= 0)
+		kv_fixed(w, "estProbeCpuPct", o.share);
 	else
-		jw_kv_null(w, "estOverheadPct");
+		jw_kv_null(w, "estProbeCpuPct");
 	if (!end->max_overhead)
 		return;
 	kv_fixed(w, "maxOverheadPct", end->max_overhead);
@@ -414,8 +440,8 @@ static void cost_json(struct jw *w, const struct target *t, const struct run_end
 		jw_kv_u64(w, "probeIndex", a->probe);
 		kv_fixed(w, "atSec", a->at_s);
 		kv_fixed(w, "callsPerSec", a->rate);
-		kv_fixed(w, "estPctBefore", a->pct_before);
-		kv_fixed(w, "estPctAfter", a->pct_after);
+		overhead_json(w, "estPctBefore", &a->before);
+		overhead_json(w, "estPctAfter", &a->after);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
