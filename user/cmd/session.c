@@ -954,6 +954,14 @@ static int drain_wait_ms(struct session *s, double fill, bool backlog, uint64_t 
 	return ms;
 }
 
+/* What a file's metadata says of a run that goes on (a file or a dump before its end). */
+static struct run_end run_so_far(const struct session *s)
+{
+	return (struct run_end){ .driver = s->vfio, .rets_emulated = s->tr.emulate,
+				 .rets_why = s->env->uretprobes ? NULL : s->emu_why,
+				 .cost = &s->meter, .max_overhead = s->env->max_overhead };
+}
+
 /*
  * --switch-output: the file at its bound ends whole (its metadata says which part of the run
  * it holds) and the run goes on in the next one, nothing detached and nothing lost: what is in
@@ -989,10 +997,8 @@ static int next_file(struct session *s)
 	tracer_read_counters(&s->tr, s->t.cnt);
 	file_facts(s, now, false, "max-size");
 	s->file.next = path;
-	end = (struct run_end){ .driver = s->vfio, .rets_emulated = s->tr.emulate,
-				.rets_why = s->env->uretprobes ? NULL : s->emu_why,
-				.cost = &s->meter, .max_overhead = s->env->max_overhead,
-				.file = &s->file };
+	end = run_so_far(s);
+	end.file = &s->file;
 	extra = summary_trace_metadata(&s->cons, &s->t, s->tr.counters, &end);
 	s->bytes_done += jw_bytes(trace_jw(old));
 	err = trace_end(old, extra);
@@ -1108,11 +1114,8 @@ static int dump(struct session *s, const char *why)
 	if (s->dumps)
 		facts.previous = s->last_dump;
 	tracer_read_counters(&s->tr, s->t.cnt);
-	if (!end.cost) {	/* a dump before the end: the run so far */
-		end = (struct run_end){ .driver = s->vfio, .rets_emulated = s->tr.emulate,
-					.rets_why = s->env->uretprobes ? NULL : s->emu_why,
-					.cost = &s->meter, .max_overhead = s->env->max_overhead };
-	}
+	if (!end.cost)	/* a dump before the end: the run so far */
+		end = run_so_far(s);
 	end.file = &facts;
 	end.unwritten = s->unwritten;
 	extra = summary_trace_metadata(&s->cons, &s->t, s->tr.counters, &end);
