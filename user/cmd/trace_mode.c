@@ -205,7 +205,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	err = output_open(&out, env->output, env->force);
 	if (err) {
 		pr_err("cannot create %s: %s%s", env->output, strerror(-err),
-		       err == -EEXIST ? " (use --force to replace it)" : "");
+		       output_err_hint(err));
 		rc = EXIT_OUTPUT;
 		goto cleanup;
 	}

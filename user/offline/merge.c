@@ -1140,7 +1140,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 	ret = output_open(&o, out, force);
 	if (ret) {
 		pr_err("cannot create %s: %s%s", out, strerror(-ret),
-		       ret == -EEXIST ? " (use --force to replace it)" : "");
+		       output_err_hint(ret));
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
