@@ -77,6 +77,46 @@ static int write_all(int fd, const char *p, size_t n, uint64_t off)
 	return 0;
 }
 
+static int idx_cmp(const void *a, const void *b, void *arg)
+{
+	const struct spool *sp = arg;
+
+	return sp->cmp(sp->buf + (size_t)*(const uint32_t *)a * sp->rec,
+		       sp->buf + (size_t)*(const uint32_t *)b * sp->rec);
+}
+
+/*
+ * Sort the buffer: qsort of 4-byte indices, then one copy of each record into place. qsort
+ * of the 48-byte records themselves spent a third of check's time moving them (perf, a
+ * 97 MB trace of the mock job).
+ */
+static int sort_buf(struct spool *sp)
+{
+	uint32_t *idx;
+	char *nb;
+
+	if (sp->n < 2)
+		return 0;
+	idx = malloc(sp->n * sizeof(*idx));
+	nb = malloc(sp->n * sp->rec);
+	if (!idx || !nb) {
+		free(idx);
+		free(nb);
+		/* in place then, slower */
+		qsort(sp->buf, sp->n, sp->rec, sp->cmp);
+		return 0;
+	}
+	for (size_t i = 0; i < sp->n; i++)
+		idx[i] = (uint32_t)i;
+	qsort_r(idx, sp->n, sizeof(*idx), idx_cmp, sp);
+	for (size_t i = 0; i < sp->n; i++)
+		memcpy(nb + i * sp->rec, sp->buf + (size_t)idx[i] * sp->rec, sp->rec);
+	free(idx);
+	free(sp->buf);
+	sp->buf = nb;
+	return 0;
+}
+
 /* The buffer, sorted, as one more run. */
 static int spill(struct spool *sp)
 {
@@ -97,7 +137,7 @@ static int spill(struct spool *sp)
 		sp->runs = r;
 		sp->runs_cap = ncap;
 	}
-	qsort(sp->buf, sp->n, sp->rec, sp->cmp);
+	sort_buf(sp);
 	err = write_all(sp->fd, sp->buf, sp->n * sp->rec, sp->file_end);
 	if (err)
 		return err;
@@ -196,8 +236,7 @@ int spool_sort(struct spool *sp)
 	if (sp->err)
 		return sp->err;
 	if (!sp->nruns) {
-		if (sp->n)
-			qsort(sp->buf, sp->n, sp->rec, sp->cmp);
+		sort_buf(sp);
 		sp->i = 0;
 		return 0;
 	}
