@@ -38,7 +38,7 @@ struct tstream {
 	gzFile gz;
 	const char *mem;
 	size_t mem_len, mem_pos, chunk;
-	bool gzip, gz_cut, eof, cut, bare, events_seen;
+	bool gzip, gz_cut, eof, cut, bare, events_seen, events_key;
 
 	char *buf;
 	size_t cap, pos, end;		/* buf[pos, end) is read and not consumed */
@@ -54,7 +54,7 @@ struct tstream {
 	size_t raw_off, raw_len;	/* the last event's text: buf[raw_off, +raw_len) */
 };
 
-static struct tstream *ts_new(void)
+static struct tstream *ts_new(size_t cap)
 {
 	struct tstream *s = calloc(1, sizeof(*s));
 
@@ -63,7 +63,7 @@ static struct tstream *ts_new(void)
 	s->fd = -1;
 	s->line = 1;
 	s->chunk = TS_CHUNK;
-	s->cap = TS_CHUNK;
+	s->cap = cap;
 	s->buf = malloc(s->cap);
 	if (!s->buf) {
 		free(s);
@@ -79,7 +79,7 @@ struct tstream *tstream_open(const char *path, char *err, size_t errlen)
 	ssize_t n;
 	int e;
 
-	s = ts_new();
+	s = ts_new(TS_CHUNK);
 	if (!s) {
 		errf(err, errlen, -ENOMEM, "%s", strerror(ENOMEM));
 		errno = ENOMEM;
@@ -113,7 +113,7 @@ fail:
 
 struct tstream *tstream_open_mem(const char *data, size_t len, size_t chunk)
 {
-	struct tstream *s = ts_new();
+	struct tstream *s = ts_new(chunk && chunk < 4096 ? 4096 : TS_CHUNK);
 
 	if (!s)
 		return NULL;
@@ -324,7 +324,7 @@ static int skip_ws(struct tstream *s, char *err, size_t errlen)
 
 /*
  * The length of the value at buf[pos] (not whitespace), reading more input as needed: strings
- * and brackets delimit it; a scalar runs to a delimiter. What is inside is not judged here (the
+ * and brackets delimit it; a scalar runs to a delimiter, which is included (value_at). What is inside is not judged here (the
  * parser does), except the nesting: @depth containers enclose it, and past JV_MAX_DEPTH in all
  * the document is refused as jv_parse refuses it. A bracket that does not close the one open
  * ends the value there, for the parser to name. 0, or -1 with the message.
@@ -364,9 +364,12 @@ static int value_len(struct tstream *s, int depth, size_t *len, char *err, size_
 				continue;
 			}
 			if (scalar) {
+				/* with the byte after it: see value_at */
 				if (c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' ||
-				    c == '\t' || c == '\r' || c == '"' || c == '{' || c == '[')
+				    c == '\t' || c == '\r' || c == '"' || c == '{' || c == '[') {
+					i++;
 					goto done;
+				}
 				i++;
 				continue;
 			}
@@ -429,6 +432,36 @@ static const struct jv *parse_at(struct tstream *s, size_t len, char *err, size_
 	return NULL;
 }
 
+/*
+ * The value at buf[pos], parsed, and the bytes it took (*@used). A scalar is parsed with the
+ * byte after it, so that the parser fails where and as it does in the whole document; "trailing
+ * characters" there is the scalar's end, and what follows is the caller's to judge.
+ */
+static const struct jv *value_at(struct tstream *s, int depth, size_t *used, char *err,
+				 size_t errlen)
+{
+	unsigned long vl, vc;
+	const struct jv *v;
+	char c = s->buf[s->pos], perr[160];
+	bool scalar = c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n';
+	size_t len;
+
+	if (value_len(s, depth, &len, err, errlen))
+		return NULL;
+	*used = len;
+	if (!scalar)
+		return parse_at(s, len, err, errlen);
+	v = jv_parse_keep(&s->keep, s->buf + s->pos, len, perr, sizeof(perr));
+	if (v)
+		return v;
+	if (sscanf(perr, "%lu:%lu: ", &vl, &vc) == 2 && vl == 1 && vc > 1 && vc - 1 < len &&
+	    strstr(perr, ": trailing characters after the document")) {
+		*used = vc - 1;
+		return parse_at(s, *used, err, errlen);
+	}
+	return parse_at(s, len, err, errlen);
+}
+
 static int head_put(struct tstream *s, const char *p, size_t n, char *err, size_t errlen)
 {
 	if (s->hcap - s->hlen < n) {
@@ -477,7 +510,9 @@ static int member(struct tstream *s, char *err, size_t errlen)
 	k = parse_at(s, klen, err, errlen);
 	if (!k)
 		return -1;
-	events = !s->events_seen && k->str.len == 11 && !memcmp(k->str.s, "traceEvents", 11);
+	/* the first member of the name is the events (jv_get's), whatever its value */
+	events = !s->events_key && k->str.len == 11 && !memcmp(k->str.s, "traceEvents", 11);
+	s->events_key |= events;
 	/* the name's text as written, for the head (the buffer may move) */
 	key = malloc(klen);
 	if (!key)
@@ -504,7 +539,7 @@ static int member(struct tstream *s, char *err, size_t errlen)
 		free(key);
 		return r;
 	}
-	if (value_len(s, 1, &vlen, err, errlen) || !parse_at(s, vlen, err, errlen) ||
+	if (!value_at(s, 1, &vlen, err, errlen) ||
 	    head_member(s, key, klen, s->buf + s->pos, vlen, err, errlen))
 		goto fail;
 	consume(s, vlen);
@@ -572,8 +607,7 @@ int tstream_next(struct tstream *s, const struct jv **ev, char *err, size_t errl
 					return -1;
 				s->st = TS_ARR_FIRST;
 			} else {
-				if (value_len(s, 0, &len, err, errlen) ||
-				    !parse_at(s, len, err, errlen) ||
+				if (!value_at(s, 0, &len, err, errlen) ||
 				    head_put(s, s->buf + s->pos, len, err, errlen))
 					return -1;
 				consume(s, len);
@@ -623,9 +657,7 @@ int tstream_next(struct tstream *s, const struct jv **ev, char *err, size_t errl
 				s->st = s->bare ? TS_END : TS_OBJ_AFTER;
 				break;
 			}
-			if (value_len(s, s->bare ? 1 : 2, &len, err, errlen))
-				return -1;
-			*ev = parse_at(s, len, err, errlen);
+			*ev = value_at(s, s->bare ? 1 : 2, &len, err, errlen);
 			if (!*ev)
 				return -1;
 			s->raw_off = s->pos;
