@@ -55,17 +55,18 @@ def main():
         out.write(m)
         written += len(m)
     k = 1
-    chunk = []
+    chunk, size = [], 0
     while written < target:
         kb = b"%d" % k
         b = (b",\n" if n else b"") + block.replace(TS, kb).replace(ID, kb)
         chunk.append(b)
+        size += len(b)
         written += len(b)
         n += len(rest)
         k += 1
-        if len(chunk) >= 64 or written >= target:
+        if size >= 1 << 22 or written >= target:
             out.write(b"".join(chunk))
-            chunk = []
+            chunk, size = [], 0
     out.write(b"\n]}\n")
     out.flush()
     if count_file:
