@@ -549,7 +549,8 @@ static void man_options(FILE *f)
 				fputs(", ", f);
 				roff_opt(f, &opt_defs[j], true, " ");
 			}
-			fputc('\n', f);
+			/* a label narrower than the indent (--json) would take the text beside it */
+			fputs("\n.br\n", f);
 			roff_text(f, d->help);
 			fputc('\n', f);
 			man_option_scope(f, d, man_sections[s].cmds);
