@@ -7,9 +7,10 @@ check-clean as the source. Written to stdout as it is made (a pipe: no disk), un
   big_trace.py SRC.json BYTES [--count FILE] [--pad N]
 
 --count FILE gets the number of events written; --pad N adds a string of N bytes to the args
-of each span (fewer, larger events: a test's gigabytes in less time). The copy's ts is K * 10^D + ts (D the digits
-of the source's last end), written from a template in which each ts is zero-padded to D digits
-and preceded by a marker byte that becomes K: one bytes.replace a copy, not one format an event.
+of each span (fewer, larger events: a test's gigabytes in less time). The copy's ts is
+K * 10^D + ts (D the digits of the source's last end), written from a template in which each
+ts is zero-padded to D digits and preceded by a marker byte that becomes K: one bytes.replace
+a copy, not one format an event.
 """
 import json
 import math

@@ -113,11 +113,12 @@ cut_sample() {
 	[ "$status" -eq 8 ]
 	[[ "$output" == *"check: $d/w1.json: 20 events, 0 problems"* ]]
 	[[ "$output" == *"check: $d/w2.json.gz: 11 events, 2 problems"* ]]
-	[[ "$output" == *"check: 2 files, 31 events, 2 problems (1 files with problems, 0 unreadable)"* ]]
+	[[ "$output" == *"check: 2 files, 31 events, 2 problems (1 files with problems, "* ]]
+	[[ "$output" == *"problems, 0 unreadable)"* ]]
 	run "$TOOL" check "$fx/clean.json" "$fx/spyre-sample.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"check: 2 files, 42 events, 0 problems (0 files with problems, 0 unreadable)"* ]]
+	[[ "$output" == *"check: 2 files, 42 events, 0 problems (0 files with problems, "* ]]
 	# a file that cannot be read is an error, whatever the others hold
 	run "$TOOL" check "$fx/clean.json" "$d/missing.json"
 	[ "$status" -eq 1 ]
@@ -137,14 +138,14 @@ assert r["totals"] == {"files": 3, "events": 31, "problems": 2, "unreadable": 1}
 PY
 }
 
-@test "a second recover offers --force and -o; --force replaces the copy, -o writes elsewhere, -o DIR says so" {
+@test "a second recover offers --force and -o; --force replaces, -o writes elsewhere, -o DIR says so" {
 	cut_sample "$BATS_TEST_TMPDIR/t.json" aiuLaunchComputeStream 5
 	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
 	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 7 ]
-	[[ "$output" == *"t.recovered.json: File exists (--force replaces it; or -o another name)"* ]]
+	[[ "$output" == *"t.recovered.json: File exists (--force replaces it; or -o another"* ]]
 	echo keep > "$BATS_TEST_TMPDIR/t.recovered.json"
 	run "$TOOL" recover --force "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
@@ -160,7 +161,8 @@ PY
 	[[ "$output" == *"dir: Is a directory (-o names the file to write, not its directory)"* ]]
 	[[ "$output" != *"File exists"* ]]
 	# nothing left behind beside them
-	[ "$(ls "$BATS_TEST_TMPDIR" | sort | tr '\n' ' ')" = "dir other.json t.json t.recovered.json " ]
+	[ "$(ls "$BATS_TEST_TMPDIR" | sort | tr '\n' ' ')" = \
+	  "dir other.json t.json t.recovered.json " ]
 }
 
 @test "a trace over 2 GiB is checked whole in bounded memory: max RSS under an eighth of its size" {

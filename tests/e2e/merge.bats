@@ -398,13 +398,14 @@ PY
 	[ ! -e "$BATS_TEST_TMPDIR/m.json" ]
 }
 
-@test "merge of two of our traces names the second as ours, not Kineto; its help says -o is required; -o DIR says so" {
+@test "merge of two of our traces names the second as ours; -o is required, says its help; -o DIR" {
 	local s=$ROOT/tests/fixtures/traces/spyre-sample.json l=$BATS_TEST_TMPDIR/later.json
 	shifted "$s" "$l" 1000000000
 	run "$TOOL" merge "$l" "$s" -o "$BATS_TEST_TMPDIR/m.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"wrote $BATS_TEST_TMPDIR/m.json (22 + 16 spyre-bpftrace events, the second trace's first); the first trace's moved by +1.000000 s onto the second's time base"* ]]
+	[[ "$output" == *"wrote $BATS_TEST_TMPDIR/m.json (22 + 16 spyre-bpftrace events, the second"* ]]
+	[[ "$output" == *"trace's first); the first trace's moved by +1.000000 s onto the second's"* ]]
 	[[ "$output" == *"our correlation ids clash with the second trace's"* ]]
 	[[ "$output" != *Kineto* ]]
 	run "$TOOL" check "$BATS_TEST_TMPDIR/m.json"
