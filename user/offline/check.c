@@ -1111,7 +1111,8 @@ static int check_one(const char *path, FILE *out, bool summary, struct check_out
 		check_members(&c, tstream_head(s));
 		e = check_cross(&c);
 		if (e)
-			snprintf(o->err, sizeof(o->err), "%s", strerror(-e));
+			snprintf(o->err, sizeof(o->err), "the rules across events: %s (their "
+				 "records spill to $TMPDIR, else /tmp)", strerror(-e));
 	}
 	tstream_close(s);
 	ctx_fini(&c);
