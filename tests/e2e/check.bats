@@ -163,6 +163,16 @@ PY
 	# nothing left behind beside them
 	[ "$(ls "$BATS_TEST_TMPDIR" | sort | tr '\n' ' ')" = \
 	  "dir other.json t.json t.recovered.json " ]
+	# from a pipe: no name to put the copy beside, so -o is needed
+	local f=$BATS_TEST_TMPDIR/t.json
+	for how in "cat '$f' | '$TOOL' recover /dev/stdin" "'$TOOL' recover /dev/stdin < '$f'"; do
+		run sh -c "$how"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"/dev/stdin is not a trace file's name (a pipe?): give -o OUT"* ]]
+		[ ! -e /dev/stdin.recovered.json ]
+	done
+	cat "$BATS_TEST_TMPDIR/t.json" | "$TOOL" recover /dev/stdin -o "$BATS_TEST_TMPDIR/p.json"
+	"$TOOL" check "$BATS_TEST_TMPDIR/p.json"
 }
 
 @test "a trace over 2 GiB is checked whole in bounded memory: max RSS under an eighth of its size" {

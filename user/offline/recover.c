@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -212,6 +213,7 @@ int recover_file(const char *path, const char *opath, bool force, FILE *out, cha
 	char err[320], op[PATH_MAX], tmp[PATH_MAX + 16];
 	struct recover_info ri;
 	struct tstream *s;
+	struct stat st;
 	int ret, rc = EXIT_OK, fd, werr;
 	struct jw *w;
 
@@ -222,9 +224,15 @@ int recover_file(const char *path, const char *opath, bool force, FILE *out, cha
 		pr_err("%s: %s", path, err);
 		return EXIT_ERROR;
 	}
-	if (opath)
+	if (opath) {
 		snprintf(op, sizeof(op), "%s", opath);
-	else if (recover_out_path(path, tstream_gzip(s), op, sizeof(op))) {
+	} else if (stat(path, &st) || !S_ISREG(st.st_mode) || !strncmp(path, "/dev/", 5) ||
+		   !strncmp(path, "/proc/", 6)) {
+		/* /dev/stdin.recovered.json would land in /dev, even for stdin from a file */
+		pr_err("%s is not a trace file's name (a pipe?): give -o OUT for the copy", path);
+		rc = EXIT_USAGE;
+		goto out;
+	} else if (recover_out_path(path, tstream_gzip(s), op, sizeof(op))) {
 		pr_err("%s: output name too long", path);
 		rc = EXIT_OUTPUT;
 		goto out;
