@@ -13,7 +13,7 @@
 # --- libFuzzer targets (clang; libFuzzer is in libclang-rt-14-dev) -----------------------------
 FUZZ_CC		?= clang
 FUZZ_DIR	:= $(BUILD)/fuzz
-FUZZ_NAMES	:= elfsym procmaps probes jsonparse
+FUZZ_NAMES	:= elfsym procmaps probes jsonparse tracestream
 FUZZ_BINS	:= $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_NAMES))
 FUZZ_SMOKE_TIME	?= 20
 FUZZ_LONG_TIME	?= 600
@@ -30,6 +30,8 @@ $(eval $(call fuzz_rule,elfsym,user/resolve/elfsym.c))
 $(eval $(call fuzz_rule,procmaps,user/resolve/procmaps.c))
 $(eval $(call fuzz_rule,probes,user/resolve/probes.c user/resolve/globcap.c user/common/array.c user/common/utf8.c $(BUILD)/user/default_probes.c))
 $(eval $(call fuzz_rule,jsonparse,user/offline/jsonparse.c user/common/utf8.c tests/unit/jv_at.h))
+$(eval $(call fuzz_rule,tracestream,user/offline/tracestream.c user/offline/jsonparse.c \
+	user/common/utf8.c user/common/util.c))
 
 fuzz-build: $(FUZZ_BINS)
 

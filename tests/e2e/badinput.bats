@@ -333,7 +333,7 @@ start_unreadable_job() {
 	ln "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/other-name"
 	trace_briefly -o "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 7 ]
-	[[ "$output" == *"use --force to replace it"* ]]
+	[[ "$output" == *"File exists (--force replaces it; or -o another name)"* ]]
 	[ "$(cat "$BATS_TEST_TMPDIR/t.json")" = keep ]
 	trace_briefly --force -o "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]

@@ -77,3 +77,126 @@ PY
 	stop_job
 	[ "$JOB_RC" -eq 0 ]
 }
+
+# cut_sample OUT PATTERN K: the sample trace cut K bytes into the first PATTERN
+cut_sample() {
+	local f=$ROOT/tests/fixtures/traces/spyre-sample.json off
+	off=$(grep -bo "$2" "$f" | head -1 | cut -d: -f1)
+	head -c $((off + $3)) "$f" > "$1"
+}
+
+@test "a trace cut inside a string: check points at recover, which closes it" {
+	# cut in the middle of the second event's name: the first event is whole
+	cut_sample "$BATS_TEST_TMPDIR/cut.json" aiuLaunchComputeStream 5
+	run "$TOOL" check "$BATS_TEST_TMPDIR/cut.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"in a string (cut short: \`spyre-bpftrace recover FILE\` closes it)"* ]]
+	run "$TOOL" recover "$BATS_TEST_TMPDIR/cut.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cut.recovered.json (1 events kept, "* ]]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/cut.recovered.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cut.recovered.json: 1 events, 0 problems"* ]]
+}
+
+@test "check takes several files and a directory, with a total; --json says the same as JSON" {
+	local fx=$ROOT/tests/fixtures/traces d=$BATS_TEST_TMPDIR/fleet
+	mkdir "$d"
+	cp "$fx/clean.json" "$d/w1.json"
+	gzip -c "$fx/overlap.json" > "$d/w2.json.gz"
+	echo "not a trace" > "$d/notes.txt"	# not *.json: not checked
+	run "$TOOL" check "$d"
+	echo "$output"
+	[ "$status" -eq 8 ]
+	[[ "$output" == *"check: $d/w1.json: 20 events, 0 problems"* ]]
+	[[ "$output" == *"check: $d/w2.json.gz: 11 events, 2 problems"* ]]
+	[[ "$output" == *"check: 2 files, 31 events, 2 problems (1 files with problems, "* ]]
+	[[ "$output" == *"problems, 0 unreadable)"* ]]
+	run "$TOOL" check "$fx/clean.json" "$fx/spyre-sample.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"check: 2 files, 42 events, 0 problems (0 files with problems, "* ]]
+	# a file that cannot be read is an error, whatever the others hold
+	run "$TOOL" check "$fx/clean.json" "$d/missing.json"
+	[ "$status" -eq 1 ]
+
+	"$TOOL" check --json "$d" "$d/missing.json" > "$BATS_TEST_TMPDIR/c.json" || true
+	python3 - "$BATS_TEST_TMPDIR/c.json" "$d" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+d = sys.argv[2]
+f = {x["file"]: x for x in r["files"]}
+assert f[d + "/w1.json"]["events"] == 20 and f[d + "/w1.json"]["problems"] == 0, f
+w2 = f[d + "/w2.json.gz"]
+assert w2["events"] == 11 and w2["byKind"] == {"overlap": 2}, w2
+assert len(w2["lines"]) == 2 and all(l.endswith("[overlap]") for l in w2["lines"]), w2
+assert f[d + "/missing.json"]["error"] == "No such file or directory", f
+assert r["totals"] == {"files": 3, "events": 31, "problems": 2, "unreadable": 1}, r["totals"]
+PY
+}
+
+@test "a second recover offers --force and -o; --force replaces, -o writes elsewhere, -o DIR says so" {
+	cut_sample "$BATS_TEST_TMPDIR/t.json" aiuLaunchComputeStream 5
+	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"t.recovered.json: File exists (--force replaces it; or -o another"* ]]
+	echo keep > "$BATS_TEST_TMPDIR/t.recovered.json"
+	run "$TOOL" recover --force "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.recovered.json"
+	[ "$status" -eq 0 ]
+	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json" -o "$BATS_TEST_TMPDIR/other.json"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote $BATS_TEST_TMPDIR/other.json (1 events kept"* ]]
+	mkdir "$BATS_TEST_TMPDIR/dir"
+	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json" -o "$BATS_TEST_TMPDIR/dir" --force
+	echo "$output"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"dir: Is a directory (-o names the file to write, not its directory)"* ]]
+	[[ "$output" != *"File exists"* ]]
+	# nothing left behind beside them
+	[ "$(ls "$BATS_TEST_TMPDIR" | sort | tr '\n' ' ')" = \
+	  "dir other.json t.json t.recovered.json " ]
+	# from a pipe: no name to put the copy beside, so -o is needed
+	local f=$BATS_TEST_TMPDIR/t.json
+	for how in "cat '$f' | '$TOOL' recover /dev/stdin" "'$TOOL' recover /dev/stdin < '$f'"; do
+		run sh -c "$how"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"/dev/stdin is not a trace file's name (a pipe?): give -o OUT"* ]]
+		[ ! -e /dev/stdin.recovered.json ]
+	done
+	cat "$BATS_TEST_TMPDIR/t.json" | "$TOOL" recover /dev/stdin -o "$BATS_TEST_TMPDIR/p.json"
+	"$TOOL" check "$BATS_TEST_TMPDIR/p.json"
+}
+
+@test "a trace over 2 GiB is checked whole in bounded memory: max RSS under an eighth of its size" {
+	# the sample's events again and again, each copy later in time, spans padded to 4 KB (fewer
+	# events: the run stays short); made and read in a pipe, no disk but check's spill files
+	TMPDIR=$BATS_TEST_TMPDIR python3 - "$ROOT" "$TOOL" "$BATS_TEST_TMPDIR" <<'PY'
+import fcntl, resource, subprocess, sys
+root, tool, tmp = sys.argv[1:4]
+size = 2_200_000_000   # past 2 GiB, which check refused to load
+gen = subprocess.Popen([sys.executable, root + "/tests/e2e/big_trace.py",
+                        root + "/tests/fixtures/traces/spyre-sample.json", str(size),
+                        "--pad", "4000", "--count", tmp + "/count"], stdout=subprocess.PIPE)
+fcntl.fcntl(gen.stdout, 1031, 1 << 20)   # F_SETPIPE_SZ: 1 MiB, not 64 KiB, a switch
+chk = subprocess.Popen([tool, "check", "/dev/stdin"], stdin=gen.stdout,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+gen.stdout.close()
+out = chk.communicate()[0]
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # check's alone
+assert gen.wait() == 0
+n = int(open(tmp + "/count").read())
+print(out, "max RSS %.0f MB for %.0f MB" % (rss / 1e6, size / 1e6))
+assert chk.returncode == 0, chk.returncode
+assert out == "check: /dev/stdin: %d events, 0 problems\n" % n, (out, n)
+assert n > 500_000, n
+assert rss < size / 8, rss
+PY
+}

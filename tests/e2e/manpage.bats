@@ -82,7 +82,7 @@ opts = page[page.index("OPTIONS") + 1:page.index("PROBE TABLE FORMAT")]
 subs = ["list", "check", "recover", "merge"]
 helps = {s: set(open("%s/help-%s" % (d, s)).read().split()) for s in subs}
 # who takes a section's options, as its opening paragraph says
-section = {"Tracing": set(), "Fleet mode": set(), "merge": {"merge"},
+section = {"Tracing": set(), "Fleet mode": set(), "check": {"check"}, "merge": {"merge"},
            "All subcommands": set(subs)}
 takes, cur, entry = {}, None, None
 for l in opts:
@@ -119,8 +119,8 @@ PY
 	want_merge="-o --output --force --profiler-start --nest-tolerance"
 	[ "$(opts list)" = "$(printf '%s\n' $want_list $general | sort)" ]
 	[ "$(opts merge)" = "$(printf '%s\n' $want_merge $general | sort)" ]
-	[ "$(opts check)" = "$(printf '%s\n' $general | sort)" ]
-	[ "$(opts recover)" = "$(printf '%s\n' $general | sort)" ]
+	[ "$(opts check)" = "$(printf '%s\n' --json $general | sort)" ]
+	[ "$(opts recover)" = "$(printf '%s\n' -o --output --force $general | sort)" ]
 	# the tracer's own help still shows everything, merge's options among them
 	opts | grep -qx -- --nest-tolerance
 	opts | grep -qx -- --window
@@ -132,10 +132,12 @@ PY
 	for sub in list check recover merge; do
 		syn=$(grep -m1 "^ *spyre-bpftrace $sub " "$BATS_TEST_TMPDIR/wide.txt" |
 			grep -oE '\[--?[a-zA-Z-]+' | tr -d '[' | sort)
-		# the man synopsis has short names where there are; the fixed words (-p PID, -o OUT)
-		# are outside the brackets
+		# the man synopsis has short names where there are; the fixed words (list's -p PID,
+		# merge's -o OUT) are outside the brackets
+		fixed=-p
+		[ "$sub" = merge ] && fixed=-o
 		help=$("$TOOL" $sub --help | grep -oE '^ +(-[a-zA-Z]|    --[a-z-]+)' | tr -d ' ' |
-			grep -vx -- -p | grep -vx -- -o | sort)
+			grep -vx -- "$fixed" | sort)
 		[ "$syn" = "$help" ] || { echo "$sub: synopsis '$syn' help '$help'"; false; }
 	done
 }
@@ -182,7 +184,8 @@ complete_words() {
 @test "bash completion offers the subcommands, a subcommand's options, the built-in tables and PIDs" {
 	[ "$(complete_words "$TOOL" "")" = "$(printf '%s\n' check list merge recover)" ]
 	[ "$(complete_words "$TOOL" li)" = list ]
-	[ "$(complete_words "$TOOL" check --)" = "$(printf '%s\n' --help --verbose --version)" ]
+	[ "$(complete_words "$TOOL" check --)" = \
+	  "$(printf '%s\n' --help --json --verbose --version)" ]
 	[ "$(complete_words "$TOOL" merge --n)" = --nest-tolerance ]
 	complete_words "$TOOL" --no | grep -qx -- --no-status
 	# list refuses fleet options: it is not offered them

@@ -370,3 +370,55 @@ assert n > 0 and len(py(ours)) == n == len(py(m)), (n, len(py(ours)), len(py(m))
 assert any("torch_profiled.py(" in e["name"] for e in py(m)), [e["name"] for e in py(m)][:5]
 PY
 }
+
+# shifted IN OUT NS: our trace IN with its clock anchors NS later (as if traced then)
+shifted() {
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ns = int(sys.argv[3])
+d["baseTimeNanoseconds"] += ns
+d["spyreTracer"]["realtimeBaseNs"] += ns
+json.dump(d, open(sys.argv[2], "w"))
+PY
+}
+
+@test "merge of traces 29 days apart is refused either way round, saying how far apart" {
+	local s=$ROOT/tests/fixtures/traces/spyre-sample.json l=$BATS_TEST_TMPDIR/later.json
+	shifted "$s" "$l" $((29 * 86400 * 10**9))
+	run "$TOOL" merge "$l" "$s" -o "$BATS_TEST_TMPDIR/m.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the traces are 29.0 days apart (ours after the other's): not one run"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/m.json" ]
+	run "$TOOL" merge "$s" "$l" -o "$BATS_TEST_TMPDIR/m.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"29.0 days apart (ours before the other's)"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/m.json" ]
+}
+
+@test "merge of two of our traces names the second as ours; -o is required, says its help; -o DIR" {
+	local s=$ROOT/tests/fixtures/traces/spyre-sample.json l=$BATS_TEST_TMPDIR/later.json
+	shifted "$s" "$l" 1000000000
+	run "$TOOL" merge "$l" "$s" -o "$BATS_TEST_TMPDIR/m.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote $BATS_TEST_TMPDIR/m.json (22 + 16 spyre-bpftrace events, the second"* ]]
+	[[ "$output" == *"trace's first); the first trace's moved by +1.000000 s onto the second's"* ]]
+	[[ "$output" == *"our correlation ids clash with the second trace's"* ]]
+	[[ "$output" != *Kineto* ]]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/m.json"
+	[ "$status" -eq 0 ]
+
+	run "$TOOL" merge --help
+	[[ "$output" == *"merge: the merged trace (required)"* ]]
+	run "$TOOL" merge "$l" "$s"
+	[ "$status" -eq 2 ]
+
+	mkdir "$BATS_TEST_TMPDIR/dir"
+	run "$TOOL" merge "$l" "$s" -o "$BATS_TEST_TMPDIR/dir" --force
+	echo "$output"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"dir: Is a directory (-o names the file to write, not its directory)"* ]]
+}

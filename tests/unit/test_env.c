@@ -43,7 +43,9 @@ TEST(env_refuses_options_of_other_subcommands)
 	env_free(&e);
 	CHECK_EQ_INT(PARSE(&e, "list", "-p", "1", "--prom-file", "x"), EXIT_USAGE);
 	env_free(&e);
-	CHECK_EQ_INT(PARSE(&e, "recover", "-o", "x", "f"), EXIT_USAGE);
+	CHECK_EQ_INT(PARSE(&e, "recover", "--json", "f"), EXIT_USAGE);
+	env_free(&e);
+	CHECK_EQ_INT(PARSE(&e, "check", "-o", "x", "f"), EXIT_USAGE);
 	env_free(&e);
 	CHECK_EQ_INT(PARSE(&e, "merge", "a", "b", "-o", "m", "-d", "1"), EXIT_USAGE);
 	env_free(&e);
@@ -72,9 +74,19 @@ TEST(env_subcommands_take_their_own_options)
 	CHECK_STR(e.file_arg2, "k.json");
 	CHECK(e.force && e.nest_tol_ns == 3000 && e.profiler_start_ns == 5);
 	env_free(&e);
-	CHECK_EQ_INT(PARSE(&e, "check", "t.json"), 0);
-	CHECK(e.cmd == CMD_CHECK);
+	/* check: several files, --json before or after them */
+	CHECK_EQ_INT(PARSE(&e, "check", "t.json", "--json", "d"), 0);
+	CHECK(e.cmd == CMD_CHECK && e.json && e.nfile_args == 2);
+	CHECK_STR(e.file_args[0], "t.json");
+	CHECK_STR(e.file_args[1], "d");
+	env_free(&e);
+	CHECK_EQ_INT(PARSE(&e, "check"), EXIT_USAGE);
+	env_free(&e);
+	/* recover: where the copy goes, and replacing it */
+	CHECK_EQ_INT(PARSE(&e, "recover", "t.json", "-o", "r.json", "--force"), 0);
+	CHECK(e.cmd == CMD_RECOVER && e.force);
 	CHECK_STR(e.file_arg, "t.json");
+	CHECK_STR(e.output, "r.json");
 	env_free(&e);
 	CHECK_EQ_INT(env_parse(&e, 7, launch), 0);
 	CHECK(e.argv_cmd && !e.pid);

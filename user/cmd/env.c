@@ -44,11 +44,12 @@ static const char *const cmd_names[] = {
 	[CMD_MERGE] = "merge",
 };
 
-enum opt_section { SEC_TRACE, SEC_FLEET, SEC_MERGE, SEC_GENERAL };
+enum opt_section { SEC_TRACE, SEC_FLEET, SEC_CHECK, SEC_MERGE, SEC_GENERAL };
 
 static const char *const section_titles[] = {
 	[SEC_TRACE] = NULL,	/* right after the usage lines */
 	[SEC_FLEET] = "fleet mode (docs/fleet.md):",
+	[SEC_CHECK] = "check (docs/check-recover.md):",
 	[SEC_MERGE] = "merge (docs/user-guide.md, Merging):",
 	[SEC_GENERAL] = "all subcommands:",
 };
@@ -85,6 +86,7 @@ enum {
 	OPT_SWITCH_OUTPUT,
 	OPT_FLIGHT_RECORDER,
 	OPT_TRIGGER,
+	OPT_JSON,
 };
 
 struct opt_def {
@@ -101,8 +103,10 @@ struct opt_def {
 static const struct opt_def opt_defs[] = {
 	{ "pid", 'p', "PID", FOR_TRACE | FOR_LIST, SEC_TRACE,
 	  "process to trace (its runtime libraries must be mapped)" },
-	{ "output", 'o', "FILE", FOR_TRACE | FOR_MERGE, SEC_TRACE,
-	  "trace file (default spyre-trace-PID.json); *.gz writes gzip" },
+	{ "output", 'o', "FILE", FOR_TRACE | FOR_RECOVER | FOR_MERGE, SEC_TRACE,
+	  "the file written; *.gz writes gzip. Tracing: the trace (default\n"
+	  "spyre-trace-PID.json); recover: the closed copy (default\n"
+	  "FILE.recovered.json); merge: the merged trace (required)" },
 	{ "duration", 'd', "DUR", FOR_TRACE, SEC_TRACE,
 	  "stop after DUR, e.g. 10 (seconds), 10s, 500ms, 5m (default:\n"
 	  "SIGINT/SIGTERM or target exit)" },
@@ -159,7 +163,7 @@ static const struct opt_def opt_defs[] = {
 	  "kernel functions for fentry/kprobe (comma-separated)" },
 	{ "follow", 'f', NULL, FOR_TRACE, SEC_TRACE,
 	  "also trace the processes the target forks (like strace -f)" },
-	{ "force", OPT_FORCE, NULL, FOR_TRACE | FOR_MERGE, SEC_TRACE,
+	{ "force", OPT_FORCE, NULL, FOR_TRACE | FOR_RECOVER | FOR_MERGE, SEC_TRACE,
 	  "replace an existing output file" },
 	{ "uretprobes", OPT_URETPROBES, NULL, FOR_TRACE | FOR_LIST, SEC_TRACE,
 	  "see returns with the kernel's return probes (cheaper per call)\n"
@@ -199,6 +203,9 @@ static const struct opt_def opt_defs[] = {
 	{ "prom-file", OPT_PROM, "FILE", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
 	  "Prometheus textfile summary after each window" },
 
+	{ "json", OPT_JSON, NULL, FOR_CHECK, SEC_CHECK,
+	  "print the findings as one JSON document: per file its events,\n"
+	  "problems by kind and problem lines, or why it was unreadable" },
 	{ "profiler-start", OPT_PROFILER_START, "NS", FOR_MERGE, SEC_MERGE,
 	  "a legacy PyTorch profiler export's start: CLOCK_REALTIME in ns\n"
 	  "(time.time_ns())" },
@@ -348,8 +355,10 @@ static const struct usage_def usage_defs[] = {
 	  NOT_FLEET, { 'a', 'p' } },
 	{ CMD_LIST, "-p PID", "list -p PID [PROBE OPTIONS]", "show which probes resolve in PID",
 	  0, { 'p' } },
-	{ CMD_CHECK, "FILE", "check FILE", "validate a trace (overlaps, durations, flows)", 0 },
-	{ CMD_RECOVER, "FILE", "recover FILE", "close a trace cut short (tracer killed)", 0 },
+	{ CMD_CHECK, "FILE|DIR...", "check [--json] FILE|DIR...",
+	  "validate traces (overlaps, durations, flows)", 0 },
+	{ CMD_RECOVER, "FILE", "recover FILE [-o OUT]", "close a trace cut short (tracer killed)",
+	  0 },
 	{ CMD_MERGE, "OURS KINETO -o OUT", "merge OURS KINETO -o OUT",
 	  "add a PyTorch profiler trace, clocks aligned", 0, { 'o' } },
 };
@@ -546,6 +555,7 @@ static const struct {
 		"Options of tracing for fleet mode (\\fB\\-a\\fR, or \\fB\\-\\-window\\fR with "
 		"\\fB\\-p\\fR; docs/fleet.md); those for fleet mode only are refused without "
 		"either." },
+	[SEC_CHECK] = { "check", FOR_CHECK, "Options of \\fBcheck\\fR." },
 	[SEC_MERGE] = { "merge", FOR_MERGE, "Options of \\fBmerge\\fR." },
 	[SEC_GENERAL] = { "All subcommands", FOR_ALL, "Options every subcommand takes." },
 };
@@ -584,7 +594,8 @@ static void man_options(FILE *f)
 				fputs(", ", f);
 				roff_opt(f, &opt_defs[j], true, " ");
 			}
-			fputc('\n', f);
+			/* a label narrower than the indent (--json) would take the text beside it */
+			fputs("\n.br\n", f);
 			roff_text(f, d->help);
 			fputc('\n', f);
 			man_option_scope(f, d, man_sections[s].cmds);
@@ -827,6 +838,9 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 	case OPT_FORCE:
 		env->force = true;
 		break;
+	case OPT_JSON:
+		env->json = true;
+		break;
 	case OPT_PROFILER_START:
 		if (parse_uint(arg, ~0ull, &env->profiler_start_ns) || !env->profiler_start_ns)
 			return usage_err("--profiler-start wants CLOCK_REALTIME in ns "
@@ -998,7 +1012,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	 * '+': stop at the first non-option so "-- CMD -x" keeps CMD's own options; merge takes
 	 * its options after the file names too (merge A B -o OUT), so getopt may permute there
 	 */
-	getopt_tables(env->cmd == CMD_MERGE, shorts, sizeof(shorts), longs);
+	getopt_tables(env->cmd >= CMD_CHECK, shorts, sizeof(shorts), longs);
 	optind = 0;
 	while ((opt = getopt_long(nargs, args, shorts, longs, NULL)) != -1) {
 		const struct opt_def *d = opt_find(opt);
@@ -1037,6 +1051,18 @@ int env_parse(struct env *env, int argc, char **argv)
 			rc = usage_err("usage: spyre-bpftrace list -p PID");
 		break;
 	case CMD_CHECK:
+		if (optind >= nargs) {
+			rc = usage_err("usage: spyre-bpftrace check [--json] FILE|DIR...");
+			break;
+		}
+		env->nfile_args = nargs - optind;
+		env->file_args = malloc(env->nfile_args * sizeof(*env->file_args));
+		if (!env->file_args) {
+			rc = EXIT_ERROR;
+			break;
+		}
+		memcpy(env->file_args, args + optind, env->nfile_args * sizeof(*env->file_args));
+		break;
 	case CMD_RECOVER:
 		if (optind + 1 != nargs)
 			rc = usage_err("usage: spyre-bpftrace %s FILE", cmd_names[env->cmd]);
@@ -1063,4 +1089,5 @@ void env_free(struct env *env)
 	free(env->probe_args);
 	free(env->probe_files);
 	free(env->driver_funcs);
+	free(env->file_args);
 }

@@ -987,7 +987,8 @@ static int next_file(struct session *s)
 		err = trace_begin(&tw, out.jw, &meta);
 	}
 	if (err) {
-		pr_err("cannot create %s: %s; stopping at --max-size", path, strerror(-err));
+		pr_err("cannot create %s: %s%s; stopping at --max-size", path, strerror(-err),
+		       output_err_hint(err));
 		s->write_err = err;
 		s->stop = s->full = true;
 		return err;
@@ -1103,7 +1104,8 @@ static int dump(struct session *s, const char *why)
 	if (!err)
 		err = trace_begin(&tw, out.jw, &meta);
 	if (err) {
-		pr_err("flight recorder: cannot write %s: %s", path, strerror(-err));
+		pr_err("flight recorder: cannot write %s: %s%s", path, strerror(-err),
+		       output_err_hint(err));
 		return err;
 	}
 	events = recorder_write(s->rec, tw, now - s->keep_ns, &start, &facts.launched_before);

@@ -31,11 +31,11 @@ int main(int argc, char **argv)
 	switch (env.cmd) {
 	case CMD_CHECK:
 		log_set_prefix("check");
-		rc = cmd_check(env.file_arg);
+		rc = cmd_check(env.file_args, env.nfile_args, env.json);
 		goto out;
 	case CMD_RECOVER:
 		log_set_prefix("recover");
-		rc = cmd_recover(env.file_arg);
+		rc = cmd_recover(env.file_arg, env.output, env.force);
 		goto out;
 	case CMD_MERGE: {
 		struct merge_opts mo = { .tol_ns = env.nest_tol_ns >= 0 ? env.nest_tol_ns :

@@ -256,8 +256,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		err = output_open(&out, path, env->force);
 	}
 	if (err) {
-		pr_err("cannot create %s: %s%s", path, strerror(-err),
-		       err == -EEXIST ? " (use --force to replace it)" : "");
+		pr_err("cannot create %s: %s%s", path, strerror(-err), output_err_hint(err));
 		rc = EXIT_OUTPUT;
 		goto cleanup;
 	}

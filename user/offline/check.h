@@ -9,8 +9,14 @@
 
 struct jv;
 
-/* Exit codes per env.h: 0 clean, EXIT_CHECK problems found, others for unreadable input. */
-int cmd_check(const char *path);
+/*
+ * Check each of @paths (a directory: its *.json and *.json.gz files): problem lines and a
+ * summary line a file, a total line for several; with @json one JSON document instead
+ * (docs/check-recover.md). Exit codes per exitcodes.h: 0 clean, EXIT_CHECK problems found,
+ * EXIT_ERROR when a file could not be read or parsed.
+ */
+int cmd_check(char *const *paths, int n, bool json);
+int check_files(char *const *paths, int n, bool json, FILE *out);
 
 /* X events nested on one pid/tid that Perfetto keeps (its SliceTracker::kMaxDepth) */
 #define CHECK_MAX_DEPTH		512

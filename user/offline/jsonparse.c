@@ -447,37 +447,115 @@ static void format_error(const struct parser *ps, char *err, size_t errlen)
 		 ps->err_msg);
 }
 
-struct jv *jv_parse(const char *buf, size_t len, char *err, size_t errlen)
+/* One document into the arena ps->blocks: its root, or NULL with the message in @err. */
+static struct jv *parse_doc(struct parser *ps, char *err, size_t errlen)
 {
-	struct parser ps = { .start = buf, .p = buf, .end = buf + len };
 	struct jv_doc *doc;
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (!buf) {
-		ps.start = ps.p = ps.end = "";
-		len = 0;
-	}
-	doc = arena_alloc(&ps, sizeof(*doc));
+	doc = arena_alloc(ps, sizeof(*doc));
 	if (!doc) {
-		fail_oom(&ps);
+		fail_oom(ps);
 		goto err;
 	}
 	doc->root.next = NULL;
 	doc->root.key = NULL;
-	if (parse_value(&ps, &doc->root))
+	if (parse_value(ps, &doc->root))
 		goto err;
-	skip_ws(&ps);
-	if (ps.p < ps.end) {
-		fail(&ps, ps.p, "trailing characters after the document");
+	skip_ws(ps);
+	if (ps->p < ps->end) {
+		fail(ps, ps->p, "trailing characters after the document");
 		goto err;
 	}
-	doc->blocks = ps.blocks;
+	doc->blocks = ps->blocks;
 	return &doc->root;
 err:
-	format_error(&ps, err, errlen);
-	arena_free(ps.blocks);
+	format_error(ps, err, errlen);
 	return NULL;
+}
+
+struct jv *jv_parse(const char *buf, size_t len, char *err, size_t errlen)
+{
+	struct parser ps = { .start = buf, .p = buf, .end = buf + len };
+	struct jv *root;
+
+	if (!buf)
+		ps.start = ps.p = ps.end = "";
+	root = parse_doc(&ps, err, errlen);
+	if (!root)
+		arena_free(ps.blocks);
+	return root;
+}
+
+struct jv_keep {
+	struct arena_blk *first;	/* the block kept from one document to the next */
+	struct arena_blk *chain;	/* every block of the last document, @first last */
+};
+
+/* Free the last document's blocks but the first one, which is emptied for the next. */
+static void keep_release(struct jv_keep *k)
+{
+	struct arena_blk *b = k->chain;
+
+	while (b) {
+		struct arena_blk *n = b->next;
+
+		if (b != k->first)
+			free(b);
+		b = n;
+	}
+	k->chain = NULL;
+}
+
+struct jv *jv_parse_keep(struct jv_keep **keep, const char *buf, size_t len, char *err,
+			 size_t errlen)
+{
+	struct parser ps = { .start = buf, .p = buf, .end = buf + len };
+	struct jv_keep *k = *keep;
+	struct arena_blk *b;
+	struct jv *root;
+
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k) {
+			snprintf(err, errlen, "1:1: out of memory");
+			return NULL;
+		}
+		*keep = k;
+	}
+	keep_release(k);
+	if (k->first) {
+		k->first->used = 0;
+		k->first->next = NULL;
+		ps.blocks = k->first;
+	}
+	if (!buf)
+		ps.start = ps.p = ps.end = "";
+	root = parse_doc(&ps, err, errlen);
+	/* the document's first block is the chain's last (new blocks go in front) */
+	for (b = ps.blocks; b && b->next; b = b->next)
+		;
+	if (!k->first && b && b->cap == ARENA_BLK)
+		k->first = b;
+	k->chain = ps.blocks;
+	if (!k->first) {	/* nothing worth keeping: free it all now */
+		arena_free(ps.blocks);
+		k->chain = NULL;
+	}
+	return root;
+}
+
+void jv_keep_free(struct jv_keep **keep)
+{
+	struct jv_keep *k = *keep;
+
+	if (!k)
+		return;
+	keep_release(k);
+	free(k->first);
+	free(k);
+	*keep = NULL;
 }
 
 void jv_free(struct jv *root)
@@ -496,8 +574,9 @@ struct jv *jv_get(const struct jv *obj, const char *key)
 
 	if (!obj || obj->type != JV_OBJECT || !key)
 		return NULL;
+	/* the first byte first: check looks up ~15 names in each of millions of events */
 	for (c = obj->kids.first; c; c = c->next)
-		if (!strcmp(c->key, key))
+		if (c->key[0] == key[0] && !strcmp(c->key, key))
 			return c;
 	return NULL;
 }

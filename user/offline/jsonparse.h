@@ -45,6 +45,17 @@ struct jv *jv_parse(const char *buf, size_t len, char *err, size_t errlen);
 /* Free a tree returned by jv_parse (only the root may be passed). NULL is fine. */
 void jv_free(struct jv *root);
 
+/*
+ * jv_parse into an arena kept in *@keep (NULL at first) from one call to the next, for a stream
+ * of small documents (a trace's events, one at a time): the tree lives until the next call or
+ * jv_keep_free(), and is not passed to jv_free. The arena's first block (1 MiB) is reused
+ * instead of allocated for each event.
+ */
+struct jv_keep;
+struct jv *jv_parse_keep(struct jv_keep **keep, const char *buf, size_t len, char *err,
+			 size_t errlen);
+void jv_keep_free(struct jv_keep **keep);
+
 /* First member named @key of object @obj; NULL if absent or @obj is not an object. */
 struct jv *jv_get(const struct jv *obj, const char *key);
 /* Number of elements/members of an array/object, 0 for anything else. */

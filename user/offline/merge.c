@@ -8,6 +8,7 @@
  * merge too.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@
 /* below this a Kineto ts is relative to baseTimeNanoseconds; above, µs since 1970 */
 #define MERGE_ABSOLUTE_US	100000000000000.0
 #define DEVICE_SUFFIX		" (spyre-bpftrace)"
+/* Traces further apart than this are not of one run: a day, longer than any profiled step */
+#define MERGE_MAX_GAP_US	86400e6
 
 
 /* A JSON number written as plain digits, exactly (doubles lose ns at 1.7e18). */
@@ -1058,6 +1061,7 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 	/* a bare array with "CPU functions" pids and ts near 0: PyTorch without Kineto */
 	mi->legacy = kineto->type == JV_ARRAY && m.k.string_pid &&
 		!(m.k.have_x && m.k.first_us > MERGE_ABSOLUTE_US);
+	mi->profiler_ours = kineto->type == JV_OBJECT && jv_get(kineto, "spyreTracer");
 	ret = mi->legacy ? legacy_anchors(&m, ours, err, errlen) :
 		anchors(&m, ours, kineto, err, errlen);
 	if (ret)
@@ -1077,6 +1081,23 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 			m.o.first_us + shift_us - m.k.last_us :
 			m.o.last_us + shift_us < m.k.first_us ?
 			m.o.last_us + shift_us - m.k.first_us : 0;
+		/*
+		 * Not one run: traces 29 days apart were merged with a warning into a file in
+		 * which check found 135,927 events before ts 0 (ours, before the profiler's
+		 * base). Refused, as a merge of them shows nothing side by side.
+		 */
+		if (fabs(mi->gap_us) > MERGE_MAX_GAP_US) {
+			ret = errf(err, errlen, -ERANGE, "the traces are %.1f days apart (ours %s "
+				   "the other's): not one run; merge traces taken together",
+				   fabs(mi->gap_us) / 86400e6, mi->gap_us > 0 ? "after" : "before");
+			goto out;
+		}
+	}
+	if (m.o.have_x && m.o.first_us + mi->shift_ns / 1000.0 < 0) {
+		ret = errf(err, errlen, -ERANGE, "ours would start %.3f s before the other trace's "
+			   "time 0 (its baseTimeNanoseconds): viewers drop events before 0; give "
+			   "the earlier trace second", -(m.o.first_us + mi->shift_ns / 1000.0) / 1e6);
+		goto out;
 	}
 
 	put_header(&m, ours, kineto, ours_name, kineto_name);
@@ -1126,6 +1147,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 {
 	struct jv *od = NULL, *kd = NULL;
 	struct merge_info mi;
+	const char *kname;
 	struct output o;
 	char err[320];
 	int ret, rc = EXIT_ERROR;
@@ -1140,7 +1162,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 	ret = output_open(&o, out, force);
 	if (ret) {
 		pr_err("cannot create %s: %s%s", out, strerror(-ret),
-		       ret == -EEXIST ? " (use --force to replace it)" : "");
+		       output_err_hint(ret));
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
@@ -1160,22 +1182,30 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
-	fprintf(msg, "merge: wrote %s (%zu Kineto + %zu spyre-bpftrace events); ours moved by "
-		"%+.6f s onto Kineto's time base%s\n", out, mi.kineto_events, mi.spyre_events,
-		mi.shift_ns / 1e9, mi.kineto_absolute ? " (absolute µs)" : "");
+	/* the second trace is Kineto's, a legacy profiler export, or another of ours (a rank) */
+	kname = mi.profiler_ours ? "the second trace's" : mi.legacy ? "the profiler's" : "Kineto's";
+	if (mi.profiler_ours)
+		fprintf(msg, "merge: wrote %s (%zu + %zu spyre-bpftrace events, the second trace's "
+			"first); the first trace's moved by %+.6f s onto the second's time base\n",
+			out, mi.kineto_events, mi.spyre_events, mi.shift_ns / 1e9);
+	else
+		fprintf(msg, "merge: wrote %s (%zu %s + %zu spyre-bpftrace events); ours moved by "
+			"%+.6f s onto %s time base%s\n", out, mi.kineto_events,
+			mi.legacy ? "profiler" : "Kineto", mi.spyre_events, mi.shift_ns / 1e9, kname,
+			mi.kineto_absolute ? " (absolute µs)" : "");
 	for (int i = 0; i < mi.ndev; i++)
-		fprintf(msg, "merge: our device pid %lld is Kineto's too: now pid %lld\n",
-			(long long)mi.dev_from[i], (long long)mi.dev_to[i]);
+		fprintf(msg, "merge: our device pid %lld is %s too: now pid %lld\n",
+			(long long)mi.dev_from[i], kname, (long long)mi.dev_to[i]);
 	if (mi.overlap_known && mi.gap_us)
 		fprintf(msg, "merge: warning: the traces do not overlap in time: ours %s %.3f s "
-			"%s Kineto's (same job? clocks stepped?)\n", mi.gap_us > 0 ? "starts" :
+			"%s %s (same job? clocks stepped?)\n", mi.gap_us > 0 ? "starts" :
 			"ends", (mi.gap_us > 0 ? mi.gap_us : -mi.gap_us) / 1e6,
-			mi.gap_us > 0 ? "after the end of" : "before the start of");
+			mi.gap_us > 0 ? "after the end of" : "before the start of", kname);
 	if (mi.corr_offset)
-		fprintf(msg, "merge: our correlation ids clash with Kineto's: shifted by %llu\n",
+		fprintf(msg, "merge: our correlation ids clash with %s: shifted by %llu\n", kname,
 			(unsigned long long)mi.corr_offset);
 	if (mi.flow_offset)
-		fprintf(msg, "merge: our ac2g arrow ids clash with Kineto's: shifted by %llu\n",
+		fprintf(msg, "merge: our ac2g arrow ids clash with %s: shifted by %llu\n", kname,
 			(unsigned long long)mi.flow_offset);
 	if (mi.legacy && mi.lfit.votes)
 		fprintf(msg, "merge: legacy profiler export: its ts 0 is %+.3f ms from "

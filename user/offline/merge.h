@@ -50,6 +50,7 @@ struct merge_info {
 	struct fit_stats fit;		/* nesting with the profiler's spans */
 	int64_t tol_ns;
 	bool legacy;			/* the profiler trace is a legacy (non-Kineto) export */
+	bool profiler_ours;		/* the second trace is one of ours too (another rank) */
 	struct legacy_fit lfit;		/* legacy: its clock and threads, from the shared ops */
 	int64_t legacy_pid;		/* legacy: the process its "CPU functions" are */
 	int64_t legacy_guess_ns;	/* legacy: --profiler-start - our base, before the fit */

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * `recover` closes a trace whose writer died: the partial tail after the last whole event goes,
- * the document is closed, and the result is proven to parse before it is written to a copy.
+ * `recover` closes a trace whose writer died: the trace is read as a stream and copied event by
+ * event to a copy; the partial tail after the last whole event goes and the document is closed.
+ * Memory is bounded by the largest event, whatever the trace's size.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -17,179 +19,173 @@
 #include "common/log.h"
 #include "offline/recover.h"
 #include "common/strutil.h"
-#include "offline/tracefile.h"
+#include "offline/tracestream.h"
+#include "output/output.h"
 
-#define RECOVER_HEAD	(1u << 20)
+/* Flow starts held back at once (bytes): past it they are written, and kept at a cut */
+#define RECOVER_HOLD_MAX	(64u << 20)
 
-static bool is_ws(char ch)
+struct held {
+	char *buf;
+	size_t len, cap, n;
+};
+
+static int hold(struct held *h, const char *p, size_t n)
 {
-	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
-}
+	if (h->cap - h->len < n + 2) {
+		size_t nc = h->cap ? h->cap : 4096;
+		char *nb;
 
-static size_t skip_ws(const char *b, size_t len, size_t p)
-{
-	while (p < len && is_ws(b[p]))
-		p++;
-	return p;
-}
-
-/* Offset just after the '[' of "traceEvents":[ in the head of the file, 0 if none. */
-static size_t array_start(const char *b, size_t len)
-{
-	static const char key[] = "\"traceEvents\"";
-	size_t head = len < RECOVER_HEAD ? len : RECOVER_HEAD, p = 0;
-	const char *k;
-
-	while (p < head && (k = memmem(b + p, head - p, key, sizeof(key) - 1))) {
-		p = (size_t)(k - b) + sizeof(key) - 1;
-		p = skip_ws(b, len, p);
-		if (p >= len || b[p] != ':')
-			continue;
-		p = skip_ws(b, len, p + 1);
-		if (p < len && b[p] == '[')
-			return p + 1;
+		while (nc - h->len < n + 2)
+			nc *= 2;
+		nb = realloc(h->buf, nc);
+		if (!nb)
+			return -ENOMEM;
+		h->buf = nb;
+		h->cap = nc;
 	}
+	memcpy(h->buf + h->len, ",\n", 2);
+	memcpy(h->buf + h->len + 2, p, n);
+	h->len += n + 2;
+	h->n++;
 	return 0;
 }
 
 /*
- * The writer puts one event on a line and flushes only after whole events, so the last
- * complete event is found from the end, line by line: the first line (after trimming the
- * separating comma on either side) that parses as an object. Returns the offset just after its
- * closing brace, @a if no line after @a qualifies; *@start is where its line begins and *@flow_s
- * says whether it is a flow start.
+ * Copy the trace of @s into @w event by event, and close it where the input ends. The writer
+ * writes whole events and flushes only after them, so a cut (the input ends inside the
+ * document) loses at most the event being written; a text error elsewhere is not a cut and is
+ * refused (-EBADMSG). The header is the members read before the events, each parsed; each event
+ * was parsed too, so the result parses. RECOVER_COMPLETE when the document was whole (then @w
+ * holds all of it, for a gzip stream cut after the end of the JSON), RECOVER_REPAIRED, -EINVAL
+ * (no events' array before the cut), -EBADMSG, -ENOMEM.
  */
-static size_t last_event_line(const char *b, size_t len, size_t a, size_t *start, bool *flow_s)
+static int recover_stream(struct tstream *s, struct jw *w, struct recover_info *ri, char *err,
+			  size_t errlen)
 {
-	size_t pos = len;
+	static const char tail[] = "\n],\"spyreRecovered\":true}\n";
+	struct held held = {};
+	uint64_t kept_end = 0;
+	const struct jv *ev;
+	bool header = false;
+	const char *head, *raw;
+	size_t hlen, at, len;
+	char perr[200];
+	int r, ret;
 
-	*flow_s = false;
-	while (pos > a) {
-		const char *nl = memrchr(b + a, '\n', pos - a);
-		size_t s = nl ? (size_t)(nl - b) + 1 : a, e = pos;
+	memset(ri, 0, sizeof(*ri));
+	while ((r = tstream_next(s, &ev, perr, sizeof(perr))) > 0) {
+		const char *ph = jv_get_str(ev, "ph");
 
-		while (e > s && is_ws(b[e - 1]))
-			e--;
-		if (e > s && b[e - 1] == ',')
-			e--;
-		while (e > s && is_ws(b[e - 1]))
-			e--;
-		s = skip_ws(b, e, s);
-		if (s < e && b[s] == ',')
-			s = skip_ws(b, e, s + 1);
-		if (e - s >= 2 && b[s] == '{' && b[e - 1] == '}') {
-			struct jv *v = jv_parse(b + s, e - s, NULL, 0);
-			bool ok = v && v->type == JV_OBJECT;
-			const char *ph = ok ? jv_str(jv_get(v, "ph")) : NULL;
-
-			*flow_s = ph && !strcmp(ph, "s");
-			jv_free(v);
-			*start = nl ? (size_t)(nl - b) : a;
-			if (ok)
-				return e;
+		if (!header) {
+			head = tstream_head_text(s, &hlen, &at);
+			jw_raw(w, head, at + 1);
+			header = true;
 		}
-		if (!nl)
-			break;
-		pos = (size_t)(nl - b);
-	}
-	return a;
-}
-
-/*
- * For traces not written one event a line (pretty-printed by other tools): walk the array's
- * elements by bracket matching and return the end of the last complete one.
- */
-static size_t last_event_scan(const char *b, size_t len, size_t a)
-{
-	size_t p = a, keep = a, q;
-
-	for (;;) {
-		bool in_str = false;
-		long depth = 0;
-
-		p = skip_ws(b, len, p);
-		if (p >= len || b[p] != '{')
-			return keep;
-		for (q = p; q < len; q++) {
-			char ch = b[q];
-
-			if (in_str) {
-				if (ch == '\\')
-					q++;
-				else if (ch == '"')
-					in_str = false;
-			} else if (ch == '"') {
-				in_str = true;
-			} else if (ch == '{' || ch == '[') {
-				depth++;
-			} else if ((ch == '}' || ch == ']') && --depth == 0) {
-				break;
+		raw = tstream_raw(s, &len);
+		/*
+		 * An arrow is written as its start then its finish, after both slices it binds
+		 * to: a cut between the two leaves a start with no finish, which goes with the
+		 * cut tail. Starts wait for the next other event.
+		 */
+		if (ph && !strcmp(ph, "s") && held.len + len < RECOVER_HOLD_MAX) {
+			if (hold(&held, raw, len)) {
+				ret = errf(err, errlen, -ENOMEM, "%s", strerror(ENOMEM));
+				goto out;
 			}
+			continue;
 		}
-		if (q >= len)
-			return keep;
-		keep = q + 1;
-		p = skip_ws(b, len, keep);
-		if (p >= len || b[p] != ',')
-			return keep;
-		p++;
+		if (held.len) {
+			/* the first event's comma is not written */
+			size_t skip = ri->kept_events ? 0 : 2;
+
+			jw_raw(w, held.buf + skip, held.len - skip);
+			ri->kept_events += held.n;
+			held.len = held.n = 0;
+		}
+		if (ri->kept_events)
+			jw_raw(w, ",\n", 2);
+		else
+			jw_raw(w, "\n", 1);
+		jw_raw(w, raw, len);
+		jw_commit(w);
+		ri->kept_events++;
+		kept_end = tstream_raw_end(s);
 	}
+	if (!r && !tstream_in_events(s)) {
+		ret = errf(err, errlen, -EINVAL, "not a trace: no \"traceEvents\" array");
+		goto out;
+	}
+	if (!r) {
+		/* whole: the rest of the header after the events */
+		head = tstream_head_text(s, &hlen, &at);
+		if (!header)
+			jw_raw(w, head, at + 1);
+		if (held.len) {
+			size_t skip = ri->kept_events ? 0 : 2;
+
+			jw_raw(w, held.buf + skip, held.len - skip);
+			ri->kept_events += held.n;
+		}
+		if (tstream_in_events(s)) {
+			jw_raw(w, "\n", 1);
+			jw_raw(w, head + at + 1, hlen - at - 1);
+		}
+		jw_raw(w, "\n", 1);
+		ret = RECOVER_COMPLETE;
+		goto out;
+	}
+	if (!tstream_cut(s) && !tstream_gzip_cut(s)) {
+		ret = errf(err, errlen, -EBADMSG, "not valid JSON at %s; not a cut either (recover "
+			   "closes a trace whose writer died)", perr);
+		goto out;
+	}
+	if (!tstream_in_events(s)) {
+		ret = errf(err, errlen, -EINVAL, "not a trace cut short: the input ends (%s) "
+			   "before a \"traceEvents\" array", perr);
+		goto out;
+	}
+	if (!header) {
+		head = tstream_head_text(s, &hlen, &at);
+		jw_raw(w, head, at + 1);
+	}
+	if (tstream_head(s) == NULL && head[0] == '[')
+		jw_raw(w, "\n]\n", 3);	/* a bare array */
+	else
+		jw_raw(w, tail, sizeof(tail) - 1);
+	ri->dropped_bytes = tstream_bytes(s) - kept_end;
+	ret = RECOVER_REPAIRED;
+out:
+	free(held.buf);
+	return ret;
 }
 
 int recover_buffer(char **bufp, size_t *lenp, struct recover_info *ri, char *err, size_t errlen)
 {
-	static const char tail[] = "\n],\"spyreRecovered\":true}\n";
-	size_t len = *lenp, a, keep, t, start = 0;
-	char *buf = *bufp, *nb;
-	bool flow_s = false;
-	char perr[128];
-	struct jv *doc;
+	struct tstream *s = tstream_open_mem(*bufp, *lenp, 0);
+	struct jw *w = jw_memopen();
+	char *out;
+	size_t len;
+	int ret;
 
-	memset(ri, 0, sizeof(*ri));
-	a = array_start(buf, len);
-	if (!a)
-		return errf(err, errlen, -EINVAL, "not a Chrome trace: no \"traceEvents\":[ in its "
-			    "first MiB");
-	keep = last_event_line(buf, len, a, &start, &flow_s);
-	/*
-	 * An arrow is written as its start then its finish, after both slices it binds to: a cut
-	 * between the two leaves a start with no finish, which goes with the cut tail.
-	 */
-	while (keep > a && flow_s)
-		keep = last_event_line(buf, start, a, &start, &flow_s);
-	if (keep == a)
-		keep = last_event_scan(buf, len, a);
-
-	/*
-	 * A complete trace ends in '}' after the array; a cut one ends inside the array, often
-	 * right after an event's '}', so only a '}' past the last event is worth a full parse.
-	 */
-	t = len;
-	while (t > 0 && is_ws(buf[t - 1]))
-		t--;
-	if (keep < t && buf[t - 1] == '}') {
-		doc = jv_parse(buf, len, NULL, 0);
-		if (doc) {
-			ri->kept_events = jv_len(jv_get(doc, "traceEvents"));
-			jv_free(doc);
-			return RECOVER_COMPLETE;
-		}
-	}
-
-	nb = realloc(buf, keep + sizeof(tail));
-	if (!nb)
+	if (!s || !w) {
+		tstream_close(s);
+		free(jw_mem_take(w, NULL));
 		return errf(err, errlen, -ENOMEM, "%s", strerror(ENOMEM));
-	memcpy(nb + keep, tail, sizeof(tail));
-	*bufp = nb;
-	*lenp = keep + sizeof(tail) - 1;
-	ri->dropped_bytes = len - keep;
-	doc = jv_parse(nb, *lenp, perr, sizeof(perr));
-	if (!doc)
-		return errf(err, errlen, -EBADMSG, "still not valid JSON after dropping the cut "
-			    "tail: %s", perr);
-	ri->kept_events = jv_len(jv_get(doc, "traceEvents"));
-	jv_free(doc);
-	return RECOVER_REPAIRED;
+	}
+	ret = recover_stream(s, w, ri, err, errlen);
+	tstream_close(s);
+	out = jw_mem_take(w, &len);
+	if (ret == RECOVER_REPAIRED) {
+		if (!out)
+			return errf(err, errlen, -ENOMEM, "%s", strerror(ENOMEM));
+		free(*bufp);
+		*bufp = out;
+		*lenp = len;
+		return ret;
+	}
+	free(out);
+	return ret;
 }
 
 int recover_out_path(const char *in, bool gzip, char *out, size_t outlen)
@@ -211,93 +207,82 @@ int recover_out_path(const char *in, bool gzip, char *out, size_t outlen)
 	return 0;
 }
 
-/* Takes @fd. */
-static int write_out(int fd, const char *data, size_t len, bool gzip)
+int recover_file(const char *path, const char *opath, bool force, FILE *out, char *outpath,
+		 size_t outpath_len)
 {
-	gzFile gz;
-	int err = 0;
-
-	if (!gzip) {
-		while (len) {
-			ssize_t n = write(fd, data, len);
-
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				err = -errno;
-				break;
-			}
-			data += n;
-			len -= (size_t)n;
-		}
-		if (close(fd) && !err)
-			err = -errno;
-		return err;
-	}
-	gz = gzdopen(fd, "wb6");
-	if (!gz) {
-		close(fd);
-		return -ENOMEM;
-	}
-	/* zlib reports write failures through errno only */
-	errno = 0;
-	while (len && !err) {
-		unsigned int chunk = len > (1u << 30) ? 1u << 30 : (unsigned int)len;
-
-		if (gzwrite(gz, data, chunk) != (int)chunk)
-			err = errno ? -errno : -EIO;
-		data += chunk;
-		len -= chunk;
-	}
-	if (gzclose_w(gz) != Z_OK && !err)
-		err = errno ? -errno : -EIO;
-	return err;
-}
-
-int recover_file(const char *path, FILE *out, char *outpath, size_t outpath_len)
-{
+	char err[320], op[PATH_MAX], tmp[PATH_MAX + 16];
 	struct recover_info ri;
-	struct trace_file tf;
-	char err[256], op[PATH_MAX];
-	int ret, rc = EXIT_OK, fd;
+	struct tstream *s;
+	struct stat st;
+	int ret, rc = EXIT_OK, fd, werr;
+	struct jw *w;
 
 	if (outpath_len)
 		outpath[0] = '\0';
-	if (trace_file_read(path, &tf, err, sizeof(err))) {
+	s = tstream_open(path, err, sizeof(err));
+	if (!s) {
 		pr_err("%s: %s", path, err);
 		return EXIT_ERROR;
 	}
-	if (tf.cut)
-		fprintf(out, "recover: %s: the gzip stream ends early; %zu bytes decompressed\n",
-			path, tf.len);
-	ret = recover_buffer(&tf.data, &tf.len, &ri, err, sizeof(err));
-	if (ret == RECOVER_COMPLETE && !tf.cut) {
-		fprintf(out, "recover: %s: the trace is complete (%zu events), nothing to do\n",
-			path, ri.kept_events);
+	if (opath) {
+		snprintf(op, sizeof(op), "%s", opath);
+	} else if (stat(path, &st) || !S_ISREG(st.st_mode) || !strncmp(path, "/dev/", 5) ||
+		   !strncmp(path, "/proc/", 6)) {
+		/* /dev/stdin.recovered.json would land in /dev, even for stdin from a file */
+		pr_err("%s is not a trace file's name (a pipe?): give -o OUT for the copy", path);
+		rc = EXIT_USAGE;
 		goto out;
-	}
-	if (ret < 0) {
-		pr_err("%s: %s", path, err);
-		rc = EXIT_ERROR;
-		goto out;
-	}
-	/* RECOVER_COMPLETE with a cut gzip stream: the JSON is whole, rewrite a sound .gz */
-	if (recover_out_path(path, tf.gzip, op, sizeof(op))) {
+	} else if (recover_out_path(path, tstream_gzip(s), op, sizeof(op))) {
 		pr_err("%s: output name too long", path);
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
-	fd = open(op, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* written beside it, then linked to its name: no half copy under the name, ever */
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", op);
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		pr_err("%s: %s%s", op, strerror(errno),
-		       errno == EEXIST ? " (refusing to overwrite it)" : "");
+		pr_err("cannot create %s: %s", tmp, strerror(errno));
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
-	ret = write_out(fd, tf.data, tf.len, tf.gzip);
+	w = jw_fdopen(fd, str_ends_with(op, ".gz") ? 6 : 0);
+	if (!w) {
+		close(fd);
+		unlink(tmp);
+		pr_err("%s", strerror(ENOMEM));
+		rc = EXIT_ERROR;
+		goto out;
+	}
+	ret = recover_stream(s, w, &ri, err, sizeof(err));
+	werr = jw_close(w);
+	if (ret == RECOVER_COMPLETE && !tstream_gzip_cut(s)) {
+		unlink(tmp);
+		fprintf(out, "recover: %s: the trace is complete (%zu events), nothing to do\n",
+			path, ri.kept_events);
+		goto out;
+	}
+	if (ret < 0 || werr) {
+		unlink(tmp);
+		if (ret < 0)
+			pr_err("%s: %s", path, err);
+		else
+			pr_err("writing %s: %s", op, strerror(-werr));
+		rc = ret < 0 ? EXIT_ERROR : EXIT_OUTPUT;
+		goto out;
+	}
+	if (tstream_gzip_cut(s))
+		fprintf(out, "recover: %s: the gzip stream ends early; %llu bytes decompressed\n",
+			path, (unsigned long long)tstream_bytes(s));
+	/* RECOVER_COMPLETE with a cut gzip stream: the JSON is whole, rewritten as sound gzip */
+	ret = 0;
+	if (link(tmp, op)) {
+		ret = errno == EEXIST ? output_exists_err(op) : -errno;
+		if (ret == -EEXIST && force)
+			ret = rename(tmp, op) ? -errno : 0;
+	}
+	unlink(tmp);
 	if (ret) {
-		pr_err("%s: %s", op, strerror(-ret));
-		unlink(op);
+		pr_err("cannot create %s: %s%s", op, strerror(-ret), output_err_hint(ret));
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
@@ -306,11 +291,11 @@ int recover_file(const char *path, FILE *out, char *outpath, size_t outpath_len)
 	fprintf(out, "recover: wrote %s (%zu events kept, %zu bytes dropped)\n", op,
 		ri.kept_events, ri.dropped_bytes);
 out:
-	trace_file_free(&tf);
+	tstream_close(s);
 	return rc;
 }
 
-int cmd_recover(const char *path)
+int cmd_recover(const char *path, const char *opath, bool force)
 {
-	return recover_file(path, stdout, NULL, 0);
+	return recover_file(path, opath, force, stdout, NULL, 0);
 }

@@ -7,8 +7,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Exit codes per env.h: 0 written or nothing to do, others for unreadable input or output. */
-int cmd_recover(const char *path);
+/*
+ * Exit codes per exitcodes.h: 0 written or nothing to do, others for unreadable input or
+ * output. @opath: the copy's name (NULL: recover_out_path's); @force: replace it.
+ */
+int cmd_recover(const char *path, const char *opath, bool force);
 
 /* recover_buffer() results besides -errno */
 #define RECOVER_REPAIRED	0
@@ -21,11 +24,10 @@ struct recover_info {
 
 /*
  * Repair a cut trace held in the malloc'd buffer *@buf (@len bytes): drop the partial tail
- * after the last complete event line and close the document. *@buf may be reallocated; on
- * RECOVER_REPAIRED *@len is the repaired length and the result was proven to parse.
- * Returns RECOVER_COMPLETE (untouched) when the input already parses, -EINVAL when it is not a
- * trace (no "traceEvents":[ near the start), -EBADMSG when the repaired text still does not
- * parse, -ENOMEM. A message goes to @err.
+ * after the last complete event and close the document. On RECOVER_REPAIRED *@buf is replaced
+ * by the repaired text (*@len its length). Returns RECOVER_COMPLETE (untouched) when the input
+ * already parses, -EINVAL when it is not a trace cut short (no "traceEvents" array before the
+ * cut), -EBADMSG when the text has an error that is not a cut, -ENOMEM. A message goes to @err.
  */
 int recover_buffer(char **buf, size_t *len, struct recover_info *ri, char *err, size_t errlen);
 
@@ -39,6 +41,7 @@ int recover_out_path(const char *in, bool gzip, char *out, size_t outlen);
  * cmd_recover with the report going to @out; the output path is copied to @outpath when
  * @outpath_len > 0 (empty when nothing was written). Returns an exit code.
  */
-int recover_file(const char *path, FILE *out, char *outpath, size_t outpath_len);
+int recover_file(const char *path, const char *opath, bool force, FILE *out, char *outpath,
+		 size_t outpath_len);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A trace file read whole into memory, plain or gzip: `check`, `recover` and `merge` parse or
- * repair the text as one buffer.
+ * A trace file read whole into memory, plain or gzip: `merge` parses both its inputs as one
+ * buffer each (check and recover read a stream: tracestream.c).
  */
 #include <errno.h>
 #include <fcntl.h>

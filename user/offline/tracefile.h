@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* A trace file read whole into memory, plain or gzip (check, recover and merge read traces). */
+/* A trace file read whole into memory, plain or gzip: merge, and tests (check and recover stream). */
 #ifndef SPYRE_TRACEFILE_H
 #define SPYRE_TRACEFILE_H
 

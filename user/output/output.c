@@ -36,6 +36,32 @@ static void chown_to_sudo_user(int fd)
 	}
 }
 
+int output_exists_err(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return -EEXIST;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return -EEXIST;
+}
+
+const char *output_err_hint(int err)
+{
+	switch (err) {
+	case -EEXIST:
+		return " (--force replaces it; or -o another name)";
+	case -EISDIR:
+		return " (-o names the file to write, not its directory)";
+	case -ELOOP:
+		return " (a symbolic link: never followed, nor replaced)";
+	}
+	return "";
+}
+
 int output_open(struct output *o, const char *path, bool force)
 {
 	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
@@ -48,21 +74,14 @@ int output_open(struct output *o, const char *path, bool force)
 		/* replace only a regular file; lstat so a symlink is refused, not followed */
 		if (lstat(path, &st))
 			return -errno;
-		if (S_ISLNK(st.st_mode))
-			return -ELOOP;
 		if (!S_ISREG(st.st_mode))
-			return -EEXIST;
+			return output_exists_err(path);
 		if (unlink(path))
 			return -errno;
 		fd = open(path, flags, 0600);
 	}
-	if (fd < 0) {
-		int err = -errno;
-
-		if (err == -EEXIST && !lstat(path, &st) && S_ISLNK(st.st_mode))
-			return -ELOOP;
-		return err;
-	}
+	if (fd < 0)
+		return errno == EEXIST ? output_exists_err(path) : -errno;
 	chown_to_sudo_user(fd);
 	o->gzip = output_is_gzip(path);
 	/* level 1: the consumer must keep up with millions of events/s */

@@ -15,8 +15,15 @@ struct output {
 	bool gzip;
 };
 
-/* *.gz -> gzip. -EEXIST when the file exists and !force; -ELOOP for a symlink. */
+/*
+ * *.gz -> gzip. -EEXIST when the file exists and !force; -EISDIR for a directory (with or
+ * without force); -ELOOP for a symlink.
+ */
 int output_open(struct output *o, const char *path, bool force);
+/* What stands at @path that an output may not replace: -EISDIR, -ELOOP, else -EEXIST. */
+int output_exists_err(const char *path);
+/* The hint after "cannot create FILE: strerror(-err)" for output_open's errors, or "". */
+const char *output_err_hint(int err);
 void output_close(struct output *o);
 /*
  * The name of file @part (0, 1, ...) of a run written to @path in parts (--switch-output):
