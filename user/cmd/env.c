@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "cmd/env.h"
 #include "common/log.h"
 #include "common/parse.h"
@@ -81,6 +83,7 @@ enum {
 	OPT_MAX_PROBES,
 	OPT_ALLOW_MISSING,
 	OPT_MAX_OVERHEAD,
+	OPT_KILL,
 };
 
 struct opt_def {
@@ -156,6 +159,10 @@ static const struct opt_def opt_defs[] = {
 	  "libraries' build ids; device memory's live blocks name theirs. The\n"
 	  "kernel walks frame pointers: code built without them gives short\n"
 	  "stacks. A table asks per probe with stack=1" },
+	{ "kill", OPT_KILL, "SIGNAL|none", FOR_TRACE | NOT_FLEET, SEC_TRACE,
+	  "-- CMD: a job still running when tracing stops (-d, a signal to\n"
+	  "the tracer) gets SIGNAL (default TERM; KILL " STR(LAUNCH_GRACE_S) " s later if it has\n"
+	  "not ended); none leaves it running (said on stderr)" },
 	{ "quiet", 'q', NULL, FOR_TRACE, SEC_TRACE,
 	  "no summary at exit" },
 
@@ -314,7 +321,8 @@ static const struct {
 	int code;
 	const char *what;
 } exit_defs[] = {
-	{ EXIT_OK, "ok" },
+	{ EXIT_OK, "ok (-- CMD: the job's own status when it failed, 128+N when signal N "
+	  "killed it)" },
 	{ EXIT_ERROR, "error" },
 	{ EXIT_USAGE, "usage" },
 	{ EXIT_NO_PID, "no such process" },
@@ -689,6 +697,26 @@ static int driver_funcs_parse(const char *list, struct vfio_funcs *out)
 	}
 }
 
+/* --kill SIGNAL: "none" (0), a number, or a name with or without "SIG" in any case; or -1 */
+static int kill_signal_parse(const char *s)
+{
+	unsigned long long v;
+
+	if (!strcmp(s, "none"))
+		return 0;
+	if (!parse_uint(s, SIGRTMIN - 1, &v))
+		return v ? (int)v : -1;
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (int sig = 1; sig < SIGRTMIN; sig++) {
+		const char *name = sigabbrev_np(sig);
+
+		if (name && !strcasecmp(s, name))
+			return sig;
+	}
+	return -1;
+}
+
 /* One option's argument into @env: 0, or the exit code of a bad value. */
 static int take_option(struct env *env, int key, const char *arg, int *verbosity)
 {
@@ -735,6 +763,12 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 	case OPT_MAX_OVERHEAD:
 		if (parse_percent(arg, 10000, &env->max_overhead))
 			return usage_err("--max-overhead wants a percentage > 0, e.g. 10");
+		break;
+	case OPT_KILL:
+		env->kill_sig = kill_signal_parse(arg);
+		if (env->kill_sig < 0)
+			return usage_err("--kill wants a signal (TERM, INT, KILL, a number) or none, "
+					 "not '%s'", arg);
 		break;
 	case OPT_READY:
 		env->ready_file = arg;
@@ -851,6 +885,9 @@ static int check_trace(struct env *env, const bool *seen)
 	}
 	if (!env->window != !env->period || env->window > env->period)
 		return usage_err("--window and --period go together, window <= period");
+	if (seen[opt_find(OPT_KILL) - opt_defs] && !env->argv_cmd)
+		return usage_err("--kill is for a job launched with -- CMD (one it did not start, "
+				 "the tracer leaves alone)");
 	if (env->output && env->output_dir)
 		return usage_err("-o and --output-dir exclude each other");
 	if (env->window && !env->output_dir)
@@ -899,6 +936,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	 */
 	env->ringbuf_mb = 16;
 	env->driver = VFIO_MODE_AUTO;
+	env->kill_sig = SIGTERM;
 	env->cmd = parse_cmd(argc, argv);
 	/*
 	 * The build's man page generator (tools/gen-man.sh), not a user's option: outside the

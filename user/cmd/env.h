@@ -11,12 +11,16 @@
 
 struct vfio_funcs;	/* attach/vfio.h */
 
+/* --kill: how long a launched job has after its signal before SIGKILL */
+#define LAUNCH_GRACE_S	3
+
 enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE };
 
 struct env {
 	enum spyre_cmd cmd;
 	pid_t pid;
 	char **argv_cmd;	/* -- CMD ARGS: launch and trace from the start */
+	int kill_sig;		/* --kill: what a launched job still running at the end gets; 0 none */
 	const char *output;
 	double duration;	/* seconds; 0 = until SIGINT/SIGTERM or target exit */
 	const char **probe_args;	/* --probe, in order */

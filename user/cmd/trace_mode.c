@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,51 @@ static int attach_target(struct session *s)
 	return session_driver_end(s);
 }
 
+/*
+ * Launch mode's end, once the trace is written: a job the tracer outlived (-d, a signal to
+ * the tracer alone, a write error) is stopped (--kill) or said to run on; one that ended by
+ * itself is reaped. The exit code is the tracer's own failure (@rc) if any, else the job's
+ * failure as a shell's $? has it (perf, strace), else no runtime ever loaded (5, as by PID).
+ */
+static int launch_end(struct session *s, struct launch *l, int rc)
+{
+	const struct env *env = s->env;
+	const char *cmd = env->argv_cmd[0];
+	int status = 0, job_rc = 0, err;
+	char sig[32];
+
+	if (!s->target_gone && !env->kill_sig) {
+		pr_info("%s (pid %d) still runs: tracing stopped, the job was left running "
+			"(--kill none)", cmd, l->pid);
+		l->pid = -1;	/* not ours to reap */
+	} else if (!s->target_gone) {
+		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(env->kill_sig) ?: "?");
+		pr_info("stopping %s (pid %d) with %s: tracing stopped before it ended (--kill "
+			"none leaves it running)", cmd, l->pid, sig);
+		err = launch_stop(l, env->kill_sig, LAUNCH_GRACE_S * 1000, &status);
+		if (err < 0)
+			pr_warn("cannot stop %s: %s", cmd, strerror(-err));
+		else if (err)
+			pr_info("%s had not ended %d s after %s: killed (SIGKILL)", cmd,
+				LAUNCH_GRACE_S, sig);
+	} else {
+		/* an exit the session saw may be reaped already (session_window_end) */
+		if (waitpid(l->pid, &status, 0) != l->pid)
+			status = s->end.exit_known ? s->end.exit_code : 0;
+		l->pid = -1;
+		job_rc = launch_shell_status(status);
+	}
+	if (rc != EXIT_OK && rc != EXIT_TARGET_KILLED)
+		return rc;
+	if (!s->t.cnt)
+		pr_warn("no Spyre runtime in %s: %s no library the probe table matches "
+			"(`spyre-bpftrace list` shows the tables)", cmd,
+			s->target_gone ? "it ended having mapped" : "while traced it mapped");
+	if (job_rc)
+		return job_rc;
+	return s->t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;
+}
+
 /* Trace mode: one process (or a launched command), one trace file, one window until it stops. */
 int cmd_trace(struct env *env, struct probe_table *table)
 {
@@ -165,6 +211,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	uint64_t mono_ns, real_ns;
 	struct output out = {};
 	struct session s = {};
+	FILE *sum_out = env->argv_cmd ? stderr : stdout;
 	char default_out[96];
 	int rc, err;
 
@@ -224,10 +271,13 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	session_loop(&s, 0);
 	session_window_end(&s, 0);
 	rc = session_exit_code(&s);
+	if (env->argv_cmd)
+		rc = launch_end(&s, &launch, rc);
+	/* launch mode: the job's own output is on stdout, the tracer's goes beside it */
 	if (!env->quiet)
-		summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);
+		summary_print(sum_out, &s.cons, &s.t, s.tr.counters, &s.end);
 	if (!env->quiet && s.vfio)
-		driver_summary(s.vfio, s.cons.vfio, stdout);
+		driver_summary(s.vfio, s.cons.vfio, sum_out);
 	pr_info("wrote %s (%llu events)%s; open it in https://ui.perfetto.dev or chrome://tracing",
 		env->output, (unsigned long long)s.cons.events, !s.target_gone ? "" :
 		run_end_signal(&s.end) ? ", target killed" : ", target exited");
