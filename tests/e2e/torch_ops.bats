@@ -123,6 +123,6 @@ trace_py() {
 	[[ "$output" == *"fromFile"* ]]
 	run "$TOOL" list -p "$JOB_PID" --no-default --probes trch
 	echo "$output"
-	[ "$status" -eq 1 ]
-	[[ "$output" == *"trch: no such file, nor a built-in table (spyre, torch)"* ]]
+	[ "$status" -eq 2 ]	# a usage error, with the name it most likely meant
+	[[ "$output" == *"trch: no such file, nor a built-in table (spyre, torch); did you mean torch?"* ]]
 }

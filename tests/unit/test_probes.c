@@ -780,8 +780,12 @@ TEST(probes_builtin_tables)
 	CHECK(n > 20);
 	probes_free(&t);
 	/* a name that is neither: says which names there are */
-	CHECK_EQ_INT(probes_load(&t, "torhc", err, sizeof(err)), -ENOENT);
-	CHECK(strstr(err, "torhc: no such file, nor a built-in table (spyre, torch)"));
+	CHECK_EQ_INT(probes_load(&t, "torhc", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "torhc: no such file, nor a built-in table (spyre, torch); did you mean "
+		     "torch?"));
+	/* nothing near: no guess */
+	CHECK_EQ_INT(probes_load(&t, "xyzzy", err, sizeof(err)), -EINVAL);
+	CHECK(!strstr(err, "did you mean"));
 	/* the built-in name wins over a file of that name in the current directory; ./torch is
 	 * the file, and a name without '/' that is no table is a file */
 	CHECK(mkdtemp(dir) && getcwd(cwd, sizeof(cwd)) && !chdir(dir));

@@ -103,7 +103,8 @@ int cmd_list(const struct env *env, struct probe_table *table)
 		cost_calibrate_free(cal);
 		retcheck_free(rcheck);
 		retcheck_free(emucheck);
-		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
+		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID :
+		       err == -EACCES || err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 	}
 	rc = 0;
 	for (int i = 0; i < table->cnt; i++) {

@@ -99,7 +99,8 @@ struct opt_def {
 
 static const struct opt_def opt_defs[] = {
 	{ "pid", 'p', "PID", FOR_TRACE | FOR_LIST, SEC_TRACE,
-	  "process to trace (its runtime libraries must be mapped)" },
+	  "process to trace (its runtime libraries must be mapped); a\n"
+	  "thread's id stands for its process" },
 	{ "output", 'o', "FILE", FOR_TRACE | FOR_MERGE, SEC_TRACE,
 	  "trace file (default spyre-trace-PID.json); *.gz writes gzip" },
 	{ "duration", 'd', "DUR", FOR_TRACE, SEC_TRACE,

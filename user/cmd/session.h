@@ -149,5 +149,10 @@ int session_exit_code(const struct session *s);
 
 /* Refuse what cannot be traced, with the reason: gone, zombie, kernel thread. */
 int check_pid(pid_t pid);
+/*
+ * -p TID, a thread of a process (its id is in /proc, unlisted): the process's id, said ("TID
+ * is a thread of process PID: @doing process PID"); any other @pid as it is.
+ */
+pid_t thread_process(pid_t pid, const char *doing);
 
 #endif

@@ -103,7 +103,8 @@ static int resolve_target(struct session *s, struct probe_table *table)
 		return EXIT_USAGE;
 	if (err < 0) {
 		pr_err("cannot read the mappings of %d: %s", env->pid, strerror(-err));
-		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
+		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID :
+		       err == -EACCES || err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 	}
 	/* a runtime we cannot read is not the same as no runtime: say which */
 	if (target_warn_unreadable(t) && !t->cnt)

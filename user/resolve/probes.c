@@ -16,6 +16,7 @@
 
 #include "common/array.h"
 #include "resolve/globcap.h"
+#include "resolve/nearmiss.h"
 #include "resolve/probes.h"
 #include "common/utf8.h"
 
@@ -960,8 +961,17 @@ int probes_load(struct probe_table *t, const char *arg, char *err, size_t errlen
 			if (!strcmp(builtin[i].name, arg))
 				return probes_parse_text(t, builtin[i].text, arg, err, errlen);
 		if (access(arg, F_OK) && errno == ENOENT) {
-			fail(&c, "%s: no such file, nor a built-in table (spyre, torch)", arg);
-			return -ENOENT;
+			struct nearmiss m = {};
+			char near[128];
+
+			for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+				nearmiss_offer(&m, arg, builtin[i].name);
+			nearmiss_format(&m, near, sizeof(near));
+			nearmiss_free(&m);
+			/* a usage error: a typo of a name more often than a file gone */
+			fail(&c, "%s: no such file, nor a built-in table (spyre, torch)%s%s%s", arg,
+			     *near ? "; did you mean " : "", near, *near ? "?" : "");
+			return -EINVAL;
 		}
 	}
 	return probes_parse_file(t, arg, err, errlen);

@@ -207,8 +207,8 @@ bool probes_builtin(const char *name);
 const char *probes_builtin_name(size_t i);
 /*
  * --probes ARG: the built-in table named ARG when ARG has no '/' and names one, else the file
- * ARG (probes_parse_file). -ENOENT, with a message naming the built-in tables, when ARG has no
- * '/' and is neither.
+ * ARG (probes_parse_file). -EINVAL (a usage error), with a message naming the built-in tables
+ * and the one a typo most likely meant, when ARG has no '/' and is neither.
  */
 int probes_load(struct probe_table *t, const char *arg, char *err, size_t errlen);
 
