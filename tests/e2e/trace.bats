@@ -154,6 +154,32 @@ assert n["myAlloc"] == c["flex::FlexAllocator::allocate"], (n, c)
 PY
 }
 
+@test "--probe as perf and bpftrace users type it: uprobe:PATH:SYMBOL and PATH:SYMBOL, exact calls" {
+	start_job --iters 10
+	lib=$(readlink -f "$BUILD/mock/libflex.so")
+	# the mapped file's path, once with bpftrace's prefix, once spelled through ".."
+	start_tracer --no-default --probe "uprobe:$lib:flex::RuntimeStream::synchronize" \
+		--probe "$BUILD/tests/../mock/libflex.so:flex::FlexAllocator::allocate:myAlloc" \
+		-o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
+n = collections.Counter(e["name"] for e in d["traceEvents"]
+                        if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
+assert set(n) == {"flex::RuntimeStream::synchronize", "myAlloc"}, n
+assert n["flex::RuntimeStream::synchronize"] == c["flex::RuntimeStream::synchronize"] > 0, (n, c)
+assert n["myAlloc"] == c["flex::FlexAllocator::allocate"] > 0, (n, c)
+PY
+	# a path to another file of that name is no match: exit 10, that name offered
+	run "$TOOL" list -p "$JOB_PID" --no-default --probe "/nope/libflex.so:flex::getNumDevices"
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"no mapped library matches '/nope/libflex.so'"*"near misses: libflex.so"* ]]
+}
+
 @test "instant probes are thread-scoped ph:i events, one per call" {
 	start_job --iters 10
 	printf 'libflex.so* flex::RuntimeStream::query name=queryHit type=instant arg1=s:x\n' \

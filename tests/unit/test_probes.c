@@ -351,12 +351,13 @@ TEST(probes_field_limits)
 	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "cat is too long"));
 
-	memset(big, 'l', 128);
-	big[128] = '\0';
+	/* a path fits as LIB: 255 bytes */
+	memset(big, 'l', 256);
+	big[256] = '\0';
 	snprintf(text, sizeof(text), "%s s\n", big);
 	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "LIB_GLOB is too long"));
-	snprintf(text, sizeof(text), "%.127s s\n", big);
+	snprintf(text, sizeof(text), "%.255s s\n", big);
 	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), 0);
 
 	memset(big, 's', 256);
@@ -585,6 +586,57 @@ TEST(probes_cli)
 		}
 	}
 	CHECK_EQ_INT(t.cnt, 4);
+	probes_free(&t);
+}
+
+/* perf's and bpftrace's spellings: uprobe:LIB:SYM, u:LIB:SYM, and LIB as the file's path */
+TEST(probes_cli_uprobe_prefix_and_paths)
+{
+	char dir[] = "/tmp/test_probes_pathXXXXXX", lib[160], odd[200], cwd[4096];
+	struct probe_table t = {};
+	char err[256];
+	FILE *f;
+
+	CHECK_EQ_INT(probes_parse_cli(&t, "uprobe:/opt/x/libflex.so:flex::getNumDevices", err,
+				      sizeof(err)), 0);
+	CHECK_EQ_INT(probes_parse_cli(&t, "u:libflex.so:flex::getNumDevices:gnd", err,
+				      sizeof(err)), 0);
+	/* without a LIB:SYMBOL after it, "uprobe" is the LIB ("uprobe::x" a C++ name) */
+	CHECK_EQ_INT(probes_parse_cli(&t, "uprobe:uprobe::x", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 3);
+	if (t.cnt == 3) {
+		/* a path that does not exist stays as given: it resolves nowhere, said so */
+		CHECK_STR(t.specs[0].lib, "/opt/x/libflex.so");
+		CHECK_STR(t.specs[0].sym, "flex::getNumDevices");
+		CHECK_STR(t.specs[1].lib, "libflex.so");
+		CHECK_STR(t.specs[1].name, "gnd");
+		CHECK_STR(t.specs[2].lib, "uprobe");
+		CHECK_STR(t.specs[2].sym, "uprobe::x");
+	}
+	probes_free(&t);
+
+	/* an existing file's path as the maps give it: canonical, whatever the spelling */
+	CHECK(mkdtemp(dir) && getcwd(cwd, sizeof(cwd)));
+	snprintf(lib, sizeof(lib), "%s/libx.so", dir);
+	f = fopen(lib, "w");
+	CHECK(f);
+	if (f)
+		fclose(f);
+	snprintf(odd, sizeof(odd), "%s/./../%s/libx.so:foo", dir, strrchr(dir, '/') + 1);
+	CHECK_EQ_INT(probes_parse_cli(&t, odd, err, sizeof(err)), 0);
+	CHECK(!chdir(dir));
+	CHECK_EQ_INT(probes_parse_cli(&t, "uprobe:./libx.so:foo", err, sizeof(err)), 0);
+	/* a glob is the user's: not touched */
+	CHECK_EQ_INT(probes_parse_cli(&t, "./libx*.so:foo", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 3);
+	if (t.cnt == 3) {
+		CHECK_STR(t.specs[0].lib, lib);
+		CHECK_STR(t.specs[1].lib, lib);
+		CHECK_STR(t.specs[2].lib, "./libx*.so");
+	}
+	CHECK(!chdir(cwd));
+	unlink(lib);
+	rmdir(dir);
 	probes_free(&t);
 }
 

@@ -108,7 +108,8 @@ static const struct opt_def opt_defs[] = {
 	  "SIGINT/SIGTERM or target exit)" },
 	{ "probe", OPT_PROBE, "LIB:SYMBOL_GLOB[:NAME]", FOR_TRACE | FOR_LIST, SEC_TRACE,
 	  "add a probe (repeatable); '::' belongs to C++ names;\n"
-	  "NAME may hold {1}, {2}...: what the glob's '*' matched" },
+	  "NAME may hold {1}, {2}...: what the glob's '*' matched; LIB may\n"
+	  "be the file's path, uprobe:LIB:SYMBOL as bpftrace has it" },
 	{ "probes", OPT_PROBES, "FILE|NAME", FOR_TRACE | FOR_LIST, SEC_TRACE,
 	  "add the probes of a spec file, or of the built-in table NAME\n"
 	  "(torch: PyTorch's ops, autograd, CPU allocator; spyre: the\n"

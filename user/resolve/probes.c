@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -742,8 +743,22 @@ static int parse_line(const struct pctx *c, const char *p, const char *end,
 	return check_spec(c, s, has_ret);
 }
 
-static int table_add(struct probe_table *t, const struct probe_spec *s)
+/*
+ * A LIB with '/' names the file by its path, which the maps give canonical: the user's own
+ * spelling (relative, through a symbolic link) made so too, when it is no glob and exists.
+ */
+static void canonical_lib(struct probe_spec *s)
 {
+	char real[PATH_MAX];
+
+	if (strchr(s->lib, '/') && !strpbrk(s->lib, "*?[") && realpath(s->lib, real) &&
+	    strlen(real) < sizeof(s->lib))
+		strcpy(s->lib, real);
+}
+
+static int table_add(struct probe_table *t, struct probe_spec *s)
+{
+	canonical_lib(s);
 	/* the count is an int */
 	if (t->cnt == INT32_MAX ||
 	    array_reserve(&t->specs, &t->cap, (size_t)t->cnt + 1, sizeof(*t->specs), 16))
@@ -860,6 +875,15 @@ out:
 	return ret;
 }
 
+/* Whether @s has a ':' that is not part of a "::" */
+static bool lone_colon(const char *s)
+{
+	for (const char *p = s; (p = strchr(p, ':')); p += strspn(p, ":"))
+		if (strspn(p, ":") == 1)
+			return true;
+	return false;
+}
+
 int probes_parse_cli(struct probe_table *t, const char *arg, char *errbuf, size_t errlen)
 {
 	struct pctx c = { "--probe", 0, errbuf, errlen };
@@ -874,6 +898,18 @@ int probes_parse_cli(struct probe_table *t, const char *arg, char *errbuf, size_
 		errbuf[0] = '\0';
 	if (!t || !arg)
 		return fail(&c, "no table or argument");
+	/*
+	 * bpftrace's and perf's spelling: uprobe:LIB:SYMBOL (u: for short), when what follows
+	 * still has its LIB:SYMBOL (else "uprobe" is the LIB: "uprobe:foo", "u:ns::f")
+	 */
+	for (const char *const *pre = (const char *const[]){ "uprobe:", "u:", NULL }; *pre; pre++) {
+		size_t n = strlen(*pre);
+
+		if (!strncmp(arg, *pre, n) && lone_colon(arg + n)) {
+			arg += n;
+			break;
+		}
+	}
 	end = arg + strlen(arg);
 	/* a lone ':' separates fields, "::" is C++ scope inside the symbol */
 	for (p = arg; *p;) {

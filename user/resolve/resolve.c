@@ -94,11 +94,23 @@ static bool lib_matches(const struct probe_spec *s, const char *name)
 	return name && fnmatch(s->lib, name, 0) == 0;
 }
 
-/* A library glob matches the file's basename, its DT_SONAME, or the name it was asked by. */
+/*
+ * A library glob matches the file's basename, its DT_SONAME, or the name it was asked by
+ * (@soname, @alias: NULL when none); one with '/' the file's @path (canonical, as the maps
+ * and target_add_lib have it): `--probe /opt/lib/libflex.so:...` as perf and bpftrace take it.
+ */
+static bool lib_file_matches(const struct probe_spec *s, const char *path, const char *soname,
+			     const char *alias)
+{
+	if (strchr(s->lib, '/'))
+		return lib_matches(s, path);
+	return lib_matches(s, path_basename(path)) || lib_matches(s, soname) ||
+	       lib_matches(s, alias);
+}
+
 static bool lib_named(const struct probe_spec *s, const struct rlib *l)
 {
-	return lib_matches(s, path_basename(l->path)) || lib_matches(s, l->soname) ||
-	       lib_matches(s, l->alias);
+	return lib_file_matches(s, l->path, l->soname, l->alias);
 }
 
 bool target_lib_matches(const struct target *t, int s, int l)
@@ -552,7 +564,7 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	for (int i = 0; i < t->table->cnt; i++) {
 		const struct probe_spec *sp = &t->table->specs[i];
 
-		if (lib_matches(sp, base) || lib_matches(sp, soname) || lib_matches(sp, alias))
+		if (lib_file_matches(sp, path, soname, alias))
 			specs[n++] = i;
 	}
 	if (!n) {
@@ -710,8 +722,7 @@ static int on_map(const struct map_entry *e, void *ctx)
 	if (soname)
 		note_also(c->t, soname);
 	for (int i = 0; i < c->t->table->cnt && !any; i++)
-		any = lib_matches(&c->t->table->specs[i], base) ||
-		      lib_matches(&c->t->table->specs[i], soname);
+		any = lib_file_matches(&c->t->table->specs[i], e->path, soname, NULL);
 	if (!any)
 		return 0;
 	n = resolve_lib(c->t, e->path, open_path, e->dev_major, e->dev_minor, e->inode, NULL);
@@ -1414,11 +1425,14 @@ const char *target_why_missing(const struct target *t, int s, char *buf, size_t 
 	if (len)
 		buf[0] = 0;
 	if (!t->spec_libs[s]) {
+		/* a path's near misses are the files of its name mapped from elsewhere */
+		const char *pat = strchr(sp->lib, '/') ? path_basename(sp->lib) : sp->lib;
+
 		PUT("no mapped library matches '%s'", sp->lib);
 		for (int i = 0; i < t->nmapped; i++)
-			nearmiss_offer(&m, sp->lib, t->mapped[i]);
+			nearmiss_offer(&m, pat, t->mapped[i]);
 		for (int i = 0; i < t->nalso; i++)
-			nearmiss_offer(&m, sp->lib, t->also[i]);
+			nearmiss_offer(&m, pat, t->also[i]);
 		/* what the user can pick from: the first few, the count */
 		for (int i = 0; i < t->nmapped && i < 6; i++)
 			PUT("%s%s", i ? ", " : " (mapped: ", t->mapped[i]);
