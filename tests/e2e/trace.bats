@@ -278,3 +278,21 @@ assert all(n[k] == v for k, v in c["calls"].items()), (n, c["calls"])
 assert t["spyreStats"]["entriesDoneByBpf"] == 0, t["spyreStats"]
 PY
 }
+
+@test "aiuStreamQuery's done is the bool query() returned: as many true as the job counted" {
+	# the mock's query() leaves the register above its bool's byte as it found it
+	run "$TOOL" -q -o "$BATS_TEST_TMPDIR/t.json" -- "$MOCK" --iters 5 --threads 2 --quiet \
+		--counts "$BATS_TEST_TMPDIR/counts.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+done = [e["args"]["done"] for e in d["traceEvents"]
+        if e["ph"] == "X" and e["name"] == "aiuStreamQuery"]
+assert len(done) == c["calls"]["flex::RuntimeStream::query"], (len(done), c["calls"])
+assert all(v is True or v is False for v in done), done
+# how many said true depends on the device's pace; the count is the job's
+assert done.count(True) == c["queriesTrue"], (done, c["queriesTrue"])
+PY
+}

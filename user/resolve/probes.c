@@ -317,8 +317,10 @@ static int parse_arg(const struct pctx *c, const char *key, struct tok v, int sr
 		a->fmt = ARG_SIGNED;
 	else if (tok_eq(fmt, "i"))
 		a->fmt = ARG_INT32;
+	else if (tok_eq(fmt, "b"))
+		a->fmt = ARG_BOOL;
 	else
-		return fail(c, "%s: unknown format '%s' (d, i, u or x)", key,
+		return fail(c, "%s: unknown format '%s' (b, d, i, u or x)", key,
 			    quote(fmt, q, sizeof(q)));
 	return 0;
 }

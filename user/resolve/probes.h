@@ -113,8 +113,11 @@ static inline const char *probe_type_name(enum probe_type t)
 	return t == PROBE_CATCH ? "catch" : t == PROBE_UNWIND ? "unwind" :
 	       t == PROBE_INSTANT ? "instant" : "span";
 }
-/* ARG_INT32: a C int; the upper half of its 64-bit register is undefined by the ABI */
-enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32 };
+/*
+ * ARG_INT32: a C int; the upper half of its 64-bit register is undefined by the ABI. ARG_BOOL: a
+ * C++ bool, its low byte alone defined (a query() returning true read as an int was -1396429055)
+ */
+enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32, ARG_BOOL };
 enum dev_role {
 	DEV_NONE = 0, DEV_LAUNCH, DEV_COMPLETE, DEV_DESTROY, DEV_SUBMIT, DEV_SYNC, DEV_QUERY,
 	DEV_KNAME,
