@@ -67,7 +67,7 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"no Spyre runtime in process $JOB_PID"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/t.json" ]	# no empty trace left behind
-	run "$TOOL" list -p "$JOB_PID"
+	run "$TOOL" list -v -p "$JOB_PID"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"NOT RESOLVED: no mapped library matches 'libflex.so*'"* ]]
 }
@@ -214,7 +214,7 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"$f:4: "*"arg9"* ]]
 	printf 'libflex.so* flex::getNumDevices type=sometimes\n' >"$f"
-	run "$TOOL" list -p "$JOB_PID" --probes "$f"
+	run "$TOOL" list -v -p "$JOB_PID" --probes "$f"
 	echo "$output"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"$f:1: "* ]]
@@ -268,7 +268,7 @@ start_unreadable_job() {
 
 @test "unreadable runtime library: list says which library and why" {
 	start_unreadable_job
-	run $NODAC "$TOOL" list -p "$JOB_PID"
+	run $NODAC "$TOOL" list -v -p "$JOB_PID"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"NOT RESOLVED: cannot read $RT/libflex.so: Permission denied"* ]]

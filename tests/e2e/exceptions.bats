@@ -165,7 +165,7 @@ throwjob_traced() {
 @test "a probed return that goes on after the return instruction (the self-test's broken emulator): return sites off, entries only, said everywhere, the job lives" {
 	export SPYRE_RETSITE_SELFTEST=1 SPYRE_TEST_RETSITE_FALLTHROUGH=1
 	start_throwjob normal
-	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'throwjob*:tj_level'
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probe 'throwjob*:tj_level'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	grep -q '^return sites off: the start-up self-test.*went on at the instruction after it' \

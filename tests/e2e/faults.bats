@@ -328,7 +328,7 @@ warm_count() {
 	"$MOCK" --phases 3 --iters 30 --counts "$BATS_TEST_TMPDIR/untraced.json" --quiet
 	start_job --phases 3 --iters 30
 	# the unwinder's sites (libgcc_s) are armed only where the kernel allows the unwind guard
-	"$TOOL" list -p "$JOB_PID" | grep -v ' _Unwind_' >"$BATS_TEST_TMPDIR/sites.txt"
+	"$TOOL" list -v -p "$JOB_PID" | grep -v ' _Unwind_' >"$BATS_TEST_TMPDIR/sites.txt"
 	[ "$(armed_sites "$JOB_PID" "$BATS_TEST_TMPDIR/sites.txt")" -eq 0 ]
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	# the check can fail: while attached, every resolved site holds a breakpoint

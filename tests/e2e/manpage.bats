@@ -125,17 +125,17 @@ PY
 	opts | grep -qx -- --nest-tolerance
 	opts | grep -qx -- --window
 	# each usage line names its subcommand
-	"$TOOL" list --help | head -1 | grep -q '^usage: spyre-bpftrace list -p PID'
+	"$TOOL" list --help | head -1 | grep -q '^usage: spyre-bpftrace list \[-p PID\] \[GLOB\]'
 	[ "$("$TOOL" check --help | grep -c '^ *usage:\|^       spyre-bpftrace')" -eq 1 ]
 	# the synopsis of a subcommand brackets the same long options its help shows
 	MANWIDTH=2000 man -l "$BATS_TEST_TMPDIR/page.8" 2>/dev/null > "$BATS_TEST_TMPDIR/wide.txt"
 	for sub in list check recover merge; do
 		syn=$(grep -m1 "^ *spyre-bpftrace $sub " "$BATS_TEST_TMPDIR/wide.txt" |
 			grep -oE '\[--?[a-zA-Z-]+' | tr -d '[' | sort)
-		# the man synopsis has short names where there are; the fixed words (-p PID, -o OUT)
-		# are outside the brackets
+		# the man synopsis has short names where there are; the fixed words (-o OUT) are
+		# outside the brackets; list's -p is optional, bracketed
 		help=$("$TOOL" $sub --help | grep -oE '^ +(-[a-zA-Z]|    --[a-z-]+)' | tr -d ' ' |
-			grep -vx -- -p | grep -vx -- -o | sort)
+			grep -vx -- -o | sort)
 		[ "$syn" = "$help" ] || { echo "$sub: synopsis '$syn' help '$help'"; false; }
 	done
 }

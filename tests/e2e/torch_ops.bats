@@ -112,12 +112,12 @@ trace_py() {
 	start_job
 	cd "$BATS_TEST_TMPDIR"
 	echo 'libflex.so* flex::RuntimeStream::synchronize name=fromFile' >torch
-	run "$TOOL" list -p "$JOB_PID" --no-default --probes torch
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probes torch
 	echo "$output"
 	[ "$status" -eq 5 ]	# no PyTorch in the mock job
 	[[ "$output" == *"--probes torch is the built-in table; the file is ./torch"* ]]
 	[[ "$output" == *"at::_ops::*::call"* ]]
-	run "$TOOL" list -p "$JOB_PID" --no-default --probes ./torch
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probes ./torch
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"fromFile"* ]]

@@ -122,7 +122,7 @@ PY
 
 @test "list shows resolved probes and why the others did not resolve" {
 	start_job
-	run "$TOOL" list -p "$JOB_PID"
+	run "$TOOL" list -v -p "$JOB_PID"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"aiuDataTransferHtoD"*"flex::RuntimeStream::launchOperationH2D"* ]]
 	[[ "$output" == *"after endbr64"* ]]
@@ -130,9 +130,53 @@ PY
 	echo "$output" | grep "JobPlanStepD2H::construct.*::_M_invoke " | grep -q "single-stepped"
 	! echo "$output" | grep "flex::FlexAllocator::allocate " | grep -q "single-stepped"
 	[[ "$output" == *"NOT RESOLVED: no mapped library matches 'libunwind.so*'"* ]]
-	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'libflex.so:flex::nothing*'
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probe 'libflex.so:flex::nothing*'
 	[ "$status" -eq 10 ]
 	[[ "$output" == *"NOT RESOLVED: no function matching 'flex::nothing*'"* ]]
+}
+
+@test "list is one line a probe by default, a glob keeps the names it matches; a typo of yours says why" {
+	start_job
+	run "$TOOL" list -p "$JOB_PID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	n=$(echo "$output" | sed -n 's/.* probe specs resolved to \([0-9]*\) functions.*/\1/p')
+	[ "$n" -gt 40 ]
+	[[ "$output" == *"process $JOB_PID (mock-spyre-job): "* ]]
+	# a header, one line per function, the count of lines resolving nowhere, the limits
+	[ "$(echo "$output" | grep -c '+0x[0-9a-f]* *~[0-9.]* us')" -eq "$n" ]
+	[ "$(echo "$output" | wc -l)" -eq $((n + 4)) ]
+	[[ "$output" == *"3 lines of the built-in tables resolve nowhere here (-v says which and why)"* ]]
+	echo "$output" | grep -q '^aiuStreamQuery  *flex::RuntimeStream::query  *libflex.so+0x'
+	# the glob: aiu* names, 11 of the default table's here (aiuDmaCallback among them)
+	run "$TOOL" list -p "$JOB_PID" 'aiu*'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c '^aiu[A-Za-z]* .*+0x')" -eq 11 ]
+	! echo "$output" | grep -q '^spyre'
+	# by function too
+	run "$TOOL" list -p "$JOB_PID" 'flex::RuntimeStream::*'
+	[ "$(echo "$output" | grep -c '+0x')" -eq 7 ]
+	run "$TOOL" list -p "$JOB_PID" --probe 'libflex.so:flex::nothing*'
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"--probe: libflex.so flex::nothing*: NOT RESOLVED: no function matching 'flex::nothing*'"* ]]
+}
+
+@test "list without -p prints the tables and the processes that map the runtime" {
+	start_job
+	run "$TOOL" list
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"default:"*"libflex.so*"*"flex::RuntimeStream::query"*"aiuStreamQuery"* ]]
+	echo "$output" | grep -Eq "^ *$JOB_PID +mock-spyre-job +libflex.so$"
+	# not this shell, nor anything else without a library of the tables
+	! echo "$output" | grep -Eq "^ *$$ "
+	run "$TOOL" list 'aiuStream*'
+	[ "$(echo "$output" | grep -c '^default:')" -eq 1 ]
+	# with --no-default, the user's table alone: no process maps libnever.so
+	run "$TOOL" list --no-default --probe 'libnever.so:f'
+	[[ "$output" == *"--probe "*"libnever.so"* ]]
+	[[ "$output" == *"no process on this node maps a library of these tables"* ]]
 }
 
 @test "--probe and --probes add probes without recompiling" {
@@ -253,7 +297,7 @@ other_uprobe_off() {
 	"$ej" "$d/ready" "$d/counts.json" 300 &
 	wait_for "$d/ready"
 	pid=$(cat "$d/ready")
-	run "$TOOL" list -p "$pid" --no-default --probe 'entryjob:ej_*'
+	run "$TOOL" list -v -p "$pid" --no-default --probe 'entryjob:ej_*'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# each decoded instruction named, the one into an argument register left to the kernel

@@ -98,7 +98,7 @@ TEST(resolve_globs_offsets_and_reasons)
 	fclose(maps);
 
 	rep = fmemopen(report, sizeof(report) - 1, "w");
-	listing_probes(&t, NULL, rep);
+	listing_probes(&t, NULL, true, NULL, rep);
 	fclose(rep);
 	CHECK(strstr(report, "NOT RESOLVED: no function matching 'fixture::nothing_here'"));
 	CHECK(strstr(report, "NOT RESOLVED: no mapped library matches 'libmissing.so'"));
@@ -116,7 +116,57 @@ TEST(resolve_globs_offsets_and_reasons)
 	t.user_from = 4;
 	CHECK(!target_spec_missing(&t, 3));
 	CHECK((strstr(report, "(after endbr64)") != NULL) == FIXTURE_ENDBR);
+	/* by default one line a probe; a glob keeps the names (or functions) it matches */
+	t.user_from = 0;
+	rep = fmemopen(report, sizeof(report) - 1, "w");
+	listing_probes(&t, NULL, false, "scale*", rep);
+	fclose(rep);
+	CHECK(strstr(report, "\nscale  ") && strstr(report, "libfixture.so+0x"));
+	CHECK(!strstr(report, "fixture::Widget::id") && !strstr(report, "returns:"));
+	rep = fmemopen(report, sizeof(report) - 1, "w");
+	listing_probes(&t, NULL, false, NULL, rep);
+	fclose(rep);
+	CHECK(strstr(report, "fixture::Widget::id") && strstr(report, "fixture_c_entry"));
+	CHECK(strstr(report, "t:5: libmissing.so foo: NOT RESOLVED: no mapped library matches"));
 	target_free(&t);
+	probes_free(&tab);
+}
+
+/* A LIB with '/' is the mapped file's path; `list` without -p finds the runtime by it too. */
+TEST(resolve_lib_by_path)
+{
+	struct probe_table tab = {};
+	char lib[PATH_MAX], line[PATH_MAX + 64], err[256], base[64];
+	struct target t;
+	FILE *maps;
+
+	CHECK(realpath(unit_fixture_dir(), lib));
+	strncat(lib, "/libfixture.so", sizeof(lib) - strlen(lib) - 1);
+	snprintf(line, sizeof(line), "%s fixture_c_*\n/elsewhere/libfixture.so fixture::*\n", lib);
+	CHECK_EQ_INT(probes_parse_text(&tab, line, "t", err, sizeof(err)), 0);
+	CHECK_EQ_INT(target_init(&t, 1234, &tab, 64), 0);
+	maps = fixture_maps(lib);
+	CHECK(maps);
+	if (!maps)
+		goto out;
+	/* the path names the mapped file; another directory's file of that name is not it */
+	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 1);
+	CHECK(find(&t, "fixture_c_entry"));
+	CHECK_EQ_INT(t.spec_hits[1], 0);
+	rewind(maps);
+	CHECK(table_maps_runtime(&tab, maps, base, sizeof(base)));
+	CHECK_STR(base, "libfixture.so");
+	fclose(maps);
+out:
+	target_free(&t);
+	probes_free(&tab);
+	/* the unwinders' lines name what every C++ program maps: not a runtime */
+	CHECK_EQ_INT(probes_parse_text(&tab, "libfixture.so* _Unwind_X type=unwind\n", "t", err,
+				       sizeof(err)), 0);
+	maps = fixture_maps(lib);
+	CHECK(maps && !table_maps_runtime(&tab, maps, base, sizeof(base)));
+	if (maps)
+		fclose(maps);
 	probes_free(&tab);
 }
 
@@ -336,7 +386,7 @@ TEST(resolve_lib_glob_matches_soname_and_alias)
 	CHECK(strstr(why, "no mapped library matches 'libfixture.so.2'"));
 	CHECK(strstr(why, "near misses: libfixture.so.1"));
 	rep = fmemopen(report, sizeof(report) - 1, "w");
-	listing_probes(&t, NULL, rep);
+	listing_probes(&t, NULL, true, NULL, rep);
 	fclose(rep);
 	CHECK(strstr(report, "resolved: 1 function in libfixture.so\n"));
 	CHECK(strstr(report, "(soname libfixture.so.1): 1 probe\n"));

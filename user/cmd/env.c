@@ -310,8 +310,8 @@ static const struct usage_def usage_defs[] = {
 	  "launch CMD and trace it from the start", FLEET_ONLY, { 'p', 'a' } },
 	{ CMD_TRACE, "-a", "-a [OPTIONS]", "fleet mode: every job on the node (docs/fleet.md)",
 	  NOT_FLEET, { 'a', 'p' } },
-	{ CMD_LIST, "-p PID", "list -p PID [PROBE OPTIONS]", "show which probes resolve in PID",
-	  0, { 'p' } },
+	{ CMD_LIST, "[GLOB]", "list [-p PID] [GLOB]", "the probes: those that resolve in PID, or "
+	  "the tables and the Spyre processes", 0 },
 	{ CMD_CHECK, "FILE", "check FILE", "validate a trace (overlaps, durations, flows)", 0 },
 	{ CMD_RECOVER, "FILE", "recover FILE", "close a trace cut short (tracer killed)", 0 },
 	{ CMD_MERGE, "OURS KINETO -o OUT", "merge OURS KINETO -o OUT",
@@ -999,8 +999,10 @@ int env_parse(struct env *env, int argc, char **argv)
 		rc = check_trace(env, seen);
 		break;
 	case CMD_LIST:
-		if (!env->pid || optind < nargs)
-			rc = usage_err("usage: spyre-bpftrace list -p PID");
+		if (optind + 1 < nargs)
+			rc = usage_err("usage: spyre-bpftrace list [-p PID] [GLOB]");
+		else if (optind < nargs)
+			env->list_glob = args[optind];
 		break;
 	case CMD_CHECK:
 	case CMD_RECOVER:

@@ -43,6 +43,7 @@ struct env {
 	bool follow;		/* -f: trace the processes the target forks, too */
 	bool verbose;		/* any -v; how many set the log level (log.h) */
 	const char *file_arg;	/* check/recover FILE; merge: our trace */
+	const char *list_glob;	/* list [GLOB]: the probes whose name or function it matches */
 	const char *file_arg2;	/* merge: the Kineto trace */
 	unsigned long long profiler_start_ns;	/* merge: a legacy export's start, 0 = unknown */
 	long long nest_tol_ns;	/* merge: how far our spans may move to nest; < 0 = default */

@@ -145,6 +145,21 @@ int check_pid(pid_t pid)
 	return 0;
 }
 
+const char *process_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, len, f))
+		snprintf(buf, len, "?");
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
 pid_t thread_process(pid_t pid, const char *doing)
 {
 	char path[64], line[128];

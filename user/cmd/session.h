@@ -154,5 +154,7 @@ int check_pid(pid_t pid);
  * is a thread of process PID: @doing process PID"); any other @pid as it is.
  */
 pid_t thread_process(pid_t pid, const char *doing);
+/* Process @pid's name (/proc/PID/comm) into @buf, "?" when gone; @buf. */
+const char *process_comm(pid_t pid, char *buf, size_t len);
 
 #endif

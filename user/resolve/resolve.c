@@ -764,6 +764,38 @@ int target_scan(struct target *t)
 	return err;
 }
 
+struct runtime_ctx {
+	const struct probe_table *table;
+	char *lib;
+	size_t len;
+};
+
+static int on_runtime_map(const struct map_entry *e, void *ctx)
+{
+	struct runtime_ctx *c = ctx;
+
+	if (e->path[0] != '/')
+		return 0;
+	for (int i = 0; i < c->table->cnt; i++) {
+		const struct probe_spec *sp = &c->table->specs[i];
+
+		/* the unwinders' and catch lines name what every C++ program maps */
+		if ((sp->type == PROBE_SPAN || sp->type == PROBE_INSTANT) &&
+		    lib_file_matches(sp, e->path, NULL, NULL)) {
+			snprintf(c->lib, c->len, "%s", path_basename(e->path));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+bool table_maps_runtime(const struct probe_table *table, FILE *maps, char *lib, size_t len)
+{
+	struct runtime_ctx c = { table, lib, len };
+
+	return procmaps_parse(maps, on_runtime_map, &c) == 1;
+}
+
 int target_scan_procs(struct target *t, struct intset *seen, bool all, const char *procfs)
 {
 	struct dirent *de;

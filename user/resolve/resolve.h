@@ -174,6 +174,12 @@ int target_scan(struct target *t);
  * and -p PID --window).
  */
 struct intset;
+/*
+ * Whether the maps stream @maps has a file a span or instant line of @table names by its path
+ * or basename (DT_SONAME is not read): a process with the runtime, `list` without -p. The
+ * first such file's basename into @lib.
+ */
+bool table_maps_runtime(const struct probe_table *table, FILE *maps, char *lib, size_t len);
 int target_scan_procs(struct target *t, struct intset *seen, bool all, const char *procfs);
 /*
  * Resolve one file by path (launch mode: the executable and its libraries, not mapped yet),
