@@ -68,7 +68,8 @@ trace_get() {
 # summary_unwound TRACE: the summary line (", N unwound") gives the trace's total of unwound calls
 summary_unwound() {
 	local n
-	n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["spyreStats"]["unwound"])' "$1")
+	# the summary groups thousands: 1,234
+	n=$(python3 -c 'import json,sys; print(format(json.load(open(sys.argv[1]))["spyreStats"]["unwound"], ","))' "$1")
 	grep 'summary for pid' "$BATS_TEST_TMPDIR/tracer.out" | grep -E "[ ,]$n unwound" ||
 		{ echo "summary does not say $n unwound" >&2; return 1; }
 }

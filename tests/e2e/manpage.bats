@@ -195,3 +195,13 @@ complete_words() {
 	# after -- the launched command's words are its own
 	[ -z "$(complete_words "$TOOL" -- ls --)" ]
 }
+
+@test "make install puts the man page and the bash completion beside the tool and the tables" {
+	make -s -C "$ROOT" BUILD="$BUILD" DESTDIR="$BATS_TEST_TMPDIR/root" PREFIX=/usr install
+	r=$BATS_TEST_TMPDIR/root/usr
+	[ -x "$r/sbin/spyre-bpftrace" ]
+	[ -s "$r/share/spyre-bpftrace/spyre-default.probes" ]
+	[ -s "$r/share/spyre-bpftrace/torch.probes" ]
+	MANWIDTH=80 man -l "$r/share/man/man8/spyre-bpftrace.8" | grep -qx 'SYNOPSIS'
+	cmp "$r/share/bash-completion/completions/spyre-bpftrace" "$ROOT/tools/completion/spyre-bpftrace"
+}

@@ -340,3 +340,41 @@ assert all(v is True or v is False for v in done), done
 assert done.count(True) == c["queriesTrue"], (done, c["queriesTrue"])
 PY
 }
+
+@test "a start line says how many probes went to which process, and how to stop" {
+	start_job --iters 5
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	n=$(sed -n "s/^spyre-bpftrace: attached \([0-9,]*\) probes to $JOB_PID (mock-spyre-job); Ctrl-C to stop$/\1/p" \
+		"$BATS_TEST_TMPDIR/tracer.err")
+	# every probe of the trace's list but the unwinders (attached with --uretprobes only)
+	[ "$n" -eq "$(json_get "$BATS_TEST_TMPDIR/t.json" \
+		'len([p for p in d["spyreProbes"] if p.get("type") != "unwind"])')" ]
+	# one line, before the job's first traced call is reported
+	[ "$(grep -c 'attached .* probes to' "$BATS_TEST_TMPDIR/tracer.err")" -eq 1 ]
+	# the summary's counts group thousands; spans the device timeline had no room for are
+	# "device spans dropped", not "device spans" (read as none made)
+	grep -Eq "summary for pid $JOB_PID: [0-9,]+ events, [0-9,]+ probe hits, [0-9,]+ dropped \(ring full [0-9,]+, too deep [0-9,]+, device spans dropped [0-9,]+\)" \
+		"$BATS_TEST_TMPDIR/tracer.out"
+	# -q: neither
+	run "$TOOL" -q -o "$BATS_TEST_TMPDIR/q.json" -d 0.2 -p "$JOB_PID"
+	[[ "$output" != *"attached "* ]]
+}
+
+@test "the summary groups the thousands of its counts" {
+	start_job --iters 200 --threads 2
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	ev=$(json_get "$BATS_TEST_TMPDIR/t.json" 'format(d["spyreStats"]["events"], ",")')
+	[[ "$ev" == *,* ]]
+	grep -q "summary for pid $JOB_PID: $ev events" "$BATS_TEST_TMPDIR/tracer.out"
+	# the per-function counts too: the most-called function's row
+	q=$(counts_field "$BATS_TEST_TMPDIR/counts.json" calls | python3 -c '
+import ast, sys; c = ast.literal_eval(sys.stdin.read()); print(format(c["flex::RuntimeStream::synchronize"], ","))')
+	grep -Eq "^aiuScheduleWait +$q " "$BATS_TEST_TMPDIR/tracer.out"
+}

@@ -309,7 +309,7 @@ run() {
 	fi
 	case $kind in
 	ours* | alt_batch | sstep | uret)
-		hits=$(sed -n 's/.*events, \([0-9]*\) probe hits.*/\1/p' $f.out | head -1) ;;
+		hits=$(sed -n 's/.*events, \([0-9,]*\) probe hits.*/\1/p' $f.out | head -1 | tr -d ,) ;;
 	bpftrace)
 		hits=$(grep -c '^mm ' $W/bt.out)
 		head -3 $W/bt.out >$f.out ;;

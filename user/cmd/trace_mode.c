@@ -205,6 +205,23 @@ static int launch_end(struct session *s, struct launch *l, int rc)
 	return s->t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;
 }
 
+/* The start line, once the probes are live (before a launched job runs, so before its output). */
+static void say_start(const struct session *s)
+{
+	const struct env *env = s->env;
+	char comm[32], n[32], stop[64] = "Ctrl-C to stop";
+
+	if (env->argv_cmd)
+		snprintf(comm, sizeof(comm), "%s", path_basename(env->argv_cmd[0]));
+	else
+		process_comm(env->pid, comm, sizeof(comm));
+	if (env->duration > 0)
+		snprintf(stop, sizeof(stop), "stops after %g s (Ctrl-C sooner)", env->duration);
+	pr_info("attached %s probe%s to %d (%s)%s; %s", fmt_count(s->tr.attached, n, sizeof(n)),
+		s->tr.attached == 1 ? "" : "s", env->pid, comm,
+		env->argv_cmd ? " before it runs" : "", stop);
+}
+
 /* Trace mode: one process (or a launched command), one trace file, one window until it stops. */
 int cmd_trace(struct env *env, struct probe_table *table)
 {
@@ -265,6 +282,8 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		goto cleanup;
 
 	session_ready(&s);
+	if (!env->quiet)
+		say_start(&s);
 	if (env->argv_cmd)
 		launch_release(&launch);
 	session_calibrate(&s);

@@ -14,5 +14,7 @@ int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Is environment variable @name set to exactly "1"? (The SPYRE_NO_* switches.) */
 bool env_is_1(const char *name);
+/* @v with thousands separators, "242,056" (what a person reads), into @buf; @buf */
+const char *fmt_count(uint64_t v, char *buf, size_t len);
 
 #endif
