@@ -99,8 +99,8 @@ static int list_node(const struct env *env, const struct probe_table *table)
 		if (!has)
 			continue;
 		if (!n++)
-			printf("\nprocesses with the runtime (`spyre-bpftrace list -p PID` shows what "
-			       "resolves in one):\n%8s  %-16s %s\n", "PID", "COMMAND", "MAPS");
+			printf("\nprocesses with the runtime (`spyre-bpftrace list -p PID` shows "
+			       "what resolves in one):\n%8s  %-16s %s\n", "PID", "COMMAND", "MAPS");
 		printf("%8ld  %-16s %s\n", pid, process_comm(pid, comm, sizeof(comm)), lib);
 	}
 	closedir(d);

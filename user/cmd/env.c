@@ -769,8 +769,8 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 	case OPT_KILL:
 		env->kill_sig = kill_signal_parse(arg);
 		if (env->kill_sig < 0)
-			return usage_err("--kill wants a signal (TERM, INT, KILL, a number) or none, "
-					 "not '%s'", arg);
+			return usage_err("--kill wants a signal (TERM, INT, KILL, a number) or "
+					 "none, not '%s'", arg);
 		break;
 	case OPT_READY:
 		env->ready_file = arg;

@@ -20,7 +20,7 @@ struct env {
 	enum spyre_cmd cmd;
 	pid_t pid;
 	char **argv_cmd;	/* -- CMD ARGS: launch and trace from the start */
-	int kill_sig;		/* --kill: what a launched job still running at the end gets; 0 none */
+	int kill_sig;		/* --kill: a launched job still running at the end gets it; 0 none */
 	const char *output;
 	double duration;	/* seconds; 0 = until SIGINT/SIGTERM or target exit */
 	const char **probe_args;	/* --probe, in order */
@@ -43,7 +43,7 @@ struct env {
 	bool follow;		/* -f: trace the processes the target forks, too */
 	bool verbose;		/* any -v; how many set the log level (log.h) */
 	const char *file_arg;	/* check/recover FILE; merge: our trace */
-	const char *list_glob;	/* list [GLOB]: the probes whose name or function it matches */
+	const char *list_glob;	/* list [GLOB]: the probes whose name or function matches */
 	const char *file_arg2;	/* merge: the Kineto trace */
 	unsigned long long profiler_start_ns;	/* merge: a legacy export's start, 0 = unknown */
 	long long nest_tol_ns;	/* merge: how far our spans may move to nest; < 0 = default */

@@ -179,7 +179,8 @@ void listing_table(const struct probe_table *t, const char *glob, FILE *f)
 		if (!n++)
 			fprintf(f, "%-16s %-18s %-44s %s\n", "LINE", "LIBRARY", "FUNCTION", "NAME");
 		fprintf(f, "%-16s %-18s %-44s %s%s%s\n", sp->origin, sp->lib, sp->sym,
-			sp->name[0] ? sp->name : "(its own)", sp->type == PROBE_SPAN ? "" : " type=",
+			sp->name[0] ? sp->name : "(its own)",
+			sp->type == PROBE_SPAN ? "" : " type=",
 			sp->type == PROBE_SPAN ? "" : probe_type_name(sp->type));
 	}
 	if (glob && !n)

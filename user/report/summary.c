@@ -211,7 +211,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	if (nostack)
 		snprintf(nsbuf, sizeof(nsbuf), ", no thread stack %s",
 			 fmt_count(nostack, b4, sizeof(b4)));
-	/* counts with thousands separators; "device spans dropped": "device spans 0" read as none */
+	/* thousands separators; "device spans dropped" ("device spans 0" read as none made) */
 	fprintf(f, "%s events, %s probe hits, ", fmt_count(c->events, b1, sizeof(b1)),
 		fmt_count(hits, b2, sizeof(b2)));
 	fprintf(f, "%s dropped (ring full %s, too deep %s%s, ",
@@ -219,7 +219,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fmt_count(ring, b2, sizeof(b2)), fmt_count(depth, b3, sizeof(b3)),
 		nostack ? nsbuf : "");
 	fprintf(f, "device spans dropped %s), %s unwound\n",
-		fmt_count(device_lost(&c->dev), b1, sizeof(b1)), fmt_count(unwound, b2, sizeof(b2)));
+		fmt_count(device_lost(&c->dev), b1, sizeof(b1)),
+		fmt_count(unwound, b2, sizeof(b2)));
 	print_target_end(f, pid, end);
 	if (end->rets_why)
 		fprintf(f, "returns at return sites: %s (%s)\n", end->rets_emulated ?
@@ -242,7 +243,8 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 			continue;
 		}
 		fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, name,
-			fmt_count(s->count, b5, sizeof(b5)), fmt_duration(s->total_ns, b1, sizeof(b1)),
+			fmt_count(s->count, b5, sizeof(b5)),
+			fmt_duration(s->total_ns, b1, sizeof(b1)),
 			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)),
 			fmt_duration(fn_stats_quantile(s, 0.5), b3, sizeof(b3)),
 			fmt_duration(fn_stats_quantile(s, 0.99), b4, sizeof(b4)));
@@ -253,7 +255,9 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	for (int k = 0; k < n; k++) {
 		const struct rprobe *p = &t->probes[order[k]], *h;
 
-		if (!p->shared_name)
+		/* an overload's parameters after its name say it themselves: spyreAllocate(...) */
+		if (!p->shared_name || (!strncmp(p->name, p->shared_name, strlen(p->shared_name)) &&
+					p->name[strlen(p->shared_name)] == '('))
 			continue;
 		if (renamed++ == 20) {
 			fprintf(f, "(more renamed functions: spyreProbes[].sharedName in the trace)\n");

@@ -156,7 +156,7 @@ struct probe_deref {
 };
 
 struct probe_spec {
-	char lib[256];		/* a name glob, or with '/' the file's canonical path (a glob too) */
+	char lib[256];		/* a name glob, or with '/' the file's canonical path (a glob) */
 	char sym[256];
 	char name[96];
 	char cat[48];

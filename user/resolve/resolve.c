@@ -431,6 +431,112 @@ static void mark_other_files(struct target *t, int i)
 	}
 }
 
+/* "(unsigned long) const": what follows its qualified name in @p's whole signature, or NULL */
+static char *overload_params(const struct rprobe *p)
+{
+	char *sig = demangle_full(p->symbol), *params = NULL;
+	size_t n = strlen(p->qualname);
+
+	if (sig && !strncmp(sig, p->qualname, n) && sig[n] == '(')
+		params = strdup(sig + n);
+	free(sig);
+	return params;
+}
+
+/* Does another function than probe @self's have @name? (Its copy in another file may.) */
+static bool name_taken(const struct target *t, const char *name, int self)
+{
+	const struct rprobe *p = &t->probes[self];
+
+	for (int i = 0; i < t->cnt; i++) {
+		const struct rprobe *o = &t->probes[i];
+
+		if (i != self && !strcmp(o->name, name) &&
+		    !(o->lib != p->lib && !strcmp(o->symbol, p->symbol) &&
+		      !strcmp(path_basename(t->libs[o->lib].path),
+			      path_basename(t->libs[p->lib].path))))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Overloads of one function one name would fit (spyreAllocate for allocate(size_t) and
+ * allocate(size_t, directive)): distinct_name gave the first the name and the others "NAME
+ * (WHOLE SIGNATURE)". Each is named NAME(PARAMETERS) instead, the first too, so that none
+ * passes for the only one: spyreAllocate(unsigned long), spyreAllocate(unsigned long,
+ * AllocationDirective const&). Done once a library's functions are resolved (probes @first
+ * on), before any is attached; names that would collide stay as they were.
+ */
+static int name_overloads(struct target *t, int first)
+{
+	bool renamed = false;
+
+	for (int i = first; i < t->cnt; i++) {
+		struct rprobe *p = &t->probes[i], *h = NULL;
+		char *pn = NULL, *hn = NULL, *pp, *hp;
+		bool overload = false;
+
+		if (!p->shared_name || p->attached)
+			continue;
+		/* another function of that name here, and its overload: the name's holder, or
+		 * one named from it already (the holder renamed by an earlier overload) */
+		for (int k = first; k < t->cnt && !h; k++) {
+			struct rprobe *o = &t->probes[k];
+
+			if (k == i || o->lib != p->lib || o->attached ||
+			    strcmp(o->qualname, p->qualname))
+				continue;
+			if (!strcmp(o->name, p->shared_name))
+				h = o;
+			else if (o->shared_name && !strcmp(o->shared_name, p->shared_name))
+				overload = true;
+		}
+		if (!h && !overload)
+			continue;
+		pp = overload_params(p);
+		hp = h ? overload_params(h) : NULL;
+		if (!pp || (h && !hp) ||
+		    asprintf(&pn, "%s%s", p->shared_name, pp) < 0 ||
+		    (h && asprintf(&hn, "%s%s", h->name, hp) < 0)) {
+			free(pp);
+			free(hp);
+			continue;	/* not an overload's signature: its name stays */
+		}
+		if (!h && !strcmp(p->name, pn)) {
+			free(pp);
+			free(pn);
+			continue;
+		}
+		if (!name_taken(t, pn, i) && (!hn || (!name_taken(t, hn, h - t->probes) &&
+						     strcmp(hn, pn)))) {
+			free(p->name);
+			p->name = pn;
+			pn = NULL;
+			if (h) {
+				h->shared_name = h->name;
+				h->name = hn;
+				hn = NULL;
+			}
+			renamed = true;
+		}
+		free(pn);
+		free(hn);
+		free(pp);
+		free(hp);
+	}
+	if (!renamed)
+		return 0;
+	/* the names' hash, made again; a copy in another file shares its name again */
+	memset(t->names, 0, t->names_cap * sizeof(*t->names));
+	for (int i = 0; i < t->cnt; i++)
+		if (name_add(t, i))
+			return -ENOMEM;
+	for (int i = first; i < t->cnt; i++)
+		mark_other_files(t, i);
+	return 0;
+}
+
 static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, const char *matched,
 		     const struct globcap *caps)
 {
@@ -551,7 +657,7 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	struct sym_ctx c = { .t = t };
 	char buf[PATH_MAX];
 	struct rlib *l;
-	int *specs, n = 0, err;
+	int *specs, n = 0, err, first;
 
 	if (find_lib(t, maj, min, ino, path) >= 0)
 		return 0;
@@ -617,7 +723,10 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	c.specs = specs;
 	c.nspecs = n;
 	c.fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	first = t->cnt;
 	err = elfsym_foreach(open_path, on_sym, &c);
+	if (!c.err && c.added)
+		c.err = name_overloads(t, first);
 	if (c.fd >= 0)
 		close(c.fd);
 	free(specs);

@@ -28,8 +28,9 @@ struct rprobe {
 	 * Display name: the spec's name (or template) or the qualified name, and when another
 	 * function resolved earlier has that name already, " (QUALNAME)", " (SIGNATURE)"
 	 * (overloads) or " (LIBRARY PATH)" (another library), the first that tells the two
-	 * apart and is free, else " #N" (N = 2, 3, ...). Shared only by the same function in
-	 * another file of its library (same basename, same symbol): one function, one name;
+	 * apart and is free, else " #N" (N = 2, 3, ...); overloads of one function in one
+	 * library each "NAME(PARAMETERS)", the first too (name_overloads). Shared only by the
+	 * same function in another file of its library (same basename, same symbol): one name;
 	 * those have other_file set. malloc'd.
 	 */
 	char *name;
