@@ -146,8 +146,12 @@ demo: deps-build
 vmlinux:
 	sh tools/gen-vmlinux.sh $(ARCH) $(BTF)
 
-install: $(TOOL)
+# what the package installs too: the man page (made by mk/deb.mk's rule) and the completion
+install: $(TOOL) $(BUILD)/spyre-bpftrace.8
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/spyre-bpftrace
+	install -D -m 0644 $(BUILD)/spyre-bpftrace.8 $(DESTDIR)$(PREFIX)/share/man/man8/spyre-bpftrace.8
+	install -D -m 0644 tools/completion/spyre-bpftrace \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/spyre-bpftrace
 	install -D -m 0644 user/resolve/spyre-default.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/spyre-default.probes
 	install -D -m 0644 user/resolve/torch.probes $(DESTDIR)$(PREFIX)/share/spyre-bpftrace/torch.probes
 

@@ -118,8 +118,9 @@ stop() {
 phase() { "$B/benchctl" phase "$1" "$2" 300; }
 # summary NAME: "events hits drops" from the tracer's summary on its stdout
 summary() {
-	sed -n 's/.*: \([0-9]*\) events, \([0-9]*\) probe hits, \([0-9]*\) dropped.*/\1 \2 \3/p' \
-		"$WORK/$1.stdout" | head -1
+	# counts have thousands separators: 242,056
+	sed -n 's/.*: \([0-9,]*\) events, \([0-9,]*\) probe hits, \([0-9,]*\) dropped.*/\1 \2 \3/p' \
+		"$WORK/$1.stdout" | head -1 | tr -d ,
 }
 status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
 # resident kB of the BPF map mappings (the ringbuf) of PID

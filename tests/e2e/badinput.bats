@@ -67,7 +67,7 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"no Spyre runtime in process $JOB_PID"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/t.json" ]	# no empty trace left behind
-	run "$TOOL" list -p "$JOB_PID"
+	run "$TOOL" list -v -p "$JOB_PID"
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"NOT RESOLVED: no mapped library matches 'libflex.so*'"* ]]
 }
@@ -214,7 +214,7 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"$f:4: "*"arg9"* ]]
 	printf 'libflex.so* flex::getNumDevices type=sometimes\n' >"$f"
-	run "$TOOL" list -p "$JOB_PID" --probes "$f"
+	run "$TOOL" list -v -p "$JOB_PID" --probes "$f"
 	echo "$output"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"$f:1: "* ]]
@@ -268,7 +268,7 @@ start_unreadable_job() {
 
 @test "unreadable runtime library: list says which library and why" {
 	start_unreadable_job
-	run $NODAC "$TOOL" list -p "$JOB_PID"
+	run $NODAC "$TOOL" list -v -p "$JOB_PID"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"NOT RESOLVED: cannot read $RT/libflex.so: Permission denied"* ]]
@@ -383,4 +383,49 @@ start_unreadable_job() {
 	run setpriv --reuid=65534 --regid=65534 --clear-groups "$TOOL" list -p "$JOB_PID"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"needs root"* ]]
+}
+
+@test "a process the tracer may not read (-p 1 as nobody, CAP_SYS_ADMIN alone): exit 4, not 1" {
+	# CAP_SYS_ADMIN passes the privilege check; PID 1's maps are root's: the kernel says no
+	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+sys_admin \
+		--ambient-caps=+sys_admin "$TOOL" -p 1 -o /tmp/spyre-e2e-nobody-$$.json
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"cannot read the mappings of 1: Permission denied"* ]]
+	[ ! -e /tmp/spyre-e2e-nobody-$$.json ]
+	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+sys_admin \
+		--ambient-caps=+sys_admin "$TOOL" list -p 1
+	echo "$output"
+	[ "$status" -eq 4 ]
+}
+
+@test "-p TID, a thread of the job: said, and the job's process traced; exact call counts" {
+	start_job --threads 2
+	tid=$(ls /proc/"$JOB_PID"/task | grep -vx "$JOB_PID" | head -1)
+	[ -n "$tid" ]
+	rm -f "$BATS_TEST_TMPDIR/tracer.ready"
+	"$TOOL" -p "$tid" -o "$BATS_TEST_TMPDIR/t.json" --ready-file "$BATS_TEST_TMPDIR/tracer.ready" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_ready "$BATS_TEST_TMPDIR/tracer.ready" "$TRACER_PID" ||
+		{ cat "$BATS_TEST_TMPDIR/tracer.err"; false; }
+	run_phase
+	stop_tracer
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	grep -q "$tid is a thread of process $JOB_PID: tracing process $JOB_PID" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	! grep -q "cannot attach" "$BATS_TEST_TMPDIR/tracer.err"
+	lost_once "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
+	run "$TOOL" list -p "$tid"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$tid is a thread of process $JOB_PID: listing process $JOB_PID"* ]]
+}
+
+@test "--probes with a typo of a built-in table's name: exit 2, did you mean" {
+	run "$TOOL" -p $$ -o "$BATS_TEST_TMPDIR/t.json" --probes torhc
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"torhc: no such file, nor a built-in table (spyre, torch); did you mean torch?"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/t.json" ]
 }

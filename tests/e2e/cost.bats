@@ -103,14 +103,14 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 		--probe 'libflex.so:flex::RuntimeStream::synchronize'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	run "$TOOL" list -p "$JOB_PID" --probe 'libflex.so:flex::RuntimeStream::synchronize'
+	run "$TOOL" list -v -p "$JOB_PID" --probe 'libflex.so:flex::RuntimeStream::synchronize'
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"--probe: libflex.so"*"-> 0 of its own: its 1 matching function belongs to earlier lines"* ]]
 }
 
 @test "list prints each line's match count and each probe's cost, single-stepped and emulated told apart" {
 	start_job
-	run "$TOOL" list -p "$JOB_PID" --probe 'libflex.so:flex::RuntimeStream::synchronise'
+	run "$TOOL" list -v -p "$JOB_PID" --probe 'libflex.so:flex::RuntimeStream::synchronise'
 	echo "$output"
 	[ "$status" -eq 10 ]
 	[[ "$output" == *"cost per probe hit measured on this machine: "* ]]
@@ -133,7 +133,7 @@ MEASURE="python3 $ROOT/tests/e2e/measure_cost.py"
 	start_job
 	# this host's kernel refuses a uprobe program that writes its registers: the kernel
 	# single-steps each ret (a kernel that allows it: the guest of make vm-next)
-	run "$TOOL" list -p "$JOB_PID"
+	run "$TOOL" list -v -p "$JOB_PID"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	if [[ "$output" == *"returns at return sites: done by BPF"* ]]; then

@@ -68,7 +68,8 @@ trace_get() {
 # summary_unwound TRACE: the summary line (", N unwound") gives the trace's total of unwound calls
 summary_unwound() {
 	local n
-	n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["spyreStats"]["unwound"])' "$1")
+	# the summary groups thousands: 1,234
+	n=$(python3 -c 'import json,sys; print(format(json.load(open(sys.argv[1]))["spyreStats"]["unwound"], ","))' "$1")
 	grep 'summary for pid' "$BATS_TEST_TMPDIR/tracer.out" | grep -E "[ ,]$n unwound" ||
 		{ echo "summary does not say $n unwound" >&2; return 1; }
 }
@@ -165,7 +166,7 @@ throwjob_traced() {
 @test "a probed return that goes on after the return instruction (the self-test's broken emulator): return sites off, entries only, said everywhere, the job lives" {
 	export SPYRE_RETSITE_SELFTEST=1 SPYRE_TEST_RETSITE_FALLTHROUGH=1
 	start_throwjob normal
-	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'throwjob*:tj_level'
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probe 'throwjob*:tj_level'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	grep -q '^return sites off: the start-up self-test.*went on at the instruction after it' \

@@ -200,11 +200,11 @@ x = [e for e in d["traceEvents"] if e["ph"] == "X"]
 assert {e["pid"] for e in x} == {pid}, {e["pid"] for e in x}
 n = collections.Counter(e["name"] for e in x if e["cat"] == "privateuse1_runtime")
 # 5 before the exec; after it: initializeRuntime, then 2 threads x 3 x (torch-spyre's
-# allocate, both overloads (one calls the other; the second named with its signature) with
+# allocate, both overloads (one calls the other; each named by its parameters) with
 # flex's inside, free, get)
-assert n == {"aiuGetNumDevices": 5 + 6, "aiuInitializeRuntime": 1, "spyreAllocate": 6,
-             "spyreAllocate (spyre::SpyreAllocator::allocate(unsigned long))": 6,
-             "aiuMalloc": 6, "spyreFree": 6}, n
+inner = "spyreAllocate(unsigned long, flex::AllocationDirective const&)"
+assert n == {"aiuGetNumDevices": 5 + 6, "aiuInitializeRuntime": 1, inner: 6,
+             "spyreAllocate(unsigned long)": 6, "aiuMalloc": 6, "spyreFree": 6}, n
 PY
 }
 
@@ -227,7 +227,9 @@ tids = {t for t, _ in n}
 assert len(tids) == 3 and pid not in tids, n
 assert sorted(names[t] for t in tids) == ["late-0", "late-1", "late-2"], names
 for t in tids:
-    for f in ("spyreAllocate", "aiuMalloc", "spyreFree", "aiuGetNumDevices"):
+    # allocate(size_t, directive): allocate's overloads are named by their parameters
+    for f in ("spyreAllocate(unsigned long, flex::AllocationDirective const&)", "aiuMalloc",
+              "spyreFree", "aiuGetNumDevices"):
         assert n[(t, f)] == 20, (t, f, n)
 PY
 }
@@ -328,7 +330,7 @@ warm_count() {
 	"$MOCK" --phases 3 --iters 30 --counts "$BATS_TEST_TMPDIR/untraced.json" --quiet
 	start_job --phases 3 --iters 30
 	# the unwinder's sites (libgcc_s) are armed only where the kernel allows the unwind guard
-	"$TOOL" list -p "$JOB_PID" | grep -v ' _Unwind_' >"$BATS_TEST_TMPDIR/sites.txt"
+	"$TOOL" list -v -p "$JOB_PID" | grep -v ' _Unwind_' >"$BATS_TEST_TMPDIR/sites.txt"
 	[ "$(armed_sites "$JOB_PID" "$BATS_TEST_TMPDIR/sites.txt")" -eq 0 ]
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	# the check can fail: while attached, every resolved site holds a breakpoint

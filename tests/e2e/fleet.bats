@@ -136,7 +136,7 @@ PY
 	# where the kernel allows the unwind guard), listed before the window opens. The window
 	# lasts 2 s: on a loaded machine the look at 40 sites from python took most of a 1 s one,
 	# and a window that closed meanwhile had taken its return sites away first (14 of 40 armed)
-	"$TOOL" list -p "$JOB_PID" | grep -v ' _Unwind_' > "$BATS_TEST_TMPDIR/list.txt"
+	"$TOOL" list -v -p "$JOB_PID" | grep -v ' _Unwind_' > "$BATS_TEST_TMPDIR/list.txt"
 	"$TOOL" -a --window 2s --period 5s --output-dir "$OUT" --max-files 2 \
 		--prom-file "$BATS_TEST_TMPDIR/spyre.prom" -q --ready-file "$BATS_TEST_TMPDIR/tr.ready" \
 		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &

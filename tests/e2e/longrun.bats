@@ -39,7 +39,7 @@ parts() {
 	grep -q "^output: ${#files[@]} files of at most 1.0 MiB (--max-size, --switch-output)" \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	# the last line says where the whole run is
-	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -Eq "wrote ${files[0]} \.\.\. ${files[-1]} \(${#files[@]} files, [0-9]+ events, [0-9.]+ MiB\)"
+	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -Eq "wrote ${files[0]} \.\.\. ${files[-1]} \(${#files[@]} files, [0-9,]+ events, [0-9.]+ MiB\)"
 }
 
 @test "--max-size without --switch-output: the trace stops at the bound (exit 0, said), the file under it and check-clean, what came after counted" {
@@ -57,7 +57,7 @@ parts() {
 	[ "$(stat -c %s "$BATS_TEST_TMPDIR/t.json")" -le $((1 << 20)) ]
 	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	grep -q "t.json reached --max-size 1.0 MiB: stopping" "$BATS_TEST_TMPDIR/tracer.err"
-	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -Eq "wrote $BATS_TEST_TMPDIR/t.json \([0-9]+ events, [0-9.]+ KiB\); stopped at --max-size, [0-9]+ records after it not written"
+	tail -n 1 "$BATS_TEST_TMPDIR/tracer.err" | grep -Eq "wrote $BATS_TEST_TMPDIR/t.json \([0-9,]+ events, [0-9.]+ KiB\); stopped at --max-size, [0-9,]+ records after it not written"
 	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreFile"]["endedBy"]')" = max-size ]
 	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreFile"]["last"]')" = True ]
 }
@@ -67,7 +67,7 @@ parts() {
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
-	grep -q "into $BATS_TEST_TMPDIR/t.json: at most 256.0 MiB a file (--max-size), then stopping" \
+	grep -q "writing $BATS_TEST_TMPDIR/t.json (at most 256.0 MiB a file, --max-size; then stopping" \
 		"$BATS_TEST_TMPDIR/tracer.err"
 	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreFile"]["maxSize"]')" -eq $((256 << 20)) ]
 }

@@ -125,16 +125,16 @@ PY
 	opts | grep -qx -- --nest-tolerance
 	opts | grep -qx -- --window
 	# each usage line names its subcommand
-	"$TOOL" list --help | head -1 | grep -q '^usage: spyre-bpftrace list -p PID'
+	"$TOOL" list --help | head -1 | grep -q '^usage: spyre-bpftrace list \[-p PID\] \[GLOB\]'
 	[ "$("$TOOL" check --help | grep -c '^ *usage:\|^       spyre-bpftrace')" -eq 1 ]
 	# the synopsis of a subcommand brackets the same long options its help shows
 	MANWIDTH=2000 man -l "$BATS_TEST_TMPDIR/page.8" 2>/dev/null > "$BATS_TEST_TMPDIR/wide.txt"
 	for sub in list check recover merge; do
 		syn=$(grep -m1 "^ *spyre-bpftrace $sub " "$BATS_TEST_TMPDIR/wide.txt" |
 			grep -oE '\[--?[a-zA-Z-]+' | tr -d '[' | sort)
-		# the man synopsis has short names where there are; the fixed words (list's -p PID,
-		# merge's -o OUT) are outside the brackets
-		fixed=-p
+		# the man synopsis has short names where there are; the fixed words (merge's -o OUT)
+		# are outside the brackets; list's -p is optional, bracketed
+		fixed=NONE
 		[ "$sub" = merge ] && fixed=-o
 		help=$("$TOOL" $sub --help | grep -oE '^ +(-[a-zA-Z]|    --[a-z-]+)' | tr -d ' ' |
 			grep -vx -- "$fixed" | sort)
@@ -197,4 +197,14 @@ complete_words() {
 	complete_words "$TOOL" list -p "" | grep -qx 1
 	# after -- the launched command's words are its own
 	[ -z "$(complete_words "$TOOL" -- ls --)" ]
+}
+
+@test "make install puts the man page and the bash completion beside the tool and the tables" {
+	make -s -C "$ROOT" BUILD="$BUILD" DESTDIR="$BATS_TEST_TMPDIR/root" PREFIX=/usr install
+	r=$BATS_TEST_TMPDIR/root/usr
+	[ -x "$r/sbin/spyre-bpftrace" ]
+	[ -s "$r/share/spyre-bpftrace/spyre-default.probes" ]
+	[ -s "$r/share/spyre-bpftrace/torch.probes" ]
+	MANWIDTH=80 man -l "$r/share/man/man8/spyre-bpftrace.8" | grep -qx 'SYNOPSIS'
+	cmp "$r/share/bash-completion/completions/spyre-bpftrace" "$ROOT/tools/completion/spyre-bpftrace"
 }

@@ -122,8 +122,11 @@ import json, sys
 d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
 # the bad_alloc leaves flex's allocate (aiuMalloc) and torch-spyre's around it (spyreAllocate,
 # the ledger's probe): each call that threw is in the trace, in both
+# (allocate's overloads are named by their parameters: the inner one, allocate(size_t,
+# directive), is where the ledger books)
+inner = "spyreAllocate(unsigned long, flex::AllocationDirective const&)"
 for sym, name in (("flex::FlexAllocator::allocate", "aiuMalloc"),
-                  ("spyre::SpyreAllocator::allocate", "spyreAllocate")):
+                  ("spyre::SpyreAllocator::allocate", inner)):
     thrown = c["thrown"][sym]
     assert thrown == 2 * 10, c["thrown"]
     m = [e for e in d["traceEvents"] if e.get("name") == name and e.get("ph") == "X"]
@@ -159,7 +162,10 @@ p = d["spyreMemory"]["processes"][0]
 want = sorted((int(b["addr"], 16), b["bytes"]) for b in c["leaked"])
 got = sorted((int(b["addr"], 16), b["bytes"]) for b in p["liveBlocks"])
 assert len(want) == 5 and got == want, (got, want)
-assert all(b["probe"] == "spyreAllocate" for b in p["liveBlocks"]), p["liveBlocks"]
+# allocate(size_t, directive), where the ledger books: allocate's overloads are named by
+# their parameters
+inner = "spyreAllocate(unsigned long, flex::AllocationDirective const&)"
+assert all(b["probe"] == inner for b in p["liveBlocks"]), p["liveBlocks"]
 ts = [b["ts"] for b in p["liveBlocks"]]
 assert ts == sorted(ts), "not oldest first"
 names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
@@ -167,12 +173,13 @@ names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
 assert {names[b["tid"]] for b in p["liveBlocks"]} == {"train-0"}, p["liveBlocks"]
 g = p["liveGroups"]
 assert len(g) == 1 and g[0]["count"] == 5 and g[0]["bytes"] == 20000, g
-assert g[0]["probe"] == "spyreAllocate" and g[0]["thread"] == "train-0", g
+assert g[0]["probe"] == inner and g[0]["thread"] == "train-0", g
 assert p["liveBlocksNotListed"] == 0
 PY
 	grep -q "still allocated at the end, oldest first (5 blocks in 1 group)" \
 		"$BATS_TEST_TMPDIR/tracer.out"
-	grep -Eq "^ +5 x 19.5 KiB +pid $JOB_PID device 0  spyreAllocate  thread train-0 " \
+	grep -Eq "^ +5 x 19.5 KiB +pid $JOB_PID device 0  spyreAllocate\(unsigned long, \
+flex::AllocationDirective const&\)  thread train-0 " \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]

@@ -84,7 +84,7 @@ for i in range(7):
 PY
 	JOB_PID=$!
 	wait_for "$BATS_TEST_TMPDIR/job.ready"
-	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'libfixture.so.1:fixture_c_entry' \
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probe 'libfixture.so.1:fixture_c_entry' \
 		--probe 'libfixture.so.2:fixture_c_entry'
 	echo "$output"
 	[ "$status" -eq 10 ]

@@ -77,7 +77,7 @@ deb_file() {
 	grep -q -- '--nest-tolerance' "$BATS_TEST_TMPDIR/man.txt"
 	# the mock job runs outside the root: the tool in it sees the job through /proc
 	start_job
-	run chroot "$r" spyre-bpftrace list -p "$JOB_PID"
+	run chroot "$r" spyre-bpftrace list -v -p "$JOB_PID"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"process $JOB_PID: "* ]]

@@ -57,7 +57,7 @@ py_traced() {
 	check_lines --op aten::mm=aten::mm
 	[ "$(python3 -c 'import json,sys; print(sum("python" in e.get("args", {}) for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "aten::add"))' "$BATS_TEST_TMPDIR/t.json")" -eq 0 ]
 	printf '%s\n' 'libtorch_cpu.so* at::_ops::mm::call type=instant py=1' >"$t"
-	run "$TOOL" list -p 1 --no-default --probes "$t"
+	run "$TOOL" list -v -p 1 --no-default --probes "$t"
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"py=1 needs a span"* ]]

@@ -42,7 +42,7 @@ attached() {
 	need_torch
 	torch_untraced
 	start_torch_job --linger "$BATS_TEST_TMPDIR/job.linger"
-	"$TOOL" list -p "$JOB_PID" "${MANY[@]}" > "$BATS_TEST_TMPDIR/list.txt"
+	"$TOOL" list -v -p "$JOB_PID" "${MANY[@]}" > "$BATS_TEST_TMPDIR/list.txt"
 	n=$(sed -n 's/.* resolved to \([0-9]*\) functions$/\1/p' "$BATS_TEST_TMPDIR/list.txt")
 	echo "resolved: $n functions"
 	[ "$n" -ge 5000 ]
@@ -93,7 +93,7 @@ PY
 
 @test "the former cap of 512 functions is gone: 2,952 at::_ops::*::call listed and traced by PID" {
 	held_job
-	run "$TOOL" list -p "$HELD" "${OPS[@]}"
+	run "$TOOL" list -v -p "$HELD" "${OPS[@]}"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *" resolved to 2952 functions"* ]]
 	echo "$output" | grep '^limits: 65536 functions a run (--max-probes), these 2952 take [0-9]* uprobes; uprobe_multi links$'
@@ -110,7 +110,7 @@ PY
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"more than 100 functions match the probe table (the limit of --max-probes): raise it"*"narrow the globs"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/t.json" ]
-	run "$TOOL" list -p "$HELD" "${OPS[@]}" --max-probes 100
+	run "$TOOL" list -v -p "$HELD" "${OPS[@]}" --max-probes 100
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"more than 100 functions match the probe table"* ]]
 	run "$TOOL" -p "$HELD" "${OPS[@]}" --max-probes 0
@@ -126,7 +126,7 @@ PY
 	echo "$output"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"no uprobe_multi links"*"at most 1024 in a run"*"narrow the probe globs"* ]]
-	SPYRE_NO_UPROBE_MULTI=1 "$TOOL" list -p "$HELD" --no-default \
+	SPYRE_NO_UPROBE_MULTI=1 "$TOOL" list -v -p "$HELD" --no-default \
 		--probe 'libtorch_cpu.so*:at::_ops::addm*::call' > "$BATS_TEST_TMPDIR/list.txt"
 	grep 'no uprobe_multi in this kernel: at most 1024 uprobes' "$BATS_TEST_TMPDIR/list.txt"
 	run env SPYRE_NO_UPROBE_MULTI=1 "$TOOL" -p "$HELD" --no-default \

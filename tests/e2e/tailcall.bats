@@ -91,7 +91,7 @@ P
 @test "list: every launch's tail jump is followed, and what it costs is named per probe" {
 	write_probes
 	start_tailjob
-	run "$TOOL" list -p "$JOB_PID" --no-default --probes "$BATS_TEST_TMPDIR/tail.probes"
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probes "$BATS_TEST_TMPDIR/tail.probes"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	for fn in $LAUNCHES tail_wait tail_submit; do

@@ -112,17 +112,17 @@ trace_py() {
 	start_job
 	cd "$BATS_TEST_TMPDIR"
 	echo 'libflex.so* flex::RuntimeStream::synchronize name=fromFile' >torch
-	run "$TOOL" list -p "$JOB_PID" --no-default --probes torch
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probes torch
 	echo "$output"
 	[ "$status" -eq 5 ]	# no PyTorch in the mock job
 	[[ "$output" == *"--probes torch is the built-in table; the file is ./torch"* ]]
 	[[ "$output" == *"at::_ops::*::call"* ]]
-	run "$TOOL" list -p "$JOB_PID" --no-default --probes ./torch
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probes ./torch
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"fromFile"* ]]
 	run "$TOOL" list -p "$JOB_PID" --no-default --probes trch
 	echo "$output"
-	[ "$status" -eq 1 ]
-	[[ "$output" == *"trch: no such file, nor a built-in table (spyre, torch)"* ]]
+	[ "$status" -eq 2 ]	# a usage error, with the name it most likely meant
+	[[ "$output" == *"trch: no such file, nor a built-in table (spyre, torch); did you mean torch?"* ]]
 }

@@ -122,7 +122,7 @@ PY
 
 @test "list shows resolved probes and why the others did not resolve" {
 	start_job
-	run "$TOOL" list -p "$JOB_PID"
+	run "$TOOL" list -v -p "$JOB_PID"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"aiuDataTransferHtoD"*"flex::RuntimeStream::launchOperationH2D"* ]]
 	[[ "$output" == *"after endbr64"* ]]
@@ -130,9 +130,53 @@ PY
 	echo "$output" | grep "JobPlanStepD2H::construct.*::_M_invoke " | grep -q "single-stepped"
 	! echo "$output" | grep "flex::FlexAllocator::allocate " | grep -q "single-stepped"
 	[[ "$output" == *"NOT RESOLVED: no mapped library matches 'libunwind.so*'"* ]]
-	run "$TOOL" list -p "$JOB_PID" --no-default --probe 'libflex.so:flex::nothing*'
+	run "$TOOL" list -v -p "$JOB_PID" --no-default --probe 'libflex.so:flex::nothing*'
 	[ "$status" -eq 10 ]
 	[[ "$output" == *"NOT RESOLVED: no function matching 'flex::nothing*'"* ]]
+}
+
+@test "list is one line a probe by default, a glob keeps the names it matches; a typo of yours says why" {
+	start_job
+	run "$TOOL" list -p "$JOB_PID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	n=$(echo "$output" | sed -n 's/.* probe specs resolved to \([0-9]*\) functions.*/\1/p')
+	[ "$n" -gt 40 ]
+	[[ "$output" == *"process $JOB_PID (mock-spyre-job): "* ]]
+	# a header, one line per function, the count of lines resolving nowhere, the limits
+	[ "$(echo "$output" | grep -c '+0x[0-9a-f]* *~[0-9.]* us')" -eq "$n" ]
+	[ "$(echo "$output" | wc -l)" -eq $((n + 4)) ]
+	[[ "$output" == *"3 lines of the built-in tables resolve nowhere here (-v says which and why)"* ]]
+	echo "$output" | grep -q '^aiuStreamQuery  *flex::RuntimeStream::query  *libflex.so+0x'
+	# the glob: aiu* names, 11 of the default table's here (aiuDmaCallback among them)
+	run "$TOOL" list -p "$JOB_PID" 'aiu*'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c '^aiu[A-Za-z]* .*+0x')" -eq 11 ]
+	! echo "$output" | grep -q '^spyre'
+	# by function too
+	run "$TOOL" list -p "$JOB_PID" 'flex::RuntimeStream::*'
+	[ "$(echo "$output" | grep -c '+0x')" -eq 7 ]
+	run "$TOOL" list -p "$JOB_PID" --probe 'libflex.so:flex::nothing*'
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"--probe: libflex.so flex::nothing*: NOT RESOLVED: no function matching 'flex::nothing*'"* ]]
+}
+
+@test "list without -p prints the tables and the processes that map the runtime" {
+	start_job
+	run "$TOOL" list
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"default:"*"libflex.so*"*"flex::RuntimeStream::query"*"aiuStreamQuery"* ]]
+	echo "$output" | grep -Eq "^ *$JOB_PID +mock-spyre-job +libflex.so$"
+	# not this shell, nor anything else without a library of the tables
+	! echo "$output" | grep -Eq "^ *$$ "
+	run "$TOOL" list 'aiuStream*'
+	[ "$(echo "$output" | grep -c '^default:')" -eq 1 ]
+	# with --no-default, the user's table alone: no process maps libnever.so
+	run "$TOOL" list --no-default --probe 'libnever.so:f'
+	[[ "$output" == *"--probe "*"libnever.so"* ]]
+	[[ "$output" == *"no process on this node maps a library of these tables"* ]]
 }
 
 @test "--probe and --probes add probes without recompiling" {
@@ -152,6 +196,32 @@ assert set(n) == {"mySync", "myAlloc"}, n
 assert n["mySync"] == c["flex::RuntimeStream::synchronize"], (n, c)
 assert n["myAlloc"] == c["flex::FlexAllocator::allocate"], (n, c)
 PY
+}
+
+@test "--probe as perf and bpftrace users type it: uprobe:PATH:SYMBOL and PATH:SYMBOL, exact calls" {
+	start_job --iters 10
+	lib=$(readlink -f "$BUILD/mock/libflex.so")
+	# the mapped file's path, once with bpftrace's prefix, once spelled through ".."
+	start_tracer --no-default --probe "uprobe:$lib:flex::RuntimeStream::synchronize" \
+		--probe "$BUILD/tests/../mock/libflex.so:flex::FlexAllocator::allocate:myAlloc" \
+		-o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
+n = collections.Counter(e["name"] for e in d["traceEvents"]
+                        if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
+assert set(n) == {"flex::RuntimeStream::synchronize", "myAlloc"}, n
+assert n["flex::RuntimeStream::synchronize"] == c["flex::RuntimeStream::synchronize"] > 0, (n, c)
+assert n["myAlloc"] == c["flex::FlexAllocator::allocate"] > 0, (n, c)
+PY
+	# a path to another file of that name is no match: exit 10, that name offered
+	run "$TOOL" list -p "$JOB_PID" --no-default --probe "/nope/libflex.so:flex::getNumDevices"
+	echo "$output"
+	[ "$status" -eq 10 ]
+	[[ "$output" == *"no mapped library matches '/nope/libflex.so'"*"near misses: libflex.so"* ]]
 }
 
 @test "instant probes are thread-scoped ph:i events, one per call" {
@@ -227,7 +297,7 @@ other_uprobe_off() {
 	"$ej" "$d/ready" "$d/counts.json" 300 &
 	wait_for "$d/ready"
 	pid=$(cat "$d/ready")
-	run "$TOOL" list -p "$pid" --no-default --probe 'entryjob:ej_*'
+	run "$TOOL" list -v -p "$pid" --no-default --probe 'entryjob:ej_*'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# each decoded instruction named, the one into an argument register left to the kernel
@@ -251,4 +321,60 @@ assert all(n[k] == v for k, v in c["calls"].items()), (n, c["calls"])
 # this kernel refuses a uprobe program that writes its registers: none done by BPF here
 assert t["spyreStats"]["entriesDoneByBpf"] == 0, t["spyreStats"]
 PY
+}
+
+@test "aiuStreamQuery's done is the bool query() returned: as many true as the job counted" {
+	# the mock's query() leaves the register above its bool's byte as it found it
+	run "$TOOL" -q -o "$BATS_TEST_TMPDIR/t.json" -- "$MOCK" --iters 5 --threads 2 --quiet \
+		--counts "$BATS_TEST_TMPDIR/counts.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+done = [e["args"]["done"] for e in d["traceEvents"]
+        if e["ph"] == "X" and e["name"] == "aiuStreamQuery"]
+assert len(done) == c["calls"]["flex::RuntimeStream::query"], (len(done), c["calls"])
+assert all(v is True or v is False for v in done), done
+# how many said true depends on the device's pace; the count is the job's
+assert done.count(True) == c["queriesTrue"], (done, c["queriesTrue"])
+PY
+}
+
+@test "a start line says how many probes went to which process, and how to stop" {
+	start_job --iters 5
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	n=$(sed -n "s/^spyre-bpftrace: attached \([0-9,]*\) probes to $JOB_PID (mock-spyre-job), writing .*; Ctrl-C to stop$/\1/p" \
+		"$BATS_TEST_TMPDIR/tracer.err" | tr -d ,)
+	# every probe of the trace's list but the unwinders (attached with --uretprobes only)
+	[ "$n" -eq "$(json_get "$BATS_TEST_TMPDIR/t.json" \
+		'len([p for p in d["spyreProbes"] if p.get("type") != "unwind"])')" ]
+	# one line, before the job's first traced call is reported
+	[ "$(grep -c 'attached .* probes to' "$BATS_TEST_TMPDIR/tracer.err")" -eq 1 ]
+	# the summary's counts group thousands; spans the device timeline had no room for are
+	# "device spans dropped", not "device spans" (read as none made)
+	grep -Eq "summary for pid $JOB_PID: [0-9,]+ events, [0-9,]+ probe hits, [0-9,]+ dropped \(ring full [0-9,]+, too deep [0-9,]+, device spans dropped [0-9,]+\)" \
+		"$BATS_TEST_TMPDIR/tracer.out"
+	# -q: neither
+	run "$TOOL" -q -o "$BATS_TEST_TMPDIR/q.json" -d 0.2 -p "$JOB_PID"
+	[[ "$output" != *"attached "* ]]
+}
+
+@test "the summary groups the thousands of its counts" {
+	start_job --iters 200 --threads 2
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	ev=$(json_get "$BATS_TEST_TMPDIR/t.json" 'format(d["spyreStats"]["events"], ",")')
+	[[ "$ev" == *,* ]]
+	grep -q "summary for pid $JOB_PID: $ev events" "$BATS_TEST_TMPDIR/tracer.out"
+	# the per-function counts too: the most-called function's row
+	q=$(counts_field "$BATS_TEST_TMPDIR/counts.json" calls | python3 -c '
+import ast, sys; c = ast.literal_eval(sys.stdin.read()); print(format(c["flex::RuntimeStream::synchronize"], ","))')
+	grep -Eq "^aiuScheduleWait +$q " "$BATS_TEST_TMPDIR/tracer.out"
 }

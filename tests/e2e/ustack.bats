@@ -163,6 +163,8 @@ import collections, json, re, sys
 t, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 allocs = c["calls"]["spyre::SpyreAllocator::allocate"]	# the job's, through allocate(size_t)
 ev = [e for e in t["traceEvents"] if e.get("ph") == "X" and e["name"].startswith("spyreAllocate")]
+# the overloads, named by their parameters: the one allocate(size_t) calls
+INNER = "spyreAllocate(unsigned long, flex::AllocationDirective const&)"
 sites = collections.Counter()
 missing = collections.Counter()
 for e in ev:
@@ -175,14 +177,14 @@ for e in ev:
     # no frame pointers: the caller is the return address at entry, the walk beyond is cut
     # where it leaves the code; torch-spyre's allocate(size_t) calls allocate(size_t,
     # directive), which the job's run_iteration calls twice (its input and output buffers)
-    if e["name"] == "spyreAllocate":
+    if e["name"] == INNER:
         assert us[1].startswith("spyre::SpyreAllocator::allocate+0x"), us
     else:
         m = re.match(r"\(anonymous namespace\)::run_iteration\+(0x[0-9a-f]+) "
                      r"\(mock-spyre-job\)$", us[1])
         assert m, us
         sites[m.group(1)] += 1
-outer = [n for n in {e["name"] for e in ev} if n != "spyreAllocate"]
+outer = [n for n in {e["name"] for e in ev} if n != INNER]
 assert len(ev) == 2 * allocs and len(sites) == 2, (len(ev), sites)
 assert all(v <= allocs // 2 for v in sites.values()), sites
 assert sum(sites.values()) + sum(missing[n] for n in outer) == allocs, (sites, missing)

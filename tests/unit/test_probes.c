@@ -211,6 +211,91 @@ static bool source_named(const char *line)
 	return names_its_source(line, strlen(line));
 }
 
+/*
+ * Each value of the default table read as its C++ type is (docs in spyre-default.probes;
+ * torch-spyre's calls and the mock's declarations): a bool by its low byte, an int by its low
+ * half, sizes unsigned, pointers and handles hex. A value not listed here fails the test.
+ */
+TEST(probes_default_value_formats)
+{
+	static const struct {
+		const char *sym, *label;
+		enum arg_fmt fmt;
+	} want[] = {
+		{ "flex::initializeRuntime", "devices", ARG_INT32 },	/* int num_devices */
+		{ "flex::initializeRuntime", "rc", ARG_INT32 },
+		{ "flex::getNumDevices", "devices", ARG_INT32 },	/* int */
+		{ "flex::FlexAllocator::allocate", "bytes", ARG_UNSIGNED },	/* size_t */
+		{ "spyre::SpyreAllocator::allocate", "bytes", ARG_UNSIGNED },
+		{ "spyre::SpyreAllocator::ReportAndDelete", "ctx", ARG_HEX },	/* void * */
+		{ "flex::RuntimeStream::query", "done", ARG_BOOL },	/* bool query() */
+		{ "flex::RuntimeStream::query", "stream", ARG_HEX },
+		{ "flex::RuntimeStream::synchronize", "stream", ARG_HEX },
+		{ "flex::RuntimeStream::fillAsync", "stream", ARG_HEX },
+		{ "flex::RuntimeStream::launchOperationH2D", "stream", ARG_HEX },
+		{ "flex::RuntimeStream::launchOperationH2D", "bytes", ARG_UNSIGNED },
+		{ "flex::RuntimeStream::launchOperationD2H", "stream", ARG_HEX },
+		{ "flex::RuntimeStream::launchOperationD2H", "bytes", ARG_UNSIGNED },
+		{ "flex::RuntimeStream::launchOperationCompute", "stream", ARG_HEX },
+		{ "flex::RuntimeStream::launchOperationHostCallback", "stream", ARG_HEX },
+		{ "spyre_comms::Context::*", "bytes", ARG_UNSIGNED },	/* Tensor's size_t */
+		{ "spyre_comms::Context::*", "dtype", ARG_INT32 },	/* an enum */
+		{ "spyre_comms::Context::*", "op", ARG_INT32 },	/* SpyreReductionOpType */
+		{ "spyre_comms::Context::*", "root", ARG_INT32 },	/* int root, dst, src, tag */
+		{ "spyre_comms::Context::*", "peer", ARG_INT32 },
+		{ "spyre_comms::Context::*", "tag", ARG_INT32 },
+		{ "spyre_comms::Context::getRank", "rank", ARG_INT32 },	/* int */
+		{ "spyre_comms::Context::getSize", "size", ARG_INT32 },
+	};
+	struct probe_table t = {};
+	char err[256];
+
+	CHECK_EQ_INT(probes_load_default(&t, err, sizeof(err)), 0);
+	for (int i = 0; i < t.cnt; i++) {
+		for (int a = 0; a < t.specs[i].nargs; a++) {
+			const struct probe_arg *arg = &t.specs[i].args[a];
+			bool found = false;
+
+			for (size_t w = 0; w < sizeof(want) / sizeof(want[0]) && !found; w++) {
+				const char *ws = want[w].sym;
+				size_t n = strlen(ws);
+				bool sym = ws[n - 1] == '*' ? !strncmp(t.specs[i].sym, ws, n - 1) :
+					   !strcmp(t.specs[i].sym, ws);
+
+				if (sym && !strcmp(arg->label, want[w].label)) {
+					found = true;
+					if (arg->fmt != want[w].fmt) {
+						char m[256];
+
+						snprintf(m, sizeof(m), "%s %s: format %d, want %d",
+							 t.specs[i].sym, arg->label, arg->fmt,
+							 want[w].fmt);
+						unit_fail(__FILE__, __LINE__, m);
+					}
+				}
+			}
+			if (!found) {
+				char m[256];
+
+				snprintf(m, sizeof(m), "%s %s: no known type", t.specs[i].sym,
+					 arg->label);
+				unit_fail(__FILE__, __LINE__, m);
+			}
+		}
+	}
+	probes_free(&t);
+	/* the format itself */
+	CHECK_EQ_INT(probes_parse_text(&t, "l s arg2=flag:b ret=ok:b\n", "o", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 1);
+	if (t.cnt == 1) {
+		CHECK_EQ_INT(t.specs[0].args[0].fmt, ARG_BOOL);
+		CHECK_EQ_INT(t.specs[0].args[1].fmt, ARG_BOOL);
+	}
+	CHECK_EQ_INT(probes_parse_text(&t, "l s ret=ok:B\n", "o", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "unknown format 'B' (b, d, i, u or x)"));
+	probes_free(&t);
+}
+
 TEST(probes_default_lines_name_their_source)
 {
 	const char *p = probes_default_text;
@@ -351,12 +436,13 @@ TEST(probes_field_limits)
 	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "cat is too long"));
 
-	memset(big, 'l', 128);
-	big[128] = '\0';
+	/* a path fits as LIB: 255 bytes */
+	memset(big, 'l', 256);
+	big[256] = '\0';
 	snprintf(text, sizeof(text), "%s s\n", big);
 	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "LIB_GLOB is too long"));
-	snprintf(text, sizeof(text), "%.127s s\n", big);
+	snprintf(text, sizeof(text), "%.255s s\n", big);
 	CHECK_EQ_INT(probes_parse_text(&t, text, "o", err, sizeof(err)), 0);
 
 	memset(big, 's', 256);
@@ -588,6 +674,57 @@ TEST(probes_cli)
 	probes_free(&t);
 }
 
+/* perf's and bpftrace's spellings: uprobe:LIB:SYM, u:LIB:SYM, and LIB as the file's path */
+TEST(probes_cli_uprobe_prefix_and_paths)
+{
+	char dir[] = "/tmp/test_probes_pathXXXXXX", lib[160], odd[200], cwd[4096];
+	struct probe_table t = {};
+	char err[256];
+	FILE *f;
+
+	CHECK_EQ_INT(probes_parse_cli(&t, "uprobe:/opt/x/libflex.so:flex::getNumDevices", err,
+				      sizeof(err)), 0);
+	CHECK_EQ_INT(probes_parse_cli(&t, "u:libflex.so:flex::getNumDevices:gnd", err,
+				      sizeof(err)), 0);
+	/* without a LIB:SYMBOL after it, "uprobe" is the LIB ("uprobe::x" a C++ name) */
+	CHECK_EQ_INT(probes_parse_cli(&t, "uprobe:uprobe::x", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 3);
+	if (t.cnt == 3) {
+		/* a path that does not exist stays as given: it resolves nowhere, said so */
+		CHECK_STR(t.specs[0].lib, "/opt/x/libflex.so");
+		CHECK_STR(t.specs[0].sym, "flex::getNumDevices");
+		CHECK_STR(t.specs[1].lib, "libflex.so");
+		CHECK_STR(t.specs[1].name, "gnd");
+		CHECK_STR(t.specs[2].lib, "uprobe");
+		CHECK_STR(t.specs[2].sym, "uprobe::x");
+	}
+	probes_free(&t);
+
+	/* an existing file's path as the maps give it: canonical, whatever the spelling */
+	CHECK(mkdtemp(dir) && getcwd(cwd, sizeof(cwd)));
+	snprintf(lib, sizeof(lib), "%s/libx.so", dir);
+	f = fopen(lib, "w");
+	CHECK(f);
+	if (f)
+		fclose(f);
+	snprintf(odd, sizeof(odd), "%s/./../%s/libx.so:foo", dir, strrchr(dir, '/') + 1);
+	CHECK_EQ_INT(probes_parse_cli(&t, odd, err, sizeof(err)), 0);
+	CHECK(!chdir(dir));
+	CHECK_EQ_INT(probes_parse_cli(&t, "uprobe:./libx.so:foo", err, sizeof(err)), 0);
+	/* a glob is the user's: not touched */
+	CHECK_EQ_INT(probes_parse_cli(&t, "./libx*.so:foo", err, sizeof(err)), 0);
+	CHECK_EQ_INT(t.cnt, 3);
+	if (t.cnt == 3) {
+		CHECK_STR(t.specs[0].lib, lib);
+		CHECK_STR(t.specs[1].lib, lib);
+		CHECK_STR(t.specs[2].lib, "./libx*.so");
+	}
+	CHECK(!chdir(cwd));
+	unlink(lib);
+	rmdir(dir);
+	probes_free(&t);
+}
+
 TEST(probes_file)
 {
 	struct probe_table t = {};
@@ -780,8 +917,12 @@ TEST(probes_builtin_tables)
 	CHECK(n > 20);
 	probes_free(&t);
 	/* a name that is neither: says which names there are */
-	CHECK_EQ_INT(probes_load(&t, "torhc", err, sizeof(err)), -ENOENT);
-	CHECK(strstr(err, "torhc: no such file, nor a built-in table (spyre, torch)"));
+	CHECK_EQ_INT(probes_load(&t, "torhc", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "torhc: no such file, nor a built-in table (spyre, torch); did you mean "
+		     "torch?"));
+	/* nothing near: no guess */
+	CHECK_EQ_INT(probes_load(&t, "xyzzy", err, sizeof(err)), -EINVAL);
+	CHECK(!strstr(err, "did you mean"));
 	/* the built-in name wins over a file of that name in the current directory; ./torch is
 	 * the file, and a name without '/' that is no table is a file */
 	CHECK(mkdtemp(dir) && getcwd(cwd, sizeof(cwd)) && !chdir(dir));

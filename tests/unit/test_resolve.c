@@ -81,15 +81,16 @@ TEST(resolve_globs_offsets_and_reasons)
 		/* the probe goes past endbr64, where [rsp] still holds the return address */
 		CHECK_EQ_INT(p->attach_off, p->sym_off + (FIXTURE_ENDBR ? 4 : 0));
 	}
-	/* both overloads, at different addresses, named by the spec; the second one resolved
-	 * is told apart by its signature */
+	/* both overloads, at different addresses, named by the spec and told apart by their
+	 * parameters: neither passes for the only one */
 	CHECK_EQ_INT(t.spec_hits[0], 2);
 	p = find(&t, "fixture::Widget::scale");
-	CHECK(p && !strcmp(p->name, "scale") && !p->shared_name);
-	p = p ? find_after(&t, p, "fixture::Widget::scale") : NULL;
-	CHECK(p && (!strcmp(p->name, "scale (fixture::Widget::scale(int))") ||
-		    !strcmp(p->name, "scale (fixture::Widget::scale(double))")));
+	CHECK(p && (!strcmp(p->name, "scale(int)") || !strcmp(p->name, "scale(double)")));
 	CHECK(p && p->shared_name && !strcmp(p->shared_name, "scale"));
+	p = p ? find_after(&t, p, "fixture::Widget::scale") : NULL;
+	CHECK(p && (!strcmp(p->name, "scale(int)") || !strcmp(p->name, "scale(double)")));
+	CHECK(p && p->shared_name && !strcmp(p->shared_name, "scale"));
+	CHECK(p && strcmp(p->name, find(&t, "fixture::Widget::scale")->name));
 	p = find(&t, "fixture_c_entry");
 	CHECK(p && !strcmp(p->name, "fixture_c_entry"));
 	/* a second scan of the same maps adds nothing: libraries are known by dev+inode */
@@ -98,7 +99,7 @@ TEST(resolve_globs_offsets_and_reasons)
 	fclose(maps);
 
 	rep = fmemopen(report, sizeof(report) - 1, "w");
-	listing_probes(&t, NULL, rep);
+	listing_probes(&t, NULL, true, NULL, rep);
 	fclose(rep);
 	CHECK(strstr(report, "NOT RESOLVED: no function matching 'fixture::nothing_here'"));
 	CHECK(strstr(report, "NOT RESOLVED: no mapped library matches 'libmissing.so'"));
@@ -116,7 +117,58 @@ TEST(resolve_globs_offsets_and_reasons)
 	t.user_from = 4;
 	CHECK(!target_spec_missing(&t, 3));
 	CHECK((strstr(report, "(after endbr64)") != NULL) == FIXTURE_ENDBR);
+	/* by default one line a probe; a glob keeps the names (or functions) it matches */
+	t.user_from = 0;
+	rep = fmemopen(report, sizeof(report) - 1, "w");
+	listing_probes(&t, NULL, false, "scale*", rep);
+	fclose(rep);
+	CHECK(strstr(report, "\nscale(int) ") && strstr(report, "\nscale(double) "));
+	CHECK(strstr(report, "libfixture.so+0x"));
+	CHECK(!strstr(report, "fixture::Widget::id") && !strstr(report, "returns:"));
+	rep = fmemopen(report, sizeof(report) - 1, "w");
+	listing_probes(&t, NULL, false, NULL, rep);
+	fclose(rep);
+	CHECK(strstr(report, "fixture::Widget::id") && strstr(report, "fixture_c_entry"));
+	CHECK(strstr(report, "t:5: libmissing.so foo: NOT RESOLVED: no mapped library matches"));
 	target_free(&t);
+	probes_free(&tab);
+}
+
+/* A LIB with '/' is the mapped file's path; `list` without -p finds the runtime by it too. */
+TEST(resolve_lib_by_path)
+{
+	struct probe_table tab = {};
+	char lib[PATH_MAX], line[PATH_MAX + 64], err[256], base[64];
+	struct target t;
+	FILE *maps;
+
+	CHECK(realpath(unit_fixture_dir(), lib));
+	strncat(lib, "/libfixture.so", sizeof(lib) - strlen(lib) - 1);
+	snprintf(line, sizeof(line), "%s fixture_c_*\n/elsewhere/libfixture.so fixture::*\n", lib);
+	CHECK_EQ_INT(probes_parse_text(&tab, line, "t", err, sizeof(err)), 0);
+	CHECK_EQ_INT(target_init(&t, 1234, &tab, 64), 0);
+	maps = fixture_maps(lib);
+	CHECK(maps);
+	if (!maps)
+		goto out;
+	/* the path names the mapped file; another directory's file of that name is not it */
+	CHECK_EQ_INT(target_scan_maps(&t, maps, NULL), 1);
+	CHECK(find(&t, "fixture_c_entry"));
+	CHECK_EQ_INT(t.spec_hits[1], 0);
+	rewind(maps);
+	CHECK(table_maps_runtime(&tab, maps, base, sizeof(base)));
+	CHECK_STR(base, "libfixture.so");
+	fclose(maps);
+out:
+	target_free(&t);
+	probes_free(&tab);
+	/* the unwinders' lines name what every C++ program maps: not a runtime */
+	CHECK_EQ_INT(probes_parse_text(&tab, "libfixture.so* _Unwind_X type=unwind\n", "t", err,
+				       sizeof(err)), 0);
+	maps = fixture_maps(lib);
+	CHECK(maps && !table_maps_runtime(&tab, maps, base, sizeof(base)));
+	if (maps)
+		fclose(maps);
 	probes_free(&tab);
 }
 
@@ -169,8 +221,8 @@ TEST(resolve_names_distinct)
 	}
 	/*
 	 * A fixed name on a glob: the first function resolved keeps it, the others add their
-	 * qualified name (overloads: their signature). A template that gives several functions
-	 * one name: the same.
+	 * qualified name; overloads of one function their parameters, each (below). A template
+	 * that gives several functions one name: the same.
 	 */
 	for (int i = 0; i < t.cnt; i++) {
 		const char *base = !strcmp(t.probes[i].qualname, "fixture_c_entry") ? NULL :
@@ -180,7 +232,8 @@ TEST(resolve_names_distinct)
 		if (!base || p->lib)
 			continue;
 		snprintf(buf, sizeof(buf), "%s (%s", base, p->qualname);
-		if (strcmp(p->name, base) && strncmp(p->name, buf, strlen(buf)))
+		if (strcmp(p->name, base) && strncmp(p->name, buf, strlen(buf)) &&
+		    strcmp(p->name, "w(int)") && strcmp(p->name, "w(double)"))
 			unit_fail(__FILE__, __LINE__, p->name);
 		n += !strcmp(p->name, base);
 	}
@@ -198,11 +251,9 @@ TEST(resolve_names_distinct)
 	CHECK_EQ_INT(n, 3);
 	for (int i = 0; i < t.cnt; i++) {
 		p = &t.probes[i];
-		/* the second overload of scale under the fixed name: by its signature */
+		/* the overloads of scale under the fixed name: by their parameters, each */
 		if (!strcmp(p->qualname, "fixture::Widget::scale") &&
-		    strcmp(p->name, "w") && strcmp(p->name, "w (fixture::Widget::scale)") &&
-		    strcmp(p->name, "w (fixture::Widget::scale(int))") &&
-		    strcmp(p->name, "w (fixture::Widget::scale(double))"))
+		    strcmp(p->name, "w(int)") && strcmp(p->name, "w(double)"))
 			unit_fail(__FILE__, __LINE__, p->name);
 	}
 	target_free(&t);
@@ -336,7 +387,7 @@ TEST(resolve_lib_glob_matches_soname_and_alias)
 	CHECK(strstr(why, "no mapped library matches 'libfixture.so.2'"));
 	CHECK(strstr(why, "near misses: libfixture.so.1"));
 	rep = fmemopen(report, sizeof(report) - 1, "w");
-	listing_probes(&t, NULL, rep);
+	listing_probes(&t, NULL, true, NULL, rep);
 	fclose(rep);
 	CHECK(strstr(report, "resolved: 1 function in libfixture.so\n"));
 	CHECK(strstr(report, "(soname libfixture.so.1): 1 probe\n"));

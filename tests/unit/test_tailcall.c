@@ -256,7 +256,7 @@ TEST(tailcall_resolves_the_tail_jumps_of_the_built_runtime)
 	rep = fmemopen(report, sizeof(report) - 1, "w");
 	CHECK(rep);
 	if (rep) {
-		listing_probes(&t, NULL, rep);
+		listing_probes(&t, NULL, true, NULL, rep);
 		fclose(rep);
 	}
 	CHECK(strstr(report, "tail calls: 1 jump followed into 2 functions: 1 more return site "

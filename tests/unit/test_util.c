@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "common/util.h"
 #include "common/parallel.h"
 
 static bool is_open(int fd)
@@ -48,4 +49,18 @@ TEST(for_each_parallel_calls_each_index_once_past_the_thread_count)
 	CHECK_EQ_INT(calls[0], 2);
 	CHECK_EQ_INT(calls[2], 2);
 	CHECK_EQ_INT(calls[3], 1);
+}
+
+TEST(fmt_count_groups_thousands)
+{
+	char b[32];
+
+	CHECK_STR(fmt_count(0, b, sizeof(b)), "0");
+	CHECK_STR(fmt_count(999, b, sizeof(b)), "999");
+	CHECK_STR(fmt_count(1000, b, sizeof(b)), "1,000");
+	CHECK_STR(fmt_count(242056, b, sizeof(b)), "242,056");
+	CHECK_STR(fmt_count(1234567, b, sizeof(b)), "1,234,567");
+	CHECK_STR(fmt_count(UINT64_MAX, b, sizeof(b)), "18,446,744,073,709,551,615");
+	/* a short buffer is cut, never overrun */
+	CHECK_STR(fmt_count(1234567, b, 4), "1,2");
 }

@@ -344,7 +344,7 @@ step_list() {
 	$MOCK --wait-go --quiet --ready-file /tmp/list.ready >/dev/null 2>&1 &
 	job=$!
 	wait_for /tmp/list.ready 30 $job || { kill_wait $job KILL; return 1; }
-	$TOOL list -p $job >$OUT/list.out 2>$OUT/list.err
+	$TOOL list -v -p $job >$OUT/list.out 2>$OUT/list.err
 	rc=$?
 	kill_wait $job KILL
 	return $rc
@@ -432,7 +432,7 @@ perf_phase() {
 
 # perf_list FN: bench_FN's entry offset and return sites (PERF_OFF_FN, PERF_RS_FN)
 perf_list() {
-	$TOOL list -p $PERF_JOB --no-default --probe "libbench*:bench_$1" >$OUT/perf.list.$1 \
+	$TOOL list -v -p $PERF_JOB --no-default --probe "libbench*:bench_$1" >$OUT/perf.list.$1 \
 		2>&1 || return 1
 	eval "PERF_OFF_$1=$(grep -o 'libbench-nocf.so+0x[0-9a-f]*' $OUT/perf.list.$1 |
 		head -n 1 | sed 's/.*+//')"

@@ -241,7 +241,8 @@ PY
 		python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 ev = [e for e in d["traceEvents"] if e["ph"] == "X"]
-allocs = sum(e["name"] == "spyreAllocate" and not e["args"].get("unwound") for e in ev)
+inner = "spyreAllocate(unsigned long, flex::AllocationDirective const&)"	# allocate(size_t, directive)
+allocs = sum(e["name"] == inner and not e["args"].get("unwound") for e in ev)
 frees = sum(e["name"] == "spyreFree" for e in d["traceEvents"])
 a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
 ok = (allocs > 10 and a["allocs"] == allocs and a["failedAllocs"] == 0 and

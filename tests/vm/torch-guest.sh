@@ -151,7 +151,7 @@ log "torch loaded and warm in $(($(cut -d. -f1 /proc/uptime) - t0)) s"
 echo "torch=$(python3 -c 'import torch; print(torch.__version__)' 2>&1)" >>$OUT/env.txt
 LIB=$(awk '$6 ~ /libtorch_cpu\.so/ { print $6; exit }' /proc/$JOB/maps)
 log "libtorch_cpu: $LIB"
-$TOOL list -p $JOB --no-default --probe "$PROBE" >$OUT/list.txt 2>&1
+$TOOL list -v -p $JOB --no-default --probe "$PROBE" >$OUT/list.txt 2>&1
 cat $OUT/list.txt
 # the empty programs of bench/emptyprobe.c on the offsets `list` prints: the entry and the
 # return instructions (not the tail jumps: --ret-emu does rets only; they are rarely taken)
@@ -309,7 +309,7 @@ run() {
 	fi
 	case $kind in
 	ours* | alt_batch | sstep | uret)
-		hits=$(sed -n 's/.*events, \([0-9]*\) probe hits.*/\1/p' $f.out | head -1) ;;
+		hits=$(sed -n 's/.*events, \([0-9,]*\) probe hits.*/\1/p' $f.out | head -1 | tr -d ,) ;;
 	bpftrace)
 		hits=$(grep -c '^mm ' $W/bt.out)
 		head -3 $W/bt.out >$f.out ;;

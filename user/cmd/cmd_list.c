@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,7 +46,7 @@ static void print_costs(FILE *f, const struct hit_costs *c)
 }
 
 /* Whether return sites work here (retcheck.h), applied to @t and said, when it ran. */
-static void sites_check(struct retcheck *rcheck, struct target *t)
+static void sites_check(struct retcheck *rcheck, struct target *t, bool verbose)
 {
 	enum retcheck_verdict v;
 	const char *why;
@@ -55,21 +57,70 @@ static void sites_check(struct retcheck *rcheck, struct target *t)
 	if (v == RETCHECK_FAILED) {
 		target_sites_off(t, why);
 		printf("%s: every span probe records entries only\n", why);
-	} else {
+	} else if (verbose) {
 		printf("return sites: start-up self-test %s\n", v == RETCHECK_PASSED ? "passed" :
 		       why);
 	}
 }
 
+/*
+ * `list` without -p: the table's lines and the processes on this node that map a library of
+ * it (as `bpftrace -l` lists its probes without a process).
+ */
+static int list_node(const struct env *env, const struct probe_table *table)
+{
+	int n = 0, self = getpid(), unreadable = 0;
+	struct dirent *de;
+	DIR *d;
+
+	listing_table(table, env->list_glob, stdout);
+	d = opendir("/proc");
+	if (!d) {
+		pr_err("cannot read /proc: %s", strerror(errno));
+		return EXIT_ERROR;
+	}
+	while ((de = readdir(d))) {
+		char path[300], lib[64], comm[32];
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		FILE *f;
+		bool has;
+
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+		f = fopen(path, "re");
+		if (!f) {
+			unreadable += errno == EACCES;
+			continue;
+		}
+		has = table_maps_runtime(table, f, lib, sizeof(lib));
+		fclose(f);
+		if (!has)
+			continue;
+		if (!n++)
+			printf("\nprocesses with the runtime (`spyre-bpftrace list -p PID` shows "
+			       "what resolves in one):\n%8s  %-16s %s\n", "PID", "COMMAND", "MAPS");
+		printf("%8ld  %-16s %s\n", pid, process_comm(pid, comm, sizeof(comm)), lib);
+	}
+	closedir(d);
+	if (!n)
+		printf("\nno process on this node maps a library of these tables%s\n",
+		       unreadable ? " (of those this user may read: root sees them all)" : "");
+	return EXIT_OK;
+}
+
 int cmd_list(const struct env *env, struct probe_table *table)
 {
 	struct retcheck *rcheck = NULL, *emucheck = NULL;
-	char emu_why[512];
+	char emu_why[512], comm[32];
 	struct calibration *cal;
 	struct hit_costs costs;
 	struct target t;
 	int err, rc, missing = 0;
 
+	if (!env->pid)
+		return list_node(env, table);
 	rc = check_pid(env->pid);
 	if (rc)
 		return rc;
@@ -103,24 +154,27 @@ int cmd_list(const struct env *env, struct probe_table *table)
 		cost_calibrate_free(cal);
 		retcheck_free(rcheck);
 		retcheck_free(emucheck);
-		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
+		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID :
+		       err == -EACCES || err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 	}
 	rc = 0;
 	for (int i = 0; i < table->cnt; i++) {
 		rc += t.spec_hits[i] > 0;
 		missing += target_spec_missing(&t, i);
 	}
-	printf("process %d: %d of %d probe specs resolved to %d functions\n", env->pid, rc,
-	       table->cnt, t.cnt);
-	if (!env->uretprobes) {
+	printf("process %d (%s): %d of %d probe specs resolved to %d functions%s\n", env->pid,
+	       process_comm(env->pid, comm, sizeof(comm)), rc, table->cnt, t.cnt,
+	       env->verbose ? "" : " (-v: return sites, costs and libraries in full)");
+	if (!env->uretprobes && env->verbose) {
 		costs.rets_emulated = retcheck_emulation_ok(emucheck, NULL, 0, emu_why,
 							    sizeof(emu_why));
 		printf("returns at return sites: %s (%s)\n", costs.rets_emulated ?
 		       "done by BPF, no single step" : "single-stepped by the kernel", emu_why);
 	}
-	print_costs(stdout, &costs);
-	sites_check(rcheck, &t);
-	listing_probes(&t, &costs, stdout);
+	if (env->verbose)
+		print_costs(stdout, &costs);
+	sites_check(rcheck, &t, env->verbose);
+	listing_probes(&t, &costs, env->verbose, env->list_glob, stdout);
 	print_limits(&t);
 	/* a line of the user's that resolves nowhere is what they will want to hear about */
 	rc = missing && !env->allow_missing ? EXIT_NO_MATCH : t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;

@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "cmd/env.h"
 #include "common/log.h"
 #include "common/parse.h"
@@ -87,6 +89,7 @@ enum {
 	OPT_FLIGHT_RECORDER,
 	OPT_TRIGGER,
 	OPT_JSON,
+	OPT_KILL,
 };
 
 struct opt_def {
@@ -102,7 +105,8 @@ struct opt_def {
 
 static const struct opt_def opt_defs[] = {
 	{ "pid", 'p', "PID", FOR_TRACE | FOR_LIST, SEC_TRACE,
-	  "process to trace (its runtime libraries must be mapped)" },
+	  "process to trace (its runtime libraries must be mapped); a\n"
+	  "thread's id stands for its process" },
 	{ "output", 'o', "FILE", FOR_TRACE | FOR_RECOVER | FOR_MERGE, SEC_TRACE,
 	  "the file written; *.gz writes gzip. Tracing: the trace (default\n"
 	  "spyre-trace-PID.json); recover: the closed copy (default\n"
@@ -112,7 +116,8 @@ static const struct opt_def opt_defs[] = {
 	  "SIGINT/SIGTERM or target exit)" },
 	{ "probe", OPT_PROBE, "LIB:SYMBOL_GLOB[:NAME]", FOR_TRACE | FOR_LIST, SEC_TRACE,
 	  "add a probe (repeatable); '::' belongs to C++ names;\n"
-	  "NAME may hold {1}, {2}...: what the glob's '*' matched" },
+	  "NAME may hold {1}, {2}...: what the glob's '*' matched; LIB may\n"
+	  "be the file's path, uprobe:LIB:SYMBOL as bpftrace has it" },
 	{ "probes", OPT_PROBES, "FILE|NAME", FOR_TRACE | FOR_LIST, SEC_TRACE,
 	  "add the probes of a spec file, or of the built-in table NAME\n"
 	  "(torch: PyTorch's ops, autograd, CPU allocator; spyre: the\n"
@@ -181,6 +186,10 @@ static const struct opt_def opt_defs[] = {
 	  "libraries' build ids; device memory's live blocks name theirs. The\n"
 	  "kernel walks frame pointers: code built without them gives short\n"
 	  "stacks. A table asks per probe with stack=1" },
+	{ "kill", OPT_KILL, "SIGNAL|none", FOR_TRACE | NOT_FLEET, SEC_TRACE,
+	  "-- CMD: a job still running when tracing stops (-d, a signal to\n"
+	  "the tracer) gets SIGNAL (default TERM; KILL " STR(LAUNCH_GRACE_S) " s later if it has\n"
+	  "not ended); none leaves it running (said on stderr)" },
 	{ "quiet", 'q', NULL, FOR_TRACE, SEC_TRACE,
 	  "no summary at exit" },
 
@@ -353,8 +362,8 @@ static const struct usage_def usage_defs[] = {
 	  "launch CMD and trace it from the start", FLEET_ONLY, { 'p', 'a' } },
 	{ CMD_TRACE, "-a", "-a [OPTIONS]", "fleet mode: every job on the node (docs/fleet.md)",
 	  NOT_FLEET, { 'a', 'p' } },
-	{ CMD_LIST, "-p PID", "list -p PID [PROBE OPTIONS]", "show which probes resolve in PID",
-	  0, { 'p' } },
+	{ CMD_LIST, "[GLOB]", "list [-p PID] [GLOB]", "the probes: those that resolve in PID, or "
+	  "the tables and the Spyre processes", 0 },
 	{ CMD_CHECK, "FILE|DIR...", "check [--json] FILE|DIR...",
 	  "validate traces (overlaps, durations, flows)", 0 },
 	{ CMD_RECOVER, "FILE", "recover FILE [-o OUT]", "close a trace cut short (tracer killed)",
@@ -368,7 +377,8 @@ static const struct {
 	int code;
 	const char *what;
 } exit_defs[] = {
-	{ EXIT_OK, "ok" },
+	{ EXIT_OK, "ok (-- CMD: the job's own status when it failed, 128+N when signal N "
+	  "killed it)" },
 	{ EXIT_ERROR, "error" },
 	{ EXIT_USAGE, "usage" },
 	{ EXIT_NO_PID, "no such process" },
@@ -745,6 +755,26 @@ static int driver_funcs_parse(const char *list, struct vfio_funcs *out)
 	}
 }
 
+/* --kill SIGNAL: "none" (0), a number, or a name with or without "SIG" in any case; or -1 */
+static int kill_signal_parse(const char *s)
+{
+	unsigned long long v;
+
+	if (!strcmp(s, "none"))
+		return 0;
+	if (!parse_uint(s, SIGRTMIN - 1, &v))
+		return v ? (int)v : -1;
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (int sig = 1; sig < SIGRTMIN; sig++) {
+		const char *name = sigabbrev_np(sig);
+
+		if (name && !strcasecmp(s, name))
+			return sig;
+	}
+	return -1;
+}
+
 /* One option's argument into @env: 0, or the exit code of a bad value. */
 static int take_option(struct env *env, int key, const char *arg, int *verbosity)
 {
@@ -791,6 +821,12 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 	case OPT_MAX_OVERHEAD:
 		if (parse_percent(arg, 10000, &env->max_overhead))
 			return usage_err("--max-overhead wants a percentage > 0, e.g. 10");
+		break;
+	case OPT_KILL:
+		env->kill_sig = kill_signal_parse(arg);
+		if (env->kill_sig < 0)
+			return usage_err("--kill wants a signal (TERM, INT, KILL, a number) or "
+					 "none, not '%s'", arg);
 		break;
 	case OPT_READY:
 		env->ready_file = arg;
@@ -931,6 +967,9 @@ static int check_trace(struct env *env, const bool *seen)
 	}
 	if (!env->window != !env->period || env->window > env->period)
 		return usage_err("--window and --period go together, window <= period");
+	if (seen[opt_find(OPT_KILL) - opt_defs] && !env->argv_cmd)
+		return usage_err("--kill is for a job launched with -- CMD (one it did not start, "
+				 "the tracer leaves alone)");
 	if (env->output && env->output_dir)
 		return usage_err("-o and --output-dir exclude each other");
 	if (env->window && !env->output_dir)
@@ -987,6 +1026,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	env->ringbuf_mb = 16;
 	env->max_size = TRACE_DEFAULT_SIZE;
 	env->driver = VFIO_MODE_AUTO;
+	env->kill_sig = SIGTERM;
 	env->cmd = parse_cmd(argc, argv);
 	/*
 	 * The build's man page generator (tools/gen-man.sh), not a user's option: outside the
@@ -1047,8 +1087,10 @@ int env_parse(struct env *env, int argc, char **argv)
 		rc = check_trace(env, seen);
 		break;
 	case CMD_LIST:
-		if (!env->pid || optind < nargs)
-			rc = usage_err("usage: spyre-bpftrace list -p PID");
+		if (optind + 1 < nargs)
+			rc = usage_err("usage: spyre-bpftrace list [-p PID] [GLOB]");
+		else if (optind < nargs)
+			env->list_glob = args[optind];
 		break;
 	case CMD_CHECK:
 		if (optind >= nargs) {

@@ -12,6 +12,9 @@
 
 struct vfio_funcs;	/* attach/vfio.h */
 
+/* --kill: how long a launched job has after its signal before SIGKILL */
+#define LAUNCH_GRACE_S	3
+
 enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE };
 
 /* --trigger (with --flight-recorder) */
@@ -30,6 +33,7 @@ struct env {
 	enum spyre_cmd cmd;
 	pid_t pid;
 	char **argv_cmd;	/* -- CMD ARGS: launch and trace from the start */
+	int kill_sig;		/* --kill: a launched job still running at the end gets it; 0 none */
 	const char *output;
 	double duration;	/* seconds; 0 = until SIGINT/SIGTERM or target exit */
 	const char **probe_args;	/* --probe, in order */
@@ -55,6 +59,7 @@ struct env {
 	char **file_args;	/* check FILE|DIR... */
 	int nfile_args;
 	bool json;		/* check --json */
+	const char *list_glob;	/* list [GLOB]: the probes whose name or function matches */
 	const char *file_arg2;	/* merge: the Kineto trace */
 	unsigned long long profiler_start_ns;	/* merge: a legacy export's start, 0 = unknown */
 	long long nest_tol_ns;	/* merge: how far our spans may move to nest; < 0 = default */

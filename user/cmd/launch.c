@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cmd/launch.h"
@@ -63,6 +65,28 @@ void launch_abort(struct launch *l)
 	l->go_fd = -1;
 	if (l->pid > 0)
 		waitpid(l->pid, NULL, 0);
+}
+
+int launch_stop(struct launch *l, int sig, int grace_ms, int *status)
+{
+	int pidfd = syscall(SYS_pidfd_open, l->pid, 0), killed = 0;
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	/* without a pidfd (before Linux 5.3) the grace is not waited: SIGKILL at once */
+	if (!kill(l->pid, sig) && sig != SIGKILL &&
+	    (pidfd < 0 || poll(&pfd, 1, grace_ms) != 1))
+		killed = !kill(l->pid, SIGKILL);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (waitpid(l->pid, status, 0) != l->pid)
+		return -errno;
+	l->pid = -1;
+	return killed;
+}
+
+int launch_shell_status(int status)
+{
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
 /* Resolve CMD like execvp would, so we inspect the file that will run. */

@@ -19,6 +19,13 @@ int launch_start(struct launch *l, char **argv);
 int launch_release(struct launch *l);
 /* Kill a child that was never released (setup failed). */
 void launch_abort(struct launch *l);
+/*
+ * Stop a released child that still runs: @sig, then SIGKILL if it has not ended after
+ * @grace_ms; reaped. Its wait(2) status into @status. 0, 1 when it took SIGKILL, or -errno.
+ */
+int launch_stop(struct launch *l, int sig, int grace_ms, int *status);
+/* A job's wait(2) @status as a shell's $? has it: its exit code, or 128 + the killing signal. */
+int launch_shell_status(int status);
 
 /*
  * The program image CMD will run, found as execvp finds it: the file itself, or for a script

@@ -150,6 +150,40 @@ int check_pid(pid_t pid)
 	return 0;
 }
 
+const char *process_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, len, f))
+		snprintf(buf, len, "?");
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+pid_t thread_process(pid_t pid, const char *doing)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;	/* check_pid says why */
+	while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %d", &tgid) != 1)
+		;
+	fclose(f);
+	if (tgid <= 0 || tgid == pid)
+		return pid;
+	pr_info("%d is a thread of process %d: %s process %d", pid, tgid, doing, tgid);
+	return tgid;
+}
+
 int session_init(struct session *s, const struct env *env, struct probe_table *table, int pid,
 		 bool fleet)
 {

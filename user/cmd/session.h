@@ -181,5 +181,12 @@ int session_exit_code(const struct session *s);
 
 /* Refuse what cannot be traced, with the reason: gone, zombie, kernel thread. */
 int check_pid(pid_t pid);
+/*
+ * -p TID, a thread of a process (its id is in /proc, unlisted): the process's id, said ("TID
+ * is a thread of process PID: @doing process PID"); any other @pid as it is.
+ */
+pid_t thread_process(pid_t pid, const char *doing);
+/* Process @pid's name (/proc/PID/comm) into @buf, "?" when gone; @buf. */
+const char *process_comm(pid_t pid, char *buf, size_t len);
 
 #endif

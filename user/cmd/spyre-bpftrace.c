@@ -10,6 +10,7 @@
 #include "offline/recover.h"
 #include "cmd/env.h"
 #include "cmd/fleet.h"
+#include "cmd/session.h"
 #include "common/log.h"
 #include "offline/merge.h"
 #include "resolve/probes.h"
@@ -49,6 +50,9 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	/* a thread's id, as top and ps -L show them: the process it belongs to */
+	if (env.pid)
+		env.pid = thread_process(env.pid, env.cmd == CMD_LIST ? "listing" : "tracing");
 	rc = build_table(&env, &table);
 	if (rc)
 		goto out;

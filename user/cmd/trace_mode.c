@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,8 @@ static int resolve_target(struct session *s, struct probe_table *table)
 		return EXIT_USAGE;
 	if (err < 0) {
 		pr_err("cannot read the mappings of %d: %s", env->pid, strerror(-err));
-		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID : EXIT_ERROR;
+		return err == -ENOENT || err == -ESRCH ? EXIT_NO_PID :
+		       err == -EACCES || err == -EPERM ? EXIT_PERM : EXIT_ERROR;
 	}
 	/* a runtime we cannot read is not the same as no runtime: say which */
 	if (target_warn_unreadable(t) && !t->cnt)
@@ -164,7 +166,7 @@ static int attach_target(struct session *s)
  */
 static void say_written(const struct session *s)
 {
-	char size[32], files[2 * PATH_MAX + 64], unwritten[96] = "", first[PATH_MAX];
+	char size[32], count[32], files[2 * PATH_MAX + 64], unwritten[96] = "", first[PATH_MAX];
 	const struct run_file *f = &s->file;
 
 	if (s->rec) {
@@ -186,12 +188,84 @@ static void say_written(const struct session *s)
 	else
 		snprintf(files, sizeof(files), "%s (", s->cur_path);
 	if (s->full)
-		snprintf(unwritten, sizeof(unwritten), "; stopped at --max-size, %llu records "
-			 "after it not written", (unsigned long long)s->unwritten);
-	pr_info("wrote %s%llu events, %s)%s%s; open it in https://ui.perfetto.dev or "
-		"chrome://tracing", files, (unsigned long long)s->cons.events,
+		snprintf(unwritten, sizeof(unwritten), "; stopped at --max-size, %s records "
+			 "after it not written", fmt_count(s->unwritten, size, sizeof(size)));
+	pr_info("wrote %s%s events, %s)%s%s; open it in https://ui.perfetto.dev or "
+		"chrome://tracing", files, fmt_count(s->cons.events, count, sizeof(count)),
 		fmt_bytes(session_bytes(s), size, sizeof(size)), !s->target_gone ? "" :
 		run_end_signal(&s->end) ? ", target killed" : ", target exited", unwritten);
+}
+
+/*
+ * Launch mode's end, once the trace is written: a job the tracer outlived (-d, a signal to
+ * the tracer alone, a write error) is stopped (--kill) or said to run on; one that ended by
+ * itself is reaped. The exit code is the tracer's own failure (@rc) if any, else the job's
+ * failure as a shell's $? has it (perf, strace), else no runtime ever loaded (5, as by PID).
+ */
+static int launch_end(struct session *s, struct launch *l, int rc)
+{
+	const struct env *env = s->env;
+	const char *cmd = env->argv_cmd[0];
+	int status = 0, job_rc = 0, err;
+	char sig[32];
+
+	if (!s->target_gone && !env->kill_sig) {
+		pr_info("%s (pid %d) still runs: tracing stopped, the job was left running "
+			"(--kill none)", cmd, l->pid);
+		l->pid = -1;	/* not ours to reap */
+	} else if (!s->target_gone) {
+		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(env->kill_sig) ?: "?");
+		pr_info("stopping %s (pid %d) with %s: tracing stopped before it ended (--kill "
+			"none leaves it running)", cmd, l->pid, sig);
+		err = launch_stop(l, env->kill_sig, LAUNCH_GRACE_S * 1000, &status);
+		if (err < 0)
+			pr_warn("cannot stop %s: %s", cmd, strerror(-err));
+		else if (err)
+			pr_info("%s had not ended %d s after %s: killed (SIGKILL)", cmd,
+				LAUNCH_GRACE_S, sig);
+	} else {
+		/* an exit the session saw may be reaped already (session_window_end) */
+		if (waitpid(l->pid, &status, 0) != l->pid)
+			status = s->end.exit_known ? s->end.exit_code : 0;
+		l->pid = -1;
+		job_rc = launch_shell_status(status);
+	}
+	if (rc != EXIT_OK && rc != EXIT_TARGET_KILLED)
+		return rc;
+	if (!s->t.cnt)
+		pr_warn("no Spyre runtime in %s: %s no library the probe table matches "
+			"(`spyre-bpftrace list` shows the tables)", cmd,
+			s->target_gone ? "it ended having mapped" : "while traced it mapped");
+	if (job_rc)
+		return job_rc;
+	return s->t.cnt ? EXIT_OK : EXIT_NO_RUNTIME;
+}
+
+/* The start line, once the probes are live (before a launched job runs, so before its output). */
+static void say_start(const struct session *s)
+{
+	const struct env *env = s->env;
+	char comm[32], n[32], stop[64] = "Ctrl-C to stop", size[32], into[PATH_MAX + 160];
+
+	if (env->argv_cmd)
+		snprintf(comm, sizeof(comm), "%s", path_basename(env->argv_cmd[0]));
+	else
+		process_comm(env->pid, comm, sizeof(comm));
+	if (env->duration > 0)
+		snprintf(stop, sizeof(stop), "stops after %g s (Ctrl-C sooner)", env->duration);
+	/* where the trace goes, and its bound (--max-size) */
+	fmt_bytes(env->max_size, size, sizeof(size));
+	if (env->flight_recorder)
+		snprintf(into, sizeof(into), "into the flight recorder (the last %.1f s, at most %s, "
+			 "written to %s named by the time on SIGUSR1%s and at the end)",
+			 env->flight_recorder, size, env->output, env->ntriggers ? ", a --trigger" : "");
+	else
+		snprintf(into, sizeof(into), "writing %s (at most %s a file, --max-size; then %s)",
+			 s->cur_path, size, env->switch_output ? "the next numbered one" :
+			 "stopping: --switch-output goes on in numbered files");
+	pr_info("attached %s probe%s to %d (%s)%s, %s; %s",
+		fmt_count(s->tr.attached, n, sizeof(n)), s->tr.attached == 1 ? "" : "s", env->pid,
+		comm, env->argv_cmd ? " before it runs" : "", into, stop);
 }
 
 /* Trace mode: one process (or a launched command), one trace file, one window until it stops. */
@@ -201,7 +275,8 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	uint64_t mono_ns, real_ns;
 	struct output out = {};
 	struct session s = {};
-	char default_out[96], first[PATH_MAX], size[32];
+	FILE *sum_out = env->argv_cmd ? stderr : stdout;
+	char default_out[96], first[PATH_MAX];
 	const char *path = NULL;
 	int rc, err;
 
@@ -266,18 +341,10 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	rc = EXIT_ERROR;
 	if (session_window_open(&s, &out, path, mono_ns, real_ns))
 		goto cleanup;
-	if (!env->quiet && env->flight_recorder)
-		pr_info("tracing pid %d into the flight recorder: the last %.1f s (at most %s) "
-			"written to %s named by the time on SIGUSR1%s and at the end", env->pid,
-			env->flight_recorder, fmt_bytes(env->max_size, size, sizeof(size)),
-			env->output, env->ntriggers ? ", a --trigger" : "");
-	else if (!env->quiet)
-		pr_info("tracing pid %d into %s: at most %s a file (--max-size), %s", env->pid, path,
-			fmt_bytes(env->max_size, size, sizeof(size)), env->switch_output ?
-			"then on in the next numbered one (--switch-output)" :
-			"then stopping (--switch-output goes on in numbered files)");
 
 	session_ready(&s);
+	if (!env->quiet)
+		say_start(&s);
 	if (env->argv_cmd)
 		launch_release(&launch);
 	session_calibrate(&s);
@@ -285,12 +352,15 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	session_loop(&s, 0);
 	session_window_end(&s, 0);
 	rc = session_exit_code(&s);
+	if (env->argv_cmd)
+		rc = launch_end(&s, &launch, rc);
+	/* launch mode: the job's own output is on stdout, the tracer's goes beside it */
 	if (!env->quiet)
-		summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);
+		summary_print(sum_out, &s.cons, &s.t, s.tr.counters, &s.end);
 	if (!env->quiet && s.vfio)
-		driver_summary(s.vfio, s.cons.vfio, stdout);
+		driver_summary(s.vfio, s.cons.vfio, sum_out);
 	/* the last line, after the summary's */
-	fflush(stdout);
+	fflush(sum_out);
 	say_written(&s);
 
 cleanup:

@@ -44,3 +44,20 @@ const char *fmt_bytes(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%llu B", (unsigned long long)b);
 	return buf;
 }
+
+const char *fmt_count(uint64_t v, char *buf, size_t len)
+{
+	char digits[24], *p = buf;
+	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+
+	if (!len)
+		return buf;
+	/* a comma before each group of three from the right */
+	for (int i = 0; i < n && (size_t)(p - buf) + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			*p++ = ',';
+		*p++ = digits[i];
+	}
+	*p = 0;
+	return buf;
+}

@@ -16,5 +16,7 @@ int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
 bool env_is_1(const char *name);
 /* "12.3 MiB": a size as the summaries print it (B; KiB from 10 KiB; MiB, GiB from 1 of each) */
 const char *fmt_bytes(uint64_t b, char *buf, size_t len);
+/* @v with thousands separators, "242,056" (what a person reads), into @buf; @buf */
+const char *fmt_count(uint64_t v, char *buf, size_t len);
 
 #endif

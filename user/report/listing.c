@@ -4,6 +4,7 @@
  * each probe costs per call, and why a line resolved nowhere. Resolution (resolve/) and the cost
  * model (attach/cost) say it; this file only prints it.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 #include "attach/cost.h"
@@ -100,10 +101,101 @@ static const char *entry_note(const struct rprobe *p, const struct hit_costs *co
 	return buf;
 }
 
-void listing_probes(const struct target *t, const struct hit_costs *costs, FILE *f)
+/* `list GLOB`: a probe is shown when GLOB matches its display name or its function */
+static bool shown(const char *glob, const char *name, const char *func)
+{
+	return !glob || !fnmatch(glob, name, 0) || (func && !fnmatch(glob, func, 0));
+}
+
+/* A line that resolved nowhere, in one line: why, for the user's own; -v says more. */
+static void compact_missing(const struct target *t, int s, FILE *f)
+{
+	const struct probe_spec *sp = &t->table->specs[s];
+	char why[2048];
+
+	if (s >= t->user_from)
+		fprintf(f, "%s: %s %s: NOT RESOLVED: %s\n", sp->origin, sp->lib, sp->sym,
+			target_why_missing(t, s, why, sizeof(why)));
+}
+
+/* One line a probe: its name, its function, library and entry, what a call costs. */
+static void listing_compact(const struct target *t, const struct hit_costs *costs,
+			    const char *glob, FILE *f)
+{
+	int n = 0, missing = 0, shadowed = 0;
+
+	for (int i = 0; i < t->cnt; i++) {
+		const struct rprobe *p = &t->probes[i];
+		struct probe_cost pc;
+		char lib[48];
+
+		if (!shown(glob, p->name, p->qualname))
+			continue;
+		if (!n++)
+			fprintf(f, "%-24s %-44s %-22s %s\n", "NAME", "FUNCTION", "LIBRARY+OFFSET",
+				costs ? "COST/CALL" : "");
+		snprintf(lib, sizeof(lib), "%s+0x%lx", path_basename(t->libs[p->lib].path),
+			 p->attach_off);
+		fprintf(f, "%-24s %-44s %-22s", p->name, p->qualname, lib);
+		if (costs) {
+			cost_probe(costs, t, p, &pc);
+			fprintf(f, " ~%.1f us", pc.ns / 1000);
+		}
+		if (p->ret == RET_NONE && t->table->specs[p->spec].type == PROBE_SPAN)
+			fprintf(f, " (entries only)");
+		fputc('\n', f);
+	}
+	for (int s = 0; s < t->table->cnt; s++) {
+		const struct probe_spec *sp = &t->table->specs[s];
+
+		if (t->spec_hits[s] || !shown(glob, sp->name, sp->sym))
+			continue;
+		if (t->spec_shadowed[s])
+			shadowed++;
+		else if (s >= t->user_from)
+			compact_missing(t, s, f);
+		else
+			missing++;
+	}
+	if (glob && !n)
+		fprintf(f, "no resolved probe's name or function matches '%s'\n", glob);
+	if (missing)
+		fprintf(f, "%d line%s of the built-in tables resolve%s nowhere here (-v says which "
+			"and why)\n", missing, missing == 1 ? "" : "s", missing == 1 ? "s" : "");
+	if (shadowed)
+		fprintf(f, "%d line%s match%s only functions earlier lines own (-v says which)\n",
+			shadowed, shadowed == 1 ? "" : "s", shadowed == 1 ? "es" : "");
+}
+
+void listing_table(const struct probe_table *t, const char *glob, FILE *f)
+{
+	int n = 0;
+
+	for (int s = 0; s < t->cnt; s++) {
+		const struct probe_spec *sp = &t->specs[s];
+
+		if (!shown(glob, sp->name, sp->sym))
+			continue;
+		if (!n++)
+			fprintf(f, "%-16s %-18s %-44s %s\n", "LINE", "LIBRARY", "FUNCTION", "NAME");
+		fprintf(f, "%-16s %-18s %-44s %s%s%s\n", sp->origin, sp->lib, sp->sym,
+			sp->name[0] ? sp->name : "(its own)",
+			sp->type == PROBE_SPAN ? "" : " type=",
+			sp->type == PROBE_SPAN ? "" : probe_type_name(sp->type));
+	}
+	if (glob && !n)
+		fprintf(f, "no line's name or function matches '%s'\n", glob);
+}
+
+void listing_probes(const struct target *t, const struct hit_costs *costs, bool verbose,
+		    const char *glob, FILE *f)
 {
 	char why[2048], note[128];
 
+	if (!verbose) {
+		listing_compact(t, costs, glob, f);
+		return;
+	}
 	for (int s = 0; s < t->table->cnt; s++) {
 		const struct probe_spec *sp = &t->table->specs[s];
 
@@ -115,7 +207,7 @@ void listing_probes(const struct target *t, const struct hit_costs *costs, FILE 
 			for (int i = 0; i < t->cnt; i++) {
 				const struct rprobe *p = &t->probes[i];
 
-				if (p->spec != s)
+				if (p->spec != s || !shown(glob, p->name, p->qualname))
 					continue;
 				fprintf(f, "    %-24s %s  %s+0x%lx%s%s\n", p->name, p->qualname,
 					path_basename(t->libs[p->lib].path), p->attach_off,

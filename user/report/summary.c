@@ -200,7 +200,7 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	int pid = t->pid;	/* -1: every process (fleet mode's -a) */
 	uint64_t unwound;
 	int *order, n = 0, w = 28, renamed = 0;
-	char b1[32], b2[32], b3[32], b4[32], nsbuf[48], label[PATH_MAX + 512];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], nsbuf[48], label[PATH_MAX + 512];
 
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
 	if (!order)
@@ -241,13 +241,18 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	/* device spans lost for want of room (device.h) are losses too, not only the BPF's */
 	/* "no thread stack" only when it happened: the line's usual form is what scripts read */
 	if (nostack)
-		snprintf(nsbuf, sizeof(nsbuf), ", no thread stack %llu", (unsigned long long)nostack);
-	fprintf(f, "%llu events, %llu probe hits, "
-		"%llu dropped (ring full %llu, too deep %llu%s, device spans %llu), %llu unwound\n",
-		(unsigned long long)c->events, (unsigned long long)hits,
-		(unsigned long long)(ring + depth + nostack + device_lost(&c->dev)),
-		(unsigned long long)ring, (unsigned long long)depth, nostack ? nsbuf : "",
-		(unsigned long long)device_lost(&c->dev), (unsigned long long)unwound);
+		snprintf(nsbuf, sizeof(nsbuf), ", no thread stack %s",
+			 fmt_count(nostack, b4, sizeof(b4)));
+	/* thousands separators; "device spans dropped" ("device spans 0" read as none made) */
+	fprintf(f, "%s events, %s probe hits, ", fmt_count(c->events, b1, sizeof(b1)),
+		fmt_count(hits, b2, sizeof(b2)));
+	fprintf(f, "%s dropped (ring full %s, too deep %s%s, ",
+		fmt_count(ring + depth + nostack + device_lost(&c->dev), b1, sizeof(b1)),
+		fmt_count(ring, b2, sizeof(b2)), fmt_count(depth, b3, sizeof(b3)),
+		nostack ? nsbuf : "");
+	fprintf(f, "device spans dropped %s), %s unwound\n",
+		fmt_count(device_lost(&c->dev), b1, sizeof(b1)),
+		fmt_count(unwound, b2, sizeof(b2)));
 	print_target_end(f, pid, end);
 	if (end->file)
 		print_output(f, end);
@@ -267,12 +272,13 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		const char *name = row_label(t, &t->probes[i], label, sizeof(label));
 
 		if (sp->type == PROBE_INSTANT) {
-			fprintf(f, "%-*s %10llu %10s %10s %10s %10s\n", w, name,
-				(unsigned long long)c->delivered[i], "-", "-", "-", "-");
+			fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, name,
+				fmt_count(c->delivered[i], b1, sizeof(b1)), "-", "-", "-", "-");
 			continue;
 		}
-		fprintf(f, "%-*s %10llu %10s %10s %10s %10s\n", w, name,
-			(unsigned long long)s->count, fmt_duration(s->total_ns, b1, sizeof(b1)),
+		fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, name,
+			fmt_count(s->count, b5, sizeof(b5)),
+			fmt_duration(s->total_ns, b1, sizeof(b1)),
 			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)),
 			fmt_duration(fn_stats_quantile(s, 0.5), b3, sizeof(b3)),
 			fmt_duration(fn_stats_quantile(s, 0.99), b4, sizeof(b4)));
@@ -283,7 +289,9 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	for (int k = 0; k < n; k++) {
 		const struct rprobe *p = &t->probes[order[k]], *h;
 
-		if (!p->shared_name)
+		/* an overload's parameters after its name say it themselves: spyreAllocate(...) */
+		if (!p->shared_name || (!strncmp(p->name, p->shared_name, strlen(p->shared_name)) &&
+					p->name[strlen(p->shared_name)] == '('))
 			continue;
 		if (renamed++ == 20) {
 			fprintf(f, "(more renamed functions: spyreProbes[].sharedName in the trace)\n");

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 
 #include "common/array.h"
 #include "resolve/globcap.h"
+#include "resolve/nearmiss.h"
 #include "resolve/probes.h"
 #include "common/utf8.h"
 
@@ -315,8 +317,10 @@ static int parse_arg(const struct pctx *c, const char *key, struct tok v, int sr
 		a->fmt = ARG_SIGNED;
 	else if (tok_eq(fmt, "i"))
 		a->fmt = ARG_INT32;
+	else if (tok_eq(fmt, "b"))
+		a->fmt = ARG_BOOL;
 	else
-		return fail(c, "%s: unknown format '%s' (d, i, u or x)", key,
+		return fail(c, "%s: unknown format '%s' (b, d, i, u or x)", key,
 			    quote(fmt, q, sizeof(q)));
 	return 0;
 }
@@ -741,8 +745,22 @@ static int parse_line(const struct pctx *c, const char *p, const char *end,
 	return check_spec(c, s, has_ret);
 }
 
-static int table_add(struct probe_table *t, const struct probe_spec *s)
+/*
+ * A LIB with '/' names the file by its path, which the maps give canonical: the user's own
+ * spelling (relative, through a symbolic link) made so too, when it is no glob and exists.
+ */
+static void canonical_lib(struct probe_spec *s)
 {
+	char real[PATH_MAX];
+
+	if (strchr(s->lib, '/') && !strpbrk(s->lib, "*?[") && realpath(s->lib, real) &&
+	    strlen(real) < sizeof(s->lib))
+		strcpy(s->lib, real);
+}
+
+static int table_add(struct probe_table *t, struct probe_spec *s)
+{
+	canonical_lib(s);
 	/* the count is an int */
 	if (t->cnt == INT32_MAX ||
 	    array_reserve(&t->specs, &t->cap, (size_t)t->cnt + 1, sizeof(*t->specs), 16))
@@ -859,6 +877,15 @@ out:
 	return ret;
 }
 
+/* Whether @s has a ':' that is not part of a "::" */
+static bool lone_colon(const char *s)
+{
+	for (const char *p = s; (p = strchr(p, ':')); p += strspn(p, ":"))
+		if (strspn(p, ":") == 1)
+			return true;
+	return false;
+}
+
 int probes_parse_cli(struct probe_table *t, const char *arg, char *errbuf, size_t errlen)
 {
 	struct pctx c = { "--probe", 0, errbuf, errlen };
@@ -873,6 +900,18 @@ int probes_parse_cli(struct probe_table *t, const char *arg, char *errbuf, size_
 		errbuf[0] = '\0';
 	if (!t || !arg)
 		return fail(&c, "no table or argument");
+	/*
+	 * bpftrace's and perf's spelling: uprobe:LIB:SYMBOL (u: for short), when what follows
+	 * still has its LIB:SYMBOL (else "uprobe" is the LIB: "uprobe:foo", "u:ns::f")
+	 */
+	for (const char *const *pre = (const char *const[]){ "uprobe:", "u:", NULL }; *pre; pre++) {
+		size_t n = strlen(*pre);
+
+		if (!strncmp(arg, *pre, n) && lone_colon(arg + n)) {
+			arg += n;
+			break;
+		}
+	}
 	end = arg + strlen(arg);
 	/* a lone ':' separates fields, "::" is C++ scope inside the symbol */
 	for (p = arg; *p;) {
@@ -960,8 +999,17 @@ int probes_load(struct probe_table *t, const char *arg, char *err, size_t errlen
 			if (!strcmp(builtin[i].name, arg))
 				return probes_parse_text(t, builtin[i].text, arg, err, errlen);
 		if (access(arg, F_OK) && errno == ENOENT) {
-			fail(&c, "%s: no such file, nor a built-in table (spyre, torch)", arg);
-			return -ENOENT;
+			struct nearmiss m = {};
+			char near[128];
+
+			for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+				nearmiss_offer(&m, arg, builtin[i].name);
+			nearmiss_format(&m, near, sizeof(near));
+			nearmiss_free(&m);
+			/* a usage error: a typo of a name more often than a file gone */
+			fail(&c, "%s: no such file, nor a built-in table (spyre, torch)%s%s%s", arg,
+			     *near ? "; did you mean " : "", near, *near ? "?" : "");
+			return -EINVAL;
 		}
 	}
 	return probes_parse_file(t, arg, err, errlen);

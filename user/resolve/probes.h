@@ -113,8 +113,11 @@ static inline const char *probe_type_name(enum probe_type t)
 	return t == PROBE_CATCH ? "catch" : t == PROBE_UNWIND ? "unwind" :
 	       t == PROBE_INSTANT ? "instant" : "span";
 }
-/* ARG_INT32: a C int; the upper half of its 64-bit register is undefined by the ABI */
-enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32 };
+/*
+ * ARG_INT32: a C int; the upper half of its 64-bit register is undefined by the ABI. ARG_BOOL: a
+ * C++ bool, its low byte alone defined (a query() returning true read as an int was -1396429055)
+ */
+enum arg_fmt { ARG_HEX = 0, ARG_UNSIGNED, ARG_SIGNED, ARG_INT32, ARG_BOOL };
 enum dev_role {
 	DEV_NONE = 0, DEV_LAUNCH, DEV_COMPLETE, DEV_DESTROY, DEV_SUBMIT, DEV_SYNC, DEV_QUERY,
 	DEV_KNAME,
@@ -153,7 +156,7 @@ struct probe_deref {
 };
 
 struct probe_spec {
-	char lib[128];
+	char lib[256];		/* a name glob, or with '/' the file's canonical path (a glob) */
 	char sym[256];
 	char name[96];
 	char cat[48];
@@ -207,8 +210,8 @@ bool probes_builtin(const char *name);
 const char *probes_builtin_name(size_t i);
 /*
  * --probes ARG: the built-in table named ARG when ARG has no '/' and names one, else the file
- * ARG (probes_parse_file). -ENOENT, with a message naming the built-in tables, when ARG has no
- * '/' and is neither.
+ * ARG (probes_parse_file). -EINVAL (a usage error), with a message naming the built-in tables
+ * and the one a typo most likely meant, when ARG has no '/' and is neither.
  */
 int probes_load(struct probe_table *t, const char *arg, char *err, size_t errlen);
 

@@ -94,11 +94,23 @@ static bool lib_matches(const struct probe_spec *s, const char *name)
 	return name && fnmatch(s->lib, name, 0) == 0;
 }
 
-/* A library glob matches the file's basename, its DT_SONAME, or the name it was asked by. */
+/*
+ * A library glob matches the file's basename, its DT_SONAME, or the name it was asked by
+ * (@soname, @alias: NULL when none); one with '/' the file's @path (canonical, as the maps
+ * and target_add_lib have it): `--probe /opt/lib/libflex.so:...` as perf and bpftrace take it.
+ */
+static bool lib_file_matches(const struct probe_spec *s, const char *path, const char *soname,
+			     const char *alias)
+{
+	if (strchr(s->lib, '/'))
+		return lib_matches(s, path);
+	return lib_matches(s, path_basename(path)) || lib_matches(s, soname) ||
+	       lib_matches(s, alias);
+}
+
 static bool lib_named(const struct probe_spec *s, const struct rlib *l)
 {
-	return lib_matches(s, path_basename(l->path)) || lib_matches(s, l->soname) ||
-	       lib_matches(s, l->alias);
+	return lib_file_matches(s, l->path, l->soname, l->alias);
 }
 
 bool target_lib_matches(const struct target *t, int s, int l)
@@ -419,6 +431,112 @@ static void mark_other_files(struct target *t, int i)
 	}
 }
 
+/* "(unsigned long) const": what follows its qualified name in @p's whole signature, or NULL */
+static char *overload_params(const struct rprobe *p)
+{
+	char *sig = demangle_full(p->symbol), *params = NULL;
+	size_t n = strlen(p->qualname);
+
+	if (sig && !strncmp(sig, p->qualname, n) && sig[n] == '(')
+		params = strdup(sig + n);
+	free(sig);
+	return params;
+}
+
+/* Does another function than probe @self's have @name? (Its copy in another file may.) */
+static bool name_taken(const struct target *t, const char *name, int self)
+{
+	const struct rprobe *p = &t->probes[self];
+
+	for (int i = 0; i < t->cnt; i++) {
+		const struct rprobe *o = &t->probes[i];
+
+		if (i != self && !strcmp(o->name, name) &&
+		    !(o->lib != p->lib && !strcmp(o->symbol, p->symbol) &&
+		      !strcmp(path_basename(t->libs[o->lib].path),
+			      path_basename(t->libs[p->lib].path))))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Overloads of one function one name would fit (spyreAllocate for allocate(size_t) and
+ * allocate(size_t, directive)): distinct_name gave the first the name and the others "NAME
+ * (WHOLE SIGNATURE)". Each is named NAME(PARAMETERS) instead, the first too, so that none
+ * passes for the only one: spyreAllocate(unsigned long), spyreAllocate(unsigned long,
+ * AllocationDirective const&). Done once a library's functions are resolved (probes @first
+ * on), before any is attached; names that would collide stay as they were.
+ */
+static int name_overloads(struct target *t, int first)
+{
+	bool renamed = false;
+
+	for (int i = first; i < t->cnt; i++) {
+		struct rprobe *p = &t->probes[i], *h = NULL;
+		char *pn = NULL, *hn = NULL, *pp, *hp;
+		bool overload = false;
+
+		if (!p->shared_name || p->attached)
+			continue;
+		/* another function of that name here, and its overload: the name's holder, or
+		 * one named from it already (the holder renamed by an earlier overload) */
+		for (int k = first; k < t->cnt && !h; k++) {
+			struct rprobe *o = &t->probes[k];
+
+			if (k == i || o->lib != p->lib || o->attached ||
+			    strcmp(o->qualname, p->qualname))
+				continue;
+			if (!strcmp(o->name, p->shared_name))
+				h = o;
+			else if (o->shared_name && !strcmp(o->shared_name, p->shared_name))
+				overload = true;
+		}
+		if (!h && !overload)
+			continue;
+		pp = overload_params(p);
+		hp = h ? overload_params(h) : NULL;
+		if (!pp || (h && !hp) ||
+		    asprintf(&pn, "%s%s", p->shared_name, pp) < 0 ||
+		    (h && asprintf(&hn, "%s%s", h->name, hp) < 0)) {
+			free(pp);
+			free(hp);
+			continue;	/* not an overload's signature: its name stays */
+		}
+		if (!h && !strcmp(p->name, pn)) {
+			free(pp);
+			free(pn);
+			continue;
+		}
+		if (!name_taken(t, pn, i) && (!hn || (!name_taken(t, hn, h - t->probes) &&
+						     strcmp(hn, pn)))) {
+			free(p->name);
+			p->name = pn;
+			pn = NULL;
+			if (h) {
+				h->shared_name = h->name;
+				h->name = hn;
+				hn = NULL;
+			}
+			renamed = true;
+		}
+		free(pn);
+		free(hn);
+		free(pp);
+		free(hp);
+	}
+	if (!renamed)
+		return 0;
+	/* the names' hash, made again; a copy in another file shares its name again */
+	memset(t->names, 0, t->names_cap * sizeof(*t->names));
+	for (int i = 0; i < t->cnt; i++)
+		if (name_add(t, i))
+			return -ENOMEM;
+	for (int i = first; i < t->cnt; i++)
+		mark_other_files(t, i);
+	return 0;
+}
+
 static int add_probe(struct sym_ctx *c, int spec, const struct elf_func *f, const char *matched,
 		     const struct globcap *caps)
 {
@@ -539,7 +657,7 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	struct sym_ctx c = { .t = t };
 	char buf[PATH_MAX];
 	struct rlib *l;
-	int *specs, n = 0, err;
+	int *specs, n = 0, err, first;
 
 	if (find_lib(t, maj, min, ino, path) >= 0)
 		return 0;
@@ -552,7 +670,7 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	for (int i = 0; i < t->table->cnt; i++) {
 		const struct probe_spec *sp = &t->table->specs[i];
 
-		if (lib_matches(sp, base) || lib_matches(sp, soname) || lib_matches(sp, alias))
+		if (lib_file_matches(sp, path, soname, alias))
 			specs[n++] = i;
 	}
 	if (!n) {
@@ -605,7 +723,10 @@ static int resolve_lib(struct target *t, const char *path, const char *open_path
 	c.specs = specs;
 	c.nspecs = n;
 	c.fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	first = t->cnt;
 	err = elfsym_foreach(open_path, on_sym, &c);
+	if (!c.err && c.added)
+		c.err = name_overloads(t, first);
 	if (c.fd >= 0)
 		close(c.fd);
 	free(specs);
@@ -710,8 +831,7 @@ static int on_map(const struct map_entry *e, void *ctx)
 	if (soname)
 		note_also(c->t, soname);
 	for (int i = 0; i < c->t->table->cnt && !any; i++)
-		any = lib_matches(&c->t->table->specs[i], base) ||
-		      lib_matches(&c->t->table->specs[i], soname);
+		any = lib_file_matches(&c->t->table->specs[i], e->path, soname, NULL);
 	if (!any)
 		return 0;
 	n = resolve_lib(c->t, e->path, open_path, e->dev_major, e->dev_minor, e->inode, NULL);
@@ -751,6 +871,38 @@ int target_scan(struct target *t)
 	err = target_scan_maps(t, f, mf);
 	fclose(f);
 	return err;
+}
+
+struct runtime_ctx {
+	const struct probe_table *table;
+	char *lib;
+	size_t len;
+};
+
+static int on_runtime_map(const struct map_entry *e, void *ctx)
+{
+	struct runtime_ctx *c = ctx;
+
+	if (e->path[0] != '/')
+		return 0;
+	for (int i = 0; i < c->table->cnt; i++) {
+		const struct probe_spec *sp = &c->table->specs[i];
+
+		/* the unwinders' and catch lines name what every C++ program maps */
+		if ((sp->type == PROBE_SPAN || sp->type == PROBE_INSTANT) &&
+		    lib_file_matches(sp, e->path, NULL, NULL)) {
+			snprintf(c->lib, c->len, "%s", path_basename(e->path));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+bool table_maps_runtime(const struct probe_table *table, FILE *maps, char *lib, size_t len)
+{
+	struct runtime_ctx c = { table, lib, len };
+
+	return procmaps_parse(maps, on_runtime_map, &c) == 1;
 }
 
 int target_scan_procs(struct target *t, struct intset *seen, bool all, const char *procfs)
@@ -1414,11 +1566,14 @@ const char *target_why_missing(const struct target *t, int s, char *buf, size_t 
 	if (len)
 		buf[0] = 0;
 	if (!t->spec_libs[s]) {
+		/* a path's near misses are the files of its name mapped from elsewhere */
+		const char *pat = strchr(sp->lib, '/') ? path_basename(sp->lib) : sp->lib;
+
 		PUT("no mapped library matches '%s'", sp->lib);
 		for (int i = 0; i < t->nmapped; i++)
-			nearmiss_offer(&m, sp->lib, t->mapped[i]);
+			nearmiss_offer(&m, pat, t->mapped[i]);
 		for (int i = 0; i < t->nalso; i++)
-			nearmiss_offer(&m, sp->lib, t->also[i]);
+			nearmiss_offer(&m, pat, t->also[i]);
 		/* what the user can pick from: the first few, the count */
 		for (int i = 0; i < t->nmapped && i < 6; i++)
 			PUT("%s%s", i ? ", " : " (mapped: ", t->mapped[i]);

@@ -28,8 +28,9 @@ struct rprobe {
 	 * Display name: the spec's name (or template) or the qualified name, and when another
 	 * function resolved earlier has that name already, " (QUALNAME)", " (SIGNATURE)"
 	 * (overloads) or " (LIBRARY PATH)" (another library), the first that tells the two
-	 * apart and is free, else " #N" (N = 2, 3, ...). Shared only by the same function in
-	 * another file of its library (same basename, same symbol): one function, one name;
+	 * apart and is free, else " #N" (N = 2, 3, ...); overloads of one function in one
+	 * library each "NAME(PARAMETERS)", the first too (name_overloads). Shared only by the
+	 * same function in another file of its library (same basename, same symbol): one name;
 	 * those have other_file set. malloc'd.
 	 */
 	char *name;
@@ -174,6 +175,12 @@ int target_scan(struct target *t);
  * and -p PID --window).
  */
 struct intset;
+/*
+ * Whether the maps stream @maps has a file a span or instant line of @table names by its path
+ * or basename (DT_SONAME is not read): a process with the runtime, `list` without -p. The
+ * first such file's basename into @lib.
+ */
+bool table_maps_runtime(const struct probe_table *table, FILE *maps, char *lib, size_t len);
 int target_scan_procs(struct target *t, struct intset *seen, bool all, const char *procfs);
 /*
  * Resolve one file by path (launch mode: the executable and its libraries, not mapped yet),

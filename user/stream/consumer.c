@@ -499,6 +499,10 @@ static int build_args(const struct consumer *c, const struct rprobe *p,
 			args[n].type = TA_I64;
 			args[n].i = (int32_t)v;
 			break;
+		case ARG_BOOL:
+			args[n].type = TA_BOOL;
+			args[n].u = (uint8_t)v != 0;
+			break;
 		case ARG_UNSIGNED:
 			args[n].type = TA_U64;
 			args[n].u = v;

@@ -568,8 +568,11 @@ MOCK_API bool RuntimeStream::query()
 	countCall(mock_spyre::API_RT_QUERY);
 
 	std::lock_guard<std::mutex> lk(impl_->lock);
+	bool done = impl_->completed == impl_->launched;
 
-	return impl_->completed == impl_->launched;
+	if (done)
+		mock_spyre::countQueryTrue();
+	return done;
 }
 
 MOCK_API void RuntimeStream::fillAsync(const CompositeAddress *dst, double value, DataFormats fmt,

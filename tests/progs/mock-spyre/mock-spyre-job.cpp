@@ -621,10 +621,12 @@ std::string counts_json(long phase, uint64_t checksum, long kernels, uint64_t la
 		s += buf;
 	}
 	snprintf(buf, sizeof(buf),
-		 "},\"completions\":%llu,\"callbacks\":%llu,\"emptyAllocs\":%llu,\"ioctls\":{",
+		 "},\"completions\":%llu,\"callbacks\":%llu,\"emptyAllocs\":%llu,"
+		 "\"queriesTrue\":%llu,\"ioctls\":{",
 		 (unsigned long long)mock_spyre::completionCount(),
 		 (unsigned long long)mock_spyre::callbackCount(),
-		 (unsigned long long)mock_spyre::emptyAllocCount());
+		 (unsigned long long)mock_spyre::emptyAllocCount(),
+		 (unsigned long long)mock_spyre::queryTrueCount());
 	s += buf;
 	for (int i = 0; i < mock_spyre::IOCTL_COUNT; i++) {
 		snprintf(buf, sizeof(buf), "%s\"%s\":%llu", i ? "," : "", mock_spyre::ioctlName(i),

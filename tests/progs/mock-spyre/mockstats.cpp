@@ -17,6 +17,7 @@ std::atomic<uint64_t> g_calls[API_COUNT];
 std::atomic<uint64_t> g_completions;
 std::atomic<uint64_t> g_callbacks;
 std::atomic<uint64_t> g_empty_allocs;
+std::atomic<uint64_t> g_queries_true;
 std::atomic<uint64_t> g_thrown[THROWN_COUNT];
 std::atomic<uint64_t> g_ioctls[IOCTL_COUNT];
 std::atomic<uint64_t> g_bytes[BYTES_COUNT];
@@ -160,6 +161,16 @@ MOCK_API uint64_t emptyAllocCount()
 	return g_empty_allocs.load(std::memory_order_relaxed);
 }
 
+MOCK_API void countQueryTrue()
+{
+	g_queries_true.fetch_add(1, std::memory_order_relaxed);
+}
+
+MOCK_API uint64_t queryTrueCount()
+{
+	return g_queries_true.load(std::memory_order_relaxed);
+}
+
 MOCK_API void countThrown(int which)
 {
 	if (which >= 0 && which < THROWN_COUNT)
@@ -185,6 +196,7 @@ MOCK_API void resetCounts()
 	g_completions.store(0, std::memory_order_relaxed);
 	g_callbacks.store(0, std::memory_order_relaxed);
 	g_empty_allocs.store(0, std::memory_order_relaxed);
+	g_queries_true.store(0, std::memory_order_relaxed);
 	for (auto &c : g_thrown)
 		c.store(0, std::memory_order_relaxed);
 	for (auto &c : g_ioctls)

@@ -91,6 +91,9 @@ uint64_t callbackCount();
 // SpyreAllocator::allocate calls of 0 bytes (a null DataPtr: no pointer, nothing to free).
 void countEmptyAlloc();
 uint64_t emptyAllocCount();
+// RuntimeStream::query calls that returned true (the trace's args.done, a bool, says the same).
+void countQueryTrue();
+uint64_t queryTrueCount();
 void countThrown(int which);
 uint64_t thrownCount(int which);
 const char *thrownName(int which);
