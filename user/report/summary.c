@@ -10,6 +10,7 @@
 #include "resolve/procmaps.h"
 #include "report/summary.h"
 #include "stream/pyspans.h"
+#include "stream/pystack.h"
 #include "stream/ustack.h"
 #include "attach/vfio.h"
 #include "report/driver.h"
@@ -322,6 +323,18 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fprintf(f, "python: %llu of %llu stacks had no frame that could be named (code "
 			"objects gone or not code objects when read)\n",
 			(unsigned long long)c->py_lost, (unsigned long long)c->py_stacks);
+	if (c->py) {
+		struct pystack_stats ps;
+
+		pystack_counts(c->py, &ps);
+		if (ps.lt_long || ps.evicted)
+			fprintf(f, "python: %llu code objects read, %llu with a line table longer "
+				"than %u KiB (not read: their frames' lines are \"?\"), %llu "
+				"forgotten at the code cache's bound (%u MiB, %u code objects: "
+				"read again when met)\n", (unsigned long long)ps.codes,
+				(unsigned long long)ps.lt_long, PY_LINETABLE_MAX >> 10,
+				(unsigned long long)ps.evicted, PY_CACHE_BYTES >> 20, PY_CACHE_CODES);
+	}
 	if (unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
 			"probes were being attached)\n", (unsigned long long)unmatched);
@@ -621,6 +634,14 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	if (c->py) {	/* --python, py=1: calls that carried a Python stack, those not named */
 		jw_kv_u64(w, "pythonStacks", c->py_stacks);
 		jw_kv_u64(w, "pythonStacksUnnamed", c->py_lost);
+		{
+			struct pystack_stats ps;
+
+			pystack_counts(c->py, &ps);
+			jw_kv_u64(w, "pythonCodeObjects", ps.codes);
+			jw_kv_u64(w, "pythonLineTablesTooLong", ps.lt_long);
+			jw_kv_u64(w, "pythonCodesEvicted", ps.evicted);
+		}
 		if (c->pyspans) {	/* --python: python_function spans, calls left out of them */
 			jw_kv_u64(w, "pythonFunctionSpans", c->py_spans);
 			jw_kv_u64(w, "pythonStacksCut", pyspans_left_out(c->pyspans));
