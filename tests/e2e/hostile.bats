@@ -8,6 +8,8 @@
 load fault-helpers
 
 LINETABLE=$ROOT/tests/progs/hostile/linetable.py
+CRAFT="python3 $ROOT/tests/progs/hostile/craft_elf.py"
+MAPFILES=$BUILD/tests/mapfiles
 PY=/usr/bin/python3	# Debian's CPython 3.11: exports _PyRuntime, --python reads it
 
 # start_pyjob SIZE DEPTH MODE: tests/progs/hostile/linetable.py started, set up and calling;
@@ -17,6 +19,15 @@ start_pyjob() {
 	"$PY" "$LINETABLE" "$d/job.ready" "$d/go" "$@" >"$d/job.out" 2>"$d/job.err" &
 	JOB_PID=$!
 	wait_for "$d/job.ready" 30
+}
+
+# start_mapjob FILE...: tests/progs/hostile/mapfiles.c with the first page of each FILE mapped;
+# sets JOB_PID
+start_mapjob() {
+	local d=$BATS_TEST_TMPDIR
+	"$MAPFILES" "$d/job.ready" "$d/go" "$@" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 30 || { cat "$d/job.err"; return 1; }
 }
 
 # traced_timed SECONDS ARGS...: the tracer on JOB_PID under /usr/bin/time -v, its ready file
@@ -91,4 +102,29 @@ traced_timed() {
 	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["pythonCodesEvicted"]')" -gt 0 ]
 	[ "$RSS_KB" -lt 120000 ]
 	grep -q "forgotten at the code cache.s bound" "$BATS_TEST_TMPDIR/tracer.out"
+}
+
+# --- files the target maps ---------------------------------------------------------------------
+
+@test "a mapped 128 MB sparse file claiming 2,000,000 section headers (8 KB on disk): no --ustack, peak RSS < 100 MB, traced as usual" {
+	local d=$BATS_TEST_TMPDIR
+	$CRAFT sections "$d/libsections.so" 2000000
+	start_mapjob "$d/libsections.so"
+	printf '%s\n' 'libc.so* getpid name=getpid' >"$d/p.probes"
+	# before: its DT_SONAME read through libelf, which allocated every header: 541 MB, 8 s
+	traced_timed 30 -d 1 --no-default --probes "$d/p.probes"
+	[ "$RSS_KB" -lt 100000 ]
+	[ "$(json_get "$d/t.json" 'sum(1 for e in d["traceEvents"] if e.get("name") == "getpid")')" -gt 0 ]
+}
+
+@test "a mapped 400 MB sparse note section with --ustack: its notes read by bounded preads, peak RSS < 100 MB, -d 1 ends within 15 s" {
+	local d=$BATS_TEST_TMPDIR
+	$CRAFT note "$d/libnotes.so" $((400 << 20))
+	start_mapjob "$d/libnotes.so"
+	printf '%s\n' 'libc.so* getpid name=getpid' >"$d/p.probes"
+	# before: the section read whole for its build id: 437 MB, 38 s on a loaded machine
+	traced_timed 60 -d 1 --ustack --no-default --probes "$d/p.probes"
+	[ "$RSS_KB" -lt 100000 ]
+	[ "$WALL_S" -le 15 ]
+	[ "$(json_get "$d/t.json" 'sum(1 for e in d["traceEvents"] if e.get("name") == "getpid")')" -gt 0 ]
 }
