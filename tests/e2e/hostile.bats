@@ -128,3 +128,16 @@ traced_timed() {
 	[ "$WALL_S" -le 15 ]
 	[ "$(json_get "$d/t.json" 'sum(1 for e in d["traceEvents"] if e.get("name") == "getpid")')" -gt 0 ]
 }
+
+@test "a mapped file named with terminal escapes (python3, ESC ] 0 ; ... BEL, ESC [ 2 J): --python's warning names it with its control bytes escaped, none reaches the terminal" {
+	local d=$BATS_TEST_TMPDIR f
+	f=$d/$(printf 'python3\033]0;pwned\a\033[2J')
+	echo "not an interpreter" >"$f"
+	start_mapjob "$f"
+	printf '%s\n' 'libc.so* getpid name=getpid py=1' >"$d/p.probes"
+	traced_timed 30 -d 0.5 --python --no-default --probes "$d/p.probes"
+	# the warning is there, the bytes are not (before: ESC and BEL raw, as the process named it)
+	grep -F 'python3\x1b]0;pwned\x07\x1b[2J' "$d/tracer.err"
+	! LC_ALL=C grep -q "$(printf '[\033\007]')" "$d/tracer.err"
+	! LC_ALL=C grep -q "$(printf '[\033\007]')" "$d/tracer.out"
+}

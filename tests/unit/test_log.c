@@ -118,3 +118,31 @@ TEST(log_prefix_names_the_subcommand)
 	caught(say_as_check_then_default, NULL, out, sizeof(out));
 	CHECK_STR(out, want);
 }
+
+static void say_hostile_path(void *ctx)
+{
+	(void)ctx;
+	/* a mapped file's name as a traced process chose it (issue 43) */
+	pr_warn("Python stacks: %s exports no _PyRuntime", "/tmp/python3\033]0;pwned\a\033[2J");
+	pr_info("thread %s\r\x7f \xc2\x9b" "1m \xff ok é\tend\n", "a\nb");
+}
+
+/* Control bytes a traced process put in its names reach the terminal escaped, never raw */
+TEST(log_escapes_control_bytes)
+{
+	const char *want =
+		"spyre-bpftrace: warning: Python stacks: /tmp/python3\\x1b]0;pwned\\x07\\x1b[2J "
+		"exports no _PyRuntime\n"
+		"spyre-bpftrace: thread a\\x0ab\\x0d\\x7f \\xc2\\x9b1m \\xff ok é\tend\n";
+	char out[400], small[16];
+
+	caught(say_hostile_path, NULL, out, sizeof(out));
+	if (strcmp(out, want))
+		fprintf(stderr, "got: %s", out);
+	CHECK(!strcmp(out, want));
+	/* what fits, a sequence never cut */
+	CHECK_EQ_INT(log_sanitize(small, 13, "abcdefghij\033xyz", 14), 10);
+	CHECK_STR(small, "abcdefghij");
+	CHECK_EQ_INT(log_sanitize(small, sizeof(small), "\033", 1), 4);
+	CHECK_STR(small, "\\x1b");
+}
