@@ -146,3 +146,33 @@ TEST(log_escapes_control_bytes)
 	CHECK_EQ_INT(log_sanitize(small, sizeof(small), "\033", 1), 4);
 	CHECK_STR(small, "\\x1b");
 }
+
+/* The summary's lines: each escaped, their newlines kept, a long line whole (issue 43) */
+TEST(log_write_lines_escapes_each_line)
+{
+	static char big[5000], out[8192];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	log_write_lines(f, "renamed: f is g in /lib/\033[2Jx.so\nok é\n\a", 40);
+	fclose(f);
+	CHECK_STR(text, "renamed: f is g in /lib/\\x1b[2Jx.so\nok é\n\\x07");
+	free(text);
+	/* 5,000 bytes of "é" and ESC in one line: pieces never split a sequence */
+	for (size_t i = 0; i + 3 <= sizeof(big) - 1; i += 3)
+		memcpy(big + i, i % 2 ? "\xc3\xa9\033" : "\033\xc3\xa9", 3);
+	f = open_memstream(&text, &len);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	log_write_lines(f, big, strlen(big));
+	fclose(f);
+	CHECK(len == strlen(big) / 3 * 6 && !strchr(text, '\033') && !strchr(text, '\n'));
+	snprintf(out, sizeof(out), "%s", text);
+	CHECK(!strncmp(out, "\\x1b\xc3\xa9\xc3\xa9\\x1b", 12));
+	free(text);
+}

@@ -73,6 +73,33 @@ size_t log_sanitize(char *out, size_t cap, const char *in, size_t n)
 	return o;
 }
 
+void log_write_lines(FILE *f, const char *text, size_t n)
+{
+	char buf[4 * 1024 + 1];
+
+	while (n) {
+		const char *nl = memchr(text, '\n', n);
+		size_t line = nl ? (size_t)(nl - text) : n, done = 0;
+
+		/* a long line in pieces: never cut inside a UTF-8 sequence or an escape */
+		do {
+			size_t take = line - done < 1024 ? line - done : 1024, w;
+
+			while (take < line - done && take && (text[done + take] & 0xc0) == 0x80)
+				take--;
+			if (!take)
+				take = line - done < 1024 ? line - done : 1024;
+			w = log_sanitize(buf, sizeof(buf), text + done, take);
+			fwrite(buf, 1, w, f);
+			done += take;
+		} while (done < line);
+		if (nl)
+			fputc('\n', f);
+		text += line + (nl ? 1 : 0);
+		n -= line + (nl ? 1 : 0);
+	}
+}
+
 void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	char msg[4096], buf[4 * sizeof(msg) + 256];

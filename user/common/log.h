@@ -16,6 +16,8 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <bpf/libbpf.h>
 
 enum log_level {
@@ -53,6 +55,8 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
  * the length written.
  */
 size_t log_sanitize(char *out, size_t cap, const char *in, size_t n);
+/* @n bytes of lines of text to @f, each line through log_sanitize (its newlines kept) */
+void log_write_lines(FILE *f, const char *text, size_t n);
 
 #define pr_err(...)	log_msg(LOG_ERROR, __VA_ARGS__)
 #define pr_warn(...)	log_msg(LOG_WARN, __VA_ARGS__)

@@ -14,6 +14,7 @@
 #include "stream/ustack.h"
 #include "attach/vfio.h"
 #include "report/driver.h"
+#include "common/log.h"
 #include "common/util.h"
 
 static const struct consumer *cmp_c;
@@ -179,8 +180,8 @@ static void print_output(FILE *f, const struct run_end *end)
 			(unsigned long long)end->unwritten);
 }
 
-void summary_print(FILE *f, const struct consumer *c, const struct target *t,
-		   const struct spyre_counters *counters, const struct run_end *end)
+static void summary_write(FILE *f, const struct consumer *c, const struct target *t,
+			  const struct spyre_counters *counters, const struct run_end *end)
 {
 	uint64_t hits = 0, ring = 0, depth = 0, nostack = 0, unmatched = 0, noret = 0, throws = 0;
 	uint64_t catches = 0;
@@ -382,6 +383,27 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	if (c->mem)
 		memledger_summary(c->mem, c, f);
 	free(order);
+}
+
+/*
+ * The summary names what traced processes chose (library paths, symbols, names made of their
+ * captures, Python files): written whole, then to @out with its control bytes escaped
+ */
+void summary_print(FILE *out, const struct consumer *c, const struct target *t,
+		   const struct spyre_counters *counters, const struct run_end *end)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f) {
+		summary_write(out, c, t, counters, end);
+		return;
+	}
+	summary_write(f, c, t, counters, end);
+	if (!fclose(f))
+		log_write_lines(out, text, len);
+	free(text);
 }
 
 /* Member @key, a number with three decimals. */
