@@ -74,6 +74,7 @@ endif
 
 # The uprobe_multi link and the ready file of the tool's own objects.
 EP_OBJS		:= $(BUILD)/user/attach/umulti.o $(BUILD)/user/common/util.o $(BUILD)/user/common/log.o \
+		   $(BUILD)/user/common/utf8.o \
 		   $(BUILD)/user/common/process.o
 $(BENCH_DIR)/emptyprobe: bench/emptyprobe.c $(BENCH_DIR)/empty.skel.h $(EP_OBJS)
 	$(CC) $(BENCH_CFLAGS) $(BENCH_EP_FLAGS) -I$(BENCH_DIR) -Iuser $< $(EP_OBJS) -lbpf -lelf -lz \

@@ -27,6 +27,10 @@
 #   stackjob/        stackjob, libstackrt.so: call chains whose every frame is known, an allocator
 #                    whose leaked blocks are known, built with frame pointers, one leaf without
 #                    (ustack.bats)
+#   hostile/         the hostile targets of hostile.bats (issue 43): mapfiles (mapfiles.c: maps the
+#                    first page of each file it is given, then calls getpid), and the scripts
+#                    the tests run as they are: linetable.py (Python code objects with crafted
+#                    line tables), craft_elf.py (ELF files that claim huge tables, sparse)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
 #                    (`make ppc64le-fixture` rebuilds it, below)
 #
@@ -53,7 +57,7 @@ FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so \
 TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static \
 		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper $(BUILD)/tests/coroutine \
 		   $(BUILD)/tests/keysjob $(BUILD)/tests/tailjob $(BUILD)/tests/entryjob \
-		   $(BUILD)/tests/stackjob
+		   $(BUILD)/tests/stackjob $(BUILD)/tests/mapfiles
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -130,6 +134,9 @@ $(BUILD)/tests/libstackrt.so: $(PROGS_DIR)/stackjob/stackrt.c | $(BUILD)/tests
 $(BUILD)/tests/stackjob: $(PROGS_DIR)/stackjob/stackjob.c $(BUILD)/tests/libstackrt.so
 	$(CC) $(STACKJOB_CFLAGS) -fPIE -pie $< -L$(BUILD)/tests -lstackrt -Wl,-rpath,'$$ORIGIN' \
 		-o $@
+
+$(BUILD)/tests/mapfiles: $(PROGS_DIR)/hostile/mapfiles.c | $(BUILD)/tests
+	$(CC) -O2 -g $(CF_PROTECTION) -Wall -Wextra -fPIE -pie $< -o $@
 
 # -O2 like the runtime: the stack switches happen inside optimized traced functions.
 $(BUILD)/tests/coroutine: $(PROGS_DIR)/coroutine.c | $(BUILD)/tests

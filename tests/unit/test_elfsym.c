@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -616,4 +617,108 @@ TEST(elfsym_imports_and_exports)
 	CHECK(!find_name(&ex, "_ZL20fixture_local_helperi"));
 	CHECK_EQ_INT(elfsym_imports("/nonexistent/lib.so", import_cb, &im), -ENOENT);
 	CHECK_EQ_INT(elfsym_exports("/dev/null", collect_cb, &ex), -ENOEXEC);
+}
+
+/* ---- hostile files (issue 43): claims checked before libelf allocates or reads them ------- */
+
+/* The peak RSS of this process in kB: a claim must not have made it grow */
+static long maxrss_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/*
+ * A sparse x86-64 ET_DYN file at @tmpl (mkstemp'd) of @size bytes: its section headers @sh
+ * (@nsh of them) at 4096, @e_shnum in its header, @note (@nlen bytes) at 8192. 0 or -1.
+ */
+static int write_sparse(char *tmpl, const Elf64_Shdr *sh, int nsh, unsigned int e_shnum,
+			const void *note, size_t nlen, off_t size)
+{
+	Elf64_Ehdr eh = {
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+			     EV_CURRENT },
+		.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+		.e_shoff = 4096, .e_ehsize = sizeof(Elf64_Ehdr), .e_phentsize = sizeof(Elf64_Phdr),
+		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = (Elf64_Half)e_shnum,
+	};
+	int fd = mkstemp(tmpl), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = pwrite(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	     pwrite(fd, sh, nsh * sizeof(*sh), 4096) == (ssize_t)(nsh * sizeof(*sh)) &&
+	     (!nlen || pwrite(fd, note, nlen, 8192) == (ssize_t)nlen) && !ftruncate(fd, size);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * 2,000,000 section headers by extended numbering, in a 128 MB sparse file (8 KB on disk): libelf
+ * allocated a descriptor for each when it opened the file, 527 MB for its DT_SONAME. Refused.
+ */
+TEST(elfsym_hostile_section_count)
+{
+	char tmp[] = "/tmp/elfsym-test-XXXXXX", name[64];
+	Elf64_Shdr sh0 = { .sh_size = 2000000 };
+	unsigned char id[20];
+	static struct fns c;
+	long before = maxrss_kb();
+	int fd;
+
+	CHECK_EQ_INT(write_sparse(tmp, &sh0, 1, 0, NULL, 0, 4096 + 2000000ll * 64), 0);
+	CHECK_EQ_INT(elfsym_soname(tmp, name, sizeof(name)), -ENOEXEC);
+	CHECK_EQ_INT(elfsym_build_id(tmp, id, sizeof(id)), -ENOEXEC);
+	CHECK_EQ_INT(elfsym_foreach(tmp, collect_cb, &c), -ENOEXEC);
+	fd = open(tmp, O_RDONLY);
+	CHECK_EQ_INT(elfsym_check_fd(fd), -ENOEXEC);
+	close(fd);
+	CHECK(maxrss_kb() - before < 32 * 1024);
+	unlink(tmp);
+	/* a count past the file: refused too, also from memory */
+	{
+		Elf64_Ehdr eh = {
+			.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+				     EV_CURRENT },
+			.e_type = ET_DYN, .e_machine = EM_X86_64, .e_shoff = 64,
+			.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 1000,
+		};
+		unsigned char img[4096] = { 0 };
+
+		memcpy(img, &eh, sizeof(eh));
+		CHECK_EQ_INT(elfsym_soname_mem(img, sizeof(img), name, sizeof(name)), -ENOEXEC);
+		CHECK_EQ_INT(elfsym_foreach_mem(img, sizeof(img), collect_cb, &c), -ENOEXEC);
+	}
+	CHECK_EQ_INT(c.n, 0);
+}
+
+/*
+ * A note section claiming 400 MB (sparse): libelf read it whole for the build id (413 MB, 2.6 s).
+ * Read by bounded preads: a build id at its start still found, none in zeros, RSS flat.
+ */
+TEST(elfsym_hostile_note_size)
+{
+	char tmp[] = "/tmp/elfsym-test-XXXXXX";
+	Elf64_Shdr sh[2] = { { 0 }, { .sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC,
+				      .sh_offset = 8192, .sh_size = 400u << 20, .sh_addralign = 4 } };
+	struct {
+		Elf64_Nhdr h;
+		char name[4];
+		unsigned char desc[20];
+	} note = { { 4, 20, NT_GNU_BUILD_ID }, "GNU", { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4,
+							     5, 6, 7, 8, 9, 10 } };
+	unsigned char id[20];
+	long before = maxrss_kb();
+
+	CHECK_EQ_INT(write_sparse(tmp, sh, 2, 2, &note, sizeof(note), 8192 + (400ll << 20)), 0);
+	CHECK_EQ_INT(elfsym_build_id(tmp, id, sizeof(id)), 20);
+	CHECK(!memcmp(id, note.desc, sizeof(id)));
+	unlink(tmp);
+	strcpy(tmp, "/tmp/elfsym-test-XXXXXX");
+	CHECK_EQ_INT(write_sparse(tmp, sh, 2, 2, NULL, 0, 8192 + (400ll << 20)), 0);
+	CHECK_EQ_INT(elfsym_build_id(tmp, id, sizeof(id)), -ENOENT);
+	unlink(tmp);
+	CHECK(maxrss_kb() - before < 32 * 1024);
 }

@@ -118,3 +118,61 @@ TEST(log_prefix_names_the_subcommand)
 	caught(say_as_check_then_default, NULL, out, sizeof(out));
 	CHECK_STR(out, want);
 }
+
+static void say_hostile_path(void *ctx)
+{
+	(void)ctx;
+	/* a mapped file's name as a traced process chose it (issue 43) */
+	pr_warn("Python stacks: %s exports no _PyRuntime", "/tmp/python3\033]0;pwned\a\033[2J");
+	pr_info("thread %s\r\x7f \xc2\x9b" "1m \xff ok é\tend\n", "a\nb");
+}
+
+/* Control bytes a traced process put in its names reach the terminal escaped, never raw */
+TEST(log_escapes_control_bytes)
+{
+	const char *want =
+		"spyre-bpftrace: warning: Python stacks: /tmp/python3\\x1b]0;pwned\\x07\\x1b[2J "
+		"exports no _PyRuntime\n"
+		"spyre-bpftrace: thread a\\x0ab\\x0d\\x7f \\xc2\\x9b1m \\xff ok é\tend\n";
+	char out[400], small[16];
+
+	caught(say_hostile_path, NULL, out, sizeof(out));
+	if (strcmp(out, want))
+		fprintf(stderr, "got: %s", out);
+	CHECK(!strcmp(out, want));
+	/* what fits, a sequence never cut */
+	CHECK_EQ_INT(log_sanitize(small, 13, "abcdefghij\033xyz", 14), 10);
+	CHECK_STR(small, "abcdefghij");
+	CHECK_EQ_INT(log_sanitize(small, sizeof(small), "\033", 1), 4);
+	CHECK_STR(small, "\\x1b");
+}
+
+/* The summary's lines: each escaped, their newlines kept, a long line whole (issue 43) */
+TEST(log_write_lines_escapes_each_line)
+{
+	static char big[5000], out[8192];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	log_write_lines(f, "renamed: f is g in /lib/\033[2Jx.so\nok é\n\a", 40);
+	fclose(f);
+	CHECK_STR(text, "renamed: f is g in /lib/\\x1b[2Jx.so\nok é\n\\x07");
+	free(text);
+	/* 5,000 bytes of "é" and ESC in one line: pieces never split a sequence */
+	for (size_t i = 0; i + 3 <= sizeof(big) - 1; i += 3)
+		memcpy(big + i, i % 2 ? "\xc3\xa9\033" : "\033\xc3\xa9", 3);
+	f = open_memstream(&text, &len);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	log_write_lines(f, big, strlen(big));
+	fclose(f);
+	CHECK(len == strlen(big) / 3 * 6 && !strchr(text, '\033') && !strchr(text, '\n'));
+	snprintf(out, sizeof(out), "%s", text);
+	CHECK(!strncmp(out, "\\x1b\xc3\xa9\xc3\xa9\\x1b", 12));
+	free(text);
+}

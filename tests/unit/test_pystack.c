@@ -10,7 +10,12 @@
 #include <errno.h>
 #include <stdint.h>
 #include "unit.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "stream/pystack.h"
+#include "stream/spyre_event_user.h"
 
 /* lt_module (first line 1) */
 static const uint8_t lt_module_tab[] = { 0xf0, 0x03, 0x01, 0x01, 0x01, 0xf0, 0x04, 0x0e, 0x01,
@@ -161,4 +166,170 @@ TEST(py_linetable_edges)
 
 		check_table(t, sizeof(t), 10, want, N(want));
 	}
+}
+
+/* ---- code objects read back from a process: here, fakes in our own memory (3.11 layout) -- */
+
+struct fake_str {
+	unsigned char obj[48 + 32];	/* PyASCIIObject, then the text */
+};
+
+static void fake_str(struct fake_str *s, const char *text)
+{
+	uint64_t len = strlen(text);
+	uint32_t state = 1u << 2 | 1u << 5 | 1u << 6;	/* kind 1, compact, ascii */
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->obj + 16, &len, sizeof(len));
+	memcpy(s->obj + 32, &state, sizeof(state));
+	memcpy(s->obj + 48, text, len);
+}
+
+struct fake_code {
+	unsigned char obj[200];
+};
+
+static const char code_name[] = "code";
+static struct { unsigned char obj[32]; } code_type;
+static struct fake_str fname, qname;
+
+/* A code object "f.py" "fn" at first line 10 whose line table is the bytes object @lt */
+static void fake_code(struct fake_code *c, const void *lt)
+{
+	uint64_t type = (uintptr_t)&code_type, q = (uintptr_t)&qname, f = (uintptr_t)&fname;
+	uint64_t tab = (uintptr_t)lt, name = (uintptr_t)code_name;
+	int32_t first = 10;
+
+	memcpy(code_type.obj + 24, &name, sizeof(name));
+	fake_str(&fname, "f.py");
+	fake_str(&qname, "fn");
+	memset(c, 0, sizeof(*c));
+	memcpy(c->obj + 8, &type, sizeof(type));
+	memcpy(c->obj + 72, &first, sizeof(first));
+	memcpy(c->obj + 112, &f, sizeof(f));
+	memcpy(c->obj + 128, &q, sizeof(q));
+	memcpy(c->obj + 136, &tab, sizeof(tab));
+}
+
+/* A bytes object of @len bytes: one entry for code unit 0, then bytes the decoder skips */
+static unsigned char *fake_table(size_t len)
+{
+	unsigned char *b = calloc(1, 32 + len);
+	uint64_t n = len;
+
+	if (b) {
+		memcpy(b + 16, &n, sizeof(n));
+		b[32] = 0x80;
+	}
+	return b;
+}
+
+static struct pystack *self_stack(void)
+{
+	struct py_proc pp = { .pid = getpid(), .major = 3, .minor = 11,
+			      .off = py_offsets_for(3, 11) };
+	struct pystack *ps = pystack_new();
+
+	if (ps)
+		pystack_add_proc(ps, &pp);
+	return ps;
+}
+
+static uint64_t frame_word(const void *code, unsigned int idx)
+{
+	return (uintptr_t)code | (uint64_t)(idx + 1) << SPYRE_PY_IDX_SHIFT;
+}
+
+/* A 1 MiB line table is not read: its frames are named, with no line, and counted (issue 43) */
+TEST(pystack_long_line_table_not_read)
+{
+	struct pystack *ps = self_stack();
+	unsigned char *lt = fake_table(1 << 20);
+	static struct fake_code c;
+	struct pystack_stats st;
+	char buf[256];
+
+	CHECK(ps && lt);
+	if (!ps || !lt)
+		goto out;
+	fake_code(&c, lt);
+	for (int i = 0; i < 1000; i++)
+		CHECK(pystack_frame(ps, getpid(), frame_word(&c, 100 + i), buf, sizeof(buf)));
+	CHECK_STR(buf, "f.py:? fn");
+	pystack_counts(ps, &st);
+	CHECK_EQ_INT(st.codes, 1);
+	CHECK_EQ_INT(st.lt_long, 1);
+out:
+	free(lt);
+	pystack_free(ps);
+}
+
+/*
+ * New code objects on every call, each pointing at one 255 KiB line table: the cache is emptied
+ * at its bound (32 MiB), the code objects forgotten counted, and still named right after
+ */
+TEST(pystack_code_cache_bounded)
+{
+	enum { N = 400 };
+	struct pystack *ps = self_stack();
+	unsigned char *lt = fake_table(255 << 10);
+	struct fake_code *c = calloc(N, sizeof(*c));
+	struct pystack_stats st;
+	char buf[256];
+
+	CHECK(ps && lt && c);
+	if (!ps || !lt || !c)
+		goto out;
+	for (int i = 0; i < N; i++) {
+		fake_code(&c[i], lt);
+		CHECK(pystack_frame(ps, getpid(), frame_word(&c[i], 0), buf, sizeof(buf)));
+	}
+	CHECK_STR(buf, "f.py:10 fn");
+	pystack_counts(ps, &st);
+	CHECK_EQ_INT(st.codes, N);
+	/* 255 KiB each: at most 127 held at once */
+	CHECK(st.evicted >= N - PY_CACHE_BYTES / (255 << 10));
+	CHECK(pystack_frame(ps, getpid(), frame_word(&c[0], 0), buf, sizeof(buf)));
+	CHECK_STR(buf, "f.py:10 fn");
+	pystack_counts(ps, &st);
+	CHECK_EQ_INT(st.codes, N + 1);	/* forgotten, read again */
+out:
+	free(c);
+	free(lt);
+	pystack_free(ps);
+}
+
+/* The lines of a code object's indexes, cached per slot: the same as the table says */
+TEST(pystack_line_cache_agrees_with_the_table)
+{
+	struct pystack *ps = self_stack();
+	unsigned char *lt = calloc(1, 32 + sizeof(lt_f_tab));
+	static struct fake_code c;
+	uint64_t n = sizeof(lt_f_tab);
+	char buf[64], want[64];
+
+	CHECK(ps && lt);
+	if (!ps || !lt)
+		goto out;
+	memcpy(lt + 16, &n, sizeof(n));
+	memcpy(lt + 32, lt_f_tab, sizeof(lt_f_tab));
+	fake_code(&c, lt);
+	/* every index, three rounds, and indexes 8 apart (one slot) in turn */
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < N(lt_f_lines); i++) {
+			int k = round == 2 ? (i % 2 ? i : (i + 8) % N(lt_f_lines)) : i;
+			int line = py_linetable_line(lt_f_tab, sizeof(lt_f_tab), 10, k);
+
+			CHECK(pystack_frame(ps, getpid(), frame_word(&c, (unsigned int)k), buf,
+					    sizeof(buf)));
+			if (line < 0)
+				snprintf(want, sizeof(want), "f.py:? fn");
+			else
+				snprintf(want, sizeof(want), "f.py:%d fn", line);
+			CHECK_STR(buf, want);
+		}
+	}
+out:
+	free(lt);
+	pystack_free(ps);
 }

@@ -16,6 +16,8 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <bpf/libbpf.h>
 
 enum log_level {
@@ -44,6 +46,17 @@ void log_set_prefix(const char *name);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+
+/*
+ * @n bytes of @in into @out (@cap bytes, NUL-terminated) with every byte a terminal would act on
+ * escaped as "\xNN": C0 controls but tab, DEL, C1 controls (U+0080..U+009F), malformed UTF-8.
+ * Every message goes through it; for text printed otherwise that a traced process chose (its
+ * files' paths, thread names, environment). What fits is written whole, a sequence never cut:
+ * the length written.
+ */
+size_t log_sanitize(char *out, size_t cap, const char *in, size_t n);
+/* @n bytes of lines of text to @f, each line through log_sanitize (its newlines kept) */
+void log_write_lines(FILE *f, const char *text, size_t n);
 
 #define pr_err(...)	log_msg(LOG_ERROR, __VA_ARGS__)
 #define pr_warn(...)	log_msg(LOG_WARN, __VA_ARGS__)

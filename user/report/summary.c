@@ -10,9 +10,11 @@
 #include "resolve/procmaps.h"
 #include "report/summary.h"
 #include "stream/pyspans.h"
+#include "stream/pystack.h"
 #include "stream/ustack.h"
 #include "attach/vfio.h"
 #include "report/driver.h"
+#include "common/log.h"
 #include "common/util.h"
 
 static const struct consumer *cmp_c;
@@ -192,8 +194,8 @@ static void print_output(FILE *f, const struct run_end *end)
 			(unsigned long long)end->unwritten);
 }
 
-void summary_print(FILE *f, const struct consumer *c, const struct target *t,
-		   const struct spyre_counters *counters, const struct run_end *end)
+static void summary_write(FILE *f, const struct consumer *c, const struct target *t,
+			  const struct spyre_counters *counters, const struct run_end *end)
 {
 	uint64_t hits = 0, ring = 0, depth = 0, nostack = 0, unmatched = 0, noret = 0, throws = 0;
 	uint64_t catches = 0;
@@ -344,6 +346,18 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 		fprintf(f, "python: %llu of %llu stacks had no frame that could be named (code "
 			"objects gone or not code objects when read)\n",
 			(unsigned long long)c->py_lost, (unsigned long long)c->py_stacks);
+	if (c->py) {
+		struct pystack_stats ps;
+
+		pystack_counts(c->py, &ps);
+		if (ps.lt_long || ps.evicted)
+			fprintf(f, "python: %llu code objects read, %llu with a line table longer "
+				"than %u KiB (not read: their frames' lines are \"?\"), %llu "
+				"forgotten at the code cache's bound (%u MiB, %u code objects: "
+				"read again when met)\n", (unsigned long long)ps.codes,
+				(unsigned long long)ps.lt_long, PY_LINETABLE_MAX >> 10,
+				(unsigned long long)ps.evicted, PY_CACHE_BYTES >> 20, PY_CACHE_CODES);
+	}
 	if (unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
 			"probes were being attached)\n", (unsigned long long)unmatched);
@@ -391,6 +405,27 @@ void summary_print(FILE *f, const struct consumer *c, const struct target *t,
 	if (c->mem)
 		memledger_summary(c->mem, c, f);
 	free(order);
+}
+
+/*
+ * The summary names what traced processes chose (library paths, symbols, names made of their
+ * captures, Python files): written whole, then to @out with its control bytes escaped
+ */
+void summary_print(FILE *out, const struct consumer *c, const struct target *t,
+		   const struct spyre_counters *counters, const struct run_end *end)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f) {
+		summary_write(out, c, t, counters, end);
+		return;
+	}
+	summary_write(f, c, t, counters, end);
+	if (!fclose(f))
+		log_write_lines(out, text, len);
+	free(text);
 }
 
 /* Member @key, a number with three decimals. */
@@ -655,6 +690,14 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	if (c->py) {	/* --python, py=1: calls that carried a Python stack, those not named */
 		jw_kv_u64(w, "pythonStacks", c->py_stacks);
 		jw_kv_u64(w, "pythonStacksUnnamed", c->py_lost);
+		{
+			struct pystack_stats ps;
+
+			pystack_counts(c->py, &ps);
+			jw_kv_u64(w, "pythonCodeObjects", ps.codes);
+			jw_kv_u64(w, "pythonLineTablesTooLong", ps.lt_long);
+			jw_kv_u64(w, "pythonCodesEvicted", ps.evicted);
+		}
 		if (c->pyspans) {	/* --python: python_function spans, calls left out of them */
 			jw_kv_u64(w, "pythonFunctionSpans", c->py_spans);
 			jw_kv_u64(w, "pythonStacksCut", pyspans_left_out(c->pyspans));

@@ -70,6 +70,123 @@ static bool src_read(const struct elf_src *src, unsigned long off, void *out, si
 	return pread(src->fd, out, n, (off_t)off) == (ssize_t)n;
 }
 
+/*
+ * Bounds on what a traced process's file may make us allocate or read. libelf allocates every
+ * section header's descriptor (~266 bytes each) when it opens a file, before we look at
+ * anything: an 8 KB sparse file claiming 2,000,000 sections (extended numbering) cost 527 MB,
+ * read only for its DT_SONAME. The linked files of Debian bookworm's /usr/lib and /usr/bin
+ * (2,251 of them) have at most 64 sections (libc.so.6) and 14 program headers; relocatable
+ * objects have more (28,362) but are not mapped to run. Notes and the dynamic section are read
+ * with bounded preads, never whole: a sparse 400 MB note section cost 413 MB and 2.6 s.
+ */
+#define ELF_MAX_SECTIONS	4096
+#define ELF_MAX_PHDRS		4096
+#define NOTE_READ_MAX		(64u << 10)	/* of one note section or segment */
+#define NOTES_READ_MAX		(256u << 10)	/* of all the notes of one file */
+#define DYN_READ_MAX		(64u << 10)	/* of the dynamic section (4,096 entries) */
+
+static uint64_t get_u(const unsigned char *p, size_t n, bool msb)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[msb ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/*
+ * The ELF header of @src checked before libelf sees the file: its section and program header
+ * tables inside the file, of the size their class gives, and at most ELF_MAX_SECTIONS and
+ * ELF_MAX_PHDRS of them (extended numbering included). 0, or -ENOEXEC.
+ */
+static int check_headers(const struct elf_src *src)
+{
+	unsigned char eh[64], sh0[64];
+	bool is64, msb;
+	uint64_t shoff, phoff, shnum, phnum, shent, phent, want_sh, want_ph;
+
+	if (!src_read(src, 0, eh, 16) || memcmp(eh, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+	is64 = eh[EI_CLASS] == ELFCLASS64;
+	msb = eh[EI_DATA] == ELFDATA2MSB;
+	if ((!is64 && eh[EI_CLASS] != ELFCLASS32) ||
+	    !src_read(src, 0, eh, is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		return -ENOEXEC;
+	if (is64) {
+		phoff = get_u(eh + offsetof(Elf64_Ehdr, e_phoff), 8, msb);
+		shoff = get_u(eh + offsetof(Elf64_Ehdr, e_shoff), 8, msb);
+		phent = get_u(eh + offsetof(Elf64_Ehdr, e_phentsize), 2, msb);
+		phnum = get_u(eh + offsetof(Elf64_Ehdr, e_phnum), 2, msb);
+		shent = get_u(eh + offsetof(Elf64_Ehdr, e_shentsize), 2, msb);
+		shnum = get_u(eh + offsetof(Elf64_Ehdr, e_shnum), 2, msb);
+		want_sh = sizeof(Elf64_Shdr);
+		want_ph = sizeof(Elf64_Phdr);
+	} else {
+		phoff = get_u(eh + offsetof(Elf32_Ehdr, e_phoff), 4, msb);
+		shoff = get_u(eh + offsetof(Elf32_Ehdr, e_shoff), 4, msb);
+		phent = get_u(eh + offsetof(Elf32_Ehdr, e_phentsize), 2, msb);
+		phnum = get_u(eh + offsetof(Elf32_Ehdr, e_phnum), 2, msb);
+		shent = get_u(eh + offsetof(Elf32_Ehdr, e_shentsize), 2, msb);
+		shnum = get_u(eh + offsetof(Elf32_Ehdr, e_shnum), 2, msb);
+		want_sh = sizeof(Elf32_Shdr);
+		want_ph = sizeof(Elf32_Phdr);
+	}
+	if (shoff) {
+		if (shent != want_sh || !src_read(src, shoff, sh0, want_sh))
+			return -ENOEXEC;
+		/* extended numbering: the counts in section 0 (sh_size, sh_info) */
+		if (!shnum)
+			shnum = is64 ? get_u(sh0 + offsetof(Elf64_Shdr, sh_size), 8, msb) :
+				       get_u(sh0 + offsetof(Elf32_Shdr, sh_size), 4, msb);
+		if (phnum == PN_XNUM)
+			phnum = is64 ? get_u(sh0 + offsetof(Elf64_Shdr, sh_info), 4, msb) :
+				       get_u(sh0 + offsetof(Elf32_Shdr, sh_info), 4, msb);
+		if (shnum > ELF_MAX_SECTIONS || shoff > src->size ||
+		    shnum * want_sh > src->size - shoff)
+			return -ENOEXEC;
+	}
+	if (phnum && (phent != want_ph || phnum > ELF_MAX_PHDRS || phoff > src->size ||
+		      phnum * want_ph > src->size - phoff))
+		return -ENOEXEC;
+	return 0;
+}
+
+int elfsym_check_fd(int fd)
+{
+	struct stat st;
+	struct elf_src src = { .fd = fd };
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	src.size = (size_t)st.st_size;
+	return check_headers(&src);
+}
+
+/*
+ * At most @max bytes of the @size at file offset @off of @src (what the file holds of them),
+ * malloc'd into *@out: their count, 0 when none could be read (*@out NULL).
+ */
+static size_t read_bounded(const struct elf_src *src, uint64_t off, uint64_t size, size_t max,
+			   unsigned char **out)
+{
+	size_t n;
+
+	*out = NULL;
+	if (off >= src->size)
+		return 0;
+	n = size < max ? (size_t)size : max;
+	if (n > src->size - off)
+		n = src->size - off;
+	if (!n || !(*out = malloc(n)))
+		return 0;
+	if (!src_read(src, off, *out, n)) {
+		free(*out);
+		*out = NULL;
+		return 0;
+	}
+	return n;
+}
+
 /* File offset of @vaddr through the PT_LOAD whose file-backed part contains it. */
 static bool vaddr_to_off(const GElf_Phdr *ph, size_t phnum, size_t fsize, unsigned long vaddr,
 			 unsigned long *off)
@@ -280,6 +397,9 @@ static int elf_open(const char *path, struct elf_src *src, Elf **elf)
 		goto fail;
 	}
 	*src = (struct elf_src){ .fd = fd, .size = (size_t)st.st_size };
+	err = check_headers(src);
+	if (err)
+		goto fail;
 	*elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!*elf) {
 		err = -ENOEXEC;
@@ -329,6 +449,8 @@ int elfsym_foreach_mem(const void *buf, size_t len, elfsym_cb cb, void *ctx)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
 
+	if (check_headers(&src))
+		return -ENOEXEC;
 	/* libelf only reads the image (it copies whatever it must convert). */
 	elf = elf_memory((char *)buf, len);
 	if (!elf)
@@ -348,44 +470,52 @@ static int soname_elf(Elf *elf, const struct elf_src *src, char *out, size_t len
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh, str;
+	const char *ident;
+	bool is64, msb;
 
 	if (!len)
 		return -EINVAL;
 	out[0] = 0;
-	if (elf_kind(elf) != ELF_K_ELF)
+	if (elf_kind(elf) != ELF_K_ELF || !(ident = elf_getident(elf, NULL)))
 		return -ENOEXEC;
+	is64 = ident[EI_CLASS] == ELFCLASS64;
+	msb = ident[EI_DATA] == ELFDATA2MSB;
 	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-		GElf_Dyn dyn;
-		size_t n;
+		size_t ent = is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn), w = ent / 2, n;
+		unsigned char *d;
+		uint64_t tag = DT_NULL, val = 0;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
 			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
-			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+		/* its entries read by a bounded pread (the section may claim 400 MB) */
+		n = read_bounded(src, sh.sh_offset, sh.sh_size, DYN_READ_MAX, &d) / ent;
+		for (size_t i = 0; i < n; i++) {
+			tag = get_u(d + i * ent, w, msb);
+			val = get_u(d + i * ent + w, w, msb);
+			if (tag == DT_NULL || tag == DT_SONAME)
 				break;
-			if (dyn.d_tag != DT_SONAME)
-				continue;
-			if (!gelf_getshdr(elf_getscn(elf, sh.sh_link), &str) ||
-			    str.sh_type != SHT_STRTAB || dyn.d_un.d_val >= str.sh_size)
-				return -ENOEXEC;
-			n = str.sh_size - dyn.d_un.d_val < len ? str.sh_size - dyn.d_un.d_val : len;
-			/* a table cut by the end of the file: what is there */
-			if (str.sh_offset + dyn.d_un.d_val > src->size)
-				return -ENOEXEC;
-			if (n > src->size - str.sh_offset - dyn.d_un.d_val)
-				n = src->size - str.sh_offset - dyn.d_un.d_val;
-			if (!n || !src_read(src, str.sh_offset + dyn.d_un.d_val, out, n)) {
-				out[0] = 0;
-				return -ENOEXEC;
-			}
-			if (!memchr(out, 0, n)) {
-				out[0] = 0;
-				return n == len ? -ENAMETOOLONG : -ENOEXEC;
-			}
-			return 0;
 		}
+		free(d);
+		if (tag != DT_SONAME)
+			continue;
+		if (!gelf_getshdr(elf_getscn(elf, sh.sh_link), &str) ||
+		    str.sh_type != SHT_STRTAB || val >= str.sh_size)
+			return -ENOEXEC;
+		n = str.sh_size - val < len ? str.sh_size - val : len;
+		/* a table cut by the end of the file: what is there */
+		if (str.sh_offset > src->size || val > src->size - str.sh_offset)
+			return -ENOEXEC;
+		if (n > src->size - str.sh_offset - val)
+			n = src->size - str.sh_offset - val;
+		if (!n || !src_read(src, str.sh_offset + val, out, n)) {
+			out[0] = 0;
+			return -ENOEXEC;
+		}
+		if (!memchr(out, 0, n)) {
+			out[0] = 0;
+			return n == len ? -ENAMETOOLONG : -ENOEXEC;
+		}
+		return 0;
 	}
 	return 0;
 }
@@ -417,6 +547,8 @@ int elfsym_soname_mem(const void *buf, size_t size, char *out, size_t len)
 		out[0] = 0;
 	if (!buf || elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
+	if (check_headers(&src))
+		return -ENOEXEC;
 	elf = elf_memory((char *)buf, size);
 	if (!elf)
 		return -ENOEXEC;
@@ -425,23 +557,61 @@ int elfsym_soname_mem(const void *buf, size_t size, char *out, size_t len)
 	return err;
 }
 
-/* The GNU build id in the notes of @elf (sections, else program headers) into @out. */
-static int build_id_elf(Elf *elf, unsigned char *out, size_t cap)
+/*
+ * The GNU build id among the notes in @n bytes at @d (aligned to @align, 4 or 8, in the file's
+ * byte order @msb) into @out: its length, or 0 when there is none.
+ */
+static int build_id_notes(const unsigned char *d, size_t n, size_t align, bool msb,
+			  unsigned char *out, size_t cap)
+{
+	size_t off = 0;
+
+	while (n - off >= 12) {
+		uint64_t namesz = get_u(d + off, 4, msb), descsz = get_u(d + off + 4, 4, msb);
+		uint64_t type = get_u(d + off + 8, 4, msb), name = off + 12, desc;
+
+		if (namesz > n - name)
+			break;
+		desc = (name + namesz + align - 1) & ~(uint64_t)(align - 1);
+		if (desc > n || descsz > n - desc)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(d + name, "GNU", 4) &&
+		    descsz > 0 && descsz <= cap) {
+			memcpy(out, d + desc, descsz);
+			return (int)descsz;
+		}
+		off = (desc + descsz + align - 1) & ~(uint64_t)(align - 1);
+		if (off >= n)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * The GNU build id in the notes of @elf (sections, else program headers) into @out. Each note
+ * section or segment is read by a bounded pread: its first NOTE_READ_MAX bytes, and at most
+ * NOTES_READ_MAX bytes of notes in all (a build id comes first, in a section of 36 bytes).
+ */
+static int build_id_elf(Elf *elf, const struct elf_src *src, unsigned char *out, size_t cap)
 {
 	Elf_Scn *scn = NULL;
-	size_t phnum;
+	size_t phnum, budget = NOTES_READ_MAX;
+	const char *ident;
+	bool msb;
 
-	if (elf_kind(elf) != ELF_K_ELF)
+	if (elf_kind(elf) != ELF_K_ELF || !(ident = elf_getident(elf, NULL)))
 		return -ENOEXEC;
+	msb = ident[EI_DATA] == ELFDATA2MSB;
 	for (int pass = 0; pass < 2; pass++) {
 		size_t i = 0;
 
 		if (pass == 1 && elf_getphdrnum(elf, &phnum))
 			break;
-		for (;;) {
-			Elf_Data *data = NULL;
-			size_t off = 0, next, name_off, desc_off;
-			GElf_Nhdr nh;
+		while (budget) {
+			uint64_t off, size, align;
+			unsigned char *d;
+			size_t n;
+			int len;
 
 			if (pass == 0) {
 				GElf_Shdr sh;
@@ -451,7 +621,9 @@ static int build_id_elf(Elf *elf, unsigned char *out, size_t cap)
 					break;
 				if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 					continue;
-				data = elf_getdata(scn, NULL);
+				off = sh.sh_offset;
+				size = sh.sh_size;
+				align = sh.sh_addralign;
 			} else {
 				GElf_Phdr ph;
 
@@ -459,20 +631,17 @@ static int build_id_elf(Elf *elf, unsigned char *out, size_t cap)
 					break;
 				if (!gelf_getphdr(elf, (int)i++, &ph) || ph.p_type != PT_NOTE)
 					continue;
-				data = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
-							    ELF_T_NHDR);
+				off = ph.p_offset;
+				size = ph.p_filesz;
+				align = ph.p_align;
 			}
-			if (!data)
-				continue;
-			while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-				    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) &&
-				    nh.n_descsz > 0 && nh.n_descsz <= cap) {
-					memcpy(out, (const char *)data->d_buf + desc_off, nh.n_descsz);
-					return (int)nh.n_descsz;
-				}
-				off = next;
-			}
+			n = read_bounded(src, off, size, budget < NOTE_READ_MAX ? budget :
+					 NOTE_READ_MAX, &d);
+			budget -= n;
+			len = n ? build_id_notes(d, n, align == 8 ? 8 : 4, msb, out, cap) : 0;
+			free(d);
+			if (len)
+				return len;
 		}
 	}
 	return -ENOENT;
@@ -487,7 +656,7 @@ int elfsym_build_id(const char *path, unsigned char *out, size_t cap)
 	fd = elf_open(path, &src, &elf);
 	if (fd < 0)
 		return fd;
-	err = build_id_elf(elf, out, cap);
+	err = build_id_elf(elf, &src, out, cap);
 	elf_end(elf);
 	close(fd);
 	return err;
@@ -527,6 +696,8 @@ static int elf_file_open(const char *path, struct elf_file *f)
 	if (fstat(f->fd, &st) || !S_ISREG(st.st_mode))
 		goto bad;
 	f->size = (size_t)st.st_size;
+	if (check_headers(&(struct elf_src){ .fd = f->fd, .size = f->size }))
+		goto bad;
 	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &f->eh) ||
 	    elf_getphdrnum(f->elf, &f->phnum))

@@ -73,6 +73,12 @@ int elfsym_segments(const char *path, struct elf_seg **segs);
  * none or a longer one than @cap, -ENOEXEC, -errno.
  */
 int elfsym_build_id(const char *path, unsigned char *out, size_t cap);
+/*
+ * The ELF file open at @fd checked before libelf opens it (libelf allocates a descriptor for
+ * every section header it claims): its section and program header tables inside the file, at
+ * most 4,096 of each. 0 or -ENOEXEC. The functions above check their files themselves.
+ */
+int elfsym_check_fd(int fd);
 /* Like elfsym_foreach without demangling: qualname is the stored name. */
 int elfsym_foreach_raw(const char *path, elfsym_cb cb, void *ctx);
 

@@ -15,6 +15,7 @@
 
 #include "resolve/pyrt.h"
 #include "resolve/procmaps.h"
+#include "resolve/elfsym.h"
 
 /*
  * The per-version table: offsetof() of each field on x86-64, compiled with Py_BUILD_CORE against
@@ -100,6 +101,14 @@ static int read_syms(int fd, struct py_syms *s)
 
 	memset(s, 0, sizeof(*s));
 	elf_version(EV_CURRENT);
+	/*
+	 * a file the process named python3*: its headers checked before libelf allocates them;
+	 * not an ELF file we read (a script, a claim of millions of sections): it exports none
+	 */
+	if (elfsym_check_fd(fd)) {
+		close(fd);
+		return -ENOENT;
+	}
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e) {
 		close(fd);

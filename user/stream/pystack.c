@@ -11,8 +11,8 @@
 
 /* Strings longer than this are cut: a frame's name stays one line of the trace. */
 #define PY_STR_MAX	200
-/* A line table longer than this is not read (the frame keeps its first line). */
-#define PY_LINETABLE_MAX	(1 << 20)
+/* The lines of a code object's last instruction indexes, direct-mapped by index */
+#define PY_LINE_SLOTS		8
 
 struct code_info {
 	uint64_t key;		/* address; 0 = empty slot */
@@ -22,6 +22,9 @@ struct code_info {
 	char *qualname, *filename;
 	uint8_t *linetable;
 	size_t ltlen;
+	bool lt_long;		/* its line table was longer than PY_LINETABLE_MAX: not read */
+	uint32_t line_idx[PY_LINE_SLOTS];	/* index + 1 (0: empty slot) */
+	int line[PY_LINE_SLOTS];
 };
 
 struct pystack {
@@ -30,7 +33,8 @@ struct pystack {
 	size_t capprocs;
 	struct code_info *codes;	/* open addressing on (pid, address) */
 	size_t cap, cnt;
-	uint64_t nbad;
+	size_t bytes;		/* what the cache holds (PY_CACHE_BYTES) */
+	struct pystack_stats st;
 };
 
 struct pystack *pystack_new(void)
@@ -45,13 +49,23 @@ static void code_free(struct code_info *ci)
 	free(ci->linetable);
 }
 
+/* Every code object forgotten (the cache at its bound, or freed) */
+static void codes_clear(struct pystack *ps)
+{
+	for (size_t i = 0; i < ps->cap; i++)
+		if (ps->codes[i].key)
+			code_free(&ps->codes[i]);
+	if (ps->cap)
+		memset(ps->codes, 0, ps->cap * sizeof(*ps->codes));
+	ps->cnt = 0;
+	ps->bytes = 0;
+}
+
 void pystack_free(struct pystack *ps)
 {
 	if (!ps)
 		return;
-	for (size_t i = 0; i < ps->cap; i++)
-		if (ps->codes[i].key)
-			code_free(&ps->codes[i]);
+	codes_clear(ps);
 	free(ps->codes);
 	free(ps->procs);
 	free(ps);
@@ -79,10 +93,9 @@ static const struct py_proc *proc_of(const struct pystack *ps, uint32_t pid)
 	return NULL;
 }
 
-void pystack_counts(const struct pystack *ps, uint64_t *codes, uint64_t *bad)
+void pystack_counts(const struct pystack *ps, struct pystack_stats *st)
 {
-	*codes = ps->cnt;
-	*bad = ps->nbad;
+	*st = ps->st;
 }
 
 /* (an unsigned varint: 6 bits a byte, low first, 0x40 says more follow) */
@@ -230,7 +243,9 @@ static void read_code(const struct py_proc *pp, uint64_t addr, struct code_info 
 		return;
 	/* the line table is a bytes object: its size, then its bytes */
 	if (lt && !pyrt_read(pp->pid, lt + o->bytes_size, &ltlen, sizeof(ltlen)) &&
-	    ltlen <= PY_LINETABLE_MAX) {
+	    ltlen > PY_LINETABLE_MAX)
+		ci->lt_long = true;
+	else if (lt && ltlen <= PY_LINETABLE_MAX) {
 		ci->linetable = malloc(ltlen ? ltlen : 1);
 		if (ci->linetable && !pyrt_read(pp->pid, lt + o->bytes_data, ci->linetable, ltlen))
 			ci->ltlen = ltlen;
@@ -274,7 +289,7 @@ static struct code_info *code_of(struct pystack *ps, const struct py_proc *pp, u
 	struct code_info *c;
 	size_t j;
 
-	if ((ps->cnt + 1) * 2 > ps->cap && grow(ps))
+	if ((ps->cnt + 1) * 2 > ps->cap && ps->cnt < PY_CACHE_CODES && grow(ps))
 		return NULL;
 	for (j = slot_hash(pp->pid, addr) & (ps->cap - 1); ps->codes[j].key;
 	     j = (j + 1) & (ps->cap - 1)) {
@@ -282,15 +297,39 @@ static struct code_info *code_of(struct pystack *ps, const struct py_proc *pp, u
 		if (c->key == addr && c->pid == (uint32_t)pp->pid)
 			return c;
 	}
+	if (ps->cnt >= PY_CACHE_CODES || ps->bytes > PY_CACHE_BYTES - PY_LINETABLE_MAX -
+	    2 * (PY_STR_MAX * 4 + 1)) {
+		/* at a bound: emptied whole, the slot found again in the empty table */
+		ps->st.evicted += ps->cnt;
+		codes_clear(ps);
+		j = slot_hash(pp->pid, addr) & (ps->cap - 1);
+	}
 	c = &ps->codes[j];
 	memset(c, 0, sizeof(*c));
 	c->key = addr;
 	c->pid = pp->pid;
 	read_code(pp, addr, c);
 	if (c->bad)
-		ps->nbad++;
+		ps->st.bad++;
+	if (c->lt_long)
+		ps->st.lt_long++;
+	ps->bytes += sizeof(*c) + c->ltlen + (c->qualname ? strlen(c->qualname) + 1 : 0) +
+		     (c->filename ? strlen(c->filename) + 1 : 0);
+	ps->st.codes++;
 	ps->cnt++;
 	return c;
+}
+
+/* The line of code unit @idx + 1 (the frame word's index) of @c, each index decoded once */
+static int code_line(struct code_info *c, unsigned int idx)
+{
+	unsigned int k = idx % PY_LINE_SLOTS;
+
+	if (c->line_idx[k] == idx + 1)
+		return c->line[k];
+	c->line[k] = py_linetable_line(c->linetable, c->ltlen, c->firstlineno, (int)idx - 1);
+	c->line_idx[k] = idx + 1;
+	return c->line[k];
 }
 
 bool pystack_frame(struct pystack *ps, uint32_t pid, uint64_t word, char *buf, size_t len)
@@ -304,8 +343,7 @@ bool pystack_frame(struct pystack *ps, uint32_t pid, uint64_t word, char *buf, s
 	if (!pp || !addr || !(c = code_of(ps, pp, addr)) || c->bad)
 		return false;
 	/* the word holds the index + 1; an index too large to hold has no line we know */
-	line = idx == SPYRE_PY_IDX_UNKNOWN ? -1 :
-	       py_linetable_line(c->linetable, c->ltlen, c->firstlineno, (int)idx - 1);
+	line = idx == SPYRE_PY_IDX_UNKNOWN ? -1 : code_line(c, idx);
 	/* no line rather than a wrong one: "?" */
 	if (line < 0)
 		snprintf(buf, len, "%s:? %s", c->filename, c->qualname);

@@ -13,6 +13,22 @@
 #include <stdint.h>
 #include "resolve/pyrt.h"
 
+/*
+ * A line table longer than this is not read: its frames' lines are "?", counted (lt_long). The
+ * longest of the 41,796 code objects of Debian's python3.11 stdlib and python3-torch is 157 KB
+ * (a generated module's <module>); a traced process chooses its own, and each is copied once
+ * per code object and scanned once per (code, index) (the frame's line cache, below).
+ */
+#define PY_LINETABLE_MAX	(256 << 10)
+/*
+ * The code cache's bounds: what its entries hold (line tables, names, slots) and how many. A
+ * process that makes new code objects on every call (each pointing at a long line table) would
+ * grow it without end: past a bound it is emptied whole and counted (evicted); the code objects
+ * still in use are read again on their next frame.
+ */
+#define PY_CACHE_BYTES		(32u << 20)
+#define PY_CACHE_CODES		65536
+
 struct pystack;
 
 struct pystack *pystack_new(void);
@@ -25,8 +41,15 @@ int pystack_add_proc(struct pystack *ps, const struct py_proc *pp);
  * know (a frame read while it was torn down): the frame is left out, never given a wrong line.
  */
 bool pystack_frame(struct pystack *ps, uint32_t pid, uint64_t word, char *buf, size_t len);
-/* Code objects read, and those that could not be (not a code object, process gone). */
-void pystack_counts(const struct pystack *ps, uint64_t *codes, uint64_t *bad);
+/*
+ * What the code cache did: code objects read, those that could not be (not a code object,
+ * process gone), those whose line table was too long to read (their frames' lines are "?"),
+ * and those forgotten because the cache reached its bound (32 MiB, 65,536 code objects).
+ */
+struct pystack_stats {
+	uint64_t codes, bad, lt_long, evicted;
+};
+void pystack_counts(const struct pystack *ps, struct pystack_stats *st);
 
 /*
  * The line of the instruction at code unit @idx (-1: before the first instruction) from a

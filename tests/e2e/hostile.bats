@@ -1,0 +1,143 @@
+#!/usr/bin/env bats
+# A hostile process cannot hang, bloat or fool the tracer (issue 43). The tracer runs as root,
+# in fleet mode against every process of a node: what a traced process shows it (its Python code
+# objects, the files it maps, their names) is chosen by that process. Each test makes its own
+# crafted target (tests/progs/hostile/) and bounds the tracer's time and peak RSS
+# (/usr/bin/time -v) under it.
+
+load fault-helpers
+
+LINETABLE=$ROOT/tests/progs/hostile/linetable.py
+CRAFT="python3 $ROOT/tests/progs/hostile/craft_elf.py"
+MAPFILES=$BUILD/tests/mapfiles
+PY=/usr/bin/python3	# Debian's CPython 3.11: exports _PyRuntime, --python reads it
+
+# start_pyjob SIZE DEPTH MODE: tests/progs/hostile/linetable.py started, set up and calling;
+# sets JOB_PID
+start_pyjob() {
+	local d=$BATS_TEST_TMPDIR
+	"$PY" "$LINETABLE" "$d/job.ready" "$d/go" "$@" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 30
+}
+
+# start_mapjob FILE...: tests/progs/hostile/mapfiles.c with the first page of each FILE mapped;
+# sets JOB_PID
+start_mapjob() {
+	local d=$BATS_TEST_TMPDIR
+	"$MAPFILES" "$d/job.ready" "$d/go" "$@" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/job.ready" 30 || { cat "$d/job.err"; return 1; }
+}
+
+# traced_timed SECONDS ARGS...: the tracer on JOB_PID under /usr/bin/time -v, its ready file
+# waited for, the job let go; fails unless the tracer ends by itself within SECONDS (then killed)
+# and exits 0. Its peak RSS in kB in RSS_KB, its wall time in WALL_S.
+traced_timed() {
+	local d=$BATS_TEST_TMPDIR limit=$1
+	shift
+	/usr/bin/time -v -o "$d/time.txt" "$TOOL" -p "$JOB_PID" --ready-file "$d/tracer.ready" \
+		-o "$d/t.json" "$@" >"$d/tracer.out" 2>"$d/tracer.err" &
+	TRACER_PID=$!
+	wait_ready "$d/tracer.ready" "$TRACER_PID" 60 || { cat "$d/tracer.err"; return 1; }
+	touch "$d/go"
+	wait_child "$TRACER_PID" "$limit" || { cat "$d/tracer.err"; return 1; }
+	TRACER_PID=
+	cat "$d/tracer.out" "$d/tracer.err" "$d/time.txt"
+	[ "$CHILD_RC" -eq 0 ]
+	RSS_KB=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$d/time.txt")
+	WALL_S=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$d/time.txt" |
+		awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print int(s) }')
+	echo "peak RSS ${RSS_KB} kB, ${WALL_S} s"
+}
+
+# --- Python code objects -----------------------------------------------------------------------
+
+@test "Python frames whose line table is 1 MiB of bytes the decoder skips, 16 deep, called in a loop: --python -d 3 ends by itself within 30 s, line tables counted too long, peak RSS bounded" {
+	start_pyjob $((1 << 20)) 16 same
+	printf '%s\n' 'libc.so* getpid name=getpid py=1' >"$BATS_TEST_TMPDIR/p.probes"
+	# before: 65,536 records a batch, each 16 frames of 1 MiB scanned: still running at 648 s
+	traced_timed 30 --python -d 3 --no-default --probes "$BATS_TEST_TMPDIR/p.probes"
+	[ "$WALL_S" -le 30 ]
+	[ "$RSS_KB" -lt 200000 ]
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the frames are there, named, with no line ("?"); the tables counted
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["pythonLineTablesTooLong"] >= 1')" = True ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'sum(1 for e in d["traceEvents"] if e.get("name") == "getpid" and ":? leaf" in e.get("args", {}).get("python", ""))' )" -gt 0 ]
+	grep -q "line table longer than 256 KiB" "$BATS_TEST_TMPDIR/tracer.out"
+}
+
+@test "SIGTERM reaches a tracer draining frames of 256 KiB line tables (the longest read), 16 deep: it ends within 10 s" {
+	start_pyjob $((256 << 10)) 16 same
+	printf '%s\n' 'libc.so* getpid name=getpid py=1' >"$BATS_TEST_TMPDIR/p.probes"
+	local d=$BATS_TEST_TMPDIR
+	"$TOOL" -p "$JOB_PID" --ready-file "$d/tracer.ready" -o "$d/t.json" --python --no-default \
+		--probes "$d/p.probes" >"$d/tracer.out" 2>"$d/tracer.err" &
+	TRACER_PID=$!
+	wait_ready "$d/tracer.ready" "$TRACER_PID" 60 || { cat "$d/tracer.err"; return 1; }
+	touch "$d/go"
+	wait_until 30 grep -q '"getpid"' "$d/t.json" 2>/dev/null || sleep 2
+	kill -TERM "$TRACER_PID"
+	local t0=$SECONDS
+	wait_child "$TRACER_PID" 10 || { cat "$d/tracer.err"; return 1; }
+	TRACER_PID=
+	cat "$d/tracer.err"
+	echo "ended $((SECONDS - t0)) s after SIGTERM"
+	[ "$CHILD_RC" -eq 0 ]
+	run "$TOOL" check "$d/t.json"
+	[ "$status" -eq 0 ]
+}
+
+@test "a new code object on every call, each pointing at one 255 KiB line table: the code cache stays bounded (peak RSS < 120 MB over 2,000 code objects), evictions counted" {
+	start_pyjob $((255 << 10)) 1 new
+	printf '%s\n' 'libc.so* getpid name=getpid py=1' >"$BATS_TEST_TMPDIR/p.probes"
+	# the job calls every ~1 ms: by 8 s over 2,000 code objects (before: each copied, 500 MB)
+	traced_timed 60 --python -d 8 --no-default --probes "$BATS_TEST_TMPDIR/p.probes"
+	local codes
+	codes=$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["pythonCodeObjects"]')
+	echo "code objects: $codes"
+	[ "$codes" -gt 1000 ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["pythonCodesEvicted"]')" -gt 0 ]
+	[ "$RSS_KB" -lt 120000 ]
+	grep -q "forgotten at the code cache.s bound" "$BATS_TEST_TMPDIR/tracer.out"
+}
+
+# --- files the target maps ---------------------------------------------------------------------
+
+@test "a mapped 128 MB sparse file claiming 2,000,000 section headers (8 KB on disk): no --ustack, peak RSS < 100 MB, traced as usual" {
+	local d=$BATS_TEST_TMPDIR
+	$CRAFT sections "$d/libsections.so" 2000000
+	start_mapjob "$d/libsections.so"
+	printf '%s\n' 'libc.so* getpid name=getpid' >"$d/p.probes"
+	# before: its DT_SONAME read through libelf, which allocated every header: 541 MB, 8 s
+	traced_timed 30 -d 1 --no-default --probes "$d/p.probes"
+	[ "$RSS_KB" -lt 100000 ]
+	[ "$(json_get "$d/t.json" 'sum(1 for e in d["traceEvents"] if e.get("name") == "getpid")')" -gt 0 ]
+}
+
+@test "a mapped 400 MB sparse note section with --ustack: its notes read by bounded preads, peak RSS < 100 MB, -d 1 ends within 15 s" {
+	local d=$BATS_TEST_TMPDIR
+	$CRAFT note "$d/libnotes.so" $((400 << 20))
+	start_mapjob "$d/libnotes.so"
+	printf '%s\n' 'libc.so* getpid name=getpid' >"$d/p.probes"
+	# before: the section read whole for its build id: 437 MB, 38 s on a loaded machine
+	traced_timed 60 -d 1 --ustack --no-default --probes "$d/p.probes"
+	[ "$RSS_KB" -lt 100000 ]
+	[ "$WALL_S" -le 15 ]
+	[ "$(json_get "$d/t.json" 'sum(1 for e in d["traceEvents"] if e.get("name") == "getpid")')" -gt 0 ]
+}
+
+@test "a mapped file named with terminal escapes (python3, ESC ] 0 ; ... BEL, ESC [ 2 J): --python's warning names it with its control bytes escaped, none reaches the terminal" {
+	local d=$BATS_TEST_TMPDIR f
+	f=$d/$(printf 'python3\033]0;pwned\a\033[2J')
+	echo "not an interpreter" >"$f"
+	start_mapjob "$f"
+	printf '%s\n' 'libc.so* getpid name=getpid py=1' >"$d/p.probes"
+	traced_timed 30 -d 0.5 --python --no-default --probes "$d/p.probes"
+	# the warning is there, the bytes are not (before: ESC and BEL raw, as the process named it)
+	grep -F 'python3\x1b]0;pwned\x07\x1b[2J' "$d/tracer.err"
+	! LC_ALL=C grep -q "$(printf '[\033\007]')" "$d/tracer.err"
+	! LC_ALL=C grep -q "$(printf '[\033\007]')" "$d/tracer.out"
+}
