@@ -28,7 +28,8 @@ $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz.h $(2) $(USER_HDRS
 endef
 $(eval $(call fuzz_rule,elfsym,user/resolve/elfsym.c))
 $(eval $(call fuzz_rule,procmaps,user/resolve/procmaps.c))
-$(eval $(call fuzz_rule,probes,user/resolve/probes.c user/resolve/globcap.c user/common/array.c user/common/utf8.c $(BUILD)/user/default_probes.c))
+$(eval $(call fuzz_rule,probes,user/resolve/probes.c user/resolve/globcap.c user/resolve/nearmiss.c \
+	user/common/array.c user/common/utf8.c $(BUILD)/user/default_probes.c))
 $(eval $(call fuzz_rule,jsonparse,user/offline/jsonparse.c user/common/utf8.c tests/unit/jv_at.h))
 $(eval $(call fuzz_rule,tracestream,user/offline/tracestream.c user/offline/jsonparse.c \
 	user/common/utf8.c user/common/util.c))
