@@ -58,6 +58,7 @@ struct pending {
 	__u64 size;
 	__u64 vaddr;
 	__u64 ino;
+	char name[SPYRE_IOCTL_NAME_LEN];
 	__u32 rdev;
 	__u8 path;
 	__u8 func;
@@ -132,9 +133,19 @@ static __always_inline struct spyre_drv_counters *counters(void)
 	return bpf_map_lookup_elem(&drv_counters, &zero);
 }
 
+/* anon_inodefs' s_magic (include/uapi/linux/magic.h) */
+#define ANON_INODE_FS_MAGIC	0x09041934
+
+/*
+ * What the file is, read now: userspace decodes the record milliseconds later, when a short job
+ * may have closed the fd or exited (/proc/PID/fd gone or reused). The device number names a
+ * device node for good (/sys/dev/char), the dentry's name an anonymous inode's file
+ * ("[vfio-device]") and another file's base name.
+ */
 static __always_inline void file_info(struct file *f, struct pending *p)
 {
 	struct inode *inode;
+	const unsigned char *nm;
 
 	if (!f)
 		return;
@@ -144,6 +155,11 @@ static __always_inline void file_info(struct file *f, struct pending *p)
 	p->rdev = BPF_CORE_READ(inode, i_rdev);
 	p->ino = BPF_CORE_READ(inode, i_ino);
 	p->flags |= SPYRE_IOCTL_F_FILE;
+	if (BPF_CORE_READ(inode, i_sb, s_magic) == ANON_INODE_FS_MAGIC)
+		p->flags |= SPYRE_IOCTL_F_ANON;
+	nm = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (nm && bpf_probe_read_kernel_str(p->name, sizeof(p->name), nm) < 0)
+		p->name[0] = 0;
 }
 
 /* The struct file behind @fd in the current task's table (tracepoint path). */
@@ -307,6 +323,7 @@ static __always_inline int on_exit(__u8 func, long ret)
 	e->ioctl.pad = 0;
 	e->ioctl.ino = (__u32)p->ino;
 	e->ioctl.ret = ret;
+	__builtin_memcpy(e->ioctl.name, p->name, sizeof(e->ioctl.name));
 	e->tgid = id >> 32;
 	e->tid = tid;
 	e->rdev = p->rdev;

@@ -104,6 +104,46 @@ PY
 	check_driver "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" setup
 }
 
+# Records are read after the ioctl (10-100 ms later), when a short job has exited: its fds'
+# names came from /proc/PID/fd and were lost ("char 1:3"; in the 6.1 guest "char 10:196").
+@test "driver: a job that exited before its records were read still has its fds named exactly" {
+	# no FLEX_VFIO_DIR: every stand-in is /dev/null, a device node, named by its number
+	run env -u FLEX_VFIO_DIR "$TOOL" -o "$BATS_TEST_TMPDIR/n.json" -q -- "$MOCK" --devices 2 \
+		--threads 1 --iters 2 --quiet --counts "$BATS_TEST_TMPDIR/n-counts.json"
+	[ "$status" -eq 0 ]
+	# stand-in files: named by the kernel's dentry name once /proc no longer has them
+	run "$TOOL" -o "$BATS_TEST_TMPDIR/f.json" -q -- "$MOCK" --devices 2 --threads 1 \
+		--iters 2 --quiet --counts "$BATS_TEST_TMPDIR/f-counts.json"
+	[ "$status" -eq 0 ]
+	check_driver "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/n-counts.json" setup
+	check_driver "$BATS_TEST_TMPDIR/f.json" "$BATS_TEST_TMPDIR/f-counts.json" setup
+	python3 - "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/f.json" "$FLEX_VFIO_DIR" <<'PY'
+import collections, json, os, sys
+def spans(f):
+    d = json.load(open(f))
+    return [e for e in d["traceEvents"] if e.get("cat") == "privateuse1_driver"]
+devs = collections.Counter(e["args"]["device"] for e in spans(sys.argv[1]))
+assert set(devs) == {"/dev/null"}, devs
+# each command on the stand-in of its kind: the full path while /proc had it, else the base
+want = {"VFIO_GET_API_VERSION": "vfio", "VFIO_CHECK_EXTENSION": "vfio", "VFIO_SET_IOMMU": "vfio",
+        "VFIO_IOMMU_MAP_DMA": "vfio", "VFIO_IOMMU_UNMAP_DMA": "vfio"}
+seen = set()
+for e in spans(sys.argv[2]):
+    dev = e["args"]["device"]
+    base = os.path.basename(dev)
+    assert dev in (base, os.path.join(sys.argv[3], base)), e
+    if e["name"].startswith("VFIO_GROUP_"):
+        assert base in ("0", "1"), e
+    elif e["name"].startswith("VFIO_DEVICE_"):
+        assert base in ("vfio-device-0", "vfio-device-1"), e
+    else:
+        assert base == want[e["name"]], e
+    seen.add(base)
+assert seen == {"vfio", "0", "1", "vfio-device-0", "vfio-device-1"}, seen
+print("devices:", dict(devs), sorted(seen))
+PY
+}
+
 @test "driver: tracefs is mounted by the tracer when it is not" {
 	if mountpoint -q /sys/kernel/tracing; then
 		umount /sys/kernel/tracing 2>/dev/null || skip "tracefs busy"

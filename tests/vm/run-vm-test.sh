@@ -382,11 +382,13 @@ assert "went on at the instruction after it" in d["spyreStats"]["returnSitesOff"
 		$VERIFY "$RUN/out/$step.trace.json" --counts "$RUN/out/$step.counts.json" \
 			--pid "$(cat "$RUN/out/$step.pid")" &&
 			python3 "$ROOT/tests/vm/verify_driver.py" "$RUN/out/$step.trace.json" \
-				--path "$step" --counts "$RUN/out/$step.counts.json" &&
+				--path "$step" --counts "$RUN/out/$step.counts.json" \
+				--group "$(cat "$RUN/out/$step.vfio-group")" &&
 			# launch mode: the setup ioctls too; the job's shutdown resets the device
 			# from flex::shutdownRuntime, which the default table does not probe
 			python3 "$ROOT/tests/vm/verify_driver.py" "$RUN/out/$step-launch.trace.json" \
-				--path "$step" --require VFIO_GROUP_SET_CONTAINER \
+				--path "$step" --group "$(cat "$RUN/out/$step.vfio-group")" \
+				--require VFIO_GROUP_SET_CONTAINER \
 				--require VFIO_SET_IOMMU --require VFIO_GROUP_GET_DEVICE_FD \
 				--require VFIO_DEVICE_GET_REGION_INFO --require VFIO_IOMMU_MAP_DMA \
 				--unprobed VFIO_DEVICE_RESET

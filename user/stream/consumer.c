@@ -997,13 +997,13 @@ int consumer_python_spans(struct consumer *c)
 	return c->pyspans ? 0 : -ENOMEM;
 }
 
-int consumer_driver(struct consumer *c, const char *procfs, const char *const *funcs, int n)
+int consumer_driver(struct consumer *c, const char *root, const char *const *funcs, int n)
 {
 	int err;
 
 	vfio_decoder_free(c->vfio);
 	c->vfio = NULL;
-	err = vfio_decoder_new(&c->vfio, procfs);
+	err = vfio_decoder_new(&c->vfio, root);
 	for (int i = 0; !err && i < n; i++)
 		vfio_decoder_func(c->vfio, i, funcs[i]);
 	return err;

@@ -138,10 +138,10 @@ void consumer_write_metadata(struct consumer *c);
 void consumer_free(struct consumer *c);
 /*
  * Decode the driver tier's records too (stream/vfio_decode.h): @funcs[i] (@n of them) names
- * the kernel function of the records whose func is i, @procfs where fds are looked up. The
- * decoder is the consumer's, freed with it. 0 or -errno.
+ * the kernel function of the records whose func is i, @root where fds and devices are looked up
+ * (vfio_decoder_new). The decoder is the consumer's, freed with it. 0 or -errno.
  */
-int consumer_driver(struct consumer *c, const char *procfs, const char *const *funcs, int n);
+int consumer_driver(struct consumer *c, const char *root, const char *const *funcs, int n);
 /*
  * Derive python_function spans (stream/pyspans.h) from the calls' Python stacks, written with
  * the metadata: only where every probe brings its caller's stack (--python), so that no traced
