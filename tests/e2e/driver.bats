@@ -74,7 +74,7 @@ setup() {
 	start_tracer --status -o "$BATS_TEST_TMPDIR/t.json"
 	run_phase 1
 	# the status line (once a second) names the path in use
-	local deadline=$((SECONDS + 10))
+	local deadline=$((SECONDS + 120))
 	until grep -q "driver tracepoint" "$BATS_TEST_TMPDIR/tracer.err"; do
 		[ $SECONDS -lt $deadline ] || { cat "$BATS_TEST_TMPDIR/tracer.err"; return 1; }
 		sleep 0.1
