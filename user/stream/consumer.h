@@ -158,6 +158,8 @@ const char *consumer_thread_name(const struct consumer *c, uint32_t tid);
  * stack's), AIU_WORLD_RANK_<RANK>. Fields not found stay as they were, for getRank/getSize.
  */
 void dist_from_environ(const char *env, size_t len, struct dist_info *d);
+/* @d's pci_bus_id: AIU_WORLD_RANK_<its rank> of @env ("" without a rank or the variable). */
+void dist_pci_from_environ(const char *env, size_t len, struct dist_info *d);
 /* Process info by pid (NULL if never seen). */
 const struct process_info *consumer_process(const struct consumer *c, uint32_t pid);
 
