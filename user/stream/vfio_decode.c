@@ -354,14 +354,15 @@ static const char *rdev_name(struct vfio_decoder *v, uint32_t rdev)
 	snprintf(dir, sizeof(dir), "%s/dev", v->root);
 	if (!dev_scan(dir, makedev(maj, min), DEV_DEPTH, r->name, sizeof(r->name)))
 		return NULL;
-	memmove(r->name, r->name + rl, strlen(r->name + rl) + 1);	/* as this machine names it */
+	/* as this machine names it: without the root */
+	memmove(r->name, r->name + rl, strlen(r->name + rl) + 1);
 	return r->name;
 }
 
 /*
- * What the fd of @e names: a device node by its number (@node, rdev_name), an anonymous inode's file by the
- * kernel's name for it, another file by its /proc path while that still is the file, else by
- * its base name. NULL when none of them is known.
+ * What the fd of @e names: a device node by its number (@node, rdev_name), an anonymous
+ * inode's file by the kernel's name for it, another file by its /proc path while that still is
+ * the file, else by its base name. NULL when none of them is known.
  */
 static const char *fd_device(struct vfio_decoder *v, const struct spyre_event *e,
 			     const char *node, struct fd_entry *fe)
