@@ -246,7 +246,7 @@ PY
 	skipped_run
 }
 
-@test "driver: a skipped return with the next entry skipped too never makes one span over two DMA calls" {
+@test "driver: a skipped return and the next entry skipped never make one span of two DMA calls" {
 	# a burst of skips (a 1-CPU guest while a bpf() syscall holds the CPU's BPF guard): the
 	# next MAP_DMA's return (same fd, cmd and arg: the mock's struct is on its stack) finds
 	# the stale record, and only the struct's iova tells the two calls apart (the 7.3 guest

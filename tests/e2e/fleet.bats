@@ -207,7 +207,8 @@ PY
 @test "with -v each window says what the output directory holds after rotation" {
 	bg_job v --iters 20
 	"$TOOL" -a --window 1s --period 1s --output-dir "$OUT" --max-files 1 -v -q \
-		--prom-file "$BATS_TEST_TMPDIR/spyre.prom" >/dev/null 2>"$BATS_TEST_TMPDIR/tracer.err" &
+		--prom-file "$BATS_TEST_TMPDIR/spyre.prom" >/dev/null \
+		2>"$BATS_TEST_TMPDIR/tracer.err" &
 	TRACER_PID=$!
 	wait_windows "$BATS_TEST_TMPDIR/spyre.prom" 2
 	stop_tracer INT

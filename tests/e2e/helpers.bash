@@ -42,7 +42,8 @@ prom_windows() {
 wait_windows() {
 	local deadline=$((SECONDS + 120))
 	until [ "$(prom_windows "$1")" -ge "$2" ]; do
-		[ $SECONDS -lt $deadline ] || { echo "windows did not advance: $(prom_windows "$1")"; return 1; }
+		[ $SECONDS -lt $deadline ] ||
+			{ echo "windows did not advance: $(prom_windows "$1")"; return 1; }
 		sleep 0.2
 	done
 }

@@ -72,7 +72,8 @@ start_orphaned_job() {
 	start_job --iters 100000 --compute-us 0
 	start_tracer --window 3s --period 3s --output-dir "$OUT" --status
 	kill -USR1 "$JOB_PID"
-	wait_until 120 grep -q ' ev/s, .* probes, ~[0-9]*% overhead (top: ' "$BATS_TEST_TMPDIR/tracer.err"
+	wait_until 120 grep -q ' ev/s, .* probes, ~[0-9]*% overhead (top: ' \
+		"$BATS_TEST_TMPDIR/tracer.err"
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 }
