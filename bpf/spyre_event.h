@@ -318,6 +318,7 @@ struct spyre_rec_thread {
  * calling thread (bpf/vfio.bpf.c). The event's rdev is the file's i_rdev, 0 for anon inodes;
  * depth is 0.
  */
+#define SPYRE_IOCTL_NAME_LEN	16
 struct spyre_rec_ioctl {
 	__u64 cmd;	/* the ioctl command (32 bits) */
 	__s64 fd;	/* -1 when unknown (no SPYRE_IOCTL_F_FD) */
@@ -330,7 +331,8 @@ struct spyre_rec_ioctl {
 	__u8 pad;
 	__u32 ino;	/* the file's i_ino, low 32 bits (SPYRE_IOCTL_F_FILE) */
 	__s64 ret;	/* the ioctl's return value (negative errno) */
-	__u64 unused[2];
+	/* the file's dentry name, NUL-terminated, cut ("" unknown): "[vfio-device]", "vfio" */
+	char name[SPYRE_IOCTL_NAME_LEN];
 };
 
 /*
@@ -435,6 +437,7 @@ enum spyre_drv_path {
 #define SPYRE_IOCTL_F_DMA	0x1	/* iova/size (and vaddr) were read from the user struct */
 #define SPYRE_IOCTL_F_FILE	0x2	/* rdev and ino come from the struct file */
 #define SPYRE_IOCTL_F_FD	0x4	/* the fd is known */
+#define SPYRE_IOCTL_F_ANON	0x8	/* the file is an anonymous inode's (anon_inode:NAME) */
 /* Kernel functions the fentry/kprobe paths attach to, at most (func of spyre_rec_ioctl). */
 #define SPYRE_DRV_MAX_FUNCS	8
 #define SPYRE_DRV_NO_FUNC	0xff	/* tracepoint path */

@@ -27,6 +27,11 @@ const volatile __u32 targ_tgid = 0;
  * count (8 of 14,726 returns during 3 s of bpftool map lookups). 0: off, pruned.
  */
 const volatile __u32 test_skip_exit = 0;
+/*
+ * Tests only (SPYRE_TEST_SKIP_SYS_PAIR=1, with the above): the thread's next entry is skipped
+ * too, as a burst of skips does (a bpf() syscall preempted on the CPU, a 1-CPU guest).
+ */
+const volatile bool test_skip_pair = false;
 /* bit i: the first argument of function i is the struct file of the ioctl */
 const volatile __u32 file_funcs = 0;
 
@@ -58,11 +63,13 @@ struct pending {
 	__u64 size;
 	__u64 vaddr;
 	__u64 ino;
+	char name[SPYRE_IOCTL_NAME_LEN];
 	__u32 rdev;
 	__u8 path;
 	__u8 func;
 	__u8 flags;
 	__u8 nest;
+	__u8 test_skip_entry;	/* test_skip_pair: the thread's next entry is skipped */
 };
 
 /* One open ioctl per thread (syscalls do not nest); LRU so dead threads cannot fill it. */
@@ -132,9 +139,19 @@ static __always_inline struct spyre_drv_counters *counters(void)
 	return bpf_map_lookup_elem(&drv_counters, &zero);
 }
 
+/* anon_inodefs' s_magic (include/uapi/linux/magic.h) */
+#define ANON_INODE_FS_MAGIC	0x09041934
+
+/*
+ * What the file is, read now: userspace decodes the record milliseconds later, when a short job
+ * may have closed the fd or exited (/proc/PID/fd gone or reused). The device number names a
+ * device node for good (/sys/dev/char), the dentry's name an anonymous inode's file
+ * ("[vfio-device]") and another file's base name.
+ */
 static __always_inline void file_info(struct file *f, struct pending *p)
 {
 	struct inode *inode;
+	const unsigned char *nm;
 
 	if (!f)
 		return;
@@ -144,6 +161,11 @@ static __always_inline void file_info(struct file *f, struct pending *p)
 	p->rdev = BPF_CORE_READ(inode, i_rdev);
 	p->ino = BPF_CORE_READ(inode, i_ino);
 	p->flags |= SPYRE_IOCTL_F_FILE;
+	if (BPF_CORE_READ(inode, i_sb, s_magic) == ANON_INODE_FS_MAGIC)
+		p->flags |= SPYRE_IOCTL_F_ANON;
+	nm = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (nm && bpf_probe_read_kernel_str(p->name, sizeof(p->name), nm) < 0)
+		p->name[0] = 0;
 }
 
 /* The struct file behind @fd in the current task's table (tracepoint path). */
@@ -202,9 +224,13 @@ static __always_inline int on_entry(__u8 path, __u8 func, struct file *file, __s
 		return 0;
 	c = counters();
 	old = bpf_map_lookup_elem(&pending, &tid);
-	/* syscalls do not nest: on the tracepoint path an open record is always a stale one */
-	if (old && path != SPYRE_DRV_TRACEPOINT && old->cmd == cmd && old->arg == arg &&
-	    old->fd == fd && old->nest < 255) {
+	/*
+	 * syscalls do not nest: on the tracepoint path an open record is always a stale one, and
+	 * an entry of the function that opened it is the next syscall's (its return was missed:
+	 * taken as nested, the next call's return closed it, one span over both)
+	 */
+	if (old && path != SPYRE_DRV_TRACEPOINT && old->func != func && old->cmd == cmd &&
+	    old->arg == arg && old->fd == fd && old->nest < 255) {
 		old->nest++;
 		if (c)
 			c->nested++;
@@ -235,17 +261,26 @@ static __always_inline int on_entry(__u8 path, __u8 func, struct file *file, __s
  * registers the kernel saved at its entry. Without this, a record whose exit the kernel did not
  * run us for was closed by the thread's next ioctl's exit: one span over both calls, which
  * overlaps the runtime calls between them (seen in 1 of 4 make demo runs). Two calls with the
- * same fd, cmd and arg cannot be told apart (the mock's MAP_DMA: its struct is on the stack).
+ * same fd, cmd and arg (the mock's MAP_DMA: its struct is on the stack) are told apart by the
+ * iova in that struct, which the kernel leaves as the caller wrote it: without that, a skipped
+ * return followed by a skipped entry made one span over two DMA calls (the 7.3 guest's
+ * UNMAP_DMA beyond its spyreFree). Other commands with the same arguments cannot be.
  */
 static __always_inline bool same_syscall(const struct pending *p)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct pending now = { .cmd = p->cmd, .arg = p->arg };
 
 	if (!regs)
 		return true;	/* cannot tell */
-	return (__s64)(int)PT_REGS_PARM1_CORE_SYSCALL(regs) == p->fd &&
-	       (__u32)PT_REGS_PARM2_CORE_SYSCALL(regs) == p->cmd &&
-	       PT_REGS_PARM3_CORE_SYSCALL(regs) == p->arg;
+	if ((__s64)(int)PT_REGS_PARM1_CORE_SYSCALL(regs) != p->fd ||
+	    (__u32)PT_REGS_PARM2_CORE_SYSCALL(regs) != p->cmd ||
+	    PT_REGS_PARM3_CORE_SYSCALL(regs) != p->arg)
+		return false;
+	if (!(p->flags & SPYRE_IOCTL_F_DMA))
+		return true;
+	read_dma(&now);
+	return !(now.flags & SPYRE_IOCTL_F_DMA) || now.iova == p->iova;
 }
 
 /*
@@ -307,6 +342,7 @@ static __always_inline int on_exit(__u8 func, long ret)
 	e->ioctl.pad = 0;
 	e->ioctl.ino = (__u32)p->ino;
 	e->ioctl.ret = ret;
+	__builtin_memcpy(e->ioctl.name, p->name, sizeof(e->ioctl.name));
 	e->tgid = id >> 32;
 	e->tid = tid;
 	e->rdev = p->rdev;
@@ -400,6 +436,15 @@ int vfio_sys_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	if (((cmd >> 8) & 0xff) != VFIO_TYPE)
 		return 0;
+	if (test_skip_pair) {
+		__u32 tid = (__u32)id;
+		struct pending *old = bpf_map_lookup_elem(&pending, &tid);
+
+		if (old && old->test_skip_entry) {
+			old->test_skip_entry = 0;
+			return 0;
+		}
+	}
 	return on_entry(SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC, fd_file(fd), fd, cmd,
 			ctx->args[2], SPYRE_IOCTL_F_FD);
 }
@@ -411,7 +456,13 @@ int vfio_sys_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	/* racy between CPUs: about every N-th is enough for a test */
 	if (test_skip_exit && (!targ_tgid || bpf_get_current_pid_tgid() >> 32 == targ_tgid) &&
-	    ++test_exits % test_skip_exit == 0)
+	    ++test_exits % test_skip_exit == 0) {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		struct pending *p = test_skip_pair ? bpf_map_lookup_elem(&pending, &tid) : NULL;
+
+		if (p)
+			p->test_skip_entry = 1;
 		return 0;
+	}
 	return on_exit(SPYRE_DRV_NO_FUNC, ctx->ret);
 }

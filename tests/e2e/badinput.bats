@@ -48,12 +48,14 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 }
 
 @test "a zombie: exit 3" {
-	# the parent execs a program that never reaps: its child stays a zombie
-	sh -c 'sleep 0 & echo $! > "$1"; exec sleep 60' sh "$BATS_TEST_TMPDIR/zpid" &
+	# the parent execs a program that never reaps: its child stays a zombie until the parent is
+	# killed (teardown). The bounds are generous: on a loaded machine (make test beside other
+	# work) the child was not a zombie within 10 s
+	sh -c 'sleep 0 & echo $! > "$1"; exec sleep 3600' sh "$BATS_TEST_TMPDIR/zpid" &
 	EXTRA_PIDS+=($!)
-	wait_until 10 test -s "$BATS_TEST_TMPDIR/zpid"
+	wait_until 120 test -s "$BATS_TEST_TMPDIR/zpid"
 	zombie=$(cat "$BATS_TEST_TMPDIR/zpid")
-	wait_until 10 test "$(proc_state "$zombie")" = Z
+	wait_until 120 test "$(proc_state "$zombie")" = Z
 	run "$TOOL" -p "$zombie" -o "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"process $zombie is a zombie"* ]]
@@ -156,7 +158,7 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	run "$TOOL" -p "$JOB_PID" -d 500ms -q -o "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ $((SECONDS - t0)) -lt 8 ]
+	[ $((SECONDS - t0)) -lt 60 ]	# not 500 s; a loaded machine's start-up is seconds
 	$VERIFY "$BATS_TEST_TMPDIR/t.json"
 	start_tracer -d 10s -q -o "$BATS_TEST_TMPDIR/t10.json"
 	sleep 2

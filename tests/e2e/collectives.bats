@@ -117,6 +117,8 @@ PY
 }
 
 @test "a world of one without torchrun's environment: rank and size from getRank/getSize" {
+	# the Spyre stack's card of each rank is there: getRank's rank names it
+	export AIU_WORLD_RANK_0=0000:1a:00.0 AIU_WORLD_RANK_1=0000:1b:00.0
 	start_job --world-size 1 --iters 14 --threads 1
 	! tr '\0' '\n' </proc/"$JOB_PID"/environ | grep -q '^RANK='
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
@@ -124,7 +126,7 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	stop_job
-	check_rank "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" "" 14
+	check_rank "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" 0000:1a:00.0 14
 }
 
 @test "RANK without a world size in the environment: the size from getSize, the rank from RANK" {

@@ -74,7 +74,7 @@ setup() {
 	start_tracer --status -o "$BATS_TEST_TMPDIR/t.json"
 	run_phase 1
 	# the status line (once a second) names the path in use
-	local deadline=$((SECONDS + 10))
+	local deadline=$((SECONDS + 120))
 	until grep -q "driver tracepoint" "$BATS_TEST_TMPDIR/tracer.err"; do
 		[ $SECONDS -lt $deadline ] || { cat "$BATS_TEST_TMPDIR/tracer.err"; return 1; }
 		sleep 0.1
@@ -102,6 +102,46 @@ PY
 		--quiet --counts "$BATS_TEST_TMPDIR/counts.json"
 	[ "$status" -eq 0 ]
 	check_driver "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" setup
+}
+
+# Records are read after the ioctl (10-100 ms later), when a short job has exited: its fds'
+# names came from /proc/PID/fd and were lost ("char 1:3"; in the 6.1 guest "char 10:196").
+@test "driver: a job that exited before its records were read still has its fds named exactly" {
+	# no FLEX_VFIO_DIR: every stand-in is /dev/null, a device node, named by its number
+	run env -u FLEX_VFIO_DIR "$TOOL" -o "$BATS_TEST_TMPDIR/n.json" -q -- "$MOCK" --devices 2 \
+		--threads 1 --iters 2 --quiet --counts "$BATS_TEST_TMPDIR/n-counts.json"
+	[ "$status" -eq 0 ]
+	# stand-in files: named by the kernel's dentry name once /proc no longer has them
+	run "$TOOL" -o "$BATS_TEST_TMPDIR/f.json" -q -- "$MOCK" --devices 2 --threads 1 \
+		--iters 2 --quiet --counts "$BATS_TEST_TMPDIR/f-counts.json"
+	[ "$status" -eq 0 ]
+	check_driver "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/n-counts.json" setup
+	check_driver "$BATS_TEST_TMPDIR/f.json" "$BATS_TEST_TMPDIR/f-counts.json" setup
+	python3 - "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/f.json" "$FLEX_VFIO_DIR" <<'PY'
+import collections, json, os, sys
+def spans(f):
+    d = json.load(open(f))
+    return [e for e in d["traceEvents"] if e.get("cat") == "privateuse1_driver"]
+devs = collections.Counter(e["args"]["device"] for e in spans(sys.argv[1]))
+assert set(devs) == {"/dev/null"}, devs
+# each command on the stand-in of its kind: the full path while /proc had it, else the base
+want = {"VFIO_GET_API_VERSION": "vfio", "VFIO_CHECK_EXTENSION": "vfio", "VFIO_SET_IOMMU": "vfio",
+        "VFIO_IOMMU_MAP_DMA": "vfio", "VFIO_IOMMU_UNMAP_DMA": "vfio"}
+seen = set()
+for e in spans(sys.argv[2]):
+    dev = e["args"]["device"]
+    base = os.path.basename(dev)
+    assert dev in (base, os.path.join(sys.argv[3], base)), e
+    if e["name"].startswith("VFIO_GROUP_"):
+        assert base in ("0", "1"), e
+    elif e["name"].startswith("VFIO_DEVICE_"):
+        assert base in ("vfio-device-0", "vfio-device-1"), e
+    else:
+        assert base == want[e["name"]], e
+    seen.add(base)
+assert seen == {"vfio", "0", "1", "vfio-device-0", "vfio-device-1"}, seen
+print("devices:", dict(devs), sorted(seen))
+PY
 }
 
 @test "driver: tracefs is mounted by the tracer when it is not" {
@@ -161,11 +201,12 @@ PY
 	check_driver "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 }
 
-@test "driver: a return the kernel skipped costs its span, never makes one over two calls" {
+# skipped_run [pair]: the job's DMA phase traced with every 5th return of the job ignored (and
+# with "pair" that thread's next entry too), as the kernel does when it skips our programs
+# (bpf/vfio.bpf.c); `check` passes and every driver span lies inside its aiuMalloc/spyreFree
+skipped_run() {
 	start_job --threads 2 --streams 1 --iters 40 --bytes 10000
-	# fault injection: the exit program ignores every 5th ioctl return of the job, as the
-	# kernel does when it skips a program (bpf/vfio.bpf.c); without the check of the returning
-	# syscall, the next MAP_DMA of the thread (same fd, cmd and arg) closed the stale record
+	[ -z "${1:-}" ] || export SPYRE_TEST_SKIP_SYS_PAIR=1	# this test's process only
 	SPYRE_TEST_SKIP_SYS_EXIT=5 start_tracer -o "$BATS_TEST_TMPDIR/t.json"
 	run_phase
 	stop_tracer INT
@@ -173,22 +214,42 @@ PY
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" "${1:-}" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
 X = [e for e in d["traceEvents"] if e.get("ph") == "X"]
 drv = [e for e in X if e.get("cat") == "privateuse1_driver"]
 st = d["spyreStats"]
 want = c["ioctls"]["VFIO_IOMMU_MAP_DMA"] + c["ioctls"]["VFIO_IOMMU_UNMAP_DMA"]
-# about a fifth of the returns were skipped: each costs its span, the next ioctl counts it
-assert want // 8 <= st["driverUnpaired"] <= want // 3, (st, want)
-assert want - 2 <= len(drv) + st["driverUnpaired"] <= want, (len(drv), st, want)
+if sys.argv[3]:
+    # a skipped pair loses two spans, the stale record counted (the other entry is not seen
+    # at all, and the shared counter of returns makes some skips chain)
+    assert st["driverUnpaired"] >= want // 10 and len(drv) >= want // 2, (len(drv), st, want)
+else:
+    # about a fifth of the returns were skipped: each costs its span, the next ioctl counts it
+    assert want // 8 <= st["driverUnpaired"] <= want // 3, (st, want)
+    assert want - 2 <= len(drv) + st["driverUnpaired"] <= want, (len(drv), st, want)
 for e in drv:
     runtime = "aiuMalloc" if e["name"] == "VFIO_IOMMU_MAP_DMA" else "spyreFree"
     assert any(p["name"] == runtime and (p["pid"], p["tid"]) == (e["pid"], e["tid"]) and
                p["ts"] <= e["ts"] and e["ts"] + e["dur"] <= p["ts"] + p["dur"] for p in X), e
+print("spans", len(drv), "unpaired", st["driverUnpaired"], "of", want)
 PY
 	grep -q "driver tier (tracepoint): .* dropped (ring full 0, entry or return missed [1-9]" \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	stop_job
+}
+
+@test "driver: a return the kernel skipped costs its span, never makes one over two calls" {
+	# without the check of the returning syscall, the next MAP_DMA of the thread (same fd, cmd
+	# and arg) closed the stale record
+	skipped_run
+}
+
+@test "driver: a skipped return and the next entry skipped never make one span of two DMA calls" {
+	# a burst of skips (a 1-CPU guest while a bpf() syscall holds the CPU's BPF guard): the
+	# next MAP_DMA's return (same fd, cmd and arg: the mock's struct is on its stack) finds
+	# the stale record, and only the struct's iova tells the two calls apart (the 7.3 guest
+	# had an UNMAP_DMA span from inside one spyreFree to the next; `check`: 20 problems)
+	skipped_run pair
 }

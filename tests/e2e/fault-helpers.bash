@@ -16,16 +16,6 @@ start_helper() {
 	wait_for "$BATS_TEST_TMPDIR/job.ready"
 }
 
-# wait_until SECONDS CMD...: poll CMD until it succeeds
-wait_until() {
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $deadline ] || { echo "timed out waiting for: $*" >&2; return 1; }
-		sleep 0.02
-	done
-}
-
 # wait_size FILE BYTES [SECONDS]: until FILE has grown to BYTES
 wait_size() {
 	local deadline=$((SECONDS + ${3:-60}))

@@ -166,10 +166,10 @@ PY
 	start_tracer --status -o "$BATS_TEST_TMPDIR/t.json"
 	kill -USR1 "$JOB_PID"
 	wait_for "$BATS_TEST_TMPDIR/done.json"
-	wait_until 10 grep -qx sleep /proc/"$JOB_PID"/comm
+	wait_until 120 grep -qx sleep /proc/"$JOB_PID"/comm
 	# two more status lines: the tracer lived through at least one rescan of the new image
 	n=$(status_lines)
-	wait_until 10 status_lines_reach $((n + 2))
+	wait_until 120 status_lines_reach $((n + 2))
 	kill -0 "$TRACER_PID"	# documented: pid still exists, so the tracer keeps waiting
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
@@ -318,7 +318,7 @@ warm_count() {
 		[ "$(warm_count)" = 0 ]
 	fi
 	# its uprobes sit in the tracer's own text and go away in the background, not at exit
-	wait_until 10 test "$(armed_sites "$TRACER_PID" "$BATS_TEST_TMPDIR/warm.txt")" -eq 0
+	wait_until 120 test "$(armed_sites "$TRACER_PID" "$BATS_TEST_TMPDIR/warm.txt")" -eq 0
 	kill -0 "$TRACER_PID"
 	run_phase
 	stop_tracer INT
@@ -342,8 +342,8 @@ warm_count() {
 	stop_tracer KILL
 	[ "$TRACER_RC" -eq 137 ]
 	# the kernel takes the uprobes and programs away with the tracer's last file descriptor
-	wait_until 10 test "$(armed_sites "$JOB_PID" "$BATS_TEST_TMPDIR/sites.txt")" -eq 0
-	wait_until 10 bpf_progs_gone $progs
+	wait_until 120 test "$(armed_sites "$JOB_PID" "$BATS_TEST_TMPDIR/sites.txt")" -eq 0
+	wait_until 120 bpf_progs_gone $progs
 	# the job lives on, untraced, with the results of an untraced run
 	run_phase 2
 	# (query() is polled until true: how often depends on timing, traced or not)

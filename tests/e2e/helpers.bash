@@ -10,13 +10,41 @@ VERIFY="python3 $ROOT/tests/e2e/verify_trace.py"
 
 # wait_for FILE [SECONDS]: until FILE exists
 wait_for() {
-	local f=$1 deadline=$((SECONDS + ${2:-30}))
+	local f=$1 deadline=$((SECONDS + ${2:-120}))
 	while [ ! -e "$f" ]; do
 		if [ $SECONDS -ge $deadline ]; then
 			echo "timed out waiting for $f" >&2
 			return 1
 		fi
 		sleep 0.02
+	done
+}
+
+# wait_until SECONDS CMD...: poll CMD until it succeeds
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $deadline ] || { echo "timed out waiting for: $*" >&2; return 1; }
+		sleep 0.02
+	done
+}
+
+# prom_windows FILE: the windows closed so far, as FILE (--prom-file) counts them; 0 before one
+prom_windows() {
+	local n
+	n=$(awk '$1 == "spyre_windows_total" { print $2; exit }' "$1" 2>/dev/null)
+	echo "${n:-0}"
+}
+
+# wait_windows FILE N: until N windows have closed. Each window attaches to every process: on a
+# loaded machine that took most of a second, and `-d 2.5` with 1 s windows closed only one
+wait_windows() {
+	local deadline=$((SECONDS + 120))
+	until [ "$(prom_windows "$1")" -ge "$2" ]; do
+		[ $SECONDS -lt $deadline ] ||
+			{ echo "windows did not advance: $(prom_windows "$1")"; return 1; }
+		sleep 0.2
 	done
 }
 
@@ -29,7 +57,7 @@ ended() {
 # wait_ready FILE PID [SECONDS]: until PID has written FILE; fails at once if PID is gone (a
 # tracer that refused its options does not hold the test up for the whole deadline)
 wait_ready() {
-	local f=$1 p=$2 deadline=$((SECONDS + ${3:-30}))
+	local f=$1 p=$2 deadline=$((SECONDS + ${3:-120}))
 	while [ ! -e "$f" ]; do
 		if ended "$p"; then
 			[ -e "$f" ] && return 0

@@ -10,11 +10,12 @@ setup() {
 
 @test "-p --window: the job exiting between windows ends the run at once, no file for a window that never came" {
 	start_job
-	start_tracer --window 1s --period 30s --output-dir "$OUT" \
+	# the next window would open 299 s later: the bounds of the waits tell "at once" from it
+	start_tracer --window 1s --period 300s --output-dir "$OUT" \
 		--prom-file "$BATS_TEST_TMPDIR/spyre.prom" -q
-	wait_for "$BATS_TEST_TMPDIR/spyre.prom" 20	# the first window has closed
+	wait_for "$BATS_TEST_TMPDIR/spyre.prom" 120	# the first window has closed
 	stop_job
-	wait_child "$TRACER_PID" 10
+	wait_child "$TRACER_PID" 120
 	[ "$CHILD_RC" -eq 0 ]
 	[ "$(ls "$OUT" | wc -l)" -eq 1 ]
 }
@@ -37,8 +38,8 @@ start_orphaned_job() {
 	kill -USR1 "$JOB_PID"
 	wait_size "$(echo "$OUT"/*.json.gz)" 20000	# mid-phase, traced
 	kill -KILL "$JOB_PID"
-	wait_until 10 test "$(proc_state "$JOB_PID")" = Z
-	wait_child "$TRACER_PID" 10
+	wait_until 120 test "$(proc_state "$JOB_PID")" = Z
+	wait_child "$TRACER_PID" 120
 	[ "$CHILD_RC" -eq 9 ]
 	grep -q "process $JOB_PID was killed by SIGKILL while traced" "$BATS_TEST_TMPDIR/tracer.err"
 }
@@ -46,10 +47,10 @@ start_orphaned_job() {
 @test "-p --window: -d ends the run between windows, not at the next period" {
 	start_job
 	SECONDS=0
-	run "$TOOL" -p "$JOB_PID" --window 1s --period 30s --output-dir "$OUT" -d 2 -q
+	run "$TOOL" -p "$JOB_PID" --window 1s --period 300s --output-dir "$OUT" -d 2 -q
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ $SECONDS -lt 10 ]
+	[ $SECONDS -lt 120 ]	# the next period is 298 s after -d
 }
 
 @test "-p --window: a full disk stops the run with exit 7, the job unaffected" {
@@ -72,7 +73,7 @@ start_orphaned_job() {
 	start_tracer --window 3s --period 3s --output-dir "$OUT" --status
 	kill -USR1 "$JOB_PID"
 	# --compute-us 0: the probes take most of the job's CPU time, maybe too much to tell
-	wait_until 20 grep -Eq " ev/s, .* probes, (~[0-9]+% overhead|overhead unknown \(probes ~[0-9]+% of the job's CPU\)) \(top: " \
+	wait_until 120 grep -Eq " ev/s, .* probes, (~[0-9]+% overhead|overhead unknown \(probes ~[0-9]+% of the job's CPU\)) \(top: " \
 		"$BATS_TEST_TMPDIR/tracer.err"
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]

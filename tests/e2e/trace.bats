@@ -88,7 +88,7 @@ load helpers
 	SECONDS=0
 	run "$TOOL" -p "$JOB_PID" -d 0.5 -o "$BATS_TEST_TMPDIR/t.json" -q
 	[ "$status" -eq 0 ]
-	[ $SECONDS -lt 10 ]
+	[ $SECONDS -lt 60 ]	# a bound for a loaded machine, not the tool's speed
 	$VERIFY "$BATS_TEST_TMPDIR/t.json"
 }
 

@@ -52,6 +52,31 @@ TEST(dist_world_size_from_aiu_world_size_each_field_on_its_own)
 	CHECK(d.rank_from_env && !d.size_from_env);
 }
 
+/*
+ * A rank that getRank() gave (the environment had none) still names its card: the Spyre
+ * stack's AIU_WORLD_RANK_<rank> of the same environment, read again for that rank.
+ */
+TEST(dist_pci_bus_id_for_a_rank_from_get_rank)
+{
+	struct dist_info d = { .rank = -1, .world_size = -1 };
+	const char env[] = "AIU_WORLD_SIZE=2\0AIU_WORLD_RANK_0=0000:1a:00.0\0"
+			   "AIU_WORLD_RANK_1=0000:1b:00.0\0";
+
+	dist_from_environ(env, sizeof(env) - 1, &d);
+	CHECK_STR(d.pci_bus_id, "");
+	d.rank = 1;	/* getRank()'s return */
+	dist_pci_from_environ(env, sizeof(env) - 1, &d);
+	CHECK_STR(d.pci_bus_id, "0000:1b:00.0");
+	CHECK(!d.rank_from_env);
+	/* a rank the environment has no card for: none, not the previous one */
+	d.rank = 5;
+	dist_pci_from_environ(env, sizeof(env) - 1, &d);
+	CHECK_STR(d.pci_bus_id, "");
+	d.rank = -1;
+	dist_pci_from_environ(env, sizeof(env) - 1, &d);
+	CHECK_STR(d.pci_bus_id, "");
+}
+
 TEST(dist_ignores_lookalikes_and_bad_numbers)
 {
 	struct dist_info d = { .rank = -1, .world_size = -1 };

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "offline/jsonparse.h"
@@ -131,7 +132,11 @@ TEST(vfio_plan_paths)
 	CHECK_EQ_INT(vfio_plan(VFIO_MODE_OFF, &all, p, why, sizeof(why)), 0);
 }
 
-/* A fake /proc/PID/fd tree: links named by fd, pointing where the test says. */
+/*
+ * A fake root: proc/1234/fd with links named by fd, pointing where the test says; sys/dev/char
+ * with the uevent of the container (10:196) and of group 7 (246:7); a dev/ with a character
+ * node of its own (1:3, no uevent) for the scan.
+ */
 struct fakeproc {
 	char root[64];
 	char file[96];		/* a real file, for the inode check */
@@ -141,8 +146,33 @@ static void fake_link(struct fakeproc *fp, int fd, const char *target)
 {
 	char p[160];
 
-	snprintf(p, sizeof(p), "%s/1234/fd/%d", fp->root, fd);
+	snprintf(p, sizeof(p), "%s/proc/1234/fd/%d", fp->root, fd);
 	CHECK_EQ_INT(symlink(target, p), 0);
+}
+
+static void fake_mkdirs(struct fakeproc *fp, const char *rel)
+{
+	char p[160], cmd[200];
+
+	snprintf(p, sizeof(p), "%s/%s", fp->root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", p);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
+static void fake_uevent(struct fakeproc *fp, const char *majmin, const char *text)
+{
+	char p[160];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "sys/dev/char/%s", majmin);
+	fake_mkdirs(fp, p);
+	snprintf(p, sizeof(p), "%s/sys/dev/char/%s/uevent", fp->root, majmin);
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
 }
 
 static void fake_setup(struct fakeproc *fp)
@@ -152,10 +182,13 @@ static void fake_setup(struct fakeproc *fp)
 
 	snprintf(fp->root, sizeof(fp->root), "/tmp/unit-vfio-XXXXXX");
 	CHECK(mkdtemp(fp->root) != NULL);
-	snprintf(p, sizeof(p), "%s/1234", fp->root);
-	CHECK_EQ_INT(mkdir(p, 0700), 0);
-	snprintf(p, sizeof(p), "%s/1234/fd", fp->root);
-	CHECK_EQ_INT(mkdir(p, 0700), 0);
+	fake_mkdirs(fp, "proc/1234/fd");
+	fake_uevent(fp, "10:196", "MAJOR=10\nMINOR=196\nDEVNAME=vfio/vfio\n");
+	fake_uevent(fp, "246:7", "MAJOR=246\nMINOR=7\nDEVNAME=vfio/7\n");
+	fake_uevent(fp, "1:3", "MAJOR=1\nMINOR=3\n");		/* no DEVNAME: /dev is scanned */
+	fake_mkdirs(fp, "dev/a/b");
+	snprintf(p, sizeof(p), "%s/dev/a/b/zero-ish", fp->root);
+	CHECK_EQ_INT(mknod(p, S_IFCHR | 0600, makedev(1, 3)), 0);
 	snprintf(fp->file, sizeof(fp->file), "%s/standin-vfio", fp->root);
 	fd = open(fp->file, O_CREAT | O_WRONLY, 0600);
 	CHECK(fd >= 0);
@@ -211,7 +244,7 @@ static struct vfio_decoder *open_decoder(const struct vfio_config *cfg, struct v
 
 	*vt = NULL;
 	CHECK_EQ_INT(vfio_open(vt, cfg, err, sizeof(err)), 0);
-	CHECK_EQ_INT(vfio_decoder_new(&d, cfg->procfs), 0);
+	CHECK_EQ_INT(vfio_decoder_new(&d, cfg->root), 0);
 	for (int i = 0; *vt && d && vfio_func(*vt, i); i++)
 		vfio_decoder_func(d, i, vfio_func(*vt, i));
 	return d;
@@ -228,7 +261,7 @@ TEST(vfio_event_decoding)
 	static const struct vfio_funcs two = {
 		2, { "vfio_fops_unl_ioctl", "vfio_device_fops_unl_ioctl" }
 	};
-	struct vfio_config cfg = { .mode = VFIO_MODE_AUTO, .procfs = NULL };
+	struct vfio_config cfg = { .mode = VFIO_MODE_AUTO, .root = NULL };
 	struct trace_arg a[VFIO_MAX_EVENT_ARGS];
 	const struct trace_arg *x;
 	struct vfio_tracer *vt = NULL;
@@ -241,7 +274,7 @@ TEST(vfio_event_decoding)
 	int n;
 
 	fake_setup(&fp);
-	cfg.procfs = fp.root;
+	cfg.root = fp.root;
 	v = open_decoder(&cfg, &vt);
 	if (!v)
 		return;
@@ -316,9 +349,9 @@ TEST(vfio_event_decoding)
 	CHECK_EQ_INT(stat(fp.file, &st), 0);
 	e = ioctl_event(VIO(0), 6, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
 			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_FILE, (uint32_t)st.st_ino + 1);
-	e.rdev = 10u << 20 | 196;	/* misc 10:196, /dev/vfio/vfio */
+	e.rdev = 10u << 20 | 197;	/* misc 10:197: neither in sysfs nor in /dev */
 	n = vfio_event_args(v, &e, &name, a);
-	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "char 10:196"));
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "char 10:197"));
 	e.rdev = 0;
 	e.ioctl.fd = 9;	/* no link at all */
 	n = vfio_event_args(v, &e, &name, a);
@@ -341,7 +374,7 @@ TEST(vfio_event_decoding)
 
 	/* kprobe path: the probed function says what the fd is, even without a path */
 	cfg.funcs = &two;
-	cfg.procfs = NULL;
+	cfg.root = NULL;
 	v = open_decoder(&cfg, &vt);
 	if (!v)
 		goto out;
@@ -355,6 +388,86 @@ TEST(vfio_event_decoding)
 	e = ioctl_event(VIO(13), 13, SPYRE_DRV_KPROBE, 200, SPYRE_IOCTL_F_FD, 0);
 	vfio_event_args(v, &e, &name, a);
 	CHECK_STR(name, "VFIO_IOMMU_MAP_DMA");
+	close_decoder(v, vt);
+out:
+	fake_teardown(&fp);
+}
+
+/*
+ * A job that closed its fds or exited before its records were read (launch mode's short jobs;
+ * the 6.1 guest named these "char 246:0" and "char 10:196"): names from the record alone.
+ */
+TEST(vfio_names_without_proc)
+{
+	struct vfio_config cfg = { .mode = VFIO_MODE_TRACEPOINT };
+	struct trace_arg a[VFIO_MAX_EVENT_ARGS];
+	const struct trace_arg *x;
+	struct vfio_tracer *vt = NULL;
+	struct vfio_decoder *v;
+	struct spyre_event e;
+	struct fakeproc fp;
+	const char *name;
+	int n;
+
+	fake_setup(&fp);
+	cfg.root = fp.root;
+	v = open_decoder(&cfg, &vt);
+	if (!v)
+		goto out;
+	/* the container and a group by their device numbers (sysfs' DEVNAME); pid 999 is gone */
+	e = ioctl_event(VIO(13), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_FILE, 77);
+	e.tgid = 999;
+	e.rdev = 10u << 20 | 196;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_IOMMU_MAP_DMA");
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "/dev/vfio/vfio"));
+	e.ioctl.cmd = VIO(3);
+	e.ioctl.fd = 4;
+	e.rdev = 246u << 20 | 7;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_GROUP_GET_STATUS");
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "/dev/vfio/7"));
+	/* a number sysfs has no DEVNAME for: the node found in /dev, named as this machine does */
+	e.rdev = 1u << 20 | 3;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "/dev/a/b/zero-ish"));
+	/* the device fd: an anonymous inode, its kind from the kernel's name (117 = FEATURE) */
+	e = ioctl_event(VIO(17), 5, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_FILE | SPYRE_IOCTL_F_ANON, 1);
+	e.tgid = 999;
+	memcpy(e.ioctl.name, "[vfio-device]", 14);
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_DEVICE_FEATURE");
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "anon_inode:[vfio-device]"));
+	/* the anonymous inode's name wins over a /proc link that now names another file */
+	e.tgid = 1234;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "anon_inode:[vfio-device]"));
+	/* a plain file (the mock's stand-ins) of a process gone: its base name, its kind */
+	e = ioctl_event(VIO(17), 8, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_FILE, 5);
+	e.tgid = 999;
+	memcpy(e.ioctl.name, "vfio-device-1", 14);
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK_STR(name, "VFIO_DEVICE_FEATURE");
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "vfio-device-1"));
+	/* a name of all 16 bytes (no NUL in the record) is cut, not overrun */
+	memcpy(e.ioctl.name, "0123456789abcdef", 16);
+	e.ioctl.fd = 9;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "0123456789abcdef"));
+	close_decoder(v, vt);
+	/* not resolving (NULL root): the numbers, as before */
+	cfg.root = NULL;
+	v = open_decoder(&cfg, &vt);
+	if (!v)
+		goto out;
+	e = ioctl_event(VIO(0), 3, SPYRE_DRV_TRACEPOINT, SPYRE_DRV_NO_FUNC,
+			SPYRE_IOCTL_F_FD | SPYRE_IOCTL_F_FILE, 77);
+	e.rdev = 10u << 20 | 196;
+	n = vfio_event_args(v, &e, &name, a);
+	CHECK((x = find_arg(a, n, "device")) && !strcmp(x->s, "char 10:196"));
 	close_decoder(v, vt);
 out:
 	fake_teardown(&fp);

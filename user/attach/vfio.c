@@ -305,6 +305,7 @@ static int try_path(struct vfio_tracer *v, enum spyre_drv_path path, int events_
 	/* fault injection for tests: the kernel skipping the exit program (bpf/vfio.bpf.c) */
 	if (getenv("SPYRE_TEST_SKIP_SYS_EXIT"))
 		skel->rodata->test_skip_exit = strtoul(getenv("SPYRE_TEST_SKIP_SYS_EXIT"), NULL, 10);
+	skel->rodata->test_skip_pair = getenv("SPYRE_TEST_SKIP_SYS_PAIR") != NULL;
 	switch (path) {
 	case SPYRE_DRV_FENTRY:
 		for (int i = 0; i < v->funcs.n; i++) {

@@ -41,7 +41,7 @@ struct vfio_config {
 	enum vfio_mode mode;
 	const struct vfio_funcs *funcs;	/* NULL = the built-in list (vfio.c) */
 	uint32_t tgid;		/* process to trace; 0 = every process */
-	const char *procfs;	/* "/proc": fd -> path; NULL = do not resolve */
+	const char *root;	/* "": fds named by /proc, /sys, /dev; NULL = not named */
 	const char *kallsyms;	/* NULL = "/proc/kallsyms" */
 	bool verbose;		/* keep libbpf's messages of refused paths in auto mode */
 };

@@ -308,7 +308,7 @@ int session_load_begin(struct session *s, int resolved, bool driver)
 	bg_start(s->upl, uprobe_load);
 	if (driver) {
 		s->drv->cfg = (struct vfio_config){ .mode = env->driver, .funcs = env->driver_funcs,
-						    .tgid = s->t.pid, .procfs = "/proc",
+						    .tgid = s->t.pid, .root = "",
 						    .verbose = env->verbose };
 		s->drv->ring_fd = s->ring_fd;
 		bg_start(s->drv, driver_load);
@@ -676,7 +676,7 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 	s->cons.per_pid = s->fleet;
 	apply_triggers(s);
 	if (s->vfio) {
-		err = consumer_driver(&s->cons, s->drv->cfg.procfs, s->vfuncs, s->nvfuncs);
+		err = consumer_driver(&s->cons, s->drv->cfg.root, s->vfuncs, s->nvfuncs);
 		if (err) {
 			pr_err("driver tier: %s", strerror(-err));
 			return err;

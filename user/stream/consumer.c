@@ -223,8 +223,6 @@ void dist_from_environ(const char *env, size_t len, struct dist_info *d)
 {
 	int rank = env_int(env_value(env, len, "RANK"));
 	int size = env_int(env_value(env, len, "WORLD_SIZE"));
-	char name[32];
-	const char *pci;
 
 	/* a Spyre job started without torchrun may carry only the stack's own variable */
 	if (size < 0)
@@ -237,14 +235,28 @@ void dist_from_environ(const char *env, size_t len, struct dist_info *d)
 		return;
 	d->rank = rank;
 	d->rank_from_env = true;
-	snprintf(name, sizeof(name), "AIU_WORLD_RANK_%d", rank);
+	dist_pci_from_environ(env, len, d);
+}
+
+void dist_pci_from_environ(const char *env, size_t len, struct dist_info *d)
+{
+	char name[32];
+	const char *pci;
+
+	d->pci_bus_id[0] = 0;
+	if (d->rank < 0)
+		return;
+	snprintf(name, sizeof(name), "AIU_WORLD_RANK_%d", d->rank);
 	pci = env_value(env, len, name);
 	if (pci)
 		snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", pci);
 }
 
-/* Once per process: its rank and world size, when its environment has them. */
-static void read_dist(const char *procfs, uint32_t pid, struct dist_info *d)
+/*
+ * Its rank and world size, when its environment has them (@pci_only: only the card of the rank
+ * d has, which a dist=rank probe gave). Once per process, and again when a probe gives a rank.
+ */
+static void read_dist(const char *procfs, uint32_t pid, struct dist_info *d, bool pci_only)
 {
 	char path[64], *buf;
 	ssize_t n, len = 0;
@@ -262,7 +274,10 @@ static void read_dist(const char *procfs, uint32_t pid, struct dist_info *d)
 	close(fd);
 	if (buf) {
 		buf[len] = 0;
-		dist_from_environ(buf, len, d);
+		if (pci_only)
+			dist_pci_from_environ(buf, len, d);
+		else
+			dist_from_environ(buf, len, d);
 	}
 	free(buf);
 }
@@ -303,7 +318,7 @@ static struct process_info *see_process(struct consumer *c, uint32_t pid, const 
 		if (c->procfs) {
 			read_cmdline(c->procfs, pid, p->cmdline, sizeof(p->cmdline));
 			read_container(c->procfs, pid, p->container, sizeof(p->container));
-			read_dist(c->procfs, pid, &p->dist);
+			read_dist(c->procfs, pid, &p->dist, false);
 		}
 	}
 	if (comm)
@@ -936,9 +951,13 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	if (s->dist && e->type == SPYRE_EV_SPAN) {
 		struct process_info *pi = see_process(c, e->tgid, NULL);
 
-		if (pi && s->dist == DIST_RANK && !pi->dist.rank_from_env)
+		/* its card: AIU_WORLD_RANK_<rank>, read again (once) for the rank it now has */
+		if (pi && s->dist == DIST_RANK && !pi->dist.rank_from_env &&
+		    pi->dist.rank != (int32_t)e->call.ret) {
 			pi->dist.rank = (int32_t)e->call.ret;
-		else if (pi && s->dist == DIST_SIZE && !pi->dist.size_from_env)
+			if (c->procfs)
+				read_dist(c->procfs, e->tgid, &pi->dist, true);
+		} else if (pi && s->dist == DIST_SIZE && !pi->dist.size_from_env)
 			pi->dist.world_size = (int32_t)e->call.ret;
 	}
 	/* the kernel name goes to the thread's next compute launch */
@@ -1071,13 +1090,13 @@ int consumer_python_spans(struct consumer *c)
 	return c->pyspans ? 0 : -ENOMEM;
 }
 
-int consumer_driver(struct consumer *c, const char *procfs, const char *const *funcs, int n)
+int consumer_driver(struct consumer *c, const char *root, const char *const *funcs, int n)
 {
 	int err;
 
 	vfio_decoder_free(c->vfio);
 	c->vfio = NULL;
-	err = vfio_decoder_new(&c->vfio, procfs);
+	err = vfio_decoder_new(&c->vfio, root);
 	for (int i = 0; !err && i < n; i++)
 		vfio_decoder_func(c->vfio, i, funcs[i]);
 	return err;

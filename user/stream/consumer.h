@@ -156,10 +156,10 @@ void consumer_switch(struct consumer *c, struct trace_writer *tw);
 void consumer_free(struct consumer *c);
 /*
  * Decode the driver tier's records too (stream/vfio_decode.h): @funcs[i] (@n of them) names
- * the kernel function of the records whose func is i, @procfs where fds are looked up. The
- * decoder is the consumer's, freed with it. 0 or -errno.
+ * the kernel function of the records whose func is i, @root where fds and devices are looked up
+ * (vfio_decoder_new). The decoder is the consumer's, freed with it. 0 or -errno.
  */
-int consumer_driver(struct consumer *c, const char *procfs, const char *const *funcs, int n);
+int consumer_driver(struct consumer *c, const char *root, const char *const *funcs, int n);
 /*
  * Derive python_function spans (stream/pyspans.h) from the calls' Python stacks, written with
  * the metadata: only where every probe brings its caller's stack (--python), so that no traced
@@ -176,6 +176,8 @@ const char *consumer_thread_name(const struct consumer *c, uint32_t tid);
  * stack's), AIU_WORLD_RANK_<RANK>. Fields not found stay as they were, for getRank/getSize.
  */
 void dist_from_environ(const char *env, size_t len, struct dist_info *d);
+/* @d's pci_bus_id: AIU_WORLD_RANK_<its rank> of @env ("" without a rank or the variable). */
+void dist_pci_from_environ(const char *env, size_t len, struct dist_info *d);
 /* Process info by pid (NULL if never seen). */
 const struct process_info *consumer_process(const struct consumer *c, uint32_t pid);
 

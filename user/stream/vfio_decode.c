@@ -3,6 +3,7 @@
  * The driver tier's records (see vfio_decode.h): VFIO command names, what each fd is, one
  * ph:"X" event per ioctl, and the per-command counts the summary prints.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,32 +11,44 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "stream/vfio_decode.h"
 
 #define VFIO_TYPE	';'
 #define VFIO_BASE	100
 #define FD_CACHE	64	/* open VFIO fds of the traced process: a handful per device */
+#define RDEV_CACHE	16	/* device nodes: the container, a group and a device per card */
 #define PATH_LEN	160
+#define DEV_DEPTH	3	/* /dev/vfio/devices/vfio0: the deepest node a VFIO fd names */
 
 struct fd_entry {
 	uint32_t tgid;		/* 0 = empty slot */
 	int32_t fd;
 	uint32_t ino;		/* low 32 bits of the inode number, when ino_known */
 	bool ino_known;
-	uint8_t kind;		/* from the path */
+	bool looked;		/* path read from /proc (or tried) */
 	uint8_t learned;	/* from commands only one kind of fd takes */
 	uint64_t used;		/* LRU stamp */
 	char path[PATH_LEN];	/* "" when unknown */
 };
 
+/* A device number's node; name "" when neither sysfs nor /dev has one. */
+struct rdev_entry {
+	uint32_t rdev;		/* kernel dev_t; 0 = empty slot */
+	char name[PATH_LEN];
+};
+
 struct vfio_decoder {
-	char procfs[48];	/* "" = fds are not resolved to paths */
+	char root[48];		/* proc/, sys/ and dev/ are under it ("" = this machine's) */
+	bool resolve;		/* false: fds and devices are not looked up */
 	uint8_t func_kind[SPYRE_DRV_MAX_FUNCS];
 	int nfuncs;
 	uint64_t spans;
 	struct fd_entry fds[FD_CACHE];
 	uint64_t stamp;
+	struct rdev_entry rdevs[RDEV_CACHE];
+	int rdev_next;		/* the slot replaced next once all are taken */
 	struct vfio_name_stat names[VFIO_NAME_STATS];
 	int nnames;
 	char namebuf[32];
@@ -165,15 +178,17 @@ enum vfio_fd_kind vfio_kind_of_func(const char *func)
 
 /* --- the decoder ------------------------------------------------------------------------------ */
 
-int vfio_decoder_new(struct vfio_decoder **out, const char *procfs)
+int vfio_decoder_new(struct vfio_decoder **out, const char *root)
 {
 	struct vfio_decoder *d = calloc(1, sizeof(*d));
 
 	*out = d;
 	if (!d)
 		return -ENOMEM;
-	if (procfs)
-		snprintf(d->procfs, sizeof(d->procfs), "%s", procfs);
+	if (root) {
+		snprintf(d->root, sizeof(d->root), "%s", root);
+		d->resolve = true;
+	}
 	return 0;
 }
 
@@ -205,11 +220,12 @@ int vfio_decoder_names(const struct vfio_decoder *d, const struct vfio_name_stat
 /* --- records ---------------------------------------------------------------------------- */
 
 /*
- * The cached /proc/PID/fd/N target of an fd. Records arrive milliseconds after the ioctl, so
- * the fd may have been closed and reused since: the inode the kernel saw must still match.
+ * The cache entry of an fd; with @want_path its /proc/PID/fd/N target is read, once. Records
+ * arrive milliseconds after the ioctl, so the fd may have been closed and reused since: the
+ * inode the kernel saw must still match (or the process be gone: no path).
  */
 static struct fd_entry *fd_lookup(struct vfio_decoder *v, uint32_t tgid, int32_t fd, uint32_t ino,
-				  bool ino_known)
+				  bool ino_known, bool want_path)
 {
 	struct fd_entry *slot = NULL;
 	char link[96];
@@ -222,7 +238,8 @@ static struct fd_entry *fd_lookup(struct vfio_decoder *v, uint32_t tgid, int32_t
 		if (e->tgid == tgid && e->fd == fd) {
 			if (!ino_known || !e->ino_known || e->ino == ino) {
 				e->used = ++v->stamp;
-				return e;
+				slot = e;
+				goto found;
 			}
 			slot = e;	/* another file now: resolve again */
 			break;
@@ -245,9 +262,11 @@ static struct fd_entry *fd_lookup(struct vfio_decoder *v, uint32_t tgid, int32_t
 	slot->ino = ino;
 	slot->ino_known = ino_known;
 	slot->used = ++v->stamp;
-	if (!v->procfs[0])
+found:
+	if (!want_path || slot->looked || !v->resolve)
 		return slot;
-	snprintf(link, sizeof(link), "%s/%u/fd/%d", v->procfs, tgid, fd);
+	slot->looked = true;
+	snprintf(link, sizeof(link), "%s/proc/%u/fd/%d", v->root, tgid, fd);
 	n = readlink(link, slot->path, sizeof(slot->path) - 1);
 	if (n <= 0) {
 		slot->path[0] = 0;
@@ -256,8 +275,116 @@ static struct fd_entry *fd_lookup(struct vfio_decoder *v, uint32_t tgid, int32_t
 	slot->path[n] = 0;
 	if (ino_known && !stat(link, &st) && (uint32_t)st.st_ino != ino)
 		slot->path[0] = 0;	/* closed and reused: not the file of this ioctl */
-	slot->kind = vfio_kind_of_path(slot->path);
 	return slot;
+}
+
+/* The DEVNAME of @maj:@min in sysfs' uevent, as "/dev/NAME" into @out; false if none. */
+static bool sysfs_devname(const struct vfio_decoder *v, unsigned int maj, unsigned int min,
+			  char *out, size_t len)
+{
+	char p[96], line[PATH_LEN];
+	bool found = false;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/sys/dev/char/%u:%u/uevent", v->root, maj, min);
+	f = fopen(p, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "DEVNAME=", 8))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		found = line[8] != 0;
+		if (found)
+			snprintf(out, len, "/dev/%s", line + 8);
+	}
+	fclose(f);
+	return found;
+}
+
+/* A character node of @dev under @dir (@depth levels down at most), into @out; false if none. */
+static bool dev_scan(const char *dir, dev_t dev, int depth, char *out, size_t len)
+{
+	struct dirent *de;
+	bool found = false;
+	char p[PATH_LEN];
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= sizeof(p) ||
+		    lstat(p, &st))
+			continue;
+		if (S_ISCHR(st.st_mode) && st.st_rdev == dev) {
+			snprintf(out, len, "%s", p);
+			found = true;
+		} else if (S_ISDIR(st.st_mode) && depth > 1) {
+			found = dev_scan(p, dev, depth - 1, out, len);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The /dev node of the character device @rdev (kernel dev_t), looked up once: sysfs' DEVNAME,
+ * else a scan of /dev. Unlike /proc/PID/fd it does not depend on the fd still being open when
+ * the record is read. NULL when there is none.
+ */
+static const char *rdev_name(struct vfio_decoder *v, uint32_t rdev)
+{
+	unsigned int maj = spyre_rdev_major(rdev), min = spyre_rdev_minor(rdev);
+	size_t rl = strlen(v->root);
+	struct rdev_entry *r;
+	char dir[80];
+
+	for (int i = 0; i < RDEV_CACHE; i++)
+		if (v->rdevs[i].rdev == rdev)
+			return v->rdevs[i].name[0] ? v->rdevs[i].name : NULL;
+	r = &v->rdevs[v->rdev_next];
+	v->rdev_next = (v->rdev_next + 1) % RDEV_CACHE;
+	r->rdev = rdev;
+	r->name[0] = 0;
+	if (sysfs_devname(v, maj, min, r->name, sizeof(r->name)))
+		return r->name;
+	snprintf(dir, sizeof(dir), "%s/dev", v->root);
+	if (!dev_scan(dir, makedev(maj, min), DEV_DEPTH, r->name, sizeof(r->name)))
+		return NULL;
+	/* as this machine names it: without the root */
+	memmove(r->name, r->name + rl, strlen(r->name + rl) + 1);
+	return r->name;
+}
+
+/*
+ * What the fd of @e names: a device node by its number (@node, rdev_name), an anonymous
+ * inode's file by the kernel's name for it, another file by its /proc path while that still is
+ * the file, else by its base name. NULL when none of them is known.
+ */
+static const char *fd_device(struct vfio_decoder *v, const struct spyre_event *e,
+			     const char *node, struct fd_entry *fe)
+{
+	const struct spyre_rec_ioctl *io = &e->ioctl;
+	char name[SPYRE_IOCTL_NAME_LEN + 1];
+
+	memcpy(name, io->name, SPYRE_IOCTL_NAME_LEN);
+	name[SPYRE_IOCTL_NAME_LEN] = 0;
+	if (node)
+		return node;
+	if ((io->flags & SPYRE_IOCTL_F_ANON) && name[0]) {
+		snprintf(v->devbuf, sizeof(v->devbuf), "anon_inode:%s", name);
+		return v->devbuf;
+	}
+	if (fe && fe->path[0])
+		return fe->path;
+	if (name[0] && !e->rdev) {
+		snprintf(v->devbuf, sizeof(v->devbuf), "%s", name);
+		return v->devbuf;
+	}
+	return NULL;
 }
 
 static void add_arg(struct trace_arg *a, int *n, const char *key, enum trace_arg_type t,
@@ -280,18 +407,24 @@ int vfio_event_args(struct vfio_decoder *v, const struct spyre_event *e, const c
 	unsigned int flags = io->flags;
 	enum vfio_fd_kind kind = VFIO_FD_UNKNOWN, implied = vfio_kind_of_cmd(cmd);
 	struct fd_entry *fe = NULL;
-	const char *dev, *nm;
+	const char *node, *dev, *nm;
 	int n = 0;
 
 	if (!(flags & SPYRE_IOCTL_F_FD) || fd < 0 || fd > INT_MAX)
 		fd = -1;
+	/* a device node or an anonymous inode is named by the record alone, not by /proc */
+	node = e->rdev && v->resolve ? rdev_name(v, e->rdev) : NULL;
 	if (fd >= 0)
-		fe = fd_lookup(v, e->tgid, (int32_t)fd, io->ino, flags & SPYRE_IOCTL_F_FILE);
-	/* what the fd is: the probed function says best, then its path, then its history */
+		fe = fd_lookup(v, e->tgid, (int32_t)fd, io->ino, flags & SPYRE_IOCTL_F_FILE,
+			       !node && !(flags & SPYRE_IOCTL_F_ANON));
+	dev = fd_device(v, e, node, fe);
+	/* what the fd is: the probed function says best, then its name, then its history */
 	if (io->path != SPYRE_DRV_TRACEPOINT && io->func < v->nfuncs)
 		kind = v->func_kind[io->func];
+	if (!kind)
+		kind = vfio_kind_of_path(dev);
 	if (!kind && fe)
-		kind = fe->kind ? fe->kind : fe->learned;
+		kind = fe->learned;
 	if (fe && implied)
 		fe->learned = implied;
 	if (!kind)
@@ -303,14 +436,12 @@ int vfio_event_args(struct vfio_decoder *v, const struct spyre_event *e, const c
 	}
 	*name = nm;
 
-	if (fe && fe->path[0])
-		dev = fe->path;
-	else if (e->rdev)
+	if (!dev && e->rdev)
 		dev = v->devbuf, snprintf(v->devbuf, sizeof(v->devbuf), "char %u:%u",
 					  spyre_rdev_major(e->rdev), spyre_rdev_minor(e->rdev));
-	else if (fd >= 0)
+	else if (!dev && fd >= 0)
 		dev = v->devbuf, snprintf(v->devbuf, sizeof(v->devbuf), "fd %lld", (long long)fd);
-	else
+	else if (!dev)
 		dev = "?";
 
 	/* no "cmd": the name is the command, decoded or "ioctl 0x3bNN" (15 bytes an event) */

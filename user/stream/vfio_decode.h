@@ -3,7 +3,8 @@
  * The driver tier's records, decoded: a SPYRE_EV_IOCTL record (attach/vfio.h made it) becomes one
  * ph:"X" event named by its VFIO command, on the calling thread, cat "privateuse1_driver". What
  * an fd is (container, group, device) decides some names: the probed kernel function says best,
- * then the fd's /proc path, then the commands seen on it.
+ * then what the fd names (its device node, anonymous inode or path), then the commands seen on
+ * it.
  */
 #ifndef SPYRE_VFIO_DECODE_H
 #define SPYRE_VFIO_DECODE_H
@@ -34,8 +35,12 @@ struct vfio_name_stat {
 	uint64_t total_ns;
 };
 
-/* @procfs ("/proc"): where fds are resolved to paths; NULL: they are not. 0 or -ENOMEM. */
-int vfio_decoder_new(struct vfio_decoder **out, const char *procfs);
+/*
+ * @root: the directory whose proc/, sys/ and dev/ name the fds ("" = this machine's: fds by
+ * /proc/PID/fd, device numbers by /sys/dev/char or a scan of /dev); NULL: they are not named.
+ * 0 or -ENOMEM.
+ */
+int vfio_decoder_new(struct vfio_decoder **out, const char *root);
 void vfio_decoder_free(struct vfio_decoder *d);
 /* Records of probed function @i (its index in --driver-funcs) come from fds of @func's kind. */
 void vfio_decoder_func(struct vfio_decoder *d, int i, const char *func);
@@ -47,7 +52,7 @@ void vfio_event(struct vfio_decoder *v, struct trace_writer *tw, const struct sp
 const char *vfio_cmd_name(uint32_t cmd, enum vfio_fd_kind kind);
 /* The kind a command implies, for commands only one kind of fd takes; else UNKNOWN. */
 enum vfio_fd_kind vfio_kind_of_cmd(uint32_t cmd);
-/* From a /proc/PID/fd link target ("/dev/vfio/vfio", "anon_inode:[vfio-device]", ...). */
+/* From what an fd names ("/dev/vfio/vfio", "anon_inode:[vfio-device]", a base name, ...). */
 enum vfio_fd_kind vfio_kind_of_path(const char *path);
 /* From a probed kernel function's name (vfio_fops_unl_ioctl -> container, ...). */
 enum vfio_fd_kind vfio_kind_of_func(const char *func);
