@@ -12,3 +12,15 @@ check_lines() {
 	python3 "$ROOT/tests/e2e/check_pystack.py" "$BATS_TEST_TMPDIR/t.json" \
 		"$BATS_TEST_TMPDIR/calls.json" "$@"
 }
+
+# all_armed PID [PROBE OPTIONS]: every probe site that `list -v -p PID` names for those options
+# holds a breakpoint in PID (probe_sites.py): the tracer's rescan has attached to a library the
+# job loaded after the attach (a condition to wait for, not a second to sleep)
+all_armed() {
+	local pid=$1 counts
+	shift
+	counts=$("$TOOL" list -v -p "$pid" "$@" 2>/dev/null |
+		 python3 "$ROOT/tests/e2e/probe_sites.py" "$pid") || return 1
+	set -- $counts
+	[ "$2" -gt 0 ] && [ "$1" -eq "$2" ]
+}

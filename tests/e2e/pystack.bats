@@ -146,7 +146,7 @@ PY
 	TRACER_PID=$!
 	wait_for "$d/job.ready" 60
 	# torch (libtorch_cpu.so) was dlopen'ed: the tracer's rescan (every second) attaches to it
-	sleep 2.5
+	wait_until 120 all_armed "$(cat "$d/job.ready")" --no-default --probe "$MM"
 	touch "$d/go"
 	wait_child "$TRACER_PID" 120
 	TRACER_PID=
@@ -283,7 +283,11 @@ PY
 		--probe "$ADD"
 	touch "$d/start"
 	wait_for "$d/w1.ready" 60 && wait_for "$d/w2.ready" 60
-	sleep 1.5	# a rescan (every second) finds the workers while they import torch
+	# a rescan (every second) finds the workers while they import torch
+	for i in 1 2; do
+		wait_until 120 all_armed "$(cat "$d/w$i.ready")" --no-default --probe "$MM" \
+			--probe "$ADD"
+	done
 	touch "$d/go"
 	wait_for "$d/calls1.json" 60 && wait_for "$d/calls2.json" 60
 	sleep 0.3
