@@ -30,6 +30,17 @@ start_mapjob() {
 	wait_for "$d/job.ready" 30 || { cat "$d/job.err"; return 1; }
 }
 
+# start_job_env VAR=VALUE...: the mock job (a world of one: getRank/getSize answer 0 and 1) held
+# before its phase with exactly that environment; sets JOB_PID
+start_job_env() {
+	rm -f "$BATS_TEST_TMPDIR/job.ready"
+	env -i "$@" "$MOCK" --world-size 1 --iters 5 --threads 1 --wait-go --linger --quiet \
+		--ready-file "$BATS_TEST_TMPDIR/job.ready" --counts "$BATS_TEST_TMPDIR/counts.json" \
+		>"$BATS_TEST_TMPDIR/job.out" 2>"$BATS_TEST_TMPDIR/job.err" &
+	JOB_PID=$!
+	wait_for "$BATS_TEST_TMPDIR/job.ready"
+}
+
 # traced_timed SECONDS ARGS...: the tracer on JOB_PID under /usr/bin/time -v, its ready file
 # waited for, the job let go; fails unless the tracer ends by itself within SECONDS (then killed)
 # and exits 0. Its peak RSS in kB in RSS_KB, its wall time in WALL_S.
@@ -140,4 +151,23 @@ traced_timed() {
 	grep -F 'python3\x1b]0;pwned\x07\x1b[2J' "$d/tracer.err"
 	! LC_ALL=C grep -q "$(printf '[\033\007]')" "$d/tracer.err"
 	! LC_ALL=C grep -q "$(printf '[\033\007]')" "$d/tracer.out"
+}
+
+@test "a variable that the tracer's 256 KiB read of /proc/PID/environ cuts is not taken (AIU_WORLD_SIZE=12345 read as 12)" {
+	# the environment: padding (in three variables: exec takes 128 KiB a string at most), then
+	# AIU_WORLD_SIZE=12345 (the Spyre stack's world size, which the tracer reads when torchrun's
+	# WORLD_SIZE is not there), the cap falling right after "AIU_WORLD_SIZE=12"
+	local cut=AIU_WORLD_SIZE=12 x100k n
+	n=$((262144 - ${#cut} - 2 * 100004 - 4))
+	x100k=$(head -c 100000 /dev/zero | tr '\0' x)
+	start_job_env "P1=$x100k" "P2=$x100k" "P3=$(head -c "$n" /dev/zero | tr '\0' x)" \
+		AIU_WORLD_SIZE=12345
+	[ "$(head -c 262144 /proc/"$JOB_PID"/environ | tail -c ${#cut})" = "$cut" ]
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
+	run_phase
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	# a world of one: its size from getSize, not from a cut variable
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["distributedInfo"]["world_size"]')" -eq 1 ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["distributedInfo"]["rank"]')" -eq 0 ]
 }

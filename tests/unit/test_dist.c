@@ -153,3 +153,20 @@ TEST(dist_in_the_trace_metadata_one_process_or_several)
 	CHECK(root && !jv_get(root, "distributedInfo") && !jv_get(root, "spyreDistributedInfo"));
 	jv_free(root);
 }
+
+/* An environment read up to its cap ends inside an entry: that entry is no value (issue 43). */
+TEST(dist_an_entry_the_read_cap_cut_is_not_taken)
+{
+	static const char env[] = "PATH=/usr/bin\0RANK=12345\0WORLD_SIZE=4\0";
+	struct dist_info d = { .rank = -1, .world_size = -1 };
+	/* the cap fell after "RANK=12" */
+	size_t cut = strlen("PATH=/usr/bin") + 1 + strlen("RANK=12");
+
+	CHECK_EQ_INT(environ_whole(env, cut), strlen("PATH=/usr/bin") + 1);
+	dist_from_environ(env, environ_whole(env, cut), &d);
+	CHECK_EQ_INT(d.rank, -1);
+	CHECK_EQ_INT(d.world_size, -1);
+	/* whole entries stay whole */
+	CHECK_EQ_INT(environ_whole(env, sizeof(env) - 1), sizeof(env) - 1);
+	CHECK_EQ_INT(environ_whole("ABC", 3), 0);
+}

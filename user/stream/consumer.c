@@ -219,6 +219,14 @@ static int env_int(const char *v)
 	return *end || errno || n > INT32_MAX ? -1 : (int)n;
 }
 
+size_t environ_whole(const char *env, size_t len)
+{
+	/* entries end with their NUL: what follows the last one is part of one */
+	while (len && env[len - 1])
+		len--;
+	return len;
+}
+
 void dist_from_environ(const char *env, size_t len, struct dist_info *d)
 {
 	int rank = env_int(env_value(env, len, "RANK"));
@@ -272,6 +280,8 @@ static void read_dist(const char *procfs, uint32_t pid, struct dist_info *d, boo
 	while (buf && (size_t)len < cap && (n = read(fd, buf + len, cap - len)) > 0)
 		len += n;
 	close(fd);
+	if (buf && (size_t)len == cap)	/* the cap may have cut an entry: RANK=12|345 */
+		len = (ssize_t)environ_whole(buf, (size_t)len);
 	if (buf) {
 		buf[len] = 0;
 		if (pci_only)

@@ -171,6 +171,12 @@ bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
 /* The name of thread @tid as last seen ("" if never seen). */
 const char *consumer_thread_name(const struct consumer *c, uint32_t tid);
 /*
+ * The whole entries of a process's environment read up to a cap (/proc/PID/environ, @len
+ * bytes): a read that filled the cap may end inside an entry (RANK=12345 read as RANK=12), so
+ * what follows the last NUL is dropped. Returns the length kept.
+ */
+size_t environ_whole(const char *env, size_t len);
+/*
  * The distributed-job variables of an environment block (NUL-separated NAME=VALUE, as
  * /proc/PID/environ): RANK, WORLD_SIZE as torchrun sets them (else AIU_WORLD_SIZE, the Spyre
  * stack's), AIU_WORLD_RANK_<RANK>. Fields not found stay as they were, for getRank/getSize.
