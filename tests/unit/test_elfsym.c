@@ -630,6 +630,10 @@ static long maxrss_kb(void)
 	return ru.ru_maxrss;
 }
 
+/* The crafted files are written in this machine's byte order (s390x: big-endian) */
+#define HOST_ELFDATA	(__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? ELFDATA2MSB : ELFDATA2LSB)
+
+
 /*
  * A sparse x86-64 ET_DYN file at @tmpl (mkstemp'd) of @size bytes: its section headers @sh
  * (@nsh of them) at 4096, @e_shnum in its header, @note (@nlen bytes) at 8192. 0 or -1.
@@ -638,7 +642,7 @@ static int write_sparse(char *tmpl, const Elf64_Shdr *sh, int nsh, unsigned int 
 			const void *note, size_t nlen, off_t size)
 {
 	Elf64_Ehdr eh = {
-		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, HOST_ELFDATA,
 			     EV_CURRENT },
 		.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
 		.e_shoff = 4096, .e_ehsize = sizeof(Elf64_Ehdr), .e_phentsize = sizeof(Elf64_Phdr),
@@ -680,7 +684,7 @@ TEST(elfsym_hostile_section_count)
 	/* a count past the file: refused too, also from memory */
 	{
 		Elf64_Ehdr eh = {
-			.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+			.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, HOST_ELFDATA,
 				     EV_CURRENT },
 			.e_type = ET_DYN, .e_machine = EM_X86_64, .e_shoff = 64,
 			.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 1000,
