@@ -171,3 +171,70 @@ traced_timed() {
 	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["distributedInfo"]["world_size"]')" -eq 1 ]
 	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["distributedInfo"]["rank"]')" -eq 0 ]
 }
+
+# reuse_pid PID CMD...: CMD started as process PID (the kernel's last pid set to PID - 1 before
+# the fork; another process may take it first on a busy machine: tried again); IMPOSTOR its pid
+reuse_pid() {
+	local pid=$1 i
+	shift
+	for i in $(seq 100); do
+		echo $((pid - 1)) >/proc/sys/kernel/ns_last_pid
+		"$@" &
+		IMPOSTOR=$!
+		EXTRA_PIDS+=("$IMPOSTOR")
+		[ "$IMPOSTOR" -eq "$pid" ] && return 0
+		kill "$IMPOSTOR"
+		wait "$IMPOSTOR" 2>/dev/null || true
+	done
+	echo "pid $pid could not be had again" >&2
+	return 1
+}
+
+# start_held_tracer VAR ARGS...: the tracer on JOB_PID with the tests' hold VAR (common/process.h)
+# at $BATS_TEST_TMPDIR/hold; TRACER_PID
+start_held_tracer() {
+	local var=$1
+	shift
+	env "$var=$BATS_TEST_TMPDIR/hold" "$TOOL" -p "$JOB_PID" -o "$BATS_TEST_TMPDIR/t.json" "$@" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+}
+
+@test "the target ends during the attach and its pid goes to another process: the tracer ends with the target, not with the impostor" {
+	start_job
+	start_held_tracer SPYRE_TEST_HOLD_ATTACH -d 300 -q --ready-file "$BATS_TEST_TMPDIR/tracer.ready"
+	wait_ready "$BATS_TEST_TMPDIR/hold.held" "$TRACER_PID" 120	# resolved, not attached
+	stop_job
+	reuse_pid "$JOB_PID" sleep 600
+	touch "$BATS_TEST_TMPDIR/hold.go"
+	# the target's end, seen at once (it was watching the impostor until -d: 300 s)
+	wait_child "$TRACER_PID" 120
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["targetExited"]')" = True ]
+	kill -0 "$IMPOSTOR"
+}
+
+@test "the target ends and its pid goes to another process while the tracer closes the trace: its names stay the target's" {
+	cp /bin/sleep "$BATS_TEST_TMPDIR/impostor"
+	start_job --threads 2
+	start_held_tracer SPYRE_TEST_HOLD_END --ready-file "$BATS_TEST_TMPDIR/tracer.ready"
+	wait_ready "$BATS_TEST_TMPDIR/tracer.ready" "$TRACER_PID" 120
+	run_phase
+	stop_job
+	wait_ready "$BATS_TEST_TMPDIR/hold.held" "$TRACER_PID" 120	# the end seen, names not read
+	reuse_pid "$JOB_PID" "$BATS_TEST_TMPDIR/impostor" 600
+	[ "$(cat /proc/"$JOB_PID"/comm)" = impostor ]
+	touch "$BATS_TEST_TMPDIR/hold.go"
+	wait_child "$TRACER_PID" 120
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$CHILD_RC" -eq 0 ]
+	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" <<'PY'
+import json, sys
+d, pid = json.load(open(sys.argv[1])), int(sys.argv[2])
+names = [(e["name"], e["args"]["name"]) for e in d["traceEvents"]
+         if e.get("ph") == "M" and e.get("pid") == pid and e["name"] in ("process_name", "thread_name")]
+assert ("process_name", "mock-spyre-job") in names, names
+assert not any("impostor" in n for _, n in names), names
+PY
+}

@@ -199,6 +199,19 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 	s->shed = calloc(SPYRE_MAX_PROBES, sizeof(*s->shed));
 	if (!s->upl || !s->drv || !s->said || !s->shed || memledger_init(&s->mem))
 		return EXIT_ERROR;
+	/*
+	 * The target's end is watched on the process it is now, taken before anything loads: taken
+	 * when the first window began (after the load and the attach, 150 ms and more), a target
+	 * that ended meanwhile could have its pid handed to another process, the tracer then
+	 * watching that one until -d, forever without it (issue 43)
+	 */
+	if (pid > 0) {
+		s->pidfd = syscall(SYS_pidfd_open, pid, 0);
+		if (s->pidfd < 0 && errno == ESRCH) {
+			pr_err("no such process: %d (it ended)", pid);
+			return EXIT_NO_PID;
+		}
+	}
 	if (target_init(&s->t, pid, table, env->max_probes ? env->max_probes : SPYRE_MAX_PROBES))
 		return EXIT_ERROR;
 	s->t.uretprobes = env->uretprobes;
@@ -689,12 +702,9 @@ static int window_begin(struct session *s, struct trace_writer *tw, const char *
 		return -ENOMEM;
 	s->cons.mem = &s->mem;
 	memledger_start(&s->mem, s->cons.tw, start_ns);
-	if (s->sfd < 0) {
+	/* the target's end, zombie or reaped, wakes the loop through s->pidfd (session_init) */
+	if (s->sfd < 0)
 		s->sfd = stop_signals_fd(s->rec != NULL);
-		/* the target's end, zombie or reaped, wakes the loop (kill(pid, 0) sees neither) */
-		if (s->t.pid > 0)
-			s->pidfd = syscall(SYS_pidfd_open, s->t.pid, 0);
-	}
 	return 0;
 }
 
@@ -1339,6 +1349,7 @@ int session_window_end(struct session *s, uint64_t index)
 	/* the last stretch of the cost estimate, while the job's CPU clock can still be read */
 	tracer_read_counters(&s->tr, s->t.cnt);
 	cost_meter_update(&s->meter, &s->t, s->tr.counters);
+	test_hold("SPYRE_TEST_HOLD_END");
 	/* detach first so the counters stop moving, then take everything left in the ring; in
 	 * fleet mode the jobs pay nothing between windows: no probe stays behind */
 	detach_tiers(&s->tr, &s->t, s->vfio);

@@ -335,6 +335,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		rc = EXIT_OUTPUT;
 		goto cleanup;
 	}
+	test_hold("SPYRE_TEST_HOLD_ATTACH");
 	if ((rc = session_load_end(&s)) || (rc = attach_target(&s)))
 		goto cleanup;
 

@@ -16,4 +16,12 @@ int stop_signals_fd(bool usr1);
 /* Create @path atomically, containing our pid: the --ready-file handshake. */
 int write_ready_file(const char *path);
 
+/*
+ * The tests' hold (never on a real job): with the environment variable @var set to a path F,
+ * create F.held and wait (a minute at most) until F.go exists, so that a test can change the
+ * world at that point (SPYRE_TEST_HOLD_ATTACH: before the probes are attached; _END: when
+ * tracing stops, before the names are read).
+ */
+void test_hold(const char *var);
+
 #endif

@@ -1034,6 +1034,15 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	return 0;
 }
 
+/* Was process @pid seen to exit (SPYRE_EV_EXIT)? */
+static bool exited(const struct consumer *c, uint32_t pid)
+{
+	for (int i = 0; i < c->nexits; i++)
+		if (c->exits[i].pid == pid)
+			return true;
+	return false;
+}
+
 void consumer_write_metadata(struct consumer *c)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -1043,13 +1052,16 @@ void consumer_write_metadata(struct consumer *c)
 	if (!c->tw)
 		return;
 	c->py_spans += pyspans_write(c->pyspans, c->tw);
-	/* names changed since they were first written: the trace keeps the last one */
+	/*
+	 * names changed since they were first written: the trace keeps the last one, from /proc,
+	 * but not for a process seen to exit: its pid may be another process's now (issue 43)
+	 */
 	for (int i = 0; i < c->nprocs; i++) {
 		struct process_info *p = &c->procs[i];
 
 		/* the main thread's comm is the process name; /proc has the latest one */
 		comm[0] = 0;
-		if (c->procfs)
+		if (c->procfs && !exited(c, p->pid))
 			read_comm(c->procfs, p->pid, p->pid, comm, sizeof(comm));
 		if (comm[0] && strncmp(comm, "thread ", 7))
 			snprintf(p->name, sizeof(p->name), "%s", comm);
@@ -1060,7 +1072,7 @@ void consumer_write_metadata(struct consumer *c)
 
 		if (!ti->tid)
 			continue;
-		if (c->procfs) {
+		if (c->procfs && !exited(c, ti->pid)) {
 			read_comm(c->procfs, ti->pid, ti->tid, comm, sizeof(comm));
 			if (strncmp(comm, "thread ", 7))
 				snprintf(ti->name, sizeof(ti->name), "%s", comm);
