@@ -60,7 +60,7 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 
 		FUZZ_CHECK_FIELD(a->label);
 		FUZZ_CHECK(label_ok(a->label));
-		FUZZ_CHECK(a->fmt >= ARG_HEX && a->fmt <= ARG_INT32);
+		FUZZ_CHECK(a->fmt >= ARG_HEX && a->fmt <= ARG_BOOL);
 		if (a->src == PROBE_VAL_RET) {
 			/* the ret entry is the last one, and only span probes have one */
 			FUZZ_CHECK(i == s->nargs - 1 && s->type == PROBE_SPAN);
