@@ -110,9 +110,9 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	run "$TOOL" list -p 1 -d 2
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"list does not take -d/--duration"* ]]
-	run "$TOOL" recover -o "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/t.json"
+	run "$TOOL" recover -d 2 "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"recover does not take -o/--output (an option of tracing and merge)"* ]]
+	[[ "$output" == *"recover does not take -d/--duration (an option of tracing)"* ]]
 	run "$TOOL" merge "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/t.json" \
 		-o "$BATS_TEST_TMPDIR/m.json" -p 1
 	[ "$status" -eq 2 ]
@@ -124,7 +124,8 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	# the help lists what each subcommand takes
 	run "$TOOL" --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"  check     (none)"* ]]
+	[[ "$output" == *"  check     --json"* ]]
+	[[ "$output" == *"  recover   -o --force"* ]]
 	[[ "$output" == *"  merge     -o --force --profiler-start --nest-tolerance"* ]]
 }
 
