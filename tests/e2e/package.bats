@@ -80,7 +80,7 @@ deb_file() {
 	run chroot "$r" spyre-bpftrace list -v -p "$JOB_PID"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"process $JOB_PID: "* ]]
+	[[ "$output" == *"process $JOB_PID (mock-spyre-job): "* ]]
 	[[ "$output" == *"flex::RuntimeStream::synchronize"* ]]
 	stop_job
 	run chroot "$r" dpkg -r spyre-bpftrace
