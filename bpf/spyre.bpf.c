@@ -1362,20 +1362,13 @@ __noinline int flush_stage(struct tstack *st)
 	return 0;
 }
 
-/*
- * --max-overhead: probes whose entry links userspace has removed; their return sites stay a
- * second longer, for the calls already entered, and the returns of calls never entered are
- * not unmatched.
- */
-__u8 probe_gone[SPYRE_MAX_PROBES] = {};
-
 static __always_inline void count_unmatched(struct pt_regs *ctx)
 {
 	__u32 probe = spyre_cookie_probe(bpf_get_attach_cookie(ctx));
 	struct spyre_counters *c;
 
 	/* while tracing_on is off, unmatched returns are the calls we chose not to see */
-	if (tracing_on && probe < SPYRE_MAX_PROBES && !probe_gone[probe] &&
+	if (tracing_on && probe < SPYRE_MAX_PROBES &&
 	    (c = counters_of(probe)))
 		COUNT(c, unmatched);
 }

@@ -3,6 +3,7 @@
  * estimate, and which probes --max-overhead detaches first. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "attach/cost.h"
 #include "resolve/probes.h"
 #include "resolve/resolve.h"
@@ -73,7 +74,6 @@ TEST(cost_overhead_and_budget)
 	struct rprobe p[3] = {};
 	struct spyre_counters k[3] = {};
 	struct cost_meter m;
-	int out[3], n;
 	char err[128], names[3][8];
 
 	struct overhead o;
@@ -129,27 +129,25 @@ TEST(cost_overhead_and_budget)
 	CHECK(!cost_meter_overhead(&m, false).known);
 	CHECK(cost_meter_overhead(&m, false).share < 0);
 	CHECK(!cost_meter_overhead(&m, true).known);
-	/* nothing to act on without a figure */
-	CHECK_EQ_INT(cost_meter_over_budget(&m, &t, 20, out, 3), 0);
 	CHECK(m.rate[1] > 390000 && m.rate[1] < 410000);
-	/* as if the job had used 1 s of CPU time besides the probes' 0.55 s: 55 % */
-	m.iv = cost_overhead(0.5508e9, 1.5508e9);
-	n = cost_meter_over_budget(&m, &t, 20, out, 3);
-	/* the dearest goes first (0.43 s), which leaves 11 %: enough */
-	CHECK_EQ_INT(n, 1);
-	CHECK_EQ_INT(out[0], 1);
-	CHECK_EQ_INT(m.nactions, 1);
-	CHECK_EQ_INT((long)m.actions[0].before.pct, 55);
-	CHECK((long)m.actions[0].after.pct == 11);
-	/* under budget: nothing */
-	m.iv = cost_overhead(1e8, 1.1e9);
-	CHECK_EQ_INT(cost_meter_over_budget(&m, &t, 20, out, 3), 0);
-	/* too high to be known: over any budget, the hottest go until it is known and under */
-	m.iv = cost_overhead(0.5508e9, 0.6e9);
-	n = cost_meter_over_budget(&m, &t, 20, out, 3);
-	CHECK_EQ_INT(n, 3);
-	CHECK(!m.actions[1].before.known);
-	CHECK(m.actions[3].after.known);
+	/*
+	 * --max-overhead's ticks: the hits since the update, priced, on top of the run's; the
+	 * interval goes on (peeking twice gives the same)
+	 */
+	k[1].hits += 1000;
+	o = cost_meter_peek(&m, &t, k);
+	CHECK(o.share < 0);	/* no CPU clock */
+	CHECK_EQ_INT((long)(o.extra_ns + 0.5), (long)(1000 * m.ns[1] + 0.5));
+	CHECK_EQ_INT(m.last_hits[1], 400000);
+	o = cost_meter_peek(&m, &t, k);
+	CHECK_EQ_INT((long)(o.extra_ns + 0.5), (long)(1000 * m.ns[1] + 0.5));
+	cost_meter_free(&m);
+	/* with this process's own CPU clock: the CPU time since the meter started */
+	cost_meter_init(&m, &costs, getpid());
+	for (volatile long spin = 0; spin < 20000000; spin++)
+		;
+	o = cost_meter_peek(&m, &t, k);
+	CHECK(o.cpu_ns > 0 && o.share >= 0);
 	cost_meter_free(&m);
 	probes_free(&tab);
 }

@@ -15,6 +15,8 @@ export PATH=/bin:/opt/spyre
 OUT=/out
 TOOL=/opt/spyre/spyre-bpftrace
 MOCK=/opt/spyre/mock/mock-spyre-job
+# every call counted: no overhead budget (tests/e2e/helpers.bash)
+export SPYRE_BPFTRACE_MAX_OVERHEAD=none
 MOCK_EXTRA=
 
 mount -t proc proc /proc

@@ -216,6 +216,30 @@ int cost_meter_update(struct cost_meter *m, const struct target *t,
 	return 0;
 }
 
+void cost_meter_charge(struct cost_meter *m, double ns)
+{
+	m->probe_ns += ns;
+	m->charged_ns += ns;
+}
+
+struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
+			       const struct spyre_counters *k)
+{
+	uint64_t cpu = cost_process_cpu_ns(m->pid);
+	double extra = m->probe_ns;
+
+	if (meter_grow(m, t, t->cnt))
+		return cost_overhead(0, -1);
+	for (int i = 0; i < m->n; i++)
+		if (k[i].hits > m->last_hits[i])
+			extra += (k[i].hits - m->last_hits[i]) * m->ns[i];
+	if (!cpu)
+		cpu = m->cpu_seen;
+	if (!cpu || !m->last_cpu || cpu < m->last_cpu)
+		return cost_overhead(extra, -1);
+	return cost_overhead(extra, m->cpu_ns + (cpu - m->last_cpu));
+}
+
 struct overhead cost_meter_overhead(const struct cost_meter *m, bool whole_run)
 {
 	if (!whole_run)
@@ -247,44 +271,6 @@ static int hottest(const struct cost_meter *m, int *order)
 	return n;
 }
 
-int cost_meter_over_budget(struct cost_meter *m, const struct target *t, double max, int *out,
-			   int cap)
-{
-	struct overhead now = m->iv;
-	double sum = 0;
-	int *order, n, k = 0;
-
-	/* unknown for want of a CPU reading: nothing to act on; for a share too high: over */
-	if (now.share < 0 || (now.known && now.pct <= max) || !m->n ||
-	    !(order = malloc(m->n * sizeof(int))))
-		return 0;
-	for (int i = 0; i < m->n; i++)
-		sum += m->iv_ns[i];
-	n = hottest(m, order);
-	/* the job's own CPU time in the interval stays: detaching takes probe time out of it */
-	for (int j = 0; j < n && k < cap && !(now.known && now.pct <= max); j++) {
-		int i = order[j];
-		struct cost_action *a = NULL;
-
-		if (!t->probes[i].attached || t->probes[i].dropped)
-			continue;
-		sum -= m->iv_ns[i];
-		out[k++] = i;
-		if (m->nactions < COST_MAX_ACTIONS) {
-			a = &m->actions[m->nactions++];
-			a->at_s = (m->last_ns - m->start_ns) / 1e9;
-			a->probe = i;
-			a->rate = m->rate[i];
-			a->before = now;
-		}
-		now = cost_overhead(sum, m->iv.cpu_ns - (m->iv.extra_ns - sum));
-		if (a)
-			a->after = now;
-	}
-	free(order);
-	return k;
-}
-
 const char *cost_meter_status(const struct cost_meter *m, const struct target *t, char *buf,
 			      size_t len)
 {
@@ -306,7 +292,7 @@ const char *cost_meter_status(const struct cost_meter *m, const struct target *t
 		off += snprintf(buf, len, ", overhead unknown (no CPU reading)");
 	if (order)
 		n = hottest(m, order);
-	/* the three that cost the most: what --max-overhead would detach first */
+	/* the three that cost the most */
 	for (int j = 0; j < n && j < 3 && off < len; j++)
 		off += snprintf(buf + off, len - off, "%s%s %.0f/s", j ? ", " : " (top: ",
 				t->probes[order[j]].name, m->rate[order[j]]);

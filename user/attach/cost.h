@@ -89,16 +89,6 @@ const char *cost_overhead_str(const struct overhead *o, char *buf, size_t len);
 
 struct spyre_counters;
 
-/* --max-overhead acting on a probe: when, which, the estimate that made it act. */
-struct cost_action {
-	double at_s;		/* seconds since the meter started (attach) */
-	int probe;
-	double rate;		/* its hits/s in that interval */
-	struct overhead before;	/* the interval's overhead */
-	struct overhead after;	/* ... without the probes detached so far in that interval */
-};
-#define COST_MAX_ACTIONS	64
-
 /*
  * The probes' cost while tracing, updated once per status interval from the hit counters and
  * the job's CPU clock: hits/s per probe and the overhead (cost_overhead) of the last interval
@@ -120,9 +110,8 @@ struct cost_meter {
 	int recals;		/* measurements taken from @cal while tracing */
 	struct overhead iv;	/* the last interval's (share < 0 before the first) */
 	double probe_ns, cpu_ns;	/* sums over the intervals with a CPU reading */
+	double charged_ns;		/* ... of it charged by cost_meter_charge */
 	bool cpu_read;		/* there was such an interval */
-	struct cost_action actions[COST_MAX_ACTIONS];
-	int nactions;
 };
 
 /* Start measuring process @pid (-1: no CPU clock, no overhead) now, with per-hit costs @c. */
@@ -141,12 +130,16 @@ void cost_meter_sample(struct cost_meter *m);
  */
 struct overhead cost_meter_overhead(const struct cost_meter *m, bool whole_run);
 /*
- * --max-overhead @max: the attached probes to detach, hottest (most estimated time in the last
- * interval) first, until the interval's estimate falls to @max; their indexes into @out (at
- * most @cap), each recorded as an action. Returns how many.
+ * The whole run's figure as of now, without ending the interval: the hits since the last update
+ * at the current per-hit costs, the job's CPU clock read now (--max-overhead's budget ticks).
  */
-int cost_meter_over_budget(struct cost_meter *m, const struct target *t, double max, int *out,
-			   int cap);
+struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
+			       const struct spyre_counters *k);
+/*
+ * The job's CPU time that tracing costs beyond the probes' hits (a --max-overhead window's
+ * switch, budget.h): in the run's figure from now on.
+ */
+void cost_meter_charge(struct cost_meter *m, double ns);
 /* ", ~12% overhead (top: a 12.1k/s, b 310/s)" for the status line, into @buf. */
 const char *cost_meter_status(const struct cost_meter *m, const struct target *t, char *buf,
 			      size_t len);

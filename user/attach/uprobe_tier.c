@@ -318,7 +318,6 @@ int tracer_open(struct tracer *tr, const struct tracer_opts *o)
 	tr->task_storage = kernel_has_task_storage();
 	tr->stage = tr->task_storage && !env_is_1("SPYRE_NO_STAGE");
 	tr->unwind_guard = o->uretprobes && kernel_allows_unwind_guard();
-	tr->per_probe = o->per_probe_links;
 	tr->exit_hook = true;
 	err = load_links(tr, o);
 	if (err) {
@@ -359,23 +358,20 @@ fail:
  * probes; @first: closed in detach's first pass (whatever sees returns).
  */
 static int multi_link(struct tracer *tr, struct bpf_program *prog, const char *path,
-		      unsigned long *offs, __u64 *cookies, int n, bool uret, bool first, int pid,
-		      int owner)
+		      unsigned long *offs, __u64 *cookies, int n, bool uret, bool first, int pid)
 {
-	size_t need = (size_t)tr->nmlinks + 1, cap = tr->capmlinks, cap2 = cap, cap3 = cap;
+	size_t need = (size_t)tr->nmlinks + 1, cap = tr->capmlinks, cap2 = cap;
 	int fd;
 
-	/* parallel arrays: all three grow to the same capacity */
+	/* parallel arrays: both grow to the same capacity */
 	if (array_reserve(&tr->mlinks, &cap, need, sizeof(*tr->mlinks), 16) ||
-	    array_reserve(&tr->mlink_ret, &cap2, need, sizeof(*tr->mlink_ret), 16) ||
-	    array_reserve(&tr->mlink_probe, &cap3, need, sizeof(*tr->mlink_probe), 16))
+	    array_reserve(&tr->mlink_ret, &cap2, need, sizeof(*tr->mlink_ret), 16))
 		return -ENOMEM;
 	tr->capmlinks = cap;
 	fd = umulti_link(bpf_program__fd(prog), path, offs, cookies, n, uret, pid);
 	if (fd < 0)
 		return fd;
 	tr->mlink_ret[tr->nmlinks] = first;
-	tr->mlink_probe[tr->nmlinks] = owner;
 	tr->mlinks[tr->nmlinks++] = fd;
 	return 0;
 }
@@ -505,7 +501,7 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 	enum probe_type type = sp->type;
 	int n = 0;
 
-	if (p->failed || p->dropped)
+	if (p->failed)
 		return 0;
 	switch (k) {
 	case LK_UNWIND:
@@ -601,7 +597,7 @@ static void mark_attached(struct tracer *tr, struct target *t)
 	for (int i = 0; i < t->cnt; i++) {
 		struct rprobe *p = &t->probes[i];
 
-		if (!p->attached && !p->failed && !p->dropped &&
+		if (!p->attached && !p->failed &&
 		    (t->table->specs[p->spec].type != PROBE_UNWIND || tr->unwind_guard)) {
 			p->attached = true;
 			tr->attached++;
@@ -637,10 +633,8 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 					n += kind_offsets(tr, t, i, k, offs + n, cookies + n);
 			if (!n)
 				continue;
-			/* per probe: the loop below makes one link per probe */
-			err = tr->per_probe ? -EAGAIN :
-			      multi_link(tr, prog, path, offs, cookies, n, k == LK_URET,
-					 k == LK_URET || site, pid, -1);
+			err = multi_link(tr, prog, path, offs, cookies, n, k == LK_URET,
+					 k == LK_URET || site, pid);
 			if (err && !fatal_attach_error(err)) {
 				/* one link per probe, to find the one the kernel refuses */
 				err = 0;
@@ -653,7 +647,7 @@ static int attach_multi(struct tracer *tr, struct target *t, int pid)
 					if (!m)
 						continue;
 					e = multi_link(tr, prog, path, offs, cookies, m, k == LK_URET,
-						       k == LK_URET || site, pid, i);
+						       k == LK_URET || site, pid);
 					if (fatal_attach_error(e))
 						err = e;
 					else if (e)
@@ -702,16 +696,13 @@ static void warn_unguarded(struct tracer *tr, const struct target *t)
 }
 
 /* A perf-event link kept in tr->site_links (return sites: any number per probe). */
-static int keep_site_link(struct tracer *tr, struct bpf_link *l, int owner)
+static int keep_site_link(struct tracer *tr, struct bpf_link *l)
 {
-	size_t need = (size_t)tr->nsite_links + 1, cap = tr->cap_site_links, cap2 = cap;
+	size_t need = (size_t)tr->nsite_links + 1, cap = tr->cap_site_links;
 
-	/* parallel arrays: both grow to the same capacity */
-	if (array_reserve(&tr->site_links, &cap, need, sizeof(*tr->site_links), 64) ||
-	    array_reserve(&tr->site_owner, &cap2, need, sizeof(*tr->site_owner), 64))
+	if (array_reserve(&tr->site_links, &cap, need, sizeof(*tr->site_links), 64))
 		return -ENOMEM;
 	tr->cap_site_links = cap;
-	tr->site_owner[tr->nsite_links] = owner;
 	tr->site_links[tr->nsite_links++] = l;
 	return 0;
 }
@@ -793,7 +784,7 @@ static int attach_perf(struct tracer *tr, struct target *t, int pid)
 				if (!l)
 					err = -errno;
 				else if (k == LK_RET_SITE || k == LK_JUMP_SITE)
-					err = keep_site_link(tr, l, i);
+					err = keep_site_link(tr, l);
 				else
 					(k == LK_URET ? tr->ret_links : tr->entry_links)[i] = l;
 				tr->perf_uprobes += !!l;
@@ -871,14 +862,14 @@ static int attach_tails(struct tracer *tr, struct target *t, int pid)
 		if (!n)
 			continue;
 		if (tr->multi) {
-			err = multi_link(tr, prog, path, offs, cookies, n, false, true, pid, -1);
+			err = multi_link(tr, prog, path, offs, cookies, n, false, true, pid);
 		} else {
 			for (int k = 0; k < n && !err; k++) {
 				LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[k]);
 				struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path,
 										     offs[k], &uo);
 
-				err = l ? keep_site_link(tr, l, -1) : -errno;
+				err = l ? keep_site_link(tr, l) : -errno;
 				tr->perf_uprobes += !!l;
 			}
 		}
@@ -922,55 +913,6 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid)
 	if (err)
 		return err;
 	return tr->multi ? attach_multi(tr, t, pid) : attach_perf(tr, t, pid);
-}
-
-int tracer_detach_probe(struct tracer *tr, struct target *t, int i, bool returns)
-{
-	struct rprobe *p = &t->probes[i];
-	int fds[tr->nmlinks > 0 ? tr->nmlinks : 1], n = 0;
-
-	if (!tr->per_probe)
-		return -EOPNOTSUPP;
-	if (!returns) {
-		if (i < SPYRE_MAX_PROBES)
-			tr->skel->bss->probe_gone[i] = 1;
-		if (p->attached)
-			tr->attached--;
-		p->attached = false;
-		p->dropped = true;
-	}
-	for (int k = 0; k < tr->nmlinks; k++) {
-		if (tr->mlinks[k] >= 0 && tr->mlink_probe[k] == i && tr->mlink_ret[k] == returns) {
-			fds[n++] = tr->mlinks[k];
-			tr->mlinks[k] = -1;
-		}
-	}
-	if (n)
-		close_parallel(fds, n);
-	/*
-	 * perf-event links: the entry (or instant) in entry_links[i], the uretprobe in ret_links[i],
-	 * the return sites in site_links; each waits for grace periods when closed: side by side
-	 */
-	if (returns) {
-		struct bpf_link *l[tr->nsite_links + 1];
-
-		n = 0;
-		for (int k = 0; k < tr->nsite_links; k++) {
-			if (tr->site_owner[k] == i && tr->site_links[k]) {
-				l[n++] = tr->site_links[k];
-				tr->site_links[k] = NULL;
-			}
-		}
-		if (i < tr->nlinks) {
-			l[n++] = tr->ret_links[i];
-			tr->ret_links[i] = NULL;
-		}
-		destroy_links_parallel(l, n);
-	} else if (i < tr->nlinks) {
-		bpf_link__destroy(tr->entry_links[i]);
-		tr->entry_links[i] = NULL;
-	}
-	return 0;
 }
 
 /*
@@ -1128,11 +1070,9 @@ void tracer_close(struct tracer *tr)
 	spyre_bpf__destroy(tr->skel);
 	free(tr->mlinks);
 	free(tr->mlink_ret);
-	free(tr->mlink_probe);
 	free(tr->site_links);
 	free(tr->entry_links);
 	free(tr->ret_links);
-	free(tr->site_owner);
 	free(tr->counters);
 	memset(tr, 0, sizeof(*tr));
 }

@@ -42,8 +42,6 @@ struct tracer_opts {
 	/* returns through the kernel's uretprobes instead of return sites (--uretprobes) */
 	bool uretprobes;
 	int room;			/* probes the counters hold: tracer_room() */
-	/* links of their own per probe, so that one can be detached (--max-overhead) */
-	bool per_probe_links;
 	/* load the programs that do the return themselves (retcheck_emulation_loads) */
 	bool emulated_returns;
 	bool python;			/* --python: every span probe's entry walks Python frames */
@@ -85,11 +83,8 @@ struct tracer {
 	bool unwind_guard;			/* type=unwind probes can be attached */
 	bool unwind_warned;			/* ... or the user was told they cannot */
 	bool multi;
-	bool per_probe;				/* tracer_opts.per_probe_links */
 	int *mlinks;				/* uprobe_multi link fds */
 	bool *mlink_ret;			/* ... of return probes (closed first) */
-	int *mlink_probe;			/* ... of this probe only (per_probe), or -1 */
-	int *site_owner;			/* the probe of each of site_links */
 	int nmlinks;
 	size_t capmlinks;
 	bool python;				/* tracer_opts.python */
@@ -137,12 +132,6 @@ int tracer_ustack_fd(const struct tracer *tr);
  * attached then.
  */
 int tracer_attach(struct tracer *tr, struct target *t, int pid);
-/*
- * --max-overhead: detach probe @i alone (its links are its own: per_probe_links). First its
- * entry (and instant, unwind) links, with @returns false: the probe is then dropped for good;
- * its return links later, with @returns true, once the calls it entered have returned. -errno.
- */
-int tracer_detach_probe(struct tracer *tr, struct target *t, int i, bool returns);
 /* Remove all probes (return probes first); probes can be attached again later. */
 void tracer_detach(struct tracer *tr, struct target *t);
 /* Sum the per-CPU counters of the first @n probes into tr->counters. */

@@ -132,11 +132,12 @@ static const struct opt_def opt_defs[] = {
 	{ "allow-missing", OPT_ALLOW_MISSING, NULL, FOR_TRACE | FOR_LIST, SEC_TRACE,
 	  "a --probe/--probes line that resolves nowhere is a warning, not\n"
 	  "an error (exit 10): for libraries the job loads later" },
-	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", FOR_TRACE, SEC_TRACE,
-	  "when the overhead of tracing (the job's extra CPU time over what\n"
-	  "it would use untraced) exceeds PCT % or is too high to measure,\n"
-	  "detach the hottest probes (said on stderr, in the summary and the\n"
-	  "trace metadata); the overhead is on the status line" },
+	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT|none", FOR_TRACE, SEC_TRACE,
+	  "hold the overhead of tracing (the job's extra CPU time over what\n"
+	  "it would use untraced) over the run to PCT %: the probes are\n"
+	  "detached for a while whenever it is over (the status line, summary\n"
+	  "and metadata say how much was traced); default " STR(TRACE_DEFAULT_OVERHEAD)
+	  " with -p and\n-- CMD ($SPYRE_BPFTRACE_MAX_OVERHEAD); none traces all the time" },
 	{ "max-size", OPT_MAX_SIZE, "SIZE", FOR_TRACE | NOT_FLEET, SEC_TRACE,
 	  "bound each trace file to SIZE of JSON text, e.g. 64M, 1G (default\n"
 	  "256M: what Perfetto's UI and chrome://tracing open); at the bound\n"
@@ -775,6 +776,16 @@ static int kill_signal_parse(const char *s)
 	return -1;
 }
 
+/* --max-overhead's value: a percentage, or none (0). -EINVAL. */
+static int parse_budget(const char *s, double *out)
+{
+	if (!strcmp(s, "none")) {
+		*out = 0;
+		return 0;
+	}
+	return parse_percent(s, 10000, out);
+}
+
 /* One option's argument into @env: 0, or the exit code of a bad value. */
 static int take_option(struct env *env, int key, const char *arg, int *verbosity)
 {
@@ -819,8 +830,8 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 		env->allow_missing = true;
 		break;
 	case OPT_MAX_OVERHEAD:
-		if (parse_percent(arg, 10000, &env->max_overhead))
-			return usage_err("--max-overhead wants a percentage > 0, e.g. 10");
+		if (parse_budget(arg, &env->max_overhead))
+			return usage_err("--max-overhead wants a percentage > 0, e.g. 10, or none");
 		break;
 	case OPT_KILL:
 		env->kill_sig = kill_signal_parse(arg);
@@ -977,9 +988,21 @@ static int check_trace(struct env *env, const bool *seen)
 	/* fleet mode finds its processes (-a) or has one (-p): it launches none */
 	if (env->window && env->argv_cmd)
 		return usage_err("--window traces -p PID or -a, not -- CMD");
-	if (env->max_overhead && (env->system_wide || env->window))
+	if (env->max_overhead > 0 && (env->system_wide || env->window))
 		return usage_err("--max-overhead needs -p PID or -- CMD (one job's CPU time to "
-				 "weigh the probes against)");
+				 "weigh the probes against; fleet mode's windows bound its cost)");
+	/* the default budget: trace mode's, from the environment or ours */
+	if (env->max_overhead < 0 && !env->system_wide && !env->window) {
+		const char *v = getenv("SPYRE_BPFTRACE_MAX_OVERHEAD");
+
+		env->max_overhead = TRACE_DEFAULT_OVERHEAD;
+		env->overhead_default = true;
+		if (v && *v && parse_budget(v, &env->max_overhead))
+			return usage_err("SPYRE_BPFTRACE_MAX_OVERHEAD wants a percentage > 0, e.g. "
+					 "10, or none");
+	}
+	if (env->max_overhead < 0)
+		env->max_overhead = 0;
 	if (env->ntriggers && !env->flight_recorder)
 		return usage_err("--trigger needs --flight-recorder DUR (what to write when it "
 				 "fires)");
@@ -1025,6 +1048,7 @@ int env_parse(struct env *env, int argc, char **argv)
 	 */
 	env->ringbuf_mb = 16;
 	env->max_size = TRACE_DEFAULT_SIZE;
+	env->max_overhead = -1;	/* not given: the default (check_trace) */
 	env->driver = VFIO_MODE_AUTO;
 	env->kill_sig = SIGTERM;
 	env->cmd = parse_cmd(argc, argv);

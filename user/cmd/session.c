@@ -196,8 +196,11 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 	s->upl = calloc(1, sizeof(*s->upl));
 	s->drv = calloc(1, sizeof(*s->drv));
 	s->said = calloc(table->cnt, sizeof(*s->said));
-	s->shed = calloc(SPYRE_MAX_PROBES, sizeof(*s->shed));
-	if (!s->upl || !s->drv || !s->said || !s->shed || memledger_init(&s->mem))
+	/* trace mode's budget; fleet windows have their own duty cycle */
+	if (env->max_overhead && !fleet)
+		s->budget = calloc(1, sizeof(*s->budget));
+	if (!s->upl || !s->drv || !s->said || (env->max_overhead && !fleet && !s->budget) ||
+	    memledger_init(&s->mem))
 		return EXIT_ERROR;
 	/*
 	 * The target's end is watched on the process it is now, taken before anything loads: taken
@@ -287,7 +290,7 @@ void session_free(struct session *s)
 	cost_calibrate_free(s->cal);
 	cost_meter_free(&s->meter);
 	free(s->said);
-	free(s->shed);
+	free(s->budget);
 	free(s->upl);
 	free(s->drv);
 	if (s->sfd >= 0)
@@ -308,7 +311,6 @@ int session_load_begin(struct session *s, int resolved, bool driver)
 	s->topts = (struct tracer_opts){ .emulated_returns = s->emucheck != NULL,
 					 .sample_every = env->sample_every,
 					 .rate_cap = env->rate_cap, .uretprobes = env->uretprobes,
-					 .per_probe_links = env->max_overhead > 0,
 					 .python = env->python,
 					 .ustack = env->ustack,
 					 .ustack_map = s->ustack_wanted,
@@ -614,6 +616,9 @@ int session_attach(struct session *s)
 	/* the job's CPU clock from here on goes with the hits (per-hit costs come later) */
 	cost_meter_free(&s->meter);
 	cost_meter_init(&s->meter, &s->costs, s->t.pid);
+	/* --max-overhead's first window: from here, as the meter */
+	if (!s->attach_ns)
+		s->attach_ns = now_ns(CLOCK_MONOTONIC);
 	/* following forks: probes on every process, the BPF keeps to the target's tree */
 	return tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
 }
@@ -789,40 +794,6 @@ void session_calibrate(struct session *s)
 }
 
 /*
- * --max-overhead, once per interval: the returns of the probes whose entries went last time
- * (their calls have returned by now), then the entries of the hottest probes while the
- * estimate is over the budget. An entry goes first so that no call is entered whose return
- * would go unseen. Returns the new count of shed probes.
- */
-static int shed_probes(struct session *s)
-{
-	struct cost_meter *m = &s->meter;
-	double max = s->env->max_overhead;
-	int first = m->nactions, n;
-
-	for (int k = 0; k < s->nshed; k++)
-		tracer_detach_probe(&s->tr, &s->t, s->shed[k], true);
-	n = cost_meter_over_budget(m, &s->t, max, s->shed, SPYRE_MAX_PROBES);
-	for (int k = 0; k < n; k++) {
-		const struct cost_action *a = first + k < COST_MAX_ACTIONS ?
-					      &m->actions[first + k] : NULL;
-		const char *name = s->t.probes[s->shed[k]].name;
-		char before[32], after[32];
-
-		tracer_detach_probe(&s->tr, &s->t, s->shed[k], false);
-		if (a)
-			pr_info("--max-overhead %g%%: overhead %s over the last second; "
-				"detached %s (%.0f calls/s at ~%.1f us each), now %s", max,
-				cost_overhead_str(&a->before, before, sizeof(before)), name, a->rate,
-				m->ns[s->shed[k]] / 1000,
-				cost_overhead_str(&a->after, after, sizeof(after)));
-		else
-			pr_info("--max-overhead %g%%: detached %s", max, name);
-	}
-	return n;
-}
-
-/*
  * Above this overhead, said once with what would lower it. 10 %: the mock's default workload,
  * every probe, runs at ~+250 % here with returns single-stepped, and real PyTorch's ops (6
  * probes, ~27 us each) cross it at ~4 k calls/s, a small model's training loop. An overhead
@@ -853,8 +824,8 @@ static void advise_overhead(struct session *s)
 				s->costs.uret_ns / 1000, s->costs.stepped_ns / 1000);
 	if (e->sample_every <= 1)
 		off += snprintf(opts + off, sizeof(opts) - off, "--sample-every N (1 call in N), ");
-	snprintf(opts + off, sizeof(opts) - off, "--max-overhead PCT (detach the hottest probes "
-		 "above PCT %%)");
+	snprintf(opts + off, sizeof(opts) - off, "--max-overhead PCT (trace in windows that hold "
+		 "the overhead to PCT %%)");
 	if (o.known)
 		snprintf(what, sizeof(what), "an estimated %.0f%% to the job's CPU time", o.pct);
 	else
@@ -881,8 +852,6 @@ static void session_status(struct session *s)
 
 	tracer_read_counters(&s->tr, s->t.cnt);
 	cost_meter_update(&s->meter, &s->t, s->tr.counters);
-	if (s->env->max_overhead)
-		s->nshed = shed_probes(s);
 	advise_overhead(s);
 	for (int i = 0; i < s->t.cnt; i++)
 		drops += summary_dropped(&s->tr.counters[i]);
@@ -899,6 +868,13 @@ static void session_status(struct session *s)
 			.in_memory = s->rec != NULL,
 			.width = terminal_width(STDERR_FILENO),
 		};
+
+		if (s->rb.b && now > s->rb.start_ns) {
+			f.budget_pct = s->env->max_overhead;
+			f.paused = !s->budget->on;
+			f.traced_pct = 100.0 * budget_traced_ns(s->budget, now) /
+				       (now - s->rb.start_ns);
+		}
 
 		summary_status_line(&s->cons, &f, &s->last);
 	}
@@ -981,7 +957,8 @@ static void wait_events(struct session *s, int timeout_ms)
 static int drain_wait_ms(struct session *s, double fill, bool backlog, uint64_t now,
 			 uint64_t until_ns)
 {
-	uint64_t ends[4] = { s->next_status, s->next_rescan, s->deadline, until_ns };
+	uint64_t ends[5] = { s->next_status, s->next_rescan, s->deadline, until_ns,
+			     s->budget ? s->next_budget : 0 };
 	int ms;
 
 	if (backlog || fill > TRACER_DRAIN_BUSY)
@@ -992,18 +969,20 @@ static int drain_wait_ms(struct session *s, double fill, bool backlog, uint64_t 
 	if (backlog)
 		return 0;
 	ms = s->drain_ms;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (ends[i] && ends[i] > now && (ends[i] - now) / 1000000 < (uint64_t)ms)
 			ms = (int)((ends[i] - now) / 1000000);
 	return ms;
 }
 
 /* What a file's metadata says of a run that goes on (a file or a dump before its end). */
-static struct run_end run_so_far(const struct session *s)
+static struct run_end run_so_far(struct session *s)
 {
+	s->rb.now_ns = now_ns(CLOCK_MONOTONIC);
 	return (struct run_end){ .driver = s->vfio, .rets_emulated = s->tr.emulate,
 				 .rets_why = s->env->uretprobes ? NULL : s->emu_why,
-				 .cost = &s->meter, .max_overhead = s->env->max_overhead };
+				 .cost = &s->meter, .max_overhead = s->env->max_overhead,
+				 .budget = s->rb.b ? &s->rb : NULL };
 }
 
 /*
@@ -1263,6 +1242,53 @@ static void drain_rest(struct session *s)
 	}
 }
 
+/*
+ * --max-overhead: every probe detached, the trace going on. What threads had open becomes an
+ * instant each (noReturn, as at a stop), their frames forgotten; device work in flight now is
+ * forgotten too (device_pause): nothing seen while paused may end it.
+ */
+static void budget_pause(struct session *s)
+{
+	tracer_detach(&s->tr, &s->t);
+	drain_rest(s);
+	tracer_clear_stacks(&s->tr);
+	s->rb.launches_cut += device_pause(&s->cons.dev);
+	s->mem.pauses++;
+}
+
+/* The budget's tick (budget.h): the run's estimate so far decides a pause or a new window. */
+static void budget_check(struct session *s, uint64_t now)
+{
+	enum budget_act act;
+	struct overhead o;
+	int err = 0;
+
+	if (!s->budget || now < s->next_budget)
+		return;
+	s->next_budget = now + BUDGET_TICK_MS * 1000000ull;
+	tracer_read_counters(&s->tr, s->t.cnt);
+	o = cost_meter_peek(&s->meter, &s->t, s->tr.counters);
+	act = budget_tick(s->budget, now, o.extra_ns, o.cpu_ns);
+	if (act == BUDGET_KEEP)
+		return;
+	/* a window spans its attach and its detach: what the probes saw is inside it */
+	if (act == BUDGET_PAUSE) {
+		budget_pause(s);
+		now = now_ns(CLOCK_MONOTONIC);
+	} else {
+		now = now_ns(CLOCK_MONOTONIC);
+		err = tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
+		cost_meter_charge(&s->meter, BUDGET_SWITCH_MS * 1e6);
+		o.extra_ns += BUDGET_SWITCH_MS * 1e6;
+	}
+	budget_switched(s->budget, act == BUDGET_RESUME, now, o.extra_ns, o.cpu_ns);
+	pr_debug("--max-overhead %g%%: %s at %.3f s (overhead so far %.1f%%, %.0f ms of probes in "
+		 "%.0f ms of job CPU)%s%s", s->env->max_overhead, act == BUDGET_PAUSE ?
+		 "paused" : "traced again", (now - s->rb.start_ns) / 1e9,
+		 o.cpu_ns > o.extra_ns ? 100 * o.extra_ns / (o.cpu_ns - o.extra_ns) : 0,
+		 o.extra_ns / 1e6, o.cpu_ns / 1e6, err ? ": " : "", err ? strerror(-err) : "");
+}
+
 void session_loop(struct session *s, uint64_t until_ns)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -1278,6 +1304,13 @@ void session_loop(struct session *s, uint64_t until_ns)
 					.ns = now };
 	s->next_status = now + 1000000000ull;
 	s->next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
+	if (s->budget && !s->rb.b) {	/* the first window: since the attach */
+		budget_init(s->budget, s->env->max_overhead, s->attach_ns ?: now);
+		cost_meter_charge(&s->meter, BUDGET_SWITCH_MS * 1e6);	/* the first one's */
+		s->rb = (struct run_budget){ .b = s->budget, .start_ns = s->attach_ns ?: now,
+					     .base_ns = s->mono_base };
+		s->next_budget = now + BUDGET_TICK_MS * 1000000ull;
+	}
 	s->drain_ms = TRACER_DRAIN_MS;
 	while (!s->stop && !s->hup) {
 		wait_events(s, drain_wait_ms(s, fill, backlog, now, until_ns));
@@ -1290,8 +1323,11 @@ void session_loop(struct session *s, uint64_t until_ns)
 		now = now_ns(CLOCK_MONOTONIC);
 		if (s->stop || s->hup || (until_ns && now >= until_ns))
 			break;
+		budget_check(s, now);
 		if (now >= s->next_rescan) {
-			session_rescan(s);
+			/* paused: a library loaded meanwhile is resolved at the next window */
+			if (!s->budget || s->budget->on)
+				session_rescan(s);
 			s->next_rescan = now + TRACER_RESCAN_MS * 1000000ull;
 			/* once a second on disk: a SIGKILL loses at most that (and the ring's) */
 			if (s->tw)
@@ -1353,6 +1389,9 @@ int session_window_end(struct session *s, uint64_t index)
 	/* detach first so the counters stop moving, then take everything left in the ring; in
 	 * fleet mode the jobs pay nothing between windows: no probe stays behind */
 	detach_tiers(&s->tr, &s->t, s->vfio);
+	s->rb.now_ns = now_ns(CLOCK_MONOTONIC);
+	if (s->budget && s->budget->on)	/* the last window ends here */
+		budget_switched(s->budget, false, s->rb.now_ns, 0, 0);
 	if (s->fleet)
 		drain_run(s->drain, &s->cons, true);
 	else if (s->full)	/* stopped at the bound: the rest is counted, not written */
@@ -1364,7 +1403,8 @@ int session_window_end(struct session *s, uint64_t index)
 	s->end = (struct run_end){ .target_exited = s->target_gone, .driver = s->vfio,
 				   .rets_emulated = s->tr.emulate,
 				   .rets_why = s->env->uretprobes ? NULL : s->emu_why,
-				   .cost = &s->meter, .max_overhead = env->max_overhead };
+				   .cost = &s->meter, .max_overhead = env->max_overhead,
+				   .budget = s->rb.b ? &s->rb : NULL };
 	/*
 	 * launch mode: a user's library the job never loaded (nor dlopen'ed) is exit 10, as a
 	 * missing one is by PID; --allow-missing (and fleet mode) make it a warning

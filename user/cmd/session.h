@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "stream/consumer.h"
+#include "attach/budget.h"
 #include "attach/cost.h"
 #include "cmd/env.h"
 #include "common/intset.h"
@@ -65,7 +66,11 @@ struct session {
 	struct hit_costs costs;
 	struct calibration *cal;
 	struct cost_meter meter;
-	int *shed, nshed;	/* --max-overhead: entries detached, returns to go */
+	/* --max-overhead (trace mode): the probes in windows, paused between them (budget.h) */
+	struct budget *budget;		/* NULL: none */
+	struct run_budget rb;		/* ... as the summary and metadata tell it */
+	uint64_t next_budget;		/* its next tick */
+	uint64_t attach_ns;		/* the first attach began (CLOCK_MONOTONIC) */
 	bool advised;		/* the high-overhead advice was given (once a run) */
 	/* the window */
 	struct trace_writer *tw;	/* NULL outside a window */

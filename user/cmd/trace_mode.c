@@ -246,6 +246,7 @@ static void say_start(const struct session *s)
 {
 	const struct env *env = s->env;
 	char comm[32], n[32], stop[64] = "Ctrl-C to stop", size[32], into[PATH_MAX + 160];
+	char budget[128] = "";
 
 	if (env->argv_cmd)
 		snprintf(comm, sizeof(comm), "%s", path_basename(env->argv_cmd[0]));
@@ -263,9 +264,13 @@ static void say_start(const struct session *s)
 		snprintf(into, sizeof(into), "writing %s (at most %s a file, --max-size; then %s)",
 			 s->cur_path, size, env->switch_output ? "the next numbered one" :
 			 "stopping: --switch-output goes on in numbered files");
-	pr_info("attached %s probe%s to %d (%s)%s, %s; %s",
+	if (env->max_overhead)
+		snprintf(budget, sizeof(budget), "; overhead held to %g%% (--max-overhead%s; none "
+			 "traces all the time)", env->max_overhead,
+			 env->overhead_default ? ", the default" : "");
+	pr_info("attached %s probe%s to %d (%s)%s, %s%s; %s",
 		fmt_count(s->tr.attached, n, sizeof(n)), s->tr.attached == 1 ? "" : "s", env->pid,
-		comm, env->argv_cmd ? " before it runs" : "", into, stop);
+		comm, env->argv_cmd ? " before it runs" : "", into, budget, stop);
 }
 
 /* Trace mode: one process (or a launched command), one trace file, one window until it stops. */

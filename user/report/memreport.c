@@ -304,6 +304,12 @@ void memledger_json(struct memledger *m, const struct consumer *c, struct jw *w)
 	jw_kv_u64(w, "blocksUntracked", m->blocks_untracked);
 	jw_kv_u64(w, "freeEntriesLost", m->entries_lost);
 	jw_kv_u64(w, "nestedAllocs", m->nested_allocs);
+	if (m->pauses) {
+		jw_kv_bool(w, "sampled", true);
+		jw_kv_u64(w, "pauses", m->pauses);
+		jw_kv_str(w, "sampledNote", "tracing paused by --max-overhead: allocations and "
+			  "frees made while paused are not known (a block freed then stays live)");
+	}
 	jw_key(w, "processes");
 	jw_arr_begin(w);
 	for (int k = 0; k < npid; k++) {
@@ -335,7 +341,9 @@ void memledger_summary(struct memledger *m, const struct consumer *c, FILE *f)
 		return;
 	if (live_groups(m, &bl, &nb, &gr, &ng))
 		return;
-	fprintf(f, "device memory (allocations made before tracing started are not known):\n");
+	fprintf(f, "device memory (allocations made before tracing started are not known%s):\n",
+		m->pauses ? "; sampled: nor those made or freed while --max-overhead paused "
+		"tracing" : "");
 	for (int i = 0; i < m->nacct; i++) {
 		const struct mem_acct *a = &m->accts[i];
 

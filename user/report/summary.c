@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach/budget.h"
 #include "attach/cost.h"
 #include "output/jsonw.h"
 #include "report/memreport.h"
@@ -90,14 +91,16 @@ static void print_target_end(FILE *f, int pid, const struct run_end *e)
 
 /*
  * What the probes cost the job: the estimate over the whole run, the probes that cost the most
- * (calls/s over the run, per-call estimate, share of the job's CPU time) and what
- * --max-overhead did.
+ * (calls/s over the run, per-call estimate, share of the job's CPU time) and the time
+ * --max-overhead kept traced.
  */
 static void print_cost(FILE *f, const struct target *t, const struct spyre_counters *counters,
 		       const struct run_end *end)
 {
 	const struct cost_meter *m = end->cost;
-	double secs = (m->last_ns - m->start_ns) / 1e9;
+	/* under a budget, calls are seen while traced only: rates per second traced */
+	double secs = end->budget ? budget_traced_ns(end->budget->b, end->budget->now_ns) / 1e9 :
+				    (m->last_ns - m->start_ns) / 1e9;
 	struct overhead o = cost_meter_overhead(m, true);
 	int order[m->n > 0 ? m->n : 1], n = 0;
 	char pct[32], how[64];
@@ -116,6 +119,22 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 		fprintf(f, "overhead of tracing: unknown, too high to measure: the probes took ~%.0f%% "
 			"of the job's CPU time (%.2f s of probes in %.2f s of job CPU; per-hit costs "
 			"%s)\n", o.share, o.extra_ns / 1e9, o.cpu_ns / 1e9, how);
+	if (end->budget) {
+		const struct run_budget *rb = end->budget;
+		double run = (rb->now_ns - rb->start_ns) / 1e9;
+		double traced = budget_traced_ns(rb->b, rb->now_ns) / 1e9;
+
+		fprintf(f, "--max-overhead %g%%: traced %.1f s of %.1f s (%.0f%%) in %u window%s, "
+			"paused %s to hold the budget: nothing was recorded while paused",
+			end->max_overhead, traced, run, run > 0 ? 100 * traced / run : 100,
+			rb->b->windows, rb->b->windows == 1 ? "" : "s",
+			rb->b->windows == 1 ? "after it" : "between them");
+		if (rb->launches_cut)
+			fprintf(f, "; %llu device op%s in flight at a pause not drawn",
+				(unsigned long long)rb->launches_cut, rb->launches_cut == 1 ? "" : "s");
+		fprintf(f, "; the overhead counts %.1f s for the windows' attach and detach (%d ms "
+			"each, measured)\n", m->charged_ns / 1e9, BUDGET_SWITCH_MS);
+	}
 	for (int i = 0; i < m->n && i < t->cnt; i++)
 		if (counters[i].hits)
 			order[n++] = i;
@@ -137,16 +156,6 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 			fprintf(f, "  %.1f%% of job CPU",
 				100 * counters[i].hits * m->ns[i] / m->cpu_ns);
 		fputc('\n', f);
-	}
-	for (int k = 0; k < m->nactions; k++) {
-		const struct cost_action *a = &m->actions[k];
-
-		char before[32], after[32];
-
-		fprintf(f, "--max-overhead %g%%: detached %s at %.1f s (%.0f calls/s; overhead "
-			"%s -> %s)\n", end->max_overhead, t->probes[a->probe].name, a->at_s,
-			a->rate, cost_overhead_str(&a->before, before, sizeof(before)),
-			cost_overhead_str(&a->after, after, sizeof(after)));
 	}
 }
 
@@ -447,7 +456,39 @@ static void overhead_json(struct jw *w, const char *key, const struct overhead *
 		jw_kv_null(w, key);
 }
 
-/* spyreStats' cost members: the per-hit costs, the estimate, --max-overhead's actions. */
+/*
+ * "budget": --max-overhead's windows: how many, the time traced in them, each one's [start,
+ * end] in the trace's microseconds (the first BUDGET_MAX_WINDOWS)
+ */
+static void budget_json(struct jw *w, const struct run_budget *rb)
+{
+	const struct budget *b = rb->b;
+	uint32_t n = b->windows < BUDGET_MAX_WINDOWS ? b->windows : BUDGET_MAX_WINDOWS;
+
+	jw_key(w, "budget");
+	jw_obj_begin(w);
+	jw_kv_u64(w, "windows", b->windows);
+	kv_fixed(w, "tracedSec", budget_traced_ns(b, rb->now_ns) / 1e9);
+	kv_fixed(w, "runSec", (rb->now_ns - rb->start_ns) / 1e9);
+	jw_kv_u64(w, "launchesCutAtPause", rb->launches_cut);
+	kv_fixed(w, "switchChargedSec", rb->b->windows * BUDGET_SWITCH_MS / 1e3);
+	jw_key(w, "windowsUs");
+	jw_arr_begin(w);
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t end = b->w[k].end_ns ? b->w[k].end_ns : rb->now_ns;
+
+		jw_arr_begin(w);
+		jw_elem(w);
+		jw_us_signed(w, (int64_t)(b->w[k].start_ns - rb->base_ns));
+		jw_elem(w);
+		jw_us_signed(w, (int64_t)(end - rb->base_ns));
+		jw_arr_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+/* spyreStats' cost members: the per-hit costs, the estimate, --max-overhead's budget. */
 static void cost_json(struct jw *w, const struct target *t, const struct run_end *end)
 {
 	const struct cost_meter *m = end->cost;
@@ -472,22 +513,8 @@ static void cost_json(struct jw *w, const struct target *t, const struct run_end
 	if (!end->max_overhead)
 		return;
 	kv_fixed(w, "maxOverheadPct", end->max_overhead);
-	jw_key(w, "overheadActions");
-	jw_arr_begin(w);
-	for (int k = 0; k < m->nactions; k++) {
-		const struct cost_action *a = &m->actions[k];
-
-		jw_obj_begin(w);
-		jw_kv_str(w, "action", "detached");
-		jw_kv_str(w, "probe", t->probes[a->probe].name);
-		jw_kv_u64(w, "probeIndex", a->probe);
-		kv_fixed(w, "atSec", a->at_s);
-		kv_fixed(w, "callsPerSec", a->rate);
-		overhead_json(w, "estPctBefore", &a->before);
-		overhead_json(w, "estPctAfter", &a->after);
-		jw_obj_end(w);
-	}
-	jw_arr_end(w);
+	if (end->budget)
+		budget_json(w, end->budget);
 }
 
 static void dist_fields(struct jw *w, const struct dist_info *d)
@@ -598,8 +625,6 @@ static void probe_json(struct jw *w, const struct consumer *c, const struct targ
 		jw_kv_bool(w, "attachFailed", true);
 	if (end->cost && i < end->cost->n)
 		jw_kv_u64(w, "estCostNs", (uint64_t)end->cost->ns[i]);
-	if (p->dropped)
-		jw_kv_bool(w, "detachedOverBudget", true);
 	if (sp->type == PROBE_SPAN) {
 		jw_kv_u64(w, "tailExits", k->tail_exits);
 		jw_kv_str(w, "returnProbe", p->ret == RET_SITES ? "sites" :
@@ -787,11 +812,11 @@ void summary_status_line(const struct consumer *c, const struct status_facts *sf
 	double dt = (now - prev->ns) / 1e9;
 	double rate = dt > 0 ? (c->events - prev->events) / dt : 0;
 	double brate = dt > 0 && sf->bytes >= prev->bytes ? (sf->bytes - prev->bytes) / dt : 0;
-	struct status_field f[10];
+	struct status_field f[12];
 	char a[32], b[32], line[1024];
 	size_t off = 0;
 	int n = 0, width = sf->width > 20 ? sf->width - 1 : 79, used = 0;
-	bool keep[10] = {};
+	bool keep[12] = {};
 
 	/* in display order; what matters most kept first on a narrow terminal */
 	if (sf->left_s >= 0)
@@ -815,6 +840,9 @@ void summary_status_line(const struct consumer *c, const struct status_facts *sf
 		field(f, &n, 6, ", %d probes (%d entries only)", sf->nprobes, sf->entry_only);
 	else
 		field(f, &n, 6, ", %d probes", sf->nprobes);
+	if (sf->budget_pct)
+		field(f, &n, 3, ", %s (%.0f%% of the time traced, --max-overhead %g%%)",
+		      sf->paused ? "paused" : "tracing", sf->traced_pct, sf->budget_pct);
 	if (sf->cost && *sf->cost)
 		field(f, &n, 8, "%s", sf->cost);
 	field(f, &n, 7, ", driver %s", vfio_path_name(vfio_path(sf->driver)));

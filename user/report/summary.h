@@ -37,13 +37,22 @@ struct run_file {
 };
 
 /* How a run ended, beyond the per-probe counters. */
+/* --max-overhead's windows as the summary and the metadata tell them. */
+struct run_budget {
+	const struct budget *b;
+	uint64_t start_ns, now_ns;	/* the run's first attach, these facts (CLOCK_MONOTONIC) */
+	uint64_t base_ns;		/* the trace's ts 0 */
+	uint64_t launches_cut;		/* device work in flight at a pause: not drawn */
+};
+
 struct run_end {
 	bool target_exited;
 	bool exit_known;		/* the target's exit code was seen */
 	int exit_code;			/* as wait(2) reports it */
 	const struct cost_meter *cost;	/* the probes' estimated cost (cost.h), or NULL */
 	const struct vfio_tracer *driver;	/* the driver tier (its counters), or NULL */
-	double max_overhead;		/* --max-overhead, 0 when not given */
+	double max_overhead;		/* --max-overhead, 0 when none */
+	const struct run_budget *budget;	/* its windows, or NULL */
 	const struct run_sampling *sampling;	/* "spyreSampling" in the metadata, or NULL */
 	const struct run_file *file;	/* "spyreFile" in the metadata, or NULL */
 	uint64_t unwritten;		/* calls and records left in the ring at --max-size */
@@ -89,6 +98,9 @@ struct status_facts {
 	unsigned int file;		/* the file's index (--switch-output) */
 	uint64_t max_size;		/* --max-size; 0: none */
 	bool in_memory;			/* @bytes: the flight recorder's, held in memory */
+	double budget_pct;		/* --max-overhead, 0: none */
+	bool paused;			/* ... has the probes detached now */
+	double traced_pct;		/* ... and kept them attached so much of the run */
 	bool tty;			/* redraw in place, cut to @width columns */
 	int width;
 };

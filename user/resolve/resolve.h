@@ -44,7 +44,6 @@ struct rprobe {
 	bool endbr;
 	bool attached;
 	bool failed;		/* the kernel refused its uprobe: not traced (said once) */
-	bool dropped;		/* detached by --max-overhead: never attached again */
 	/*
 	 * What the kernel does with the instruction under the probe: x86 emulates push and
 	 * optimizes a 5-byte nop, anything else is single-stepped (~15 µs a hit on a VM instead

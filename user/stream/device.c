@@ -677,6 +677,20 @@ void device_stream_done(struct device_tl *d, uint32_t pid, uint64_t stream, uint
 		end_through(d, q, (uint32_t)last, ts, how);
 }
 
+uint64_t device_pause(struct device_tl *d)
+{
+	uint64_t n = d->queued;
+
+	for (uint32_t i = 0; i < d->sqcap; i++)
+		d->sq[i].n = 0;
+	d->queued = 0;
+	/* launches awaiting their callback, and callbacks awaiting their launch */
+	memset(d->slots, 0, d->cap * sizeof(*d->slots));
+	d->cnt = 0;
+	d->st.cut_at_pause += n;
+	return n;
+}
+
 void device_switch(struct device_tl *d, struct trace_writer *tw)
 {
 	char name[32];

@@ -103,6 +103,7 @@ struct device_stats {
 	uint64_t streams_overflow;	/* more than DEVICE_MAX_STREAMS live streams */
 	uint64_t streams_destroyed;	/* slots freed by dev=destroy */
 	uint64_t launched_prev_file;	/* device spans whose launch is in the file before */
+	uint64_t cut_at_pause;		/* in flight when the probes were detached a while */
 };
 
 /* A device track of one stream (slot index = track). */
@@ -152,6 +153,12 @@ struct dev_launch {
 };
 
 int device_init(struct device_tl *d, struct trace_writer *tw);
+/*
+ * The probes go for a while (--max-overhead): what is in flight now would be ended by
+ * evidence nobody sees (a completion, a synchronize), or by a later one that would stretch it
+ * over the pause. Forgotten, counted in st.cut_at_pause; returns how many.
+ */
+uint64_t device_pause(struct device_tl *d);
 void device_launch_op(struct device_tl *d, const struct dev_launch *l);
 /* A keyed launch: @ts its entry, @submit its submission (above) */
 void device_launch(struct device_tl *d, uint32_t pid, uint32_t tid, uint64_t key,

@@ -109,6 +109,11 @@ struct memledger {
 	uint64_t blocks_untracked;	/* over MEMLEDGER_MAX_BLOCKS */
 	uint64_t no_pointer;		/* ptr=ret allocations seen at entry only */
 	uint64_t nested_allocs;		/* allocations whose block a traced callee booked */
+	/*
+	 * Pauses of --max-overhead: what was allocated or freed while paused is not known, so
+	 * the figures are those of the traced windows (a block freed while paused stays live)
+	 */
+	uint32_t pauses;
 	uint64_t base_ns;		/* the current trace's ts 0 */
 	/*
 	 * Where the call being booked comes from, set by the consumer around memledger_event
