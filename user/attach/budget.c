@@ -58,6 +58,18 @@ void budget_switched(struct budget *b, bool on, uint64_t now_ns, double extra_ns
 	b->since_ns = now_ns;
 }
 
+void budget_took(struct budget *b, bool attach, uint64_t ns)
+{
+	uint32_t k = b->windows - 1;
+
+	if (k >= BUDGET_MAX_WINDOWS)
+		return;
+	if (attach)
+		b->w[k].attach_ns = ns;
+	else
+		b->w[k].detach_ns = ns;
+}
+
 uint64_t budget_traced_ns(const struct budget *b, uint64_t now_ns)
 {
 	return b->traced_ns + (b->on ? now_ns - b->since_ns : 0);

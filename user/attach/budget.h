@@ -44,6 +44,7 @@ enum budget_act {
 
 struct budget_window {
 	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC; end 0: still open */
+	uint64_t attach_ns, detach_ns;	/* what its attach and its detach took the tracer */
 };
 
 struct budget {
@@ -69,6 +70,8 @@ void budget_init(struct budget *b, double max_pct, uint64_t now_ns);
 enum budget_act budget_tick(struct budget *b, uint64_t now_ns, double extra_ns, double cpu_ns);
 /* The probes are now detached (@on false) or attached again, at @now_ns. */
 void budget_switched(struct budget *b, bool on, uint64_t now_ns, double extra_ns, double cpu_ns);
+/* The switch just made (budget_switched) took the tracer @ns: the window's attach or detach. */
+void budget_took(struct budget *b, bool attach, uint64_t ns);
 /* Traced time so far at @now_ns, the open window included. */
 uint64_t budget_traced_ns(const struct budget *b, uint64_t now_ns);
 

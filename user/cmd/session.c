@@ -1259,6 +1259,7 @@ static void budget_pause(struct session *s)
 /* The budget's tick (budget.h): the run's estimate so far decides a pause or a new window. */
 static void budget_check(struct session *s, uint64_t now)
 {
+	uint64_t t0, took;
 	enum budget_act act;
 	struct overhead o;
 	int err = 0;
@@ -1272,19 +1273,22 @@ static void budget_check(struct session *s, uint64_t now)
 	if (act == BUDGET_KEEP)
 		return;
 	/* a window spans its attach and its detach: what the probes saw is inside it */
+	t0 = now_ns(CLOCK_MONOTONIC);
 	if (act == BUDGET_PAUSE) {
 		budget_pause(s);
 		now = now_ns(CLOCK_MONOTONIC);
 	} else {
-		now = now_ns(CLOCK_MONOTONIC);
+		now = t0;
 		err = tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
 		cost_meter_charge(&s->meter, BUDGET_SWITCH_MS * 1e6);
 		o.extra_ns += BUDGET_SWITCH_MS * 1e6;
 	}
+	took = now_ns(CLOCK_MONOTONIC) - t0;
 	budget_switched(s->budget, act == BUDGET_RESUME, now, o.extra_ns, o.cpu_ns);
-	pr_debug("--max-overhead %g%%: %s at %.3f s (overhead so far %.1f%%, %.0f ms of probes in "
-		 "%.0f ms of job CPU)%s%s", s->env->max_overhead, act == BUDGET_PAUSE ?
-		 "paused" : "traced again", (now - s->rb.start_ns) / 1e9,
+	budget_took(s->budget, act == BUDGET_RESUME, took);
+	pr_debug("--max-overhead %g%%: %s at %.3f s in %.1f ms (overhead so far %.1f%%, %.0f ms of "
+		 "probes in %.0f ms of job CPU)%s%s", s->env->max_overhead, act == BUDGET_PAUSE ?
+		 "paused" : "traced again", (now - s->rb.start_ns) / 1e9, took / 1e6,
 		 o.cpu_ns > o.extra_ns ? 100 * o.extra_ns / (o.cpu_ns - o.extra_ns) : 0,
 		 o.extra_ns / 1e6, o.cpu_ns / 1e6, err ? ": " : "", err ? strerror(-err) : "");
 }

@@ -485,6 +485,16 @@ static void budget_json(struct jw *w, const struct run_budget *rb)
 		jw_arr_end(w);
 	}
 	jw_arr_end(w);
+	/* what each window's attach and detach took the tracer (the first attach: not here) */
+	for (int d = 0; d < 2; d++) {
+		jw_key(w, d ? "detachMs" : "attachMs");
+		jw_arr_begin(w);
+		for (uint32_t k = 0; k < n; k++) {
+			jw_elem(w);
+			jw_dbl(w, (d ? b->w[k].detach_ns : b->w[k].attach_ns) / 1e6, 3);
+		}
+		jw_arr_end(w);
+	}
 	jw_obj_end(w);
 }
 
