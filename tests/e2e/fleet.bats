@@ -169,6 +169,32 @@ PY
 	[ "$(ls "$OUT" | wc -l)" -le 2 ]
 }
 
+@test "a window's length is traced time, its attach and detach are told; -d keeps whole windows" {
+	start_job --iters 50 --phases 1000000
+	kill -USR1 "$JOB_PID"
+	# windows at 0, 2 and 4 s; one at 6 s would be cut at 6.5 s: not begun
+	"$TOOL" -p "$JOB_PID" --window 1s --period 2s -d 6.5 --output-dir "$OUT" -v \
+		--prom-file "$BATS_TEST_TMPDIR/spyre.prom" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err"
+	grep -E "window [0-9]+: attach [0-9.]+ ms, traced [0-9.]+ s, detach [0-9.]+ ms" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	[ "$(grep -Ec "window [0-9]+: attach" "$BATS_TEST_TMPDIR/tracer.err")" -eq 3 ]
+	[ "$(ls "$OUT" | wc -l)" -eq 3 ]
+	python3 - "$BATS_TEST_TMPDIR/spyre.prom" "$BATS_TEST_TMPDIR/tracer.err" <<'PY'
+import re, sys
+prom = dict(l.split() for l in open(sys.argv[1]) if l and not l.startswith("#") and "{" not in l)
+dur, att, det = (float(prom[f"spyre_window_{k}_seconds"]) for k in ("duration", "attach", "detach"))
+# traced for the window's length: the loop ends on time, give or take a drain on a busy machine
+assert 0.95 <= dur <= 1.6, prom
+assert 0 < att < 5 and 0 < det < 5, prom
+for line in open(sys.argv[2]):
+    m = re.search(r"window \d+: attach [0-9.]+ ms, traced ([0-9.]+) s", line)
+    if m:
+        assert 0.95 <= float(m.group(1)) <= 1.6, line
+PY
+	stop_job
+}
+
 @test "fleet windows over three jobs: one arrow per id, each from its job's launch to its job's span" {
 	# alike jobs launch alike, at once: their launches carry no op id (void, as flex's), and
 	# the tracer gives each one its own (args.correlation), never the id of another job's

@@ -60,6 +60,8 @@ static void small_window(struct prom_window *w)
 	CHECK_EQ_INT(prom_window_add_span(w, &job, "aiuMalloc", s), 0);
 	CHECK_EQ_INT(prom_window_add_count(w, &job, "aiuOperationComplete", 7), 0);
 	CHECK_EQ_INT(prom_window_add_drops(w, NULL, "aiuMalloc", 2, 0, 0), 0);
+	w->attach_ns = 250000000;
+	w->detach_ns = 60000000;
 	prom_window_end(w, 2000000000);
 	free(s);
 }
@@ -75,9 +77,17 @@ static const char small_expected[] =
 	"# HELP spyre_window_start_seconds Start of the last tracing window, Unix time.\n"
 	"# TYPE spyre_window_start_seconds gauge\n"
 	"spyre_window_start_seconds 1700000000.5\n"
-	"# HELP spyre_window_duration_seconds Length of the last tracing window.\n"
+	"# HELP spyre_window_duration_seconds Traced time of the last tracing window: from its "
+	"probes attached to their detach.\n"
 	"# TYPE spyre_window_duration_seconds gauge\n"
 	"spyre_window_duration_seconds 2\n"
+	"# HELP spyre_window_attach_seconds What attaching the last window's probes took (the "
+	"scan for new processes included).\n"
+	"# TYPE spyre_window_attach_seconds gauge\n"
+	"spyre_window_attach_seconds 0.25\n"
+	"# HELP spyre_window_detach_seconds What detaching the last window's probes took.\n"
+	"# TYPE spyre_window_detach_seconds gauge\n"
+	"spyre_window_detach_seconds 0.06\n"
 	"# HELP spyre_window_period_seconds Time from one window start to the next "
 	"(0: tracing continuously).\n"
 	"# TYPE spyre_window_period_seconds gauge\n"

@@ -131,7 +131,7 @@ static int begin_window(struct session *s, struct rotate *rot, struct window_out
 }
 
 /* The window's Prometheus series, then the file (replaced whole). */
-static void window_prom_write(struct session *s, struct prom_window *pw, uint64_t start)
+static void window_prom_write(struct session *s, struct prom_window *pw, uint64_t traced_ns)
 {
 	int err;
 
@@ -140,7 +140,7 @@ static void window_prom_write(struct session *s, struct prom_window *pw, uint64_
 	window_prom(pw, &s->cons, &s->t, s->tr.counters);
 	prom_window_add_memory(pw, &s->cons, &s->mem);
 	pw->overhead_ratio = o.known ? o.pct / 100 : NAN;
-	prom_window_end(pw, now_ns(CLOCK_MONOTONIC) - start);
+	prom_window_end(pw, traced_ns);
 	if (s->env->prom_file && (err = prom_write(s->env->prom_file, pw)))
 		pr_err("cannot write %s: %s", s->env->prom_file, strerror(-err));
 }
@@ -187,9 +187,15 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
 
 	for (uint64_t win = 1; !s.stop; win++) {
-		uint64_t start = now_ns(CLOCK_MONOTONIC), real_start;
+		uint64_t start = now_ns(CLOCK_MONOTONIC), real_start, attached, traced;
 		struct window_out wo = {};
 
+		/*
+		 * -d: whole windows only after the first (with --period 4s, -d 20 began a sixth
+		 * one 0.1 s before the end, as the windows began late)
+		 */
+		if (win > 1 && window_ns && s.deadline && start + window_ns > s.deadline)
+			break;
 		rc = begin_window(&s, &rot, &wo, win, start, &real_start);
 		if (rc)
 			goto out;
@@ -199,6 +205,11 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 			err = 0;
 		if (err >= 0 && !consumer_resize(&s.cons, s.t.cnt))
 			err = session_attach(&s);
+		/*
+		 * the window's length is traced time: from its probes attached (a scan of many
+		 * processes, on a busy machine, took seconds) to their detach
+		 */
+		attached = now_ns(CLOCK_MONOTONIC);
 		warm_end(s.warm);
 		if (err < 0)
 			pr_err("resolving probes: %s", strerror(-err));
@@ -211,10 +222,15 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		session_ready(&s);
 		session_calibrate(&s);
 		prom_window_begin(&pw, real_start);
-
-		session_loop(&s, window_ns ? start + window_ns : 0);
+		session_loop(&s, window_ns ? attached + window_ns : 0);
 		session_window_end(&s, win);
-		window_prom_write(&s, &pw, start);
+		traced = s.detach_start > attached ? s.detach_start - attached : 0;
+		pw.attach_ns = attached - start;
+		pw.detach_ns = s.detach_ns;
+		pr_debug("window %llu: attach %.1f ms, traced %.3f s, detach %.1f ms",
+			 (unsigned long long)win, pw.attach_ns / 1e6, traced / 1e9,
+			 pw.detach_ns / 1e6);
+		window_prom_write(&s, &pw, traced);
 		if (!env->quiet && (s.stop || !env->output_dir))
 			summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);
 		/* on a terminal the status line has it; -v says it there too */

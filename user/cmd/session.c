@@ -1392,8 +1392,10 @@ int session_window_end(struct session *s, uint64_t index)
 	test_hold("SPYRE_TEST_HOLD_END");
 	/* detach first so the counters stop moving, then take everything left in the ring; in
 	 * fleet mode the jobs pay nothing between windows: no probe stays behind */
+	s->detach_start = now_ns(CLOCK_MONOTONIC);
 	detach_tiers(&s->tr, &s->t, s->vfio);
 	s->rb.now_ns = now_ns(CLOCK_MONOTONIC);
+	s->detach_ns = s->rb.now_ns - s->detach_start;
 	if (s->budget && s->budget->on)	/* the last window ends here */
 		budget_switched(s->budget, false, s->rb.now_ns, 0, 0);
 	if (s->fleet)

@@ -71,6 +71,7 @@ struct session {
 	struct run_budget rb;		/* ... as the summary and metadata tell it */
 	uint64_t next_budget;		/* its next tick */
 	uint64_t attach_ns;		/* the first attach began (CLOCK_MONOTONIC) */
+	uint64_t detach_start, detach_ns;	/* the window's end: its detach began, took */
 	bool advised;		/* the high-overhead advice was given (once a run) */
 	/* the window */
 	struct trace_writer *tw;	/* NULL outside a window */

@@ -67,7 +67,8 @@ struct prom_window {
 	unsigned int sample_every;	/* N of --sample-every; 0 or 1: every call */
 	uint64_t period_ns;		/* window start to window start; 0: continuous */
 	uint64_t start_ns;		/* last window's start, CLOCK_REALTIME ns */
-	uint64_t duration_ns;		/* last window's length */
+	uint64_t duration_ns;		/* last window's traced time: attached to detached */
+	uint64_t attach_ns, detach_ns;	/* ... what its attach and its detach took */
 	uint64_t windows;		/* completed windows (prom_window_end calls) */
 	uint64_t window;		/* index of the current window, from 1 */
 	unsigned int expire_after;	/* idle windows a series is still exported; default 3 */
