@@ -28,7 +28,9 @@
 #                    whose leaked blocks are known, built with frame pointers, one leaf without
 #                    (ustack.bats)
 #   hostile/         the hostile targets of hostile.bats (issue 43): mapfiles (mapfiles.c: maps the
-#                    first page of each file it is given, then calls getpid), and the scripts
+#                    first page of each file it is given, then calls getpid), dlswap and
+#                    libswapa.so, libswapb.so (dlswap.c, swaplib.c: a library unloaded and
+#                    another loaded at its address, each calling getpid), and the scripts
 #                    the tests run as they are: linetable.py (Python code objects with crafted
 #                    line tables), craft_elf.py (ELF files that claim huge tables, sparse)
 #   ppc64le-fixture.c  the source of the checked-in tests/fixtures/libppc64le-fixture.so
@@ -57,7 +59,8 @@ FIXTURES	:= $(BUILD)/tests/libfixture.so $(BUILD)/tests/libfixture-stripped.so \
 TEST_PROGS	:= $(BUILD)/tests/throwjob $(BUILD)/tests/throwjob-static \
 		   $(BUILD)/tests/throwjob-allstatic $(BUILD)/tests/flexhelper $(BUILD)/tests/coroutine \
 		   $(BUILD)/tests/keysjob $(BUILD)/tests/tailjob $(BUILD)/tests/entryjob \
-		   $(BUILD)/tests/stackjob $(BUILD)/tests/mapfiles
+		   $(BUILD)/tests/stackjob $(BUILD)/tests/mapfiles $(BUILD)/tests/dlswap \
+		   $(BUILD)/tests/libswapa.so $(BUILD)/tests/libswapb.so
 
 .PHONY: progs mock fixtures ppc64le-fixture
 
@@ -137,6 +140,13 @@ $(BUILD)/tests/stackjob: $(PROGS_DIR)/stackjob/stackjob.c $(BUILD)/tests/libstac
 
 $(BUILD)/tests/mapfiles: $(PROGS_DIR)/hostile/mapfiles.c | $(BUILD)/tests
 	$(CC) -O2 -g $(CF_PROTECTION) -Wall -Wextra -fPIE -pie $< -o $@
+
+$(BUILD)/tests/dlswap: $(PROGS_DIR)/hostile/dlswap.c | $(BUILD)/tests
+	$(CC) -O2 -g $(CF_PROTECTION) -Wall -Wextra -fPIE -pie $< -ldl -o $@
+
+# the same code at the same offsets, one name each (swaplib.c)
+$(BUILD)/tests/libswap%.so: $(PROGS_DIR)/hostile/swaplib.c | $(BUILD)/tests
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -fPIC -shared -DWORK=swap_$* $< -o $@
 
 # -O2 like the runtime: the stack switches happen inside optimized traced functions.
 $(BUILD)/tests/coroutine: $(PROGS_DIR)/coroutine.c | $(BUILD)/tests

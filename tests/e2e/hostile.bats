@@ -238,3 +238,90 @@ assert ("process_name", "mock-spyre-job") in names, names
 assert not any("impostor" in n for _, n in names), names
 PY
 }
+
+# --- False stacks -------------------------------------------------------------------------------
+
+DLSWAP=$BUILD/tests/dlswap
+
+# first_frames TRACE [PID]: the innermost frame of each getpid event's native stack (of PID)
+first_frames() {
+	python3 - "$@" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+pid = int(sys.argv[2]) if len(sys.argv) > 2 else None
+c = collections.Counter(e["args"]["ustack"][0] for e in d["traceEvents"]
+                        if e.get("name") == "getpid" and "ustack" in e.get("args", {})
+                        and (pid is None or e["pid"] == pid))
+print(dict(c))
+PY
+}
+
+@test "a file that claims libc's build id, mapped below libc: libc's frames are named from libc, in its process and in another" {
+	local d=$BATS_TEST_TMPDIR libc
+	libc=$(awk '$6 ~ /\/libc\.so\.6$/ { print $6; exit }' /proc/self/maps)
+	mkdir -p "$d/forged"
+	# libm's code under libc's name and build id (its symbols would name libc's offsets)
+	$CRAFT forge "$d/forged/libc.so.6" "$(dirname "$libc")/libm.so.6" "$libc"
+	[ "$(readelf -n "$d/forged/libc.so.6" | grep 'Build ID')" = \
+		"$(readelf -n "$libc" | grep 'Build ID')" ]
+	MAPFILES_AT=0x200000000 start_mapjob "$d/forged/libc.so.6"
+	grep -q "^200000000-.*$d/forged/libc.so.6" "/proc/$JOB_PID/maps"
+	printf '%s\n' 'libc.so* getpid name=getpid' >"$d/p.probes"
+	traced_timed 30 -d 1 --no-default --probes "$d/p.probes" --ustack
+	run first_frames "$d/t.json"
+	echo "$output"
+	# every one named getpid in libc (before: libc.so.6+0xd54e0, from the forged file)
+	[[ "$output" =~ ^\{\'getpid\+0x0\ \(libc\.so\.6\)\':\ [0-9]+\}$ ]]
+
+	# -a: a second process, plain, traced beside the one that maps the forged file (scanned
+	# first: its pid is lower); its frames named from its own files (before: from the first
+	# file met with that build id, in any process)
+	EXTRA_PIDS+=("$JOB_PID")
+	rm -f "$d/job.ready" "$d/go"
+	start_mapjob
+	touch "$d/go"
+	"$TOOL" -a -d 2 --no-default --probes "$d/p.probes" --ustack -o "$d/a.json" -q \
+		2>"$d/a.err" || { cat "$d/a.err"; false; }
+	run first_frames "$d/a.json" "$JOB_PID"
+	echo "$output"
+	[[ "$output" =~ ^\{\'getpid\+0x0\ \(libc\.so\.6\)\':\ [0-9]+\}$ ]]
+}
+
+@test "a library unloaded and another loaded at its address: callers are named from the new one once the mappings are read again (1 s)" {
+	local d=$BATS_TEST_TMPDIR/sw
+	mkdir -p "$d"
+	cp "$BUILD/tests/libswapa.so" "$BUILD/tests/libswapb.so" "$d/"
+	"$DLSWAP" "$d" >"$d/job.out" 2>"$d/job.err" &
+	JOB_PID=$!
+	wait_for "$d/ready" 30
+	printf '%s\n' 'libc.so* getpid name=getpid' >"$d/p.probes"
+	start_tracer --no-default --probes "$d/p.probes" --ustack -o "$d/t.json" --no-status
+	touch "$d/go"
+	# swap_a's calls traced (in the file: it is flushed every second), then the swap, then
+	# 2,500 of swap_b's (USTACK_RESCAN_MS: 1 s)
+	wait_until 60 grep -q '"getpid"' "$d/t.json"
+	touch "$d/swap"
+	wait_for "$d/swapped" 30
+	cat "$d/swapped"
+	# at the same address, or the test tests nothing
+	[ "$(cut -d' ' -f1 "$d/swapped")" = "$(cut -d' ' -f2 "$d/swapped")" ]
+	wait_until 120 sh -c "[ \"\$(cat '$d/count' 2>/dev/null || echo 0)\" -ge 2500 ]"
+	stop_tracer INT
+	[ "$TRACER_RC" -eq 0 ]
+	python3 - "$d/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+callers = [e["args"]["ustack"][1] for e in d["traceEvents"] if e.get("name") == "getpid"
+           and len(e.get("args", {}).get("ustack", [])) > 1]
+a = [c for c in callers if c.startswith("swap_a+")]
+b = [c for c in callers if c.startswith("swap_b+")]
+print(len(callers), "calls:", len(a), "from swap_a,", len(b), "from swap_b")
+assert a and b, callers[-5:]
+# swap_b's last 1,000 calls (more than a second after the swap) are all named swap_b (before:
+# every one was swap_a's, its name cached by address forever)
+assert all(c.startswith("swap_b+0x") and c.endswith("(libswapb.so)") for c in callers[-1000:]), \
+    callers[-1000:]
+# and the names never go back
+assert all(c.startswith("swap_b+") for c in callers[callers.index(b[0]):]), "swap_a after swap_b"
+PY
+}

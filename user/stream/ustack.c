@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 
@@ -23,7 +24,11 @@ struct fsym {
 	char *qual;		/* demangled when first named; NULL: not yet */
 };
 
-/* A library met in a stack, known by its build id. */
+/*
+ * A file mapped by a traced process, known by its device and inode: its build id is a claim
+ * (any file can carry another's), so a frame's build id names a file only among those its own
+ * process maps.
+ */
 struct bfile {
 	unsigned char id[BUILD_ID_MAX];
 	int idlen;
@@ -44,26 +49,35 @@ struct bfile {
 struct pmap {
 	unsigned long start, end, off;
 	int file;
+	bool exec;
 };
 
 struct proc_maps {
 	uint32_t pid;
 	struct pmap *maps;
 	size_t n, cap;
+	uint64_t scanned_ns;	/* read at (CLOCK_MONOTONIC) */
+	uint32_t gen;		/* bumped when a read finds the mappings changed */
 };
 
-/* A caller's return address, named once per process. */
+/* A caller's return address, named once per process and mapping. */
 struct named_ip {
 	uint64_t ip;		/* 0: empty slot */
 	uint32_t pid;
+	uint32_t gen;		/* the process's mappings it was named from (proc_maps.gen) */
 	char *name;
 };
 
-/* A stack read from the map, named once. */
+/*
+ * A stack read from the map, named for one process's files: the kernel's stack ids are shared
+ * by every process whose frames have the same build ids and offsets, and another process may
+ * map other files under those ids (named again for it then).
+ */
 struct named_stack {
 	int n;
 	char **names;
 	const char **v;
+	uint32_t pid, gen;	/* named for, with its mappings then */
 };
 
 struct ustack {
@@ -93,6 +107,14 @@ struct ustack *ustack_new(int map_fd, const char *procfs)
 	u->map_fd = map_fd;
 	u->procfs = procfs ? procfs : "/proc";
 	return u;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 void ustack_free(struct ustack *u)
@@ -139,20 +161,49 @@ static int file_by_inode(const struct ustack *u, unsigned long dev, unsigned lon
 	return -1;
 }
 
-static int file_by_id(const struct ustack *u, const unsigned char *id, int len)
+/*
+ * The file of build id @id whose code at file offset @off process @pm maps executable; -1:
+ * none, -2: two different files claim it there (which one the kernel read it from is not known:
+ * the frame goes unnamed). A file that claims another's build id without its code mapped there
+ * (a page of it read, a copy mapped elsewhere) is not taken for it.
+ */
+static int proc_file(const struct ustack *u, const struct proc_maps *pm, const unsigned char *id,
+		     int len, unsigned long off)
 {
-	for (size_t i = 0; i < u->nfiles; i++)
-		if (u->files[i].idlen == len && !memcmp(u->files[i].id, id, (size_t)len))
-			return (int)i;
-	return -1;
+	int found = -1;
+
+	for (size_t i = 0; pm && i < pm->n; i++) {
+		const struct pmap *m = &pm->maps[i];
+		const struct bfile *f;
+
+		if (m->file < 0 || m->file == found || !m->exec || off < m->off ||
+		    off - m->off >= m->end - m->start)
+			continue;
+		f = &u->files[pm->maps[i].file];
+		if (f->idlen != len || memcmp(f->id, id, (size_t)len))
+			continue;
+		if (found >= 0)
+			return -2;
+		found = m->file;
+	}
+	return found;
 }
 
-/* The library of build id @id, mapped from @path (@dev, @ino), read through @mf or @alt. */
+/* Process @pid's mappings as last read (NULL: never read). */
+static struct proc_maps *proc_of(struct ustack *u, uint32_t pid)
+{
+	for (size_t i = 0; i < u->nprocs; i++)
+		if (u->procs[i].pid == pid)
+			return &u->procs[i];
+	return NULL;
+}
+
+/* The file @dev, @ino of build id @id, mapped from @path, read through @mf or @alt. */
 static int add_file(struct ustack *u, const unsigned char *id, int len, const char *mf,
 		    const char *alt, const char *path, unsigned long dev, unsigned long ino)
 {
 	struct bfile *f;
-	int i = file_by_id(u, id, len);
+	int i = file_by_inode(u, dev, ino);
 
 	if (i >= 0)
 		return i;
@@ -219,8 +270,20 @@ static int scan_map(const struct map_entry *e, void *ctx)
 	if (array_reserve(&pm->maps, &pm->cap, pm->n + 1, sizeof(*pm->maps), 32))
 		return -ENOMEM;
 	pm->maps[pm->n++] = (struct pmap){ .start = e->start, .end = e->end, .off = e->offset,
-					   .file = file };
+					   .file = file, .exec = e->perms[2] == 'x' };
 	return 0;
+}
+
+static bool same_maps(const struct proc_maps *a, const struct proc_maps *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->maps[i].start != b->maps[i].start || a->maps[i].end != b->maps[i].end ||
+		    a->maps[i].off != b->maps[i].off || a->maps[i].file != b->maps[i].file ||
+		    a->maps[i].exec != b->maps[i].exec)
+			return false;
+	return true;
 }
 
 /* Read process @pid's mappings (again) and the build ids of the files they map. */
@@ -242,6 +305,7 @@ static struct proc_maps *scan_proc(struct ustack *u, uint32_t pid)
 		pm->pid = pid;
 	}
 	snprintf(path, sizeof(path), "%s/%u/maps", u->procfs, pid);
+	pm->scanned_ns = mono_ns();
 	f = fopen(path, "re");
 	if (!f)
 		return pm;	/* gone: what was read before stays */
@@ -250,6 +314,8 @@ static struct proc_maps *scan_proc(struct ustack *u, uint32_t pid)
 	fclose(f);
 	/* a process on its way out shows no mappings: what was read before stays then too */
 	if (fresh.n) {
+		if (!same_maps(&fresh, pm))
+			pm->gen++;	/* dlclose, dlopen: names taken from the old ones go */
 		free(pm->maps);
 		pm->maps = fresh.maps;
 		pm->n = fresh.n;
@@ -364,16 +430,17 @@ static bool name_frame(struct ustack *u, uint32_t pid, const struct bpf_stack_bu
 	int file;
 
 	if (fr->status == BPF_STACK_BUILD_ID_VALID) {
-		file = file_by_id(u, fr->build_id, BPF_BUILD_ID_SIZE);
-		if (file < 0) {	/* a library loaded since (dlopen): the process's files again */
-			scan_proc(u, pid);
-			file = file_by_id(u, fr->build_id, BPF_BUILD_ID_SIZE);
-		}
+		file = proc_file(u, proc_of(u, pid), fr->build_id, BPF_BUILD_ID_SIZE,
+				 fr->offset);
+		if (file == -1)	/* a library loaded since (dlopen): the process's files again */
+			file = proc_file(u, scan_proc(u, pid), fr->build_id, BPF_BUILD_ID_SIZE,
+					 fr->offset);
 		if (file >= 0)
 			return name_in_file(u, &u->files[file], fr->offset, buf, len);
-		snprintf(buf, len, "[build id %02x%02x%02x%02x...]+0x%llx", fr->build_id[0],
+		snprintf(buf, len, "[build id %02x%02x%02x%02x...]+0x%llx%s", fr->build_id[0],
 			 fr->build_id[1], fr->build_id[2], fr->build_id[3],
-			 (unsigned long long)fr->offset);
+			 (unsigned long long)fr->offset,
+			 file == -2 ? " (claimed by two files)" : "");
 		u->unnamed++;
 		return true;
 	}
@@ -388,11 +455,8 @@ static bool name_frame(struct ustack *u, uint32_t pid, const struct bpf_stack_bu
  */
 static bool name_ip(struct ustack *u, uint32_t pid, uint64_t ip, char *buf, size_t len)
 {
-	struct proc_maps *pm = NULL;
+	struct proc_maps *pm = proc_of(u, pid);
 
-	for (size_t i = 0; i < u->nprocs; i++)
-		if (u->procs[i].pid == pid)
-			pm = &u->procs[i];
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass)	/* mapped since we last looked */
 			pm = scan_proc(u, pid);
@@ -415,8 +479,8 @@ static size_t ip_slot(uint32_t pid, uint64_t ip, size_t cap)
 	return (size_t)((ip ^ (uint64_t)pid << 40) * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
 }
 
-/* The name of return address @ip in process @pid, named once; NULL on ENOMEM. */
-static const char *caller_name(struct ustack *u, uint32_t pid, uint64_t ip)
+/* The name of return address @ip in process @pid, named once a mapping; NULL on ENOMEM. */
+static const char *caller_name(struct ustack *u, uint32_t pid, uint64_t ip, uint32_t gen)
 {
 	char buf[USTACK_NAME_LEN];
 	size_t i;
@@ -441,9 +505,22 @@ static const char *caller_name(struct ustack *u, uint32_t pid, uint64_t ip)
 	}
 	for (i = ip_slot(pid, ip, u->ipcap); u->ips[i].ip; i = (i + 1) & (u->ipcap - 1))
 		if (u->ips[i].ip == ip && u->ips[i].pid == pid)
-			return u->ips[i].name;
+			break;
+	if (u->ips[i].ip && u->ips[i].gen == gen)
+		return u->ips[i].name;
+	/* new, or named from mappings that have changed since: named (again) */
 	name_ip(u, pid, ip, buf, sizeof(buf));
-	u->ips[i] = (struct named_ip){ .ip = ip, .pid = pid, .name = strdup(buf) };
+	if (u->ips[i].ip) {
+		char *name = strdup(buf);
+
+		if (!name)
+			return NULL;
+		free(u->ips[i].name);
+		u->ips[i].name = name;
+		u->ips[i].gen = gen;
+		return name;
+	}
+	u->ips[i] = (struct named_ip){ .ip = ip, .pid = pid, .gen = gen, .name = strdup(buf) };
 	if (!u->ips[i].name) {
 		u->ips[i].ip = 0;
 		return NULL;
@@ -453,7 +530,8 @@ static const char *caller_name(struct ustack *u, uint32_t pid, uint64_t ip)
 }
 
 /* The frames of stack @id as named once (the kernel's walk): their count, 0 when unread. */
-static int stack_names(struct ustack *u, uint32_t pid, int64_t id, const char *const **names)
+static int stack_names(struct ustack *u, uint32_t pid, uint32_t gen, int64_t id,
+		       const char *const **names)
 {
 	struct bpf_stack_build_id fr[SPYRE_USTACK_FRAMES];
 	struct named_stack *ns;
@@ -464,10 +542,18 @@ static int stack_names(struct ustack *u, uint32_t pid, int64_t id, const char *c
 	if (!u || id < 0 || id >= SPYRE_USTACK_MAX)
 		return 0;
 	ns = &u->stacks[id];
-	if (ns->n) {
+	if (ns->n && ns->pid == pid && ns->gen == gen) {
 		*names = ns->v;
 		return ns->n;
 	}
+	/* named for another process, or from mappings since changed: named again */
+	for (int j = 0; j < ns->n; j++)
+		free(ns->names[j]);
+	free(ns->names);
+	free(ns->v);
+	ns->names = NULL;
+	ns->v = NULL;
+	ns->n = 0;
 	if (bpf_map_lookup_elem(u->map_fd, &key, fr))
 		return 0;
 	for (n = 0; n < SPYRE_USTACK_FRAMES && fr[n].status != BPF_STACK_BUILD_ID_EMPTY; n++)
@@ -494,6 +580,8 @@ static int stack_names(struct ustack *u, uint32_t pid, int64_t id, const char *c
 		ns->v[i] = ns->names[i] ? ns->names[i] : "?";
 	}
 	ns->n = n;
+	ns->pid = pid;
+	ns->gen = gen;
 	*names = ns->v;
 	return n;
 }
@@ -501,12 +589,24 @@ static int stack_names(struct ustack *u, uint32_t pid, int64_t id, const char *c
 int ustack_frames(struct ustack *u, uint32_t pid, int64_t id, uint64_t caller,
 		  const char **out, bool *caller_added)
 {
+	struct proc_maps *pm = u ? proc_of(u, pid) : NULL;
 	const char *const *v;
 	const char *cn;
-	int n = stack_names(u, pid, id, &v), k = 0;
+	uint32_t gen;
+	int n, k = 0;
 
 	if (caller_added)
 		*caller_added = false;
+	if (!u)
+		return 0;
+	/*
+	 * A process's mappings read again at most every USTACK_RESCAN_MS: a library unmapped and
+	 * another mapped at its address (dlclose, dlopen) changes the names taken from them
+	 */
+	if (!pm || mono_ns() - pm->scanned_ns >= USTACK_RESCAN_MS * 1000000ull)
+		pm = scan_proc(u, pid);
+	gen = pm ? pm->gen : 0;
+	n = stack_names(u, pid, gen, id, &v);
 	if (n <= 0)
 		return 0;
 #if defined(__s390x__)
@@ -520,7 +620,7 @@ int ustack_frames(struct ustack *u, uint32_t pid, int64_t id, uint64_t caller,
 #endif
 	out[k++] = v[0];
 	/* the caller, where the kernel's walk skipped it (its frame was not set up yet) */
-	cn = caller ? caller_name(u, pid, caller) : NULL;
+	cn = caller ? caller_name(u, pid, caller, gen) : NULL;
 	if (cn && (n < 2 || strcmp(v[1], cn))) {
 		out[k++] = cn;
 		if (caller_added)

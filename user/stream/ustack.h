@@ -2,8 +2,9 @@
 /*
  * Native stacks named (--ustack, stack=1): a SPYRE_EV_USTACK record carries only the id of a
  * stack in the kernel's ustacks map (bpf/spyre.bpf.c), whose frames are build ids and file
- * offsets. Each stack is read from the map once; each library is found by its build id among
- * the files the traced processes map (read once per process, again when an id is new) and its
+ * offsets. Each stack is read from the map once per process naming it; each library is found by
+ * its build id among the files that process maps (files known by device and inode: a build id
+ * is a claim, never an identity; mappings read again at most every USTACK_RESCAN_MS) and its
  * function symbols are read once, when a frame first lands in it; each frame is named
  * "QUALNAME+0xOFF (LIBRARY)". A frame the kernel could only give as an address (the page with
  * the build id was not in memory) is named from the process's mappings.
@@ -18,6 +19,12 @@
 
 struct ustack;
 
+/*
+ * A process's mappings are read again when a stack of it is named and they are older than this:
+ * names taken from a library since unmapped (dlclose, then dlopen of another at its address)
+ * last at most that long. Reading /proc/PID/maps of the mock job: ~0.1 ms.
+ */
+#define USTACK_RESCAN_MS	1000
 /* A frame's name: "QUALNAME+0xOFF (LIBRARY)", cut to fit */
 #define USTACK_NAME_LEN	200
 
@@ -38,7 +45,7 @@ void ustack_add_proc(struct ustack *u, uint32_t pid);
  * The frames of stack @id, taken in process @pid at a call whose return address was @caller (0:
  * unknown), named into @out (USTACK_MAX_NAMES of them), innermost first: the traced function
  * itself, then its callers. Their count (0: the stack could not be read); each name valid until
- * ustack_free; *@caller_added (may be NULL): the caller was added from the return address, the
+ * the next call (a stack is named again for another process, or after its mappings changed); *@caller_added (may be NULL): the caller was added from the return address, the
  * kernel's walk skipped it. A frame whose library cannot be found is named by its build id and
  * offset, or its address.
  */

@@ -7,6 +7,8 @@ megabytes costs a few kilobytes of disk.
                                   in section 0's sh_size), the file as long as the table (sparse)
   craft_elf.py note PATH SIZE     one SHT_NOTE section of SIZE bytes (zeros: empty notes), its
                                   build id not among them, the file as long (sparse)
+  craft_elf.py forge PATH FROM CLAIM  PATH: a copy of library FROM whose GNU build id is
+                                  CLAIM's (the same length): another library's identity, claimed
 """
 import struct
 import sys
@@ -28,7 +30,39 @@ def write(path, shoff, shnum_field, shdrs, size):
         f.truncate(size)
 
 
+def build_id_at(data):
+    """(offset, length) of the GNU build id's bytes in an ELF64 little-endian file."""
+    eh = struct.unpack_from(EHDR, data)
+    shoff, shentsize, shnum = eh[6], eh[11], eh[12]
+    for i in range(shnum):
+        sh = struct.unpack_from(SHDR, data, shoff + i * shentsize)
+        if sh[1] != 7:	# SHT_NOTE
+            continue
+        off, end = sh[4], sh[4] + sh[5]
+        while off + 12 <= end:
+            namesz, descsz, typ = struct.unpack_from('<III', data, off)
+            name_end = off + 12 + (namesz + 3) // 4 * 4
+            if typ == 3 and data[off + 12:off + 12 + namesz] == b'GNU\0':
+                return name_end, descsz
+            off = name_end + (descsz + 3) // 4 * 4
+    sys.exit('no build id')
+
+
+def forge(path, src, claim):
+    data = bytearray(open(src, 'rb').read())
+    want = open(claim, 'rb').read()
+    off, n = build_id_at(data)
+    coff, cn = build_id_at(want)
+    if n != cn:
+        sys.exit('build ids of different lengths')
+    data[off:off + n] = want[coff:coff + cn]
+    open(path, 'wb').write(data)
+
+
 def main():
+    if sys.argv[1] == 'forge':
+        forge(*sys.argv[2:5])
+        return
     mode, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if mode == 'sections':
         # section 0 holds the count; the table runs to the end of the file
