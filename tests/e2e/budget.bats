@@ -38,12 +38,20 @@ PY
 
 @test "--max-overhead holds the job's slowdown near its budget, in windows a check finds whole" {
 	# the mock's every-probe default: ~+260 % traced all the time here; ~10 s of work
-	run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 16000 --max-overhead 20
-	echo "$output"
-	[ "$status" -eq 0 ]
+	# an attempt counts when its two untraced runs agree within 15 % (a shared machine)
+	local attempt
+	for attempt in 1 2 3; do
+		run $MEASURE "$TOOL" "$MOCK" "$BATS_TEST_TMPDIR" 16000 --max-overhead 20
+		echo "$output"
+		[ "$status" -eq 0 ]
+		python3 -c 'import json, sys; u = json.loads(sys.argv[1])["untraced"]
+sys.exit(abs(u[0] - u[1]) > 0.15 * sum(u) / 2)' "$output" && break
+	done
 	python3 - "$output" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
+u = r["untraced"]
+assert abs(u[0] - u[1]) <= 0.15 * sum(u) / 2, ("no quiet attempt", u)
 s = r["stats"]
 assert s["maxOverheadPct"] == 20, s
 # the tool's own figure over the run is the one the budget holds: within it, bar the first
