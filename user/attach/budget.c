@@ -25,8 +25,8 @@ enum budget_act budget_tick(struct budget *b, uint64_t now_ns, double extra_ns, 
 		return now_ns - b->since_ns >= BUDGET_MIN_ON_MS * MS && extra_ns > max * untraced ?
 		       BUDGET_PAUSE : BUDGET_KEEP;
 	/* one more window like the last one, and the run is still within */
-	return extra_ns + BUDGET_SWITCH_MS * 1e6 + b->rate_e * t <= max * (untraced + b->rate_u * t) ?
-	       BUDGET_RESUME : BUDGET_KEEP;
+	extra_ns += BUDGET_SWITCH_MS * 1e6 + b->rate_e * t;
+	return extra_ns <= max * (untraced + b->rate_u * t) ? BUDGET_RESUME : BUDGET_KEEP;
 }
 
 void budget_switched(struct budget *b, bool on, uint64_t now_ns, double extra_ns, double cpu_ns)

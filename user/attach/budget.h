@@ -8,8 +8,9 @@
  * The rule, checked every BUDGET_TICK_MS: a window that has lasted BUDGET_MIN_ON_MS ends once
  * the run's extra exceeds PCT % of its untraced CPU time; a pause ends once one more window of
  * the last one's length (BUDGET_MIN_ON_MS at least), at its rates (extra and untraced CPU
- * per second) and its BUDGET_SWITCH_MS, would stay within it. Cheap stretches (a job waiting on the device) stay traced for as long as they
- * stay cheap. A run shorter than its first window is over the budget by that window only.
+ * per second) and its BUDGET_SWITCH_MS, would stay within it. Cheap stretches (a job waiting
+ * on the device) stay traced for as long as they stay cheap. A run shorter than its first
+ * window is over the budget by that window only.
  */
 #ifndef SPYRE_BUDGET_H
 #define SPYRE_BUDGET_H
