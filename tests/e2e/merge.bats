@@ -422,3 +422,31 @@ PY
 	[ "$status" -eq 7 ]
 	[[ "$output" == *"dir: Is a directory (-o names the file to write, not its directory)"* ]]
 }
+
+@test "merge of a trace over 2 GiB in bounded memory: max RSS under an eighth of its size, every event written" {
+	# the sample's events again and again, each copy later in time, spans padded to 4 KB;
+	# gzip -1 on disk (22 MB): merge reads each input twice, so not from a pipe
+	local d=$BATS_TEST_TMPDIR
+	python3 "$ROOT/tests/e2e/big_trace.py" "$ROOT/tests/fixtures/traces/spyre-sample.json" \
+		2.2e9 --pad 4000 --count "$d/count" | gzip -1 >"$d/big.json.gz"
+	python3 - "$TOOL" "$d" "$ROOT/tests/fixtures/traces/kineto-sample.json" <<'PY'
+import resource, subprocess, sys
+tool, d, kineto = sys.argv[1:4]
+size = 2_200_000_000   # past 2 GiB, which merge refused to load
+out = subprocess.run([tool, "merge", d + "/big.json.gz", kineto, "-o", d + "/m.json.gz"],
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+n = int(open(d + "/count").read())
+print(out.stdout, "max RSS %.0f MB for %.0f MB" % (rss / 1e6, size / 1e6))
+assert out.returncode == 0, out.returncode
+assert n > 500_000, n
+# every event of both: ours less the 4 track names the Kineto sample names itself
+assert "(21 Kineto + %d spyre-bpftrace events)" % (n - 4) in out.stdout, (out.stdout, n)
+assert rss < size / 8, rss
+PY
+	# every event there, and no problem but the Kineto sample's own (its marker's pid "")
+	run "$TOOL" check "$d/m.json.gz"
+	echo "$output"
+	[[ "$output" == *": $(( $(cat "$d/count") - 4 + 21 )) events, 2 problems"* ]]
+	[ "$(grep -c "(Record Window End, pid , tid , .*\[bad-pid-tid\]" <<<"$output")" -eq 2 ]
+}

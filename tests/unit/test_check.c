@@ -11,7 +11,7 @@
 #include "offline/jsonparse.h"
 #include "offline/recover.h"
 #include "output/trace_writer.h"
-#include "offline/tracefile.h"
+#include "tracefile.h"
 #include "unit.h"
 
 

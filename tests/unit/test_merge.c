@@ -9,48 +9,84 @@
 #include "offline/jsonparse.h"
 #include "output/jsonw.h"
 #include "offline/merge.h"
-#include "offline/tracefile.h"
+#include "tracefile.h"
 #include "unit.h"
 
 
-static struct jv *load_fixture(const char *name)
+/* A trace to merge, its text in memory */
+static struct merge_src *src_text(const char *name, const char *text, size_t len)
 {
+	struct merge_src *src = calloc(1, sizeof(*src));
+	char *copy = malloc(len + 1);
+
+	if (!src || !copy) {
+		free(src);
+		free(copy);
+		return NULL;
+	}
+	memcpy(copy, text, len);
+	copy[len] = 0;
+	*src = (struct merge_src){ .name = name, .data = copy, .len = len };
+	return src;
+}
+
+static void src_free(struct merge_src *src)
+{
+	if (src)
+		free((char *)src->data);
+	free(src);
+}
+
+static struct merge_src *load_fixture(const char *name)
+{
+	struct merge_src *src;
 	struct trace_file tf;
 	char path[600], err[160];
-	struct jv *doc;
 
 	snprintf(path, sizeof(path), "%s/%s", unit_traces_dir(), name);
 	if (trace_file_read(path, &tf, err, sizeof(err))) {
 		fprintf(stderr, "    %s: %s\n", path, err);
 		return NULL;
 	}
-	doc = jv_parse(tf.data, tf.len, err, sizeof(err));
-	if (!doc)
-		fprintf(stderr, "    %s: %s\n", path, err);
+	src = src_text(name, tf.data, tf.len);
 	trace_file_free(&tf);
-	return doc;
+	return src;
 }
 
-static struct jv *parse_text(const char *text)
+static struct merge_src *parse_text(const char *text)
+{
+	return src_text("trace.json", text, strlen(text));
+}
+
+/* @src's text parsed, or NULL */
+static struct jv *src_doc(const struct merge_src *src)
 {
 	char err[160];
-	struct jv *doc = jv_parse(text, strlen(text), err, sizeof(err));
+	struct jv *doc = jv_parse(src->data, src->len, err, sizeof(err));
 
 	if (!doc)
 		fprintf(stderr, "    %s\n", err);
 	return doc;
 }
 
-/* Merge two documents in memory; returns the parsed result (NULL on error, *ret says why). */
-static struct jv *merge_mem(const struct jv *ours, const struct jv *kineto, struct merge_info *mi,
-			    int *ret, char *err, size_t errlen)
+/* Merge two traces in memory; returns the parsed result (NULL on error, *ret says why). */
+static struct jv *merge_mem(const struct merge_src *ours, const struct merge_src *kineto,
+			    struct merge_info *mi, int *ret, char *err, size_t errlen)
 {
 	struct jw *w = jw_memopen();
 	struct jv *out = NULL;
+	struct merge *m = NULL;
 	const char *data;
 	size_t len;
 
-	*ret = merge_docs(ours, kineto, w, "ours.json", "kineto.json", NULL, mi, err, errlen);
+	struct merge_src o = *ours, k = *kineto;
+
+	o.name = "ours.json";
+	k.name = "kineto.json";
+	*ret = merge_plan(&o, &k, NULL, mi, &m, err, errlen);
+	if (!*ret)
+		*ret = merge_write(m, w, err, errlen);
+	merge_free(m);
 	data = jw_mem_data(w, &len);
 	if (!*ret) {
 		char perr[160];
@@ -108,12 +144,12 @@ static size_t count_ph(const struct jv *doc, const char *ph, const char *name, l
 
 TEST(merge_fixtures_shift_remap_and_keep_kineto)
 {
-	struct jv *ours = load_fixture("spyre-sample.json");
-	struct jv *kin = load_fixture("kineto-sample.json");
+	struct merge_src *ours = load_fixture("spyre-sample.json");
+	struct merge_src *kin = load_fixture("kineto-sample.json");
 	struct check_result rk, rm;
 	struct merge_info mi;
 	const struct jv *ev, *m;
-	struct jv *out;
+	struct jv *out, *in;
 	char err[256];
 	int ret;
 
@@ -200,13 +236,15 @@ TEST(merge_fixtures_shift_remap_and_keep_kineto)
 	CHECK(mi.overlap_known && mi.gap_us == 0);
 
 	/* merging adds no problem: the merged trace has exactly Kineto's own (its pid "" marker) */
-	CHECK_EQ_INT(check_doc(kin, "kineto", NULL, &rk), 2);
+	in = src_doc(kin);
+	CHECK_EQ_INT(check_doc(in, "kineto", NULL, &rk), 2);
+	jv_free(in);
 	CHECK_EQ_INT(check_doc(out, "merged", NULL, &rm), 2);
 	CHECK_EQ_INT(rm.by_kind[CK_BAD_PID_TID], 2);
 	jv_free(out);
 out_free:
-	jv_free(ours);
-	jv_free(kin);
+	src_free(ours);
+	src_free(kin);
 }
 
 TEST(merge_absolute_kineto_and_clock_errors)
@@ -224,8 +262,9 @@ TEST(merge_absolute_kineto_and_clock_errors)
 		"\"tid\":7,\"ts\":900.5,\"dur\":100}]}";
 	static const char far_text[] =
 		"{\"baseTimeNanoseconds\":1000000000000000000,\"traceEvents\":[]}";
-	struct jv *ours = parse_text(ours_text), *abs = parse_text(abs_text);
-	struct jv *rel = parse_text(rel_text), *far = parse_text(far_text), *out;
+	struct merge_src *ours = parse_text(ours_text), *abs = parse_text(abs_text);
+	struct merge_src *rel = parse_text(rel_text), *far = parse_text(far_text);
+	struct jv *out;
 	struct merge_info mi;
 	const struct jv *ev;
 	char err[256];
@@ -251,14 +290,14 @@ TEST(merge_absolute_kineto_and_clock_errors)
 
 	/* the bare array form of the same Kineto trace */
 	{
-		struct jv *arr = parse_text("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":7,\"tid\":7,"
+		struct merge_src *arr = parse_text("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":7,\"tid\":7,"
 					    "\"ts\":1799178264000900.5,\"dur\":1}]");
 
 		out = merge_mem(ours, arr, &mi, &ret, err, sizeof(err));
 		CHECK_EQ_INT(ret, 0);
 		CHECK(mi.kineto_absolute);
 		jv_free(out);
-		jv_free(arr);
+		src_free(arr);
 	}
 
 	/* relative ts without a base: no way to align */
@@ -282,10 +321,10 @@ TEST(merge_absolute_kineto_and_clock_errors)
 	CHECK_EQ_INT(ret, -EINVAL);
 	CHECK(strstr(err, "clock is unknown") != NULL);
 out:
-	jv_free(ours);
-	jv_free(abs);
-	jv_free(rel);
-	jv_free(far);
+	src_free(ours);
+	src_free(abs);
+	src_free(rel);
+	src_free(far);
 }
 
 TEST(merge_files_writes_refuses_overwrite_and_gzips)
@@ -334,7 +373,7 @@ TEST(merge_nests_our_overhanging_span_in_the_profilers_and_moves_what_cannot)
 {
 	/* Kineto: aten::linear [100, 200] on thread 7, [300, 400] on thread 8; ours (base 1 µs
 	 * later): addmm overhangs linear's end by 0.6 µs on 7, by 10 µs on 8 */
-	struct jv *ours = parse_text(
+	struct merge_src *ours = parse_text(
 		"{\"baseTimeNanoseconds\":1001000,\"spyreTracer\":{\"realtimeBaseNs\":1001000},"
 		"\"traceEvents\":["
 		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":8,\"ts\":0,"
@@ -343,7 +382,7 @@ TEST(merge_nests_our_overhanging_span_in_the_profilers_and_moves_what_cannot)
 		"\"tid\":7,\"ts\":149.000,\"dur\":50.600},"
 		"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"aten::addmm\",\"pid\":5,"
 		"\"tid\":8,\"ts\":349.000,\"dur\":60.000}]}");
-	struct jv *kin = parse_text(
+	struct merge_src *kin = parse_text(
 		"{\"baseTimeNanoseconds\":1000000,\"traceEvents\":["
 		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":8,\"ts\":0,"
 		"\"args\":{\"name\":\"python\"}},"
@@ -384,8 +423,8 @@ TEST(merge_nests_our_overhanging_span_in_the_profilers_and_moves_what_cannot)
 	CHECK_EQ_INT(check_doc(out, "merged", NULL, &r), 0);
 	jv_free(out);
 out_free:
-	jv_free(ours);
-	jv_free(kin);
+	src_free(ours);
+	src_free(kin);
 }
 
 /*
@@ -416,13 +455,13 @@ TEST(merge_of_two_of_ours_gives_every_arrow_its_own_id)
 	",\"tid\":" pid ",\"ts\":40.000},"							\
 	"{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":1000000000000002,\"pid\":0,"	\
 	"\"tid\":0,\"ts\":65.000,\"bp\":\"e\"}]}"
-	struct jv *r0 = parse_text(RANK("100", "1799178264001000000"));
-	struct jv *r1 = parse_text(RANK("200", "1799178264000000000"));
+	struct merge_src *r0 = parse_text(RANK("100", "1799178264001000000"));
+	struct merge_src *r1 = parse_text(RANK("200", "1799178264000000000"));
 #undef RANK
 	struct check_result res;
 	struct merge_info mi;
 	const struct jv *ev;
-	struct jv *out;
+	struct jv *out, *in;
 	char err[256];
 	int ret;
 
@@ -430,7 +469,9 @@ TEST(merge_of_two_of_ours_gives_every_arrow_its_own_id)
 	if (!r0 || !r1)
 		goto out;
 	/* each alone is clean; merged without the move, the two ranks' arrows would share ids */
-	CHECK_EQ_INT(check_doc(r0, "r0", NULL, &res), 0);
+	in = src_doc(r0);
+	CHECK_EQ_INT(check_doc(in, "r0", NULL, &res), 0);
+	jv_free(in);
 	out = merge_mem(r0, r1, &mi, &ret, err, sizeof(err));
 	CHECK_EQ_INT(ret, 0);
 	CHECK(out != NULL);
@@ -465,8 +506,8 @@ TEST(merge_of_two_of_ours_gives_every_arrow_its_own_id)
 	CHECK_EQ_INT(res.by_kind[CK_FLOW_DUP], 0);
 	jv_free(out);
 out:
-	jv_free(r0);
-	jv_free(r1);
+	src_free(r0);
+	src_free(r1);
 }
 
 /*
@@ -484,9 +525,9 @@ TEST(merge_of_two_ranks_keeps_each_ranks_distributed_info_by_pid)
 	"{\"ph\":\"X\",\"cat\":\"privateuse1_runtime\",\"name\":\"barrier\",\"pid\":" pid	\
 	",\"tid\":" pid ",\"ts\":10.000,\"dur\":20.000,\"args\":{}}]}"
 #define INFO(r) "{\"backend\":\"spyre_ccl\",\"rank\":" r ",\"world_size\":2}"
-	struct jv *r0 = parse_text(RANK("100", "\"distributedInfo\":" INFO("0") ","));
-	struct jv *r1 = parse_text(RANK("200", "\"distributedInfo\":" INFO("1") ","));
-	struct jv *many = parse_text(RANK("300", "\"spyreDistributedInfo\":[{\"pid\":300,"
+	struct merge_src *r0 = parse_text(RANK("100", "\"distributedInfo\":" INFO("0") ","));
+	struct merge_src *r1 = parse_text(RANK("200", "\"distributedInfo\":" INFO("1") ","));
+	struct merge_src *many = parse_text(RANK("300", "\"spyreDistributedInfo\":[{\"pid\":300,"
 					  "\"backend\":\"spyre_ccl\",\"rank\":2},{\"pid\":100,"
 					  "\"backend\":\"spyre_ccl\",\"rank\":9}],"));
 #undef RANK
@@ -533,9 +574,9 @@ TEST(merge_of_two_ranks_keeps_each_ranks_distributed_info_by_pid)
 	CHECK(out && !jv_get(out, "spyreDistributedInfo") && jv_get(out, "distributedInfo"));
 	jv_free(out);
 out:
-	jv_free(r0);
-	jv_free(r1);
-	jv_free(many);
+	src_free(r0);
+	src_free(r1);
+	src_free(many);
 }
 
 /* Our names at our ts 0, before the other trace's ts 0: at 0, not dropped by Perfetto's sorter. */
@@ -552,7 +593,8 @@ TEST(merge_keeps_our_metadata_at_or_after_ts_0)
 		"{\"deviceProperties\":[{\"id\":0}],\"baseTimeNanoseconds\":1799178264002000000,"
 		"\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\","
 		"\"pid\":7,\"tid\":7,\"ts\":400.0,\"dur\":200}]}";
-	struct jv *ours = parse_text(ours_text), *later = parse_text(later_text), *out;
+	struct merge_src *ours = parse_text(ours_text), *later = parse_text(later_text);
+	struct jv *out;
 	struct check_result res;
 	struct merge_info mi;
 	char err[256];
@@ -569,6 +611,46 @@ TEST(merge_keeps_our_metadata_at_or_after_ts_0)
 	CHECK_EQ_INT(check_doc(out, "merged", NULL, &res), 0);
 	jv_free(out);
 out:
-	jv_free(ours);
-	jv_free(later);
+	src_free(ours);
+	src_free(later);
+}
+
+TEST(merge_refuses_an_input_that_changed_between_its_two_passes)
+{
+	char dir[] = "/tmp/spyre-merge-XXXXXX", ours[64], kin[64];
+	struct merge_src *o = load_fixture("spyre-sample.json");
+	struct merge_src *k = load_fixture("kineto-sample.json");
+	struct merge_src os = { .name = ours }, ks = { .name = kin };
+	struct jw *w = jw_memopen();
+	struct merge *m = NULL;
+	struct merge_info mi;
+	char err[256];
+	FILE *f;
+
+	CHECK(o && k && mkdtemp(dir) != NULL);
+	if (!o || !k)
+		goto out;
+	snprintf(ours, sizeof(ours), "%s/ours.json", dir);
+	snprintf(kin, sizeof(kin), "%s/kin.json", dir);
+	f = fopen(ours, "w");
+	fwrite(o->data, 1, o->len, f);
+	fclose(f);
+	f = fopen(kin, "w");
+	fwrite(k->data, 1, k->len, f);
+	fclose(f);
+	CHECK_EQ_INT(merge_plan(&os, &ks, NULL, &mi, &m, err, sizeof(err)), 0);
+	/* ours replaced by a trace of other events between the plan and the writing */
+	f = fopen(ours, "w");
+	fwrite(k->data, 1, k->len, f);
+	fclose(f);
+	CHECK_EQ_INT(merge_write(m, w, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "ours.json changed while it was merged (22 events read first") != NULL);
+	merge_free(m);
+	unlink(ours);
+	unlink(kin);
+	rmdir(dir);
+out:
+	jw_close(w);
+	src_free(o);
+	src_free(k);
 }

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Merging works on the two DOMs: Kineto's events are written back as they were read (numbers
- * keep their exact text), ours are rewritten on the way out: ts shifted by an integer number
- * of ns (parsed from the decimal text, so no float rounding creeps in), device pids,
+ * Merging reads each input twice as a stream (tracestream.h), in memory bounded by what the
+ * plan needs, not by the files: the first pass takes each trace's ids, extent and X spans (the
+ * nesting fit), the second writes. Kineto's events are written back as they were read
+ * (numbers keep their exact text), ours are rewritten on the way out: ts shifted by an integer
+ * number of ns (parsed from the decimal text, so no float rounding creeps in), device pids,
  * correlation ids and arrow ids moved where they would clash with Kineto's. Output is one
  * event a line, traceEvents last, like the tracer's own files, so `recover` can close a cut
  * merge too.
  */
 #include <errno.h>
 #include <math.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +26,7 @@
 #include "output/jsonw.h"
 #include "offline/merge.h"
 #include "output/output.h"
-#include "offline/tracefile.h"
+#include "offline/tracestream.h"
 
 /* ts beyond ±9e12 µs (104 days of ns in a double) is not a Kineto or spyre-bpftrace ts */
 #define MERGE_MAX_US		9000000000000LL
@@ -82,16 +85,13 @@ static bool int_of(const struct jv *v, int64_t *out)
 	return true;
 }
 
-/* (pid, tid) packed for the thread-name set; pids and tids of real traces fit 32 bits */
-static int64_t lane_key(int64_t pid, int64_t tid)
-{
-	return (int64_t)(((uint64_t)pid << 32) ^ (uint64_t)(tid & 0xffffffff));
-}
-
 /* --- what each input holds ------------------------------------------------------------------- */
 
 struct side {
-	const struct jv *events;	/* the traceEvents array */
+	const struct merge_src *src;
+	struct tstream *ts;		/* the first pass's stream, kept for its head */
+	const struct jv *head;		/* the document without its events */
+	size_t nevents;			/* elements of the traceEvents array */
 	struct intset pids;		/* every integer pid */
 	struct intset corrs;		/* args.correlation values */
 	struct intset flows;		/* s/f ids */
@@ -99,10 +99,12 @@ struct side {
 	struct intset named_lanes;	/* (pid, tid) with a thread_name */
 	struct intset dev_pids;		/* pids holding device work */
 	struct intset legacy_tids;	/* tids of events whose pid is a string (legacy export) */
+	struct intset lanes;		/* (pid, tid) of its X spans (a string pid as -1) */
 	bool string_pid;		/* some event has a string pid ("CPU functions") */
 	double first_us, last_us;	/* X events, on the side's own time base */
 	bool have_x;
 	uint64_t max_corr, max_flow;
+	size_t corrs_sealed, flows_sealed;	/* their sizes when last sealed */
 };
 
 static bool is_device_cat(const char *cat)
@@ -111,78 +113,98 @@ static bool is_device_cat(const char *cat)
 		       !strcmp(cat, "gpu_memset"));
 }
 
-static int scan(struct side *s, const struct jv *events)
+/*
+ * Sets of a few members (pids, named tracks) kept sorted as they fill: one entry per event
+ * appended, they would hold 8 bytes per event of a multi-GB trace until sealed.
+ */
+static int add_few(struct intset *s, int64_t x)
 {
-	const struct jv *ev;
+	int ret = intset_insert(s, x);
+
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Ids: appended, and their duplicates dropped each time the set has doubled (a launch's
+ * correlation is in its runtime span and its device span at least).
+ */
+static int add_id(struct intset *s, size_t *sealed, int64_t x)
+{
+	int ret = intset_append(s, x);
+
+	if (!ret && s->n >= 2 * *sealed + (1u << 20)) {
+		intset_seal(s);
+		*sealed = s->n;
+	}
+	return ret;
+}
+
+/* One event's ids, names and extent into @s (sealed by seal_side). */
+static int scan_event(struct side *s, const struct jv *ev)
+{
+	const char *ph = jv_get_str(ev, "ph"), *name = jv_get_str(ev, "name");
+	const struct jv *args = jv_get(ev, "args");
+	int64_t pid = 0, tid = 0;
+	bool has_pid, has_tid;
+	double ts, dur;
+	uint64_t id;
 	int err = 0;
 
-	s->events = events;
-	jv_foreach(ev, events) {
-		const char *ph = jv_get_str(ev, "ph"), *name = jv_get_str(ev, "name");
-		const struct jv *args = jv_get(ev, "args");
-		int64_t pid = 0, tid = 0;
-		bool has_pid, has_tid;
-		double ts, dur;
-		uint64_t id;
+	if (ev->type != JV_OBJECT || !ph)
+		return 0;
+	has_pid = int_of(jv_get(ev, "pid"), &pid);
+	has_tid = int_of(jv_get(ev, "tid"), &tid);
+	if (jv_get_str(ev, "pid")) {
+		s->string_pid = true;
+		if (has_tid)
+			err = err ?: add_few(&s->legacy_tids, tid);
+	}
+	if (has_pid)
+		err = err ?: add_few(&s->pids, pid);
+	if (raw_u64(jv_get(args, "correlation"), &id)) {
+		err = err ?: add_id(&s->corrs, &s->corrs_sealed, (int64_t)(id & INT64_MAX));
+		if (id > s->max_corr)
+			s->max_corr = id;
+	}
+	if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && raw_u64(jv_get(ev, "id"), &id)) {
+		err = err ?: add_id(&s->flows, &s->flows_sealed, (int64_t)(id & INT64_MAX));
+		if (id > s->max_flow)
+			s->max_flow = id;
+	}
+	if (!strcmp(ph, "M") && name && has_pid) {
+		const char *val = jv_get_str(args, "name");
 
-		if (ev->type != JV_OBJECT || !ph)
-			continue;
-		has_pid = int_of(jv_get(ev, "pid"), &pid);
-		has_tid = int_of(jv_get(ev, "tid"), &tid);
-		if (jv_get_str(ev, "pid")) {
-			s->string_pid = true;
-			if (has_tid)
-				err = err ?: intset_append(&s->legacy_tids, tid);
-		}
-		if (has_pid)
-			err = err ?: intset_append(&s->pids, pid);
-		if (raw_u64(jv_get(args, "correlation"), &id)) {
-			err = err ?: intset_append(&s->corrs, (int64_t)(id & INT64_MAX));
-			if (id > s->max_corr)
-				s->max_corr = id;
-		}
-		if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && raw_u64(jv_get(ev, "id"), &id)) {
-			err = err ?: intset_append(&s->flows, (int64_t)(id & INT64_MAX));
-			if (id > s->max_flow)
-				s->max_flow = id;
-		}
-		if (!strcmp(ph, "M") && name && has_pid) {
-			const char *val = jv_get_str(args, "name");
-
-			if (!strcmp(name, "process_name")) {
-				err = err ?: intset_append(&s->named_pids, pid);
-				if (val && !strncmp(val, "Spyre", 5))
-					err = err ?: intset_append(&s->dev_pids, pid);
-			} else if (!strcmp(name, "thread_name") && has_tid) {
-				err = err ?: intset_append(&s->named_lanes, lane_key(pid, tid));
-			}
-		}
-		if (!strcmp(ph, "X") && has_pid && is_device_cat(jv_get_str(ev, "cat")))
-			err = err ?: intset_append(&s->dev_pids, pid);
-		if (!strcmp(ph, "X") && jv_get_num(ev, "ts", &ts)) {
-			if (!jv_get_num(ev, "dur", &dur) || !(dur >= 0))
-				dur = 0;
-			if (!s->have_x || ts < s->first_us)
-				s->first_us = ts;
-			if (!s->have_x || ts + dur > s->last_us)
-				s->last_us = ts + dur;
-			s->have_x = true;
+		if (!strcmp(name, "process_name")) {
+			err = err ?: add_few(&s->named_pids, pid);
+			if (val && !strncmp(val, "Spyre", 5))
+				err = err ?: add_few(&s->dev_pids, pid);
+		} else if (!strcmp(name, "thread_name") && has_tid) {
+			err = err ?: add_few(&s->named_lanes, fit_lane_key(pid, tid));
 		}
 	}
-	if (err)
-		return err;
-	intset_seal(&s->pids);
+	if (!strcmp(ph, "X") && has_pid && is_device_cat(jv_get_str(ev, "cat")))
+		err = err ?: add_few(&s->dev_pids, pid);
+	if (!strcmp(ph, "X") && jv_get_num(ev, "ts", &ts)) {
+		if (!jv_get_num(ev, "dur", &dur) || !(dur >= 0))
+			dur = 0;
+		if (!s->have_x || ts < s->first_us)
+			s->first_us = ts;
+		if (!s->have_x || ts + dur > s->last_us)
+			s->last_us = ts + dur;
+		s->have_x = true;
+	}
+	return err;
+}
+
+static void seal_side(struct side *s)
+{
 	intset_seal(&s->corrs);
 	intset_seal(&s->flows);
-	intset_seal(&s->named_pids);
-	intset_seal(&s->named_lanes);
-	intset_seal(&s->dev_pids);
-	intset_seal(&s->legacy_tids);
-	return 0;
 }
 
 static void side_free(struct side *s)
 {
+	tstream_close(s->ts);
 	intset_free(&s->pids);
 	intset_free(&s->corrs);
 	intset_free(&s->flows);
@@ -190,6 +212,7 @@ static void side_free(struct side *s)
 	intset_free(&s->named_lanes);
 	intset_free(&s->dev_pids);
 	intset_free(&s->legacy_tids);
+	intset_free(&s->lanes);
 }
 
 /* --- writing ---------------------------------------------------------------------------------- */
@@ -258,9 +281,22 @@ static void put_value(struct jw *w, const struct jv *v)
 
 /* An X event's times on the merged base (ns), when the nesting fit moved them */
 struct adjusted {
+	size_t idx;		/* the event's index in its trace's traceEvents */
 	int64_t ts, end;
-	bool set;
 };
+
+/* One trace's moved events, by index: read in order as the second pass writes them. */
+struct adj_list {
+	struct adjusted *v;
+	size_t n, at;
+};
+
+static const struct adjusted *adj_find(struct adj_list *l, size_t idx)
+{
+	while (l->at < l->n && l->v[l->at].idx < idx)
+		l->at++;
+	return l->at < l->n && l->v[l->at].idx == idx ? &l->v[l->at] : NULL;
+}
 
 /* ts and dur from the fit */
 static void put_adjusted(struct jw *w, const struct adjusted *a, const char *key)
@@ -274,9 +310,14 @@ struct mctx {
 	struct side k, o;
 	struct jw *w;
 	bool first_event;
-	/* X events whose times the nesting fit changed, by index in each side's traceEvents */
-	struct adjusted *adj_o, *adj_k;
-	size_t nours, nkineto;
+	/* both traces' X spans (the first pass), for the nesting fit */
+	struct fit_span *spans;
+	size_t nspans, spans_cap;
+	/* X events whose times the nesting fit changed, in each side's order */
+	struct adj_list adj_o, adj_k;
+	/* legacy: our threads' processes, from their first X event (our_pid_of) */
+	int64_t *tid_pid;
+	size_t ntid_pid;
 	/* lanes (fit_lane_key) whose events of ours go to a track of their own, and whether one
 	 * of our thread_name events named it already */
 	int64_t *moved;
@@ -342,7 +383,7 @@ static bool drop_meta(const struct mctx *m, const char *name, int64_t pid, int64
 	if (!strncmp(name, "process_", 8))
 		return intset_has(&m->k.named_pids, pid);
 	if (!strncmp(name, "thread_", 7))
-		return has_tid && intset_has(&m->k.named_lanes, lane_key(pid, tid));
+		return has_tid && intset_has(&m->k.named_lanes, fit_lane_key(pid, tid));
 	return false;
 }
 
@@ -373,11 +414,11 @@ static bool our_arg(struct jw *w, const struct jv *c, void *ctx)
 /* What of our event changes in the merged trace (put_our_event). */
 struct our_event {
 	struct mctx *m;
-	size_t idx;
 	const char *suffix;	/* appended to args.name (a device process Kineto has too, a thread
 				 * on its own track) */
+	const struct adjusted *adj;	/* its times from the nesting fit, or NULL */
 	int64_t to, tid;	/* its pid when @moved, its tid */
-	bool moved, own, flow, meta, adj;
+	bool moved, own, flow, meta;
 };
 
 static bool our_member(struct jw *w, const struct jv *c, void *ctx)
@@ -388,7 +429,7 @@ static bool our_member(struct jw *w, const struct jv *c, void *ctx)
 	uint64_t id;
 
 	if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && o->adj) {
-		put_adjusted(w, &o->m->adj_o[o->idx], c->key);
+		put_adjusted(w, o->adj, c->key);
 	} else if (!strcmp(c->key, "ts") && us_ns(c, &ts)) {
 		jw_us_signed(w, o->meta && ts + mi->shift_ns < 0 ? 0 : ts + mi->shift_ns);
 	} else if (!strcmp(c->key, "pid") && o->moved) {
@@ -409,7 +450,7 @@ static bool our_member(struct jw *w, const struct jv *c, void *ctx)
 
 static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 {
-	struct our_event o = { .m = m, .idx = idx };
+	struct our_event o = { .m = m };
 	const char *ph, *name;
 	int64_t pid = -1;
 	bool has_tid;
@@ -439,7 +480,7 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
 		o.suffix = DEVICE_SUFFIX;
 		m->moved_named[lane] = true;
 	}
-	o.adj = idx < m->nours && m->adj_o[idx].set;
+	o.adj = adj_find(&m->adj_o, idx);
 	o.flow = ph && (!strcmp(ph, "s") || !strcmp(ph, "f"));
 	/*
 	 * Names and labels written at our ts 0 land before the other trace's ts 0 when it began
@@ -459,8 +500,7 @@ static void put_our_event(struct mctx *m, const struct jv *ev, size_t idx)
  */
 struct profiler_event {
 	struct mctx *m;
-	size_t idx;
-	bool adj;
+	const struct adjusted *adj;
 };
 
 static bool profiler_member(struct jw *w, const struct jv *c, void *ctx)
@@ -470,7 +510,7 @@ static bool profiler_member(struct jw *w, const struct jv *c, void *ctx)
 	int64_t tid;
 
 	if ((!strcmp(c->key, "ts") || !strcmp(c->key, "dur")) && p->adj)
-		put_adjusted(w, &p->m->adj_k[p->idx], c->key);
+		put_adjusted(w, p->adj, c->key);
 	else if (!strcmp(c->key, "pid") && mi->legacy)
 		jw_i64(w, mi->legacy_pid);
 	else if (!strcmp(c->key, "tid") && mi->legacy && int_of(c, &tid))
@@ -482,8 +522,7 @@ static bool profiler_member(struct jw *w, const struct jv *c, void *ctx)
 
 static void put_profiler_event(struct mctx *m, const struct jv *ev, size_t idx)
 {
-	struct profiler_event p = { .m = m, .idx = idx,
-				    .adj = idx < m->nkineto && m->adj_k[idx].set };
+	struct profiler_event p = { .m = m, .adj = adj_find(&m->adj_k, idx) };
 
 	event_sep(m);
 	if ((!m->mi->legacy && !p.adj) || ev->type != JV_OBJECT)
@@ -859,59 +898,229 @@ static bool x_times(const struct jv *ev, int64_t *ts, int64_t *end)
 	return true;
 }
 
+/* --- reading ------------------------------------------------------------------------------- */
+
+/* A stream over @src; -errno with "NAME: why" in @err. */
+static int src_open(const struct merge_src *src, struct tstream **out, char *err, size_t errlen)
+{
+	char e[200];
+
+	if (src->data) {
+		/* tests: the text in memory, read in chunks as a file would be */
+		*out = tstream_open_mem(src->data, src->len, 1 << 16);
+		if (!*out)
+			return errf(err, errlen, -ENOMEM, "%s: %s", src->name, strerror(ENOMEM));
+		return 0;
+	}
+	*out = tstream_open(src->name, e, sizeof(e));
+	if (!*out)
+		return errf(err, errlen, errno ? -errno : -EIO, "%s: %s", src->name, e);
+	return 0;
+}
+
+/* Why the stream stopped early: -EINVAL with the place in @err. */
+static int src_bad(const struct merge_src *src, struct tstream *ts, const char *why, char *err,
+		   size_t errlen)
+{
+	if (tstream_gzip_cut(ts))
+		return errf(err, errlen, -EINVAL, "%s: the gzip stream is cut short (%s); "
+			    "`recover` writes a whole trace of what it holds", src->name, why);
+	return errf(err, errlen, -EINVAL, "%s: not valid JSON: %s", src->name, why);
+}
+
+/* A span's pid when it is not a number (a legacy export's "CPU functions") */
+#define NO_PID	INT64_MIN
+
+/* @ev, when an X span on a thread, kept for the nesting fit (fit_tracks). */
+static int keep_span(struct mctx *m, const struct jv *ev, size_t idx, bool ours)
+{
+	struct fit_span sp = { .idx = (uint32_t)idx, .ours = ours };
+	int err;
+
+	if (!x_times(ev, &sp.ts, &sp.end) || !int_of(jv_get(ev, "tid"), &sp.tid))
+		return 0;
+	if (!int_of(jv_get(ev, "pid"), &sp.pid)) {
+		if (ours)
+			return 0;
+		sp.pid = NO_PID;
+	}
+	if (idx > UINT32_MAX)
+		return -EFBIG;
+	/* how many tracks the fit may move: m->moved's size, not one a span */
+	err = add_few(ours ? &m->o.lanes : &m->k.lanes,
+		      fit_lane_key(sp.pid == NO_PID ? -1 : sp.pid, sp.tid));
+	if (err)
+		return err;
+	if (m->nspans == m->spans_cap) {
+		size_t cap = m->spans_cap ? 2 * m->spans_cap : 4096;
+		struct fit_span *v = realloc(m->spans, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->spans = v;
+		m->spans_cap = cap;
+	}
+	m->spans[m->nspans++] = sp;
+	return 0;
+}
+
+/*
+ * The first pass over one input: its ids, names and extent (scan_event), its spans, its count
+ * of events, and the document without its events (s->head, held by the open stream).
+ */
+static int read_side(struct mctx *m, struct side *s, const struct merge_src *src, bool ours,
+		     char *err, size_t errlen)
+{
+	const struct jv *ev;
+	char e[200];
+	int r, ret;
+
+	s->src = src;
+	ret = src_open(src, &s->ts, err, errlen);
+	if (ret)
+		return ret;
+	while ((r = tstream_next(s->ts, &ev, e, sizeof(e))) == 1) {
+		ret = scan_event(s, ev);
+		if (!ret)
+			ret = keep_span(m, ev, s->nevents, ours);
+		if (ret)
+			return errf(err, errlen, ret, "%s: %s", src->name, strerror(-ret));
+		s->nevents++;
+	}
+	if (r < 0)
+		return src_bad(src, s->ts, e, err, errlen);
+	s->head = tstream_head(s->ts);
+	seal_side(s);
+	return 0;
+}
+
 /* The legacy export's ts 0 on our clock: from the ops both traces have (see mergefit.h). */
 #define LEGACY_BEFORE_NS	(2 * 1000 * 1000ll)	/* the job's stamp may be a bit late */
 #define LEGACY_AFTER_NS		(20 * 1000 * 1000ll)	/* enabling took 0.5 ms here */
 #define LEGACY_SLACK_NS		1000			/* its ts and dur are whole µs */
 
-static int legacy_clock(struct mctx *m, int64_t guess_ns)
+static int name_cmp(const void *a, const void *b)
 {
-	struct named_span *prof, *ours;
-	size_t np = 0, no = 0;
-	const struct jv *ev;
-	int err = -ENOMEM;
-
-	prof = calloc(jv_len(m->k.events) + 1, sizeof(*prof));
-	ours = calloc(jv_len(m->o.events) + 1, sizeof(*ours));
-	if (!prof || !ours)
-		goto out;
-	jv_foreach(ev, m->k.events) {
-		struct named_span *s = &prof[np];
-
-		if (x_times(ev, &s->ts, &s->end) && int_of(jv_get(ev, "tid"), &s->tid) &&
-		    (s->name = jv_get_str(ev, "name")))
-			np++;
-	}
-	jv_foreach(ev, m->o.events) {
-		struct named_span *s = &ours[no];
-
-		if (x_times(ev, &s->ts, &s->end) && int_of(jv_get(ev, "tid"), &s->tid) &&
-		    !is_device_cat(jv_get_str(ev, "cat")) && (s->name = jv_get_str(ev, "name")))
-			no++;
-	}
-	err = fit_legacy_clock(prof, np, ours, no, guess_ns - LEGACY_BEFORE_NS,
-			       guess_ns + LEGACY_AFTER_NS, LEGACY_SLACK_NS, &m->mi->lfit);
-out:
-	free(prof);
-	free(ours);
-	return err;
+	return strcmp(a, b);
 }
 
-/* The process of our thread @tid (the job's, for a legacy export's "CPU functions"). */
+/* @name kept once for the whole fit (one copy per distinct name); NULL without memory */
+static const char *intern(void **pool, const char *name)
+{
+	char *const *hit = tfind(name, pool, name_cmp);
+	char *c;
+
+	if (hit)
+		return *hit;
+	c = strdup(name);
+	if (!c)
+		return NULL;
+	hit = tsearch(c, pool, name_cmp);
+	if (!hit || *hit != c)
+		free(c);
+	return hit ? *hit : NULL;
+}
+
+/* Our thread @tid's process, from its first runtime span (our_pid_of) */
+static int note_thread(struct mctx *m, int64_t tid, int64_t pid)
+{
+	int64_t *v;
+
+	for (size_t i = 0; i < m->ntid_pid; i++)
+		if (m->tid_pid[2 * i] == tid)
+			return 0;
+	v = realloc(m->tid_pid, 2 * (m->ntid_pid + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	m->tid_pid = v;
+	v[2 * m->ntid_pid] = tid;
+	v[2 * m->ntid_pid++ + 1] = pid;
+	return 0;
+}
+
+/*
+ * One more pass over one side, for a legacy export only (PyTorch without Kineto: small): its
+ * named spans (ours: the runtime's, not the device's) and, of ours, each thread's process.
+ */
+static int named_spans(struct mctx *m, const struct side *s, bool ours, void **pool,
+		       struct named_span **out, size_t *n, char *err, size_t errlen)
+{
+	size_t cap = 0;
+	struct tstream *ts;
+	const struct jv *ev;
+	char e[200];
+	int r, ret;
+
+	*out = NULL;
+	*n = 0;
+	ret = src_open(s->src, &ts, err, errlen);
+	if (ret)
+		return ret;
+	while ((r = tstream_next(ts, &ev, e, sizeof(e))) == 1) {
+		struct named_span sp;
+		const char *name;
+		int64_t pid;
+
+		if (!x_times(ev, &sp.ts, &sp.end) || !int_of(jv_get(ev, "tid"), &sp.tid) ||
+		    (ours && is_device_cat(jv_get_str(ev, "cat"))))
+			continue;
+		if (ours && int_of(jv_get(ev, "pid"), &pid) && (ret = note_thread(m, sp.tid, pid)))
+			break;
+		if (!(name = jv_get_str(ev, "name")))
+			continue;
+		if (!(sp.name = intern(pool, name))) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (*n == cap) {
+			struct named_span *v = realloc(*out, (cap = cap ? 2 * cap : 1024) *
+						       sizeof(*v));
+
+			if (!v) {
+				ret = -ENOMEM;
+				break;
+			}
+			*out = v;
+		}
+		(*out)[(*n)++] = sp;
+	}
+	if (ret)
+		ret = errf(err, errlen, ret, "%s: %s", s->src->name, strerror(-ret));
+	else if (r < 0)
+		ret = src_bad(s->src, ts, e, err, errlen);
+	tstream_close(ts);
+	return ret;
+}
+
+static int legacy_clock(struct mctx *m, int64_t guess_ns, char *err, size_t errlen)
+{
+	struct named_span *prof = NULL, *ours = NULL;
+	size_t np = 0, no = 0;
+	void *pool = NULL;
+	int ret;
+
+	ret = named_spans(m, &m->k, false, &pool, &prof, &np, err, errlen);
+	if (!ret)
+		ret = named_spans(m, &m->o, true, &pool, &ours, &no, err, errlen);
+	if (!ret) {
+		ret = fit_legacy_clock(prof, np, ours, no, guess_ns - LEGACY_BEFORE_NS,
+				       guess_ns + LEGACY_AFTER_NS, LEGACY_SLACK_NS, &m->mi->lfit);
+		if (ret)
+			errf(err, errlen, ret, "%s", strerror(-ret));
+	}
+	free(prof);
+	free(ours);
+	tdestroy(pool, free);
+	return ret;
+}
+
+/* The process of our thread @tid (@any: of our first thread), for a legacy export's "CPU
+ * functions"; -1 when ours has no runtime span */
 static int64_t our_pid_of(const struct mctx *m, int64_t tid, bool any)
 {
-	const struct jv *ev;
-	int64_t pid, t;
-
-	jv_foreach(ev, m->o.events) {
-		const char *ph = jv_get_str(ev, "ph");
-
-		if (!ph || strcmp(ph, "X") || is_device_cat(jv_get_str(ev, "cat")) ||
-		    !int_of(jv_get(ev, "pid"), &pid) || !int_of(jv_get(ev, "tid"), &t))
-			continue;
-		if (any || t == tid)
-			return pid;
-	}
+	for (size_t i = 0; i < m->ntid_pid; i++)
+		if (any || m->tid_pid[2 * i] == tid)
+			return m->tid_pid[2 * i + 1];
 	return -1;
 }
 
@@ -937,9 +1146,9 @@ static int legacy_anchors(struct mctx *m, const struct jv *ours, char *err, size
 			    86400e9);
 	guess = (int64_t)(m->mo->profiler_start_ns - mi->spyre_base_ns);
 	mi->legacy_guess_ns = guess;
-	ret = legacy_clock(m, guess);
+	ret = legacy_clock(m, guess, err, errlen);
 	if (ret)
-		return errf(err, errlen, ret, "%s", strerror(-ret));
+		return ret;
 	d = mi->lfit.votes ? mi->lfit.offset_ns : guess;
 	mi->kineto_base_ns = mi->spyre_base_ns + (uint64_t)d;
 	mi->shift_ns = -d;
@@ -951,136 +1160,174 @@ static int legacy_anchors(struct mctx *m, const struct jv *ours, char *err, size
 	return 0;
 }
 
+static int adj_cmp(const void *a, const void *b)
+{
+	const struct adjusted *x = a, *y = b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /*
- * Nest our spans with the profiler's, lane by lane (mergefit.h): the moves land in m->adj*,
- * lanes that need their own track in m->moved.
+ * Nest our spans with the profiler's, lane by lane (mergefit.h): the spans the first pass kept
+ * go onto the merged base; the moves land in m->adj_*, lanes that need their own track in
+ * m->moved. The spans are freed: only the moves are needed to write.
  */
 static int fit_tracks(struct mctx *m)
 {
-	size_t nk = jv_len(m->k.events), no = jv_len(m->o.events), n = 0, i;
-	struct fit_span *sp = calloc(nk + no + 1, sizeof(*sp));
-	const struct jv *ev;
+	struct fit_span *sp = m->spans;
+	size_t n = 0, no = 0, nk = 0, nl;
 	int err = -ENOMEM;
 
-	m->nours = no;
-	m->nkineto = nk;
-	m->adj_o = calloc(no + 1, sizeof(*m->adj_o));
-	m->adj_k = calloc(nk + 1, sizeof(*m->adj_k));
-	m->moved = calloc(nk + no + 1, sizeof(*m->moved));
-	m->moved_named = calloc(nk + no + 1, sizeof(*m->moved_named));
-	if (!sp || !m->adj_o || !m->adj_k || !m->moved || !m->moved_named)
-		goto out;
-	i = 0;
-	jv_foreach(ev, m->k.events) {
-		struct fit_span *s = &sp[n];
-
-		if (x_times(ev, &s->ts, &s->end) && int_of(jv_get(ev, "tid"), &s->tid) &&
-		    (m->mi->legacy || int_of(jv_get(ev, "pid"), &s->pid))) {
-			if (m->mi->legacy) {
-				s->pid = m->mi->legacy_pid;
-				s->tid = legacy_tid(m, s->tid);
-			}
-			s->ts0 = s->ts;
-			s->end0 = s->end;
-			/* a legacy export rounds ts and dur to whole µs each */
-			s->tol = m->mi->legacy ? LEGACY_SLACK_NS : 0;
-			s->idx = (uint32_t)i;
-			n++;
-		}
-		i++;
-	}
-	i = 0;
-	jv_foreach(ev, m->o.events) {
-		struct fit_span *s = &sp[n];
+	for (size_t i = 0; i < m->nspans; i++) {
+		struct fit_span s = sp[i];
 		int64_t to;
 
-		if (x_times(ev, &s->ts, &s->end) && int_of(jv_get(ev, "tid"), &s->tid) &&
-		    int_of(jv_get(ev, "pid"), &s->pid)) {
-			if (remap_pid(m, s->pid, &to))
-				s->pid = to;
-			s->ts += m->mi->shift_ns;
-			s->end += m->mi->shift_ns;
-			s->ts0 = s->ts;
-			s->end0 = s->end;
-			s->tol = m->mi->tol_ns;
-			s->idx = (uint32_t)i;
-			s->ours = true;
-			n++;
+		if (!s.ours) {
+			if (m->mi->legacy) {
+				s.pid = m->mi->legacy_pid;
+				s.tid = legacy_tid(m, s.tid);
+			} else if (s.pid == NO_PID) {
+				continue;
+			}
+			/* a legacy export rounds ts and dur to whole µs each */
+			s.tol = m->mi->legacy ? LEGACY_SLACK_NS : 0;
+		} else {
+			if (remap_pid(m, s.pid, &to))
+				s.pid = to;
+			s.ts += m->mi->shift_ns;
+			s.end += m->mi->shift_ns;
+			s.tol = m->mi->tol_ns;
 		}
-		i++;
+		s.ts0 = s.ts;
+		s.end0 = s.end;
+		sp[n++] = s;
 	}
+	/* a lane of either trace is at most one lane merged (pids and legacy tids map 1:1) */
+	nl = m->o.lanes.n + m->k.lanes.n + 1;
+	m->moved = calloc(nl, sizeof(*m->moved));
+	m->moved_named = calloc(nl, sizeof(*m->moved_named));
+	if (!m->moved || !m->moved_named)
+		goto out;
 	err = fit_nesting(sp, n, m->moved, &m->nmoved, &m->mi->fit);
 	if (err)
 		goto out;
-	for (i = 0; i < n; i++) {
-		if (sp[i].ts == sp[i].ts0 && sp[i].end == sp[i].end0)
-			continue;
-		(sp[i].ours ? m->adj_o : m->adj_k)[sp[i].idx] =
-			(struct adjusted){ sp[i].ts, sp[i].end, true };
+	for (size_t i = 0; i < n; i++)
+		if (sp[i].ts != sp[i].ts0 || sp[i].end != sp[i].end0)
+			*(sp[i].ours ? &no : &nk) += 1;
+	m->adj_o.v = calloc(no + 1, sizeof(*m->adj_o.v));
+	m->adj_k.v = calloc(nk + 1, sizeof(*m->adj_k.v));
+	err = -ENOMEM;
+	if (!m->adj_o.v || !m->adj_k.v)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		struct adj_list *l = sp[i].ours ? &m->adj_o : &m->adj_k;
+
+		if (sp[i].ts != sp[i].ts0 || sp[i].end != sp[i].end0)
+			l->v[l->n++] = (struct adjusted){ sp[i].idx, sp[i].ts, sp[i].end };
 	}
+	qsort(m->adj_o.v, m->adj_o.n, sizeof(*m->adj_o.v), adj_cmp);
+	qsort(m->adj_k.v, m->adj_k.n, sizeof(*m->adj_k.v), adj_cmp);
+	err = 0;
 out:
-	free(sp);
+	free(m->spans);
+	m->spans = NULL;
+	m->nspans = m->spans_cap = 0;
 	return err;
 }
 
-int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
-	       const char *ours_name, const char *kineto_name, const struct merge_opts *mo,
-	       struct merge_info *mi, char *err, size_t errlen)
+struct merge {
+	struct mctx m;
+	struct merge_opts mo;
+};
+
+void merge_free(struct merge *g)
 {
-	static const struct merge_opts defaults = { .tol_ns = MERGE_DEFAULT_TOL_NS };
-	struct mctx m = { .mi = mi, .mo = mo ? mo : &defaults, .w = w, .first_event = true };
-	const struct jv *kev, *oev, *ev;
-	size_t idx = 0;
+	if (!g)
+		return;
+	side_free(&g->m.k);
+	side_free(&g->m.o);
+	free(g->m.spans);
+	free(g->m.adj_o.v);
+	free(g->m.adj_k.v);
+	free(g->m.moved);
+	free(g->m.moved_named);
+	free(g->m.tid_pid);
+	free(g);
+}
+
+int merge_plan(const struct merge_src *ours, const struct merge_src *other,
+	       const struct merge_opts *mo, struct merge_info *mi, struct merge **out, char *err,
+	       size_t errlen)
+{
+	struct merge *g = calloc(1, sizeof(*g));
+	const struct jv *oh, *kh;
+	struct mctx *m;
 	int64_t rank;
 	int ret;
 
+	*out = NULL;
 	memset(mi, 0, sizeof(*mi));
-	mi->tol_ns = m.mo->tol_ns;
-	if (!ours || ours->type != JV_OBJECT)
-		return errf(err, errlen, -EINVAL, "our trace is not a trace object");
-	oev = jv_get(ours, "traceEvents");
-	if (!oev || oev->type != JV_ARRAY)
-		return errf(err, errlen, -EINVAL, "our trace has no traceEvents array");
-	if (!kineto || (kineto->type != JV_OBJECT && kineto->type != JV_ARRAY))
-		return errf(err, errlen, -EINVAL, "the Kineto trace is not a trace");
-	kev = kineto->type == JV_ARRAY ? kineto : jv_get(kineto, "traceEvents");
-	if (!kev || kev->type != JV_ARRAY)
-		return errf(err, errlen, -EINVAL, "the Kineto trace has no traceEvents array");
+	if (!g)
+		return errf(err, errlen, -ENOMEM, "%s", strerror(ENOMEM));
+	g->mo = mo ? *mo : (struct merge_opts){ .tol_ns = MERGE_DEFAULT_TOL_NS };
+	m = &g->m;
+	m->mi = mi;
+	m->mo = &g->mo;
+	mi->tol_ns = m->mo->tol_ns;
 
-	snprintf(m.dev_suffix, sizeof(m.dev_suffix), "%s", DEVICE_SUFFIX);
-	if (int_of(jv_get(jv_get(ours, "distributedInfo"), "rank"), &rank))
-		snprintf(m.dev_suffix, sizeof(m.dev_suffix), " (spyre-bpftrace, rank %lld)",
-			 (long long)rank);
-	ret = scan(&m.k, kev);
-	if (!ret)
-		ret = scan(&m.o, oev);
-	if (ret) {
-		errf(err, errlen, ret, "%s", strerror(-ret));
-		goto out;
-	}
-	/* a bare array with "CPU functions" pids and ts near 0: PyTorch without Kineto */
-	mi->legacy = kineto->type == JV_ARRAY && m.k.string_pid &&
-		!(m.k.have_x && m.k.first_us > MERGE_ABSOLUTE_US);
-	mi->profiler_ours = kineto->type == JV_OBJECT && jv_get(kineto, "spyreTracer");
-	ret = mi->legacy ? legacy_anchors(&m, ours, err, errlen) :
-		anchors(&m, ours, kineto, err, errlen);
+	ret = read_side(m, &m->o, ours, true, err, errlen);
 	if (ret)
-		goto out;
-	plan_pids(&m);
-	plan_ids(&m);
-	ret = fit_tracks(&m);
+		goto fail;
+	oh = m->o.head;
+	ret = -EINVAL;
+	if (!oh || oh->type != JV_OBJECT) {
+		errf(err, errlen, ret, "our trace is not a trace object");
+		goto fail;
+	}
+	if (!tstream_in_events(m->o.ts)) {
+		errf(err, errlen, ret, "our trace has no traceEvents array");
+		goto fail;
+	}
+	ret = read_side(m, &m->k, other, false, err, errlen);
+	if (ret)
+		goto fail;
+	kh = m->k.head;
+	ret = -EINVAL;
+	if (!kh || (kh->type != JV_OBJECT && kh->type != JV_ARRAY)) {
+		errf(err, errlen, ret, "the Kineto trace is not a trace");
+		goto fail;
+	}
+	if (kh->type == JV_OBJECT && !tstream_in_events(m->k.ts)) {
+		errf(err, errlen, ret, "the Kineto trace has no traceEvents array");
+		goto fail;
+	}
+
+	snprintf(m->dev_suffix, sizeof(m->dev_suffix), "%s", DEVICE_SUFFIX);
+	if (int_of(jv_get(jv_get(oh, "distributedInfo"), "rank"), &rank))
+		snprintf(m->dev_suffix, sizeof(m->dev_suffix), " (spyre-bpftrace, rank %lld)",
+			 (long long)rank);
+	/* a bare array with "CPU functions" pids and ts near 0: PyTorch without Kineto */
+	mi->legacy = kh->type == JV_ARRAY && m->k.string_pid &&
+		!(m->k.have_x && m->k.first_us > MERGE_ABSOLUTE_US);
+	mi->profiler_ours = kh->type == JV_OBJECT && jv_get(kh, "spyreTracer");
+	ret = mi->legacy ? legacy_anchors(m, oh, err, errlen) : anchors(m, oh, kh, err, errlen);
+	if (ret)
+		goto fail;
+	plan_pids(m);
+	plan_ids(m);
+	ret = fit_tracks(m);
 	if (ret) {
 		errf(err, errlen, ret, "%s", strerror(-ret));
-		goto out;
+		goto fail;
 	}
-	if (m.k.have_x && m.o.have_x) {
+	if (m->k.have_x && m->o.have_x) {
 		double shift_us = mi->shift_ns / 1000.0;
 
 		mi->overlap_known = true;
-		mi->gap_us = m.o.first_us + shift_us > m.k.last_us ?
-			m.o.first_us + shift_us - m.k.last_us :
-			m.o.last_us + shift_us < m.k.first_us ?
-			m.o.last_us + shift_us - m.k.first_us : 0;
+		mi->gap_us = m->o.first_us + shift_us > m->k.last_us ?
+			m->o.first_us + shift_us - m->k.last_us :
+			m->o.last_us + shift_us < m->k.first_us ?
+			m->o.last_us + shift_us - m->k.first_us : 0;
 		/*
 		 * Not one run: traces 29 days apart were merged with a warning into a file in
 		 * which check found 135,927 events before ts 0 (ours, before the profiler's
@@ -1090,23 +1337,66 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 			ret = errf(err, errlen, -ERANGE, "the traces are %.1f days apart (ours %s "
 				   "the other's): not one run; merge traces taken together",
 				   fabs(mi->gap_us) / 86400e6, mi->gap_us > 0 ? "after" : "before");
-			goto out;
+			goto fail;
 		}
 	}
-	if (m.o.have_x && m.o.first_us + mi->shift_ns / 1000.0 < 0) {
+	if (m->o.have_x && m->o.first_us + mi->shift_ns / 1000.0 < 0) {
 		ret = errf(err, errlen, -ERANGE, "ours would start %.3f s before the other trace's "
 			   "time 0 (its baseTimeNanoseconds): viewers drop events before 0; give "
-			   "the earlier trace second", -(m.o.first_us + mi->shift_ns / 1000.0) / 1e6);
-		goto out;
+			   "the earlier trace second", -(m->o.first_us + mi->shift_ns / 1000.0) / 1e6);
+		goto fail;
 	}
+	*out = g;
+	return 0;
+fail:
+	merge_free(g);
+	return ret;
+}
 
-	put_header(&m, ours, kineto, ours_name, kineto_name);
-	jv_foreach(ev, kev)
-		put_profiler_event(&m, ev, idx++);
-	idx = 0;
-	jv_foreach(ev, oev)
-		put_our_event(&m, ev, idx++);
-	put_track_names(&m);
+/* The second pass over one input: each event written as it is read. */
+static int write_side(struct mctx *m, const struct side *s, bool ours, char *err,
+		      size_t errlen)
+{
+	struct tstream *ts;
+	const struct jv *ev;
+	size_t idx = 0;
+	char e[200];
+	int r, ret;
+
+	ret = src_open(s->src, &ts, err, errlen);
+	if (ret)
+		return ret;
+	while ((r = tstream_next(ts, &ev, e, sizeof(e))) == 1 && idx < s->nevents) {
+		if (ours)
+			put_our_event(m, ev, idx);
+		else
+			put_profiler_event(m, ev, idx);
+		idx++;
+	}
+	if (r < 0)
+		ret = src_bad(s->src, ts, e, err, errlen);
+	else if (r == 1 || idx != s->nevents)
+		ret = errf(err, errlen, -EINVAL, "%s changed while it was merged (%zu events "
+			   "read first, then %s%zu)", s->src->name, s->nevents, r == 1 ? "over " :
+			   "", idx);
+	tstream_close(ts);
+	return ret;
+}
+
+int merge_write(struct merge *g, struct jw *w, char *err, size_t errlen)
+{
+	struct mctx *m = &g->m;
+	int ret;
+
+	m->w = w;
+	m->first_event = true;
+	put_header(m, m->o.head, m->k.head, m->o.src->name, m->k.src->name);
+	ret = write_side(m, &m->k, false, err, errlen);
+	if (!ret)
+		ret = write_side(m, &m->o, true, err, errlen);
+	if (ret)
+		return ret;
+	put_track_names(m);
 	jw_raw(w, "\n", 1);
 	jw_arr_end(w);	/* traceEvents */
 	jw_obj_end(w);
@@ -1115,48 +1405,24 @@ int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
 	ret = jw_error(w);
 	if (ret)
 		errf(err, errlen, ret, "%s", strerror(-ret));
-out:
-	side_free(&m.k);
-	side_free(&m.o);
-	free(m.adj_o);
-	free(m.adj_k);
-	free(m.moved);
-	free(m.moved_named);
 	return ret;
-}
-
-static struct jv *load(const char *path, char *err, size_t errlen)
-{
-	struct trace_file tf;
-	struct jv *doc;
-	char e[200];
-
-	if (trace_file_read(path, &tf, e, sizeof(e))) {
-		errf(err, errlen, 0, "%s: %s", path, e);
-		return NULL;
-	}
-	doc = jv_parse(tf.data, tf.len, e, sizeof(e));
-	trace_file_free(&tf);
-	if (!doc)
-		errf(err, errlen, 0, "%s: not valid JSON: %s", path, e);
-	return doc;
 }
 
 int merge_files(const char *ours, const char *kineto, const char *out, bool force,
 		const struct merge_opts *mo, FILE *msg)
 {
-	struct jv *od = NULL, *kd = NULL;
+	const struct merge_src os = { .name = ours }, ks = { .name = kineto };
+	struct merge *g = NULL;
 	struct merge_info mi;
 	const char *kname;
 	struct output o;
 	char err[320];
 	int ret, rc = EXIT_ERROR;
 
-	od = load(ours, err, sizeof(err));
-	if (od)
-		kd = load(kineto, err, sizeof(err));
-	if (!od || !kd) {
+	ret = merge_plan(&os, &ks, mo, &mi, &g, err, sizeof(err));
+	if (ret) {
 		pr_err("%s", err);
+		rc = ret == -ENOMEM || ret == -EFBIG ? EXIT_OUTPUT : EXIT_ERROR;
 		goto out;
 	}
 	ret = output_open(&o, out, force);
@@ -1166,7 +1432,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 		rc = EXIT_OUTPUT;
 		goto out;
 	}
-	ret = merge_docs(od, kd, o.jw, ours, kineto, mo, &mi, err, sizeof(err));
+	ret = merge_write(g, o.jw, err, sizeof(err));
 	if (ret) {
 		output_close(&o);
 		unlink(out);
@@ -1228,8 +1494,7 @@ int merge_files(const char *ours, const char *kineto, const char *out, bool forc
 			mi.fit.lanes_moved == 1 ? "" : "s", MERGE_OWN_TRACK_TID, DEVICE_SUFFIX);
 	rc = EXIT_OK;
 out:
-	jv_free(od);
-	jv_free(kd);
+	merge_free(g);
 	return rc;
 }
 

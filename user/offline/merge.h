@@ -16,7 +16,6 @@
 
 #include "offline/mergefit.h"
 
-struct jv;
 struct jw;
 
 /* Device pids of ours that a Kineto device already uses are moved; at most this many. */
@@ -56,14 +55,28 @@ struct merge_info {
 	int64_t legacy_guess_ns;	/* legacy: --profiler-start - our base, before the fit */
 };
 
+/* A trace to merge: a file (plain or gzip), or its text in memory (tests). */
+struct merge_src {
+	const char *name;	/* the file's path; names the trace in messages and spyreMerged */
+	const char *data;	/* when set: @len bytes of trace text, @name only a name */
+	size_t len;
+};
+
 /*
- * Merge two parsed traces into @w (the whole output document, one event a line). @ours_name
- * and @kineto_name are only recorded in the "spyreMerged" member. On error returns -errno
- * (-EINVAL: an input is not usable, -ERANGE: clocks cannot be aligned) with a message in @err.
+ * A merge in two passes over each input, in memory bounded by the plan (the sets of ids, the
+ * X spans while they are fitted, the moved spans), not by the traces: merge_plan reads both
+ * (@ours is spyre-bpftrace's, @other Kineto's, a legacy profiler export or another of ours)
+ * and decides every move into @mi (kept by the caller until merge_write); merge_write reads
+ * them again and writes the whole output document to @w, one event a line. On error -errno
+ * (-EINVAL: an input is not usable or changed between the passes, -ERANGE: clocks cannot be
+ * aligned) with a message in @err.
  */
-int merge_docs(const struct jv *ours, const struct jv *kineto, struct jw *w,
-	       const char *ours_name, const char *kineto_name, const struct merge_opts *mo,
-	       struct merge_info *mi, char *err, size_t errlen);
+struct merge;
+int merge_plan(const struct merge_src *ours, const struct merge_src *other,
+	       const struct merge_opts *mo, struct merge_info *mi, struct merge **out, char *err,
+	       size_t errlen);
+int merge_write(struct merge *m, struct jw *w, char *err, size_t errlen);
+void merge_free(struct merge *m);
 
 /* Read, merge and write @out (.gz: gzip; an existing file only with @force). Exit code. */
 int merge_files(const char *ours, const char *kineto, const char *out, bool force,

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "offline/tracefile.h"
+#include "tracefile.h"
 #include "common/util.h"
 
 /* Make room for at least one more byte (plus the NUL), never past the size limit. */

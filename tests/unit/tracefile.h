@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* A trace file read whole into memory, plain or gzip: merge, and tests (check and recover stream). */
+/* A trace file read whole into memory, plain or gzip, for the unit tests (check, recover and merge
+ * stream theirs: user/offline/tracestream.h). */
 #ifndef SPYRE_TRACEFILE_H
 #define SPYRE_TRACEFILE_H
 
