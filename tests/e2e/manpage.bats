@@ -182,7 +182,7 @@ complete_words() {
 }
 
 @test "bash completion offers the subcommands, a subcommand's options, the built-in tables and PIDs" {
-	[ "$(complete_words "$TOOL" "")" = "$(printf '%s\n' check list merge recover)" ]
+	[ "$(complete_words "$TOOL" "")" = "$(printf '%s\n' check list merge recover report)" ]
 	[ "$(complete_words "$TOOL" li)" = list ]
 	[ "$(complete_words "$TOOL" check --)" = \
 	  "$(printf '%s\n' --help --json --verbose --version)" ]

@@ -29,7 +29,8 @@
 #define FOR_CHECK	(1u << CMD_CHECK)
 #define FOR_RECOVER	(1u << CMD_RECOVER)
 #define FOR_MERGE	(1u << CMD_MERGE)
-#define FOR_ALL		(FOR_TRACE | FOR_LIST | FOR_CHECK | FOR_RECOVER | FOR_MERGE)
+#define FOR_REPORT	(1u << CMD_REPORT)
+#define FOR_ALL		(FOR_TRACE | FOR_LIST | FOR_CHECK | FOR_RECOVER | FOR_MERGE | FOR_REPORT)
 /*
  * Tracing in fleet mode only (-a or --window): what it writes per window. Elsewhere such an
  * option would be ignored, and a trace written where the user did not ask for it.
@@ -44,6 +45,7 @@ static const char *const cmd_names[] = {
 	[CMD_CHECK] = "check",
 	[CMD_RECOVER] = "recover",
 	[CMD_MERGE] = "merge",
+	[CMD_REPORT] = "report",
 };
 
 enum opt_section { SEC_TRACE, SEC_FLEET, SEC_CHECK, SEC_MERGE, SEC_GENERAL };
@@ -213,9 +215,10 @@ static const struct opt_def opt_defs[] = {
 	{ "prom-file", OPT_PROM, "FILE", FOR_TRACE | FLEET_ONLY, SEC_FLEET,
 	  "Prometheus textfile summary after each window" },
 
-	{ "json", OPT_JSON, NULL, FOR_CHECK, SEC_CHECK,
-	  "print the findings as one JSON document: per file its events,\n"
-	  "problems by kind and problem lines, or why it was unreadable" },
+	{ "json", OPT_JSON, NULL, FOR_CHECK | FOR_REPORT, SEC_CHECK,
+	  "print one JSON document: check, per file its events, problems\n"
+	  "by kind and problem lines, or why it was unreadable; report,\n"
+	  "per file its tables (for scripts)" },
 	{ "profiler-start", OPT_PROFILER_START, "NS", FOR_MERGE, SEC_MERGE,
 	  "a legacy PyTorch profiler export's start: CLOCK_REALTIME in ns\n"
 	  "(time.time_ns())" },
@@ -319,7 +322,7 @@ static void print_option(FILE *f, const struct opt_def *d)
 /* "list: -p --probe ...": what each subcommand takes, from the table */
 static void print_subcommand_options(FILE *f)
 {
-	for (int c = CMD_LIST; c <= CMD_MERGE; c++) {
+	for (int c = CMD_LIST; c <= CMD_REPORT; c++) {
 		int n = fprintf(f, "  %-*s", SUB_COL - 2, cmd_names[c]);
 
 		for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
@@ -371,6 +374,8 @@ static const struct usage_def usage_defs[] = {
 	  0 },
 	{ CMD_MERGE, "OURS KINETO -o OUT", "merge OURS KINETO -o OUT",
 	  "add a PyTorch profiler trace, clocks aligned", 0, { 'o' } },
+	{ CMD_REPORT, "FILE|DIR...", "report [--json] FILE|DIR...",
+	  "the trace's tables: host calls, kernels, device busy time, copies, health", 0 },
 };
 
 /* docs/user-guide.md, Exit codes, says more about each */
@@ -577,7 +582,7 @@ static void man_option_scope(FILE *f, const struct opt_def *d, unsigned int cmds
 	unsigned int also = d->cmds & FOR_ALL & ~cmds;
 	int n = 0;
 
-	for (int c = CMD_TRACE; c <= CMD_MERGE; c++)
+	for (int c = CMD_TRACE; c <= CMD_REPORT; c++)
 		if (also & (1u << c))
 			fprintf(f, "%s\\fB%s\\fR", n++ ? ", " : ".br\nAlso for ", cmd_names[c]);
 	if (n)
@@ -673,7 +678,7 @@ static int refuse_option(enum spyre_cmd cmd, const struct opt_def *d)
 	char name[48], whose[64] = "";
 	int n = 0;
 
-	for (int c = CMD_TRACE; c <= CMD_MERGE; c++)
+	for (int c = CMD_TRACE; c <= CMD_REPORT; c++)
 		if (d->cmds & (1u << c))
 			n += snprintf(whose + n, sizeof(whose) - n, "%s%s",
 				      n ? " and " : "", cmd_names[c]);
@@ -706,7 +711,7 @@ static void getopt_tables(bool permute, char *shorts, size_t len, struct option 
 static enum spyre_cmd parse_cmd(int argc, char **argv)
 {
 	if (argc > 1)
-		for (int c = CMD_LIST; c <= CMD_MERGE; c++)
+		for (int c = CMD_LIST; c <= CMD_REPORT; c++)
 			if (!strcmp(argv[1], cmd_names[c]))
 				return c;
 	return CMD_TRACE;
@@ -1117,8 +1122,10 @@ int env_parse(struct env *env, int argc, char **argv)
 			env->list_glob = args[optind];
 		break;
 	case CMD_CHECK:
+	case CMD_REPORT:
 		if (optind >= nargs) {
-			rc = usage_err("usage: spyre-bpftrace check [--json] FILE|DIR...");
+			rc = usage_err("usage: spyre-bpftrace %s [--json] FILE|DIR...",
+				       cmd_names[env->cmd]);
 			break;
 		}
 		env->nfile_args = nargs - optind;

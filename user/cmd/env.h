@@ -15,7 +15,7 @@ struct vfio_funcs;	/* attach/vfio.h */
 /* --kill: how long a launched job has after its signal before SIGKILL */
 #define LAUNCH_GRACE_S	3
 
-enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE };
+enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE, CMD_REPORT };
 
 /* --trigger (with --flight-recorder) */
 enum trigger_kind { TRIGGER_SLOW = 1, TRIGGER_EXCEPTION, TRIGGER_MEMORY };
@@ -57,9 +57,9 @@ struct env {
 	bool follow;		/* -f: trace the processes the target forks, too */
 	bool verbose;		/* any -v; how many set the log level (log.h) */
 	const char *file_arg;	/* recover FILE; merge: our trace */
-	char **file_args;	/* check FILE|DIR... */
+	char **file_args;	/* check, report FILE|DIR... */
 	int nfile_args;
-	bool json;		/* check --json */
+	bool json;		/* check, report --json */
 	const char *list_glob;	/* list [GLOB]: the probes whose name or function matches */
 	const char *file_arg2;	/* merge: the Kineto trace */
 	unsigned long long profiler_start_ns;	/* merge: a legacy export's start, 0 = unknown */

@@ -13,6 +13,7 @@
 #include "cmd/session.h"
 #include "common/log.h"
 #include "offline/merge.h"
+#include "offline/report.h"
 #include "resolve/probes.h"
 #include "cmd/trace_mode.h"
 
@@ -33,6 +34,10 @@ int main(int argc, char **argv)
 	case CMD_CHECK:
 		log_set_prefix("check");
 		rc = cmd_check(env.file_args, env.nfile_args, env.json);
+		goto out;
+	case CMD_REPORT:
+		log_set_prefix("report");
+		rc = cmd_report(env.file_args, env.nfile_args, env.json);
 		goto out;
 	case CMD_RECOVER:
 		log_set_prefix("recover");

@@ -1138,16 +1138,6 @@ int check_file(const char *path, FILE *out)
 
 /* --- several files, directories, --json ------------------------------------------------------ */
 
-static bool trace_name(const char *n)
-{
-	return str_ends_with(n, ".json") || str_ends_with(n, ".json.gz");
-}
-
-static int trace_entry(const struct dirent *d)
-{
-	return d->d_name[0] != '.' && trace_name(d->d_name);
-}
-
 /* The line of a problem without its "check: FILE: " prefix, as JSON strings. */
 static void json_lines(struct jw *w, const char *path, char *text)
 {
@@ -1224,9 +1214,9 @@ static void check_dir(struct check_totals *t, const char *dir)
 	char p[4096];
 	int n;
 
-	n = scandir(dir, &ents, trace_entry, alphasort);
+	n = trace_dir_scan(dir, &ents);
 	if (n < 0) {
-		pr_err("%s: %s", dir, strerror(errno));
+		pr_err("%s: %s", dir, strerror(-n));
 		t->unreadable++;
 		return;
 	}

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/exitcodes.h"
 #include "common/intset.h"
 #include "offline/jsonparse.h"
@@ -317,7 +318,7 @@ struct mctx {
 	struct adj_list adj_o, adj_k;
 	/* legacy: our threads' processes, from their first X event (our_pid_of) */
 	int64_t *tid_pid;
-	size_t ntid_pid;
+	size_t ntid_pid, tid_pid_cap;
 	/* lanes (fit_lane_key) whose events of ours go to a track of their own, and whether one
 	 * of our thread_name events named it already */
 	int64_t *moved;
@@ -951,15 +952,9 @@ static int keep_span(struct mctx *m, const struct jv *ev, size_t idx, bool ours)
 		      fit_lane_key(sp.pid == NO_PID ? -1 : sp.pid, sp.tid));
 	if (err)
 		return err;
-	if (m->nspans == m->spans_cap) {
-		size_t cap = m->spans_cap ? 2 * m->spans_cap : 4096;
-		struct fit_span *v = realloc(m->spans, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->spans = v;
-		m->spans_cap = cap;
-	}
+	err = array_reserve(&m->spans, &m->spans_cap, m->nspans + 1, sizeof(sp), 4096);
+	if (err)
+		return err;
 	m->spans[m->nspans++] = sp;
 	return 0;
 }
@@ -1029,10 +1024,9 @@ static int note_thread(struct mctx *m, int64_t tid, int64_t pid)
 	for (size_t i = 0; i < m->ntid_pid; i++)
 		if (m->tid_pid[2 * i] == tid)
 			return 0;
-	v = realloc(m->tid_pid, 2 * (m->ntid_pid + 1) * sizeof(*v));
-	if (!v)
+	if (array_reserve(&m->tid_pid, &m->tid_pid_cap, 2 * (m->ntid_pid + 1), sizeof(*v), 16))
 		return -ENOMEM;
-	m->tid_pid = v;
+	v = m->tid_pid;
 	v[2 * m->ntid_pid] = tid;
 	v[2 * m->ntid_pid++ + 1] = pid;
 	return 0;
@@ -1072,16 +1066,8 @@ static int named_spans(struct mctx *m, const struct side *s, bool ours, void **p
 			ret = -ENOMEM;
 			break;
 		}
-		if (*n == cap) {
-			struct named_span *v = realloc(*out, (cap = cap ? 2 * cap : 1024) *
-						       sizeof(*v));
-
-			if (!v) {
-				ret = -ENOMEM;
-				break;
-			}
-			*out = v;
-		}
+		if ((ret = array_reserve(out, &cap, *n + 1, sizeof(sp), 1024)))
+			break;
 		(*out)[(*n)++] = sp;
 	}
 	if (ret)

@@ -5,6 +5,7 @@
  * and strings) and then parsed whole by the strict parser, so that what is accepted is exactly
  * what jv_parse() accepts of the whole document, in memory of one event at a time.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "offline/jsonparse.h"
 #include "offline/tracestream.h"
+#include "common/strutil.h"
 #include "common/util.h"
 
 /* Read size: 1 MiB a read() or gzread() */
@@ -730,4 +732,17 @@ bool tstream_gzip_cut(const struct tstream *s)
 uint64_t tstream_bytes(const struct tstream *s)
 {
 	return s->base + s->end;
+}
+
+static int trace_entry(const struct dirent *d)
+{
+	return d->d_name[0] != '.' &&
+	       (str_ends_with(d->d_name, ".json") || str_ends_with(d->d_name, ".json.gz"));
+}
+
+int trace_dir_scan(const char *dir, struct dirent ***ents)
+{
+	int n = scandir(dir, ents, trace_entry, alphasort);
+
+	return n < 0 ? -errno : n;
 }

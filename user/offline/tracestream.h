@@ -63,4 +63,11 @@ bool tstream_gzip_cut(const struct tstream *s);
 /* Bytes read of the input (decompressed), for the rate. */
 uint64_t tstream_bytes(const struct tstream *s);
 
+struct dirent;
+/*
+ * The trace files (*.json, *.json.gz, no dot files) of directory @dir in name order, for the
+ * subcommands that take FILE|DIR: their count (scandir's @ents, each and the array freed by
+ * the caller), or -errno.
+ */
+int trace_dir_scan(const char *dir, struct dirent ***ents);
 #endif

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# report: the tables a trace holds, read back; every figure against the job's own counts or
+# the same figure computed over the JSON here, independently.
+
+load helpers
+
+# the mock job launched and traced whole: its counts, the trace
+trace_mock() {
+	"$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q -- "$MOCK" --iters 200 \
+		--counts "$BATS_TEST_TMPDIR/counts.json" >"$BATS_TEST_TMPDIR/job.out" \
+		2>"$BATS_TEST_TMPDIR/tracer.err"
+}
+
+@test "report: host calls, kernels, copies and device busy time equal the job's counts and the JSON's own figures" {
+	trace_mock
+	run "$TOOL" report --json "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	echo "$output" >"$BATS_TEST_TMPDIR/r.json"
+	python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import collections, json, sys
+d = sys.argv[1]
+r = json.load(open(d + "/r.json"))["files"][0]
+t = json.load(open(d + "/t.json"))
+calls = json.load(open(d + "/counts.json"))["calls"]
+ns = lambda us: round(us * 1000)
+dev = ("kernel", "gpu_memcpy", "gpu_memset")
+# independently: every X span by kind and name, exact nearest-rank percentiles
+durs = collections.defaultdict(list)
+nbytes = collections.Counter()
+for e in t["traceEvents"]:
+    if e.get("ph") != "X":
+        continue
+    kind = {"kernel": "kernels", "gpu_memcpy": "copies", "gpu_memset": "copies"}.get(
+        e.get("cat"), "host")
+    durs[kind, e["name"]].append(ns(e.get("dur", 0)))
+    if kind == "copies":
+        nbytes[e["name"]] += e["args"]["bytes"]
+def rank(v, p):
+    v = sorted(v)
+    return v[max(1, -(-len(v) * p // 100)) - 1]
+for kind in ("host", "kernels", "copies"):
+    got = {x["name"]: x for x in r[kind]}
+    want = {n for (k, n) in durs if k == kind}
+    assert set(got) == want, (kind, set(got) ^ want)
+    for name, x in got.items():
+        v = durs[kind, name]
+        assert x["count"] == len(v) and x["totalNs"] == sum(v), (name, x, len(v), sum(v))
+        if kind != "copies":
+            assert x["p50Ns"] == rank(v, 50) and x["p99Ns"] == rank(v, 99), (name, x)
+        else:
+            assert x["bytes"] == nbytes[name], (name, x)
+    # the largest total first
+    totals = [x["totalNs"] for x in r[kind]]
+    assert totals == sorted(totals, reverse=True), totals
+# against the job: one kernel a compute launch, one copy a transfer
+assert sum(x["count"] for x in r["kernels"]) == calls["flex::RuntimeStream::launchOperationCompute"]
+c = {x["name"]: x["count"] for x in r["copies"]}
+assert c["Memcpy (HtoD)"] == calls["flex::RuntimeStream::launchOperationH2D"], c
+assert c["Memcpy (DtoH)"] == calls["flex::RuntimeStream::launchOperationD2H"], c
+host = {x["name"]: x["count"] for x in r["host"]}
+assert host["spyreLaunchJobPlan"] == calls["spyre::launchJobPlan"], host
+# device busy time: the union of its spans, per device; per track the sum
+spans = collections.defaultdict(list)
+for e in t["traceEvents"]:
+    if e.get("ph") == "X" and e.get("cat") in dev:
+        spans[e["pid"]].append((ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0)), e["tid"]))
+assert len(r["devices"]) == len(spans), r["devices"]
+for x in r["devices"]:
+    v = sorted(spans[x["pid"]])
+    busy, end = 0, v[0][0]
+    for a, b, _ in v:
+        if b > end:
+            busy += b - max(a, end)
+            end = b
+    assert x["busyNs"] == busy and x["spans"] == len(v), (x["busyNs"], busy)
+    assert x["spanNs"] == max(b for _, b, _ in v) - v[0][0]
+    for tr in x["tracks"]:
+        w = [b - a for a, b, tid in v if tid == tr["tid"]]
+        assert tr["spans"] == len(w) and tr["busyNs"] == sum(w), tr
+h = r["health"]
+assert h["spyreTrace"] and h["drops"] == 0 and h["sampleEvery"] == 1, h
+print(len(r["host"]), "functions,", len(r["kernels"]), "kernels checked")
+PY
+	# the same tables for people
+	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "report: $BATS_TEST_TMPDIR/t.json: "*" events over "* ]]
+	grep -q "^host calls, by total time$" <<<"$output"
+	grep -Eq "^ +2,000 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  spyreLaunchJobPlan$" <<<"$output"
+	grep -q "^device kernels, by total time" <<<"$output"
+	grep -Eq "^ +400 +26,214,400 +[0-9.]+ +[0-9.]+ +[0-9.]+  Memcpy \(HtoD\)$" <<<"$output"
+	grep -Eq "^  device pid 0 \"Spyre 0\": busy [0-9.]+ % of " <<<"$output"
+	grep -q "^health: 0 events lost in the ring (drops)" <<<"$output"
+}
+
+@test "report: a budgeted run's health says which part of the run the figures cover" {
+	start_job --iters 4000
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --no-status --max-overhead 20
+	run_phase
+	stop_tracer
+	stop_job
+	[ "$TRACER_RC" -eq 0 ]
+	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -Eq "^  budget: traced [0-9.]+ s of [0-9.]+ s \([0-9]+ %\) in [0-9]+ windows; the figures above cover the windows only" <<<"$output"
+}
+
+@test "report: a directory, a merged trace, a profiler's trace; a cut one is an error naming recover" {
+	trace_mock
+	local d=$BATS_TEST_TMPDIR
+	mkdir "$d/dir"
+	cp "$d/t.json" "$d/dir/a.json"
+	gzip -c "$d/t.json" >"$d/dir/b.json.gz"
+	run "$TOOL" report --json "$d/dir" "$ROOT/tests/fixtures/traces/kineto-sample.json"
+	[ "$status" -eq 0 ]
+	python3 - "$output" <<'PY'
+import json, sys
+f = json.loads(sys.argv[1])["files"]
+assert [x["file"].rsplit("/", 1)[1] for x in f] == ["a.json", "b.json.gz", "kineto-sample.json"]
+# plain and gzip read alike
+a, b = (dict(x, file=None) for x in f[:2])
+assert a == b
+# Kineto's own: its kernels, no health facts
+assert f[2]["kernels"] and not f[2]["health"]["spyreTrace"], f[2]
+PY
+	run "$TOOL" report "$ROOT/tests/fixtures/traces/kineto-sample.json"
+	[[ "$output" == *"health: not a trace of spyre-bpftrace (no spyreStats)"* ]]
+	# ours merged with Kineto's (the samples of one run): both kinds of events in one report
+	"$TOOL" merge "$ROOT/tests/fixtures/traces/spyre-sample.json" \
+		"$ROOT/tests/fixtures/traces/kineto-sample.json" -o "$d/m.json"
+	run "$TOOL" report --json "$d/m.json"
+	[ "$status" -eq 0 ]
+	python3 -c 'import json, sys; f = json.loads(sys.argv[1])["files"][0]
+names = {x["name"] for x in f["host"]}
+assert {"aiuScheduleWait", "aten::linear"} <= names, names
+assert {x["name"] for x in f["kernels"]} == {"Spyre compute", "linear_fwd_8x64x64"}, f' "$output"
+	# cut short: said, with the way out; the other files still reported, exit 1
+	head -c 100000 "$d/t.json" >"$d/cut.json"
+	run "$TOOL" report "$d/cut.json" "$d/t.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"report: $d/cut.json: not a whole trace: "*"(cut short: \`spyre-bpftrace recover\` closes it)"* ]]
+	[[ "$output" == *"report: $d/t.json: "*" events over "* ]]
+	run "$TOOL" report "$d/nonexistent.json"
+	[ "$status" -eq 1 ]
+	run "$TOOL" report
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"usage: spyre-bpftrace report [--json] FILE|DIR..."* ]]
+}

@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * report: one pass over a trace's events (tracestream.h). A row per host function, device
+ * kernel and copy direction sums count, time and bytes as the events go by; each span's
+ * duration goes to a spool (spool.h) with its row's id, sorted at the end so that p50 and
+ * p99 are exact (nearest rank) in bounded memory; each device span's interval goes to a
+ * second spool, sorted by device and start, whose union is the device's busy time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <search.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/array.h"
+#include "common/exitcodes.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "common/util.h"
+#include "offline/jsonparse.h"
+#include "offline/report.h"
+#include "offline/spool.h"
+#include "offline/tracestream.h"
+#include "output/jsonw.h"
+
+/* ts and dur beyond ±9e12 µs (104 days) are not a trace's */
+#define REPORT_MAX_US	9000000000000LL
+/* sorted runs of the spools kept in memory: past that, spilled to $TMPDIR */
+#define REPORT_SPOOL_MEM	(16u << 20)
+
+enum row_kind { ROW_HOST, ROW_KERNEL, ROW_COPY };
+
+/* A host function, a device kernel or a copy direction: what its spans sum to. */
+struct row {
+	int kind;
+	const char *name;	/* owned (strdup) */
+	uint32_t id;
+	uint64_t count;
+	int64_t total_ns;
+	int64_t p50_ns, p99_ns;
+	uint64_t bytes;		/* copies: args.bytes summed */
+};
+
+/* Device work on one (pid, tid): a stream, or a lane of concurrent copies. */
+struct track {
+	int64_t pid, tid;
+	uint64_t spans;
+	int64_t busy_ns;	/* its spans' durations summed: a stream runs one thing at once */
+};
+
+struct device {
+	int64_t pid;
+	uint64_t spans;
+	int64_t busy_ns;	/* the union of its tracks' spans */
+	int64_t first_ns, last_ns;
+};
+
+/* process_name (tid -1) and thread_name */
+struct track_name {
+	int64_t pid, tid;
+	char *name;
+};
+
+struct dur_rec {
+	uint32_t id, pad;
+	int64_t ns;
+};
+
+struct busy_rec {
+	int64_t pid, ts, end;
+};
+
+struct rep {
+	void *by_name;			/* tsearch: struct row * by kind and name */
+	struct row **rows;
+	size_t nrows, rows_cap;
+	struct track *tracks;
+	size_t ntracks, tracks_cap;
+	struct device *devs;
+	size_t ndevs;
+	struct track_name *names;
+	size_t nnames, names_cap;
+	struct spool *durs, *busy;
+	uint64_t events, spans[3];
+	int64_t first_ns, last_ns;
+	bool have_x;
+	int err;
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	return strcmp(x->name, y->name);
+}
+
+static struct row *row_of(struct rep *r, int kind, const char *name)
+{
+	struct row key = { .kind = kind, .name = name }, *row;
+	struct row *const *hit = tfind(&key, &r->by_name, row_cmp);
+	void *added;
+
+	if (hit)
+		return *hit;
+	if (array_reserve(&r->rows, &r->rows_cap, r->nrows + 1, sizeof(*r->rows), 16))
+		return NULL;
+	row = calloc(1, sizeof(*row));
+	if (!row || !(row->name = strdup(name))) {
+		free(row);
+		return NULL;
+	}
+	row->kind = kind;
+	row->id = (uint32_t)r->nrows;
+	added = tsearch(row, &r->by_name, row_cmp);
+	if (!added) {
+		free((char *)row->name);
+		free(row);
+		return NULL;
+	}
+	r->rows[r->nrows++] = row;
+	return row;
+}
+
+static struct track *track_of(struct rep *r, int64_t pid, int64_t tid)
+{
+	for (size_t i = r->ntracks; i-- > 0;)
+		if (r->tracks[i].pid == pid && r->tracks[i].tid == tid)
+			return &r->tracks[i];
+	if (array_reserve(&r->tracks, &r->tracks_cap, r->ntracks + 1, sizeof(*r->tracks), 16))
+		return NULL;
+	r->tracks[r->ntracks] = (struct track){ .pid = pid, .tid = tid };
+	return &r->tracks[r->ntracks++];
+}
+
+static bool int_member(const struct jv *ev, const char *key, int64_t *out)
+{
+	double d;
+
+	if (!jv_get_num(ev, key, &d) || d != (double)(int64_t)d)
+		return false;
+	*out = (int64_t)d;
+	return true;
+}
+
+static const char *name_of(const struct rep *r, int64_t pid, int64_t tid)
+{
+	for (size_t i = 0; i < r->nnames; i++)
+		if (r->names[i].pid == pid && r->names[i].tid == tid)
+			return r->names[i].name;
+	return NULL;
+}
+
+/* process_name and thread_name: the first of each track's names */
+static int take_name(struct rep *r, const struct jv *ev)
+{
+	const char *what = jv_get_str(ev, "name"), *val = jv_get_str(jv_get(ev, "args"), "name");
+	int64_t pid, tid = -1;
+	char *copy;
+
+	if (!what || !val || !int_member(ev, "pid", &pid))
+		return 0;
+	if (!strcmp(what, "thread_name")) {
+		if (!int_member(ev, "tid", &tid))
+			return 0;
+	} else if (strcmp(what, "process_name")) {
+		return 0;
+	}
+	if (name_of(r, pid, tid))
+		return 0;
+	if (array_reserve(&r->names, &r->names_cap, r->nnames + 1, sizeof(*r->names), 16) ||
+	    !(copy = strdup(val)))
+		return -ENOMEM;
+	r->names[r->nnames++] = (struct track_name){ pid, tid, copy };
+	return 0;
+}
+
+static bool is_cat(const char *cat, const char *what)
+{
+	return cat && !strcmp(cat, what);
+}
+
+static int take_event(struct rep *r, const struct jv *ev)
+{
+	const char *ph = jv_get_str(ev, "ph"), *cat, *name;
+	int64_t ts, dur = 0, pid, tid;
+	struct dur_rec d = {};
+	struct row *row;
+	double bytes;
+	int kind;
+
+	if (ev->type != JV_OBJECT || !ph)
+		return 0;
+	if (!strcmp(ph, "M"))
+		return take_name(r, ev);
+	if (strcmp(ph, "X") || !jv_us_ns(jv_get(ev, "ts"), REPORT_MAX_US, &ts))
+		return 0;
+	if (!jv_us_ns(jv_get(ev, "dur"), REPORT_MAX_US, &dur) || dur < 0)
+		dur = 0;
+	if (!r->have_x || ts < r->first_ns)
+		r->first_ns = ts;
+	if (!r->have_x || ts + dur > r->last_ns)
+		r->last_ns = ts + dur;
+	r->have_x = true;
+	cat = jv_get_str(ev, "cat");
+	name = jv_get_str(ev, "name") ?: "(no name)";
+	kind = is_cat(cat, "kernel") ? ROW_KERNEL :
+	       is_cat(cat, "gpu_memcpy") || is_cat(cat, "gpu_memset") ? ROW_COPY : ROW_HOST;
+	row = row_of(r, kind, name);
+	if (!row)
+		return -ENOMEM;
+	row->count++;
+	row->total_ns += dur;
+	r->spans[kind]++;
+	if (kind == ROW_COPY && jv_get_num(jv_get(ev, "args"), "bytes", &bytes) && bytes > 0)
+		row->bytes += (uint64_t)bytes;
+	d.id = row->id;
+	d.ns = dur;
+	if (spool_add(r->durs, &d))
+		return -EIO;
+	if (kind != ROW_HOST && int_member(ev, "pid", &pid) && int_member(ev, "tid", &tid)) {
+		struct busy_rec b = { pid, ts, ts + dur };
+		struct track *t = track_of(r, pid, tid);
+
+		if (!t)
+			return -ENOMEM;
+		t->spans++;
+		t->busy_ns += dur;
+		if (spool_add(r->busy, &b))
+			return -EIO;
+	}
+	return 0;
+}
+
+static int dur_cmp(const void *a, const void *b)
+{
+	const struct dur_rec *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static int busy_cmp(const void *a, const void *b)
+{
+	const struct busy_rec *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Nearest rank: the k-th smallest of n, k = ceil(p n / 100) (1-based). */
+static uint64_t rank_of(uint64_t n, int p)
+{
+	uint64_t k = (n * p + 99) / 100;
+
+	return k ? k : 1;
+}
+
+/* Each row's p50 and p99 from its sorted durations. */
+static int percentiles(struct rep *r)
+{
+	const struct dur_rec *d;
+	uint64_t at = 0;
+	uint32_t id = UINT32_MAX;
+	int err = spool_sort(r->durs);
+
+	if (err)
+		return err;
+	while ((d = spool_next(r->durs))) {
+		struct row *row = r->rows[d->id];
+
+		at = d->id == id ? at + 1 : 1;
+		id = d->id;
+		if (at == rank_of(row->count, 50))
+			row->p50_ns = d->ns;
+		if (at == rank_of(row->count, 99))
+			row->p99_ns = d->ns;
+	}
+	return spool_error(r->durs);
+}
+
+/* Each device's busy time: the union of its spans' intervals, sorted by start. */
+static int device_busy(struct rep *r)
+{
+	const struct busy_rec *b;
+	struct device *dev = NULL;
+	int64_t end = 0;
+	int err = spool_sort(r->busy);
+
+	if (err)
+		return err;
+	r->devs = calloc(r->ntracks + 1, sizeof(*r->devs));
+	if (!r->devs)
+		return -ENOMEM;
+	while ((b = spool_next(r->busy))) {
+		if (!dev || dev->pid != b->pid) {
+			dev = &r->devs[r->ndevs++];
+			*dev = (struct device){ .pid = b->pid, .first_ns = b->ts };
+			end = b->ts;
+		}
+		dev->spans++;
+		if (b->end > end) {
+			dev->busy_ns += b->end - (b->ts > end ? b->ts : end);
+			end = b->end;
+		}
+		if (b->end > dev->last_ns)
+			dev->last_ns = b->end;
+	}
+	return spool_error(r->busy);
+}
+
+static const struct row **rows_sorted(const struct rep *r, int kind, size_t *n)
+{
+	const struct row **v = calloc(r->nrows + 1, sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i]->kind == kind)
+			v[(*n)++] = r->rows[i];
+	/* by total time, the largest first; equal totals by name */
+	for (size_t i = 1; i < *n; i++) {
+		const struct row *x = v[i];
+		size_t j = i;
+
+		while (j > 0 && (v[j - 1]->total_ns < x->total_ns ||
+				 (v[j - 1]->total_ns == x->total_ns &&
+				  strcmp(v[j - 1]->name, x->name) > 0))) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+	return v;
+}
+
+/* --- the trace's health, from its metadata ------------------------------------------------- */
+
+struct health {
+	bool ours;			/* spyreStats: a trace of spyre-bpftrace */
+	double drops, unwound, no_return, device_overflow, driver_drops, in_flight;
+	double sample_every;
+	bool budget;
+	double traced_s, run_s, windows, cut_at_pause;
+	bool memory_sampled;
+};
+
+static double num_or(const struct jv *obj, const char *key)
+{
+	double d;
+
+	return jv_get_num(obj, key, &d) ? d : 0;
+}
+
+static void health_of(const struct jv *head, struct health *h)
+{
+	const struct jv *st = jv_get(head, "spyreStats"), *b = jv_get(st, "budget");
+	const struct jv *mem = jv_get(head, "spyreMemory"), *sampled = jv_get(mem, "sampled");
+
+	memset(h, 0, sizeof(*h));
+	h->ours = st && st->type == JV_OBJECT;
+	h->drops = num_or(st, "drops");
+	h->unwound = num_or(st, "unwound");
+	h->no_return = num_or(st, "noReturn");
+	h->device_overflow = num_or(st, "deviceOverflow");
+	h->driver_drops = num_or(st, "driverDrops");
+	h->in_flight = num_or(st, "launchesInFlight");
+	h->sample_every = num_or(jv_get(head, "spyreSampling"), "sampleEvery");
+	h->budget = b && b->type == JV_OBJECT;
+	h->traced_s = num_or(b, "tracedSec");
+	h->run_s = num_or(b, "runSec");
+	h->windows = num_or(b, "windows");
+	h->cut_at_pause = num_or(b, "launchesCutAtPause");
+	h->memory_sampled = sampled && sampled->type == JV_BOOL && sampled->b;
+}
+
+/* --- rendering ------------------------------------------------------------------------------ */
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+static int64_t busy_total(const struct rep *r)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < r->ndevs; i++)
+		t += r->devs[i].busy_ns;
+	return t;
+}
+
+static void text_rows(FILE *f, const struct rep *r, int kind, const char *what)
+{
+	const char *cols = kind == ROW_COPY ?
+		"      count           bytes     total ms    mean µs      GB/s" :
+		"      count     total ms    mean µs     p50 µs     p99 µs";
+	int64_t busy = busy_total(r);
+	const struct row **v;
+	char c[32], b[32];
+	size_t n;
+
+	v = rows_sorted(r, kind, &n);
+	if (!v || !n) {
+		free(v);
+		return;
+	}
+	fprintf(f, "\n%s\n%s%s  %s\n", what, cols, kind == ROW_KERNEL ? "  device %" : "",
+		kind == ROW_HOST ? "function" : kind == ROW_KERNEL ? "kernel" : "direction");
+	for (size_t i = 0; i < n; i++) {
+		const struct row *x = v[i];
+		double mean = x->count ? x->total_ns / 1e3 / x->count : 0;
+
+		fprintf(f, "%11s", fmt_count(x->count, c, sizeof(c)));
+		if (kind == ROW_COPY)
+			fprintf(f, " %15s %12.3f %10.1f %9.3f", fmt_count(x->bytes, b, sizeof(b)),
+				x->total_ns / 1e6, mean,
+				x->total_ns ? (double)x->bytes / x->total_ns : 0);
+		else
+			fprintf(f, " %12.3f %10.1f %10.1f %10.1f", x->total_ns / 1e6, mean,
+				x->p50_ns / 1e3, x->p99_ns / 1e3);
+		if (kind == ROW_KERNEL)
+			fprintf(f, " %9.1f", pct(x->total_ns, busy));
+		fprintf(f, "  %s\n", x->name);
+	}
+	free(v);
+}
+
+static int track_cmp(const void *a, const void *b)
+{
+	const struct track *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void text_devices(FILE *f, struct rep *r)
+{
+	char c[32];
+
+	if (!r->ndevs)
+		return;
+	qsort(r->tracks, r->ntracks, sizeof(*r->tracks), track_cmp);
+	fprintf(f, "\ndevices: busy = the union of their streams' work, over each device's first "
+		"to last\n");
+	for (size_t i = 0; i < r->ndevs; i++) {
+		const struct device *d = &r->devs[i];
+		int64_t span = d->last_ns - d->first_ns;
+		const char *name = name_of(r, d->pid, -1);
+
+		fprintf(f, "  device pid %lld%s%s%s: busy %.1f %% of %.3f ms (idle %.3f ms), %s "
+			"spans\n", (long long)d->pid, name ? " \"" : "", name ?: "",
+			name ? "\"" : "", pct(d->busy_ns, span), span / 1e6,
+			(span - d->busy_ns) / 1e6, fmt_count(d->spans, c, sizeof(c)));
+		for (size_t k = 0; k < r->ntracks; k++) {
+			const struct track *t = &r->tracks[k];
+			const char *tn = name_of(r, t->pid, t->tid);
+
+			if (t->pid != d->pid)
+				continue;
+			fprintf(f, "    tid %lld%s%s%s: busy %.1f %%, %s spans\n",
+				(long long)t->tid, tn ? " \"" : "", tn ?: "", tn ? "\"" : "",
+				pct(t->busy_ns, span), fmt_count(t->spans, c, sizeof(c)));
+		}
+	}
+}
+
+static void text_health(FILE *f, const struct health *h)
+{
+	fprintf(f, "\nhealth: ");
+	if (!h->ours) {
+		fprintf(f, "not a trace of spyre-bpftrace (no spyreStats): what was lost is not "
+			"known\n");
+		return;
+	}
+	fprintf(f, "%.0f events lost in the ring (drops), %.0f device spans lost to overflow, "
+		"%.0f driver events lost\n", h->drops, h->device_overflow, h->driver_drops);
+	if (h->sample_every > 1)
+		fprintf(f, "  sampled: 1 call in %.0f traced; the host counts above are of the "
+			"calls traced, not all\n", h->sample_every);
+	if (h->budget)
+		fprintf(f, "  budget: traced %.3f s of %.3f s (%.0f %%) in %.0f windows; the figures "
+			"above cover the windows only (%.0f launches cut at a pause)\n",
+			h->traced_s, h->run_s, h->run_s > 0 ? 100 * h->traced_s / h->run_s : 0,
+			h->windows, h->cut_at_pause);
+	if (h->unwound)
+		fprintf(f, "  %.0f calls left by an exception or longjmp: their spans end where the "
+			"unwind was seen\n", h->unwound);
+	if (h->in_flight)
+		fprintf(f, "  %.0f launches still in flight at the end: their device spans are "
+			"missing\n", h->in_flight);
+	if (h->memory_sampled)
+		fprintf(f, "  device memory was not followed all the time (budget pauses): its "
+			"ledger is sampled\n");
+}
+
+static void json_rows(struct jw *w, const struct rep *r, int kind, const char *key)
+{
+	int64_t busy = busy_total(r);
+	const struct row **v;
+	size_t n;
+
+	v = rows_sorted(r, kind, &n);
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (size_t i = 0; v && i < n; i++) {
+		const struct row *x = v[i];
+
+		jw_obj_begin(w);
+		jw_kv_str(w, "name", x->name);
+		jw_kv_u64(w, "count", x->count);
+		jw_kv_i64(w, "totalNs", x->total_ns);
+		jw_kv_dbl(w, "meanNs", x->count ? (double)x->total_ns / x->count : 0, 1);
+		if (kind == ROW_COPY) {
+			jw_kv_u64(w, "bytes", x->bytes);
+			jw_kv_dbl(w, "gbPerSec", x->total_ns ? (double)x->bytes / x->total_ns : 0, 3);
+		} else {
+			jw_kv_i64(w, "p50Ns", x->p50_ns);
+			jw_kv_i64(w, "p99Ns", x->p99_ns);
+		}
+		if (kind == ROW_KERNEL)
+			jw_kv_dbl(w, "deviceBusyPct", pct(x->total_ns, busy), 3);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	free(v);
+}
+
+static void json_report(struct jw *w, const char *path, const struct rep *r,
+			const struct health *h)
+{
+	jw_obj_begin(w);
+	jw_kv_str(w, "file", path);
+	jw_kv_u64(w, "events", r->events);
+	jw_kv_i64(w, "spanNs", r->have_x ? r->last_ns - r->first_ns : 0);
+	json_rows(w, r, ROW_HOST, "host");
+	json_rows(w, r, ROW_KERNEL, "kernels");
+	json_rows(w, r, ROW_COPY, "copies");
+	jw_key(w, "devices");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->ndevs; i++) {
+		const struct device *d = &r->devs[i];
+
+		jw_obj_begin(w);
+		jw_kv_i64(w, "pid", d->pid);
+		jw_kv_str(w, "name", name_of(r, d->pid, -1) ?: "");
+		jw_kv_u64(w, "spans", d->spans);
+		jw_kv_i64(w, "busyNs", d->busy_ns);
+		jw_kv_i64(w, "spanNs", d->last_ns - d->first_ns);
+		jw_key(w, "tracks");
+		jw_arr_begin(w);
+		for (size_t k = 0; k < r->ntracks; k++) {
+			const struct track *t = &r->tracks[k];
+
+			if (t->pid != d->pid)
+				continue;
+			jw_obj_begin(w);
+			jw_kv_i64(w, "tid", t->tid);
+			jw_kv_str(w, "name", name_of(r, t->pid, t->tid) ?: "");
+			jw_kv_u64(w, "spans", t->spans);
+			jw_kv_i64(w, "busyNs", t->busy_ns);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "health");
+	jw_obj_begin(w);
+	jw_kv_bool(w, "spyreTrace", h->ours);
+	jw_kv_dbl(w, "drops", h->drops, 0);
+	jw_kv_dbl(w, "deviceOverflow", h->device_overflow, 0);
+	jw_kv_dbl(w, "driverDrops", h->driver_drops, 0);
+	jw_kv_dbl(w, "unwound", h->unwound, 0);
+	jw_kv_dbl(w, "launchesInFlight", h->in_flight, 0);
+	jw_kv_dbl(w, "sampleEvery", h->sample_every ? h->sample_every : 1, 0);
+	if (h->budget) {
+		jw_kv_dbl(w, "tracedSec", h->traced_s, 3);
+		jw_kv_dbl(w, "runSec", h->run_s, 3);
+		jw_kv_dbl(w, "windows", h->windows, 0);
+	}
+	jw_kv_bool(w, "memorySampled", h->memory_sampled);
+	jw_obj_end(w);
+	jw_obj_end(w);
+	jw_nl(w);
+}
+
+static void rep_free(struct rep *r)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		free((char *)r->rows[i]->name);
+	tdestroy(r->by_name, free);	/* the rows themselves */
+	free(r->rows);
+	free(r->tracks);
+	free(r->devs);
+	for (size_t i = 0; i < r->nnames; i++)
+		free(r->names[i].name);
+	free(r->names);
+	spool_free(r->durs);
+	spool_free(r->busy);
+}
+
+/* One file: read, summed, rendered. 0, or -errno with a message said. */
+static int report_one(const char *path, FILE *out, struct jw *w)
+{
+	struct rep r = {};
+	struct tstream *ts;
+	const struct jv *ev;
+	struct health h;
+	char err[256];
+	int rc, ret = 0;
+	char c[32];
+
+	ts = tstream_open(path, err, sizeof(err));
+	if (!ts) {
+		pr_err("%s: %s", path, err);
+		return -EIO;
+	}
+	r.durs = spool_new(sizeof(struct dur_rec), dur_cmp, REPORT_SPOOL_MEM);
+	r.busy = spool_new(sizeof(struct busy_rec), busy_cmp, REPORT_SPOOL_MEM);
+	if (!r.durs || !r.busy) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while ((rc = tstream_next(ts, &ev, err, sizeof(err))) == 1) {
+		r.events++;
+		ret = take_event(&r, ev);
+		if (ret)
+			break;
+	}
+	if (rc < 0) {
+		pr_err("%s: not a whole trace: %s%s", path, err, tstream_cut(ts) ?
+		       " (cut short: `spyre-bpftrace recover` closes it)" : "");
+		ret = -EINVAL;
+		goto out;
+	}
+	if (!ret)
+		ret = percentiles(&r);
+	if (!ret)
+		ret = device_busy(&r);
+	if (ret) {
+		pr_err("%s: %s", path, strerror(-ret));
+		goto out;
+	}
+	health_of(tstream_head(ts), &h);
+	if (w) {
+		json_report(w, path, &r, &h);
+		goto out;
+	}
+	fprintf(out, "report: %s: %s events over %.3f s (first span to last end)\n", path,
+		fmt_count(r.events, c, sizeof(c)), r.have_x ? (r.last_ns - r.first_ns) / 1e9 : 0);
+	text_rows(out, &r, ROW_HOST, "host calls, by total time");
+	text_rows(out, &r, ROW_KERNEL, "device kernels, by total time (device %: of the devices' "
+		  "busy time)");
+	text_rows(out, &r, ROW_COPY, "copies, by direction");
+	text_devices(out, &r);
+	text_health(out, &h);
+out:
+	tstream_close(ts);
+	rep_free(&r);
+	return ret;
+}
+
+int report_files(char *const *paths, int n, bool json, FILE *out)
+{
+	struct jw *w = json ? jw_memopen() : NULL;
+	int bad = 0, files = 0;
+	struct stat st;
+	char p[4096];
+
+	if (json) {
+		if (!w)
+			return EXIT_ERROR;
+		jw_obj_begin(w);
+		jw_key(w, "files");
+		jw_arr_begin(w);
+		jw_nl(w);
+	}
+	for (int i = 0; i < n; i++) {
+		struct dirent **ents;
+		int k;
+
+		if (stat(paths[i], &st) || !S_ISDIR(st.st_mode)) {
+			if (files++ && !w)
+				fputc('\n', out);
+			bad += !!report_one(paths[i], out, w);
+			continue;
+		}
+		k = trace_dir_scan(paths[i], &ents);
+		if (k <= 0) {
+			pr_err("%s: %s", paths[i], k ? strerror(-k) :
+			       "no trace files (*.json, *.json.gz) in the directory");
+			bad++;
+			continue;
+		}
+		for (int j = 0; j < k; j++) {
+			snprintf(p, sizeof(p), "%s%s%s", paths[i],
+				 str_ends_with(paths[i], "/") ? "" : "/", ents[j]->d_name);
+			if (files++ && !w)
+				fputc('\n', out);
+			bad += !!report_one(p, out, w);
+			free(ents[j]);
+		}
+		free(ents);
+	}
+	if (w) {
+		char *text;
+		size_t len;
+
+		jw_arr_end(w);
+		jw_obj_end(w);
+		text = jw_mem_take(w, &len);
+		if (!text)
+			return EXIT_ERROR;
+		fprintf(out, "%s\n", text);
+		free(text);
+	}
+	return bad ? EXIT_ERROR : EXIT_OK;
+}
+
+int cmd_report(char *const *paths, int n, bool json)
+{
+	return report_files(paths, n, json, stdout);
+}
