@@ -74,6 +74,9 @@ for x in r["devices"]:
             end = b
     assert x["busyNs"] == busy and x["spans"] == len(v), (x["busyNs"], busy)
     assert x["spanNs"] == max(b for _, b, _ in v) - v[0][0]
+    i = x["idle"]
+    assert i["ns"] == x["spanNs"] - x["busyNs"], (i, x)
+    assert i["queuedNs"] + i["waitingNs"] + i["hostBoundNs"] == i["ns"], i
     for tr in x["tracks"]:
         w = [b - a for a, b, tid in v if tid == tr["tid"]]
         assert tr["spans"] == len(w) and tr["busyNs"] == sum(w), tr
@@ -148,4 +151,40 @@ assert {x["name"] for x in f["kernels"]} == {"Spyre compute", "linear_fwd_8x64x6
 	run "$TOOL" report
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"usage: spyre-bpftrace report [--json] FILE|DIR..."* ]]
+}
+
+@test "report: why a device idled, cut into queued, waiting and host-bound, and who ran meanwhile" {
+	# kernels at 100-200, 300-400, 600-700 us: idle 200-300 and 400-600. Launch 2 (250-270)
+	# queues kernel 2 from 270; a synchronize waits 200-250; launch 3 (450-460) queues kernel 3
+	# from 460; a Python step runs 380-455. So queued 30 + 140, waiting 50, host-bound
+	# 20 (250-270) + 60 (400-460): the step ran 55 of it, the launches 30
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+ev = [{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "Spyre 0"}}]
+def x(name, cat, pid, ts, dur, **args):
+    ev.append({"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": pid or 1, "ts": ts,
+               "dur": dur, "args": args})
+for i, (lts, ldur, kts) in enumerate([(50, 10, 100), (250, 20, 300), (450, 10, 600)]):
+    x("aiuLaunchComputeStream", "privateuse1_runtime", 10, lts, ldur, correlation=i + 1)
+    x("k%d" % i, "kernel", 0, kts, 100, correlation=i + 1)
+x("spyreStreamSynchronize", "privateuse1_runtime", 10, 200, 50)
+x("torch/nn/modules/module.py(1750): step", "python_function", 10, 380, 75)
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+	run "$TOOL" report --json "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	python3 - "$output" <<'PY'
+import json, sys
+f = json.loads(sys.argv[1])["files"][0]
+idle = f["devices"][0]["idle"]
+assert idle == {"ns": 300000, "queuedNs": 170000, "waitingNs": 50000, "hostBoundNs": 80000}, idle
+hb = f["hostBound"]
+assert hb["ns"] == 80000, hb
+assert hb["functions"] == [{"name": "torch/nn/modules/module.py(1750): step", "ns": 55000},
+                           {"name": "aiuLaunchComputeStream", "ns": 30000}], hb
+PY
+	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	grep -q "^  device pid 0: idle 0.300 ms: queued 0.170 ms (56.7 %), waiting 0.050 ms (16.7 %), host-bound 0.080 ms (26.7 %)$" <<<"$output"
+	grep -Eq "^ +0.055 +68.8 %  torch/nn/modules/module.py\(1750\): step$" <<<"$output"
 }

@@ -5,6 +5,13 @@
  * duration goes to a spool (spool.h) with its row's id, sorted at the end so that p50 and
  * p99 are exact (nearest rank) in bounded memory; each device span's interval goes to a
  * second spool, sorted by device and start, whose union is the device's busy time.
+ *
+ * Why a device idled (as Holistic Trace Analysis splits it): each gap between its work is cut
+ * into time when work was queued for it (a launch had returned, its work had not started:
+ * launch and device span joined by correlation through a third spool), time when nothing was
+ * queued and a host thread was inside a wait (a synchronize, query or wait call), and the rest,
+ * host-bound: the host was not feeding the device. The host calls, kept in a fourth spool by
+ * start, give each function's time inside the host-bound gaps.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +34,8 @@
 
 /* ts and dur beyond ±9e12 µs (104 days) are not a trace's */
 #define REPORT_MAX_US	9000000000000LL
+/* the host functions shown beside the host-bound idle time (--json: all) */
+#define REPORT_IDLE_ROWS	10
 /* sorted runs of the spools kept in memory: past that, spilled to $TMPDIR */
 #define REPORT_SPOOL_MEM	(16u << 20)
 
@@ -41,6 +50,7 @@ struct row {
 	int64_t total_ns;
 	int64_t p50_ns, p99_ns;
 	uint64_t bytes;		/* copies: args.bytes summed */
+	int64_t host_bound_ns;	/* host: its time inside the devices' host-bound idle time */
 };
 
 /* Device work on one (pid, tid): a stream, or a lane of concurrent copies. */
@@ -50,11 +60,24 @@ struct track {
 	int64_t busy_ns;	/* its spans' durations summed: a stream runs one thing at once */
 };
 
+/* Sorted, disjoint intervals [lo, hi) */
+struct ivl {
+	int64_t lo, hi;
+};
+
+struct ivs {
+	struct ivl *v;
+	size_t n, cap;
+};
+
 struct device {
 	int64_t pid;
 	uint64_t spans;
 	int64_t busy_ns;	/* the union of its tracks' spans */
 	int64_t first_ns, last_ns;
+	struct ivs gaps;	/* between its work: idle */
+	struct ivs queued;	/* work launched for it, not started yet */
+	int64_t idle_ns, queued_ns, waiting_ns, host_bound_ns;
 };
 
 /* process_name (tid -1) and thread_name */
@@ -72,6 +95,19 @@ struct busy_rec {
 	int64_t pid, ts, end;
 };
 
+/* A host call that is no wait: when it ran, and its row */
+struct span_rec {
+	int64_t ts, end;
+	uint32_t id, pad;
+};
+
+/* One side of a launch: the host call that queued work (@dev -1: its end), or the work */
+struct corr_rec {
+	uint64_t corr;
+	int64_t t;		/* the launch's end, the work's start */
+	int64_t dev;		/* the device pid of the work; -1 for the launch */
+};
+
 struct rep {
 	void *by_name;			/* tsearch: struct row * by kind and name */
 	struct row **rows;
@@ -82,7 +118,9 @@ struct rep {
 	size_t ndevs;
 	struct track_name *names;
 	size_t nnames, names_cap;
-	struct spool *durs, *busy;
+	struct spool *durs, *busy, *corrs, *waits, *queued, *hosts;
+	struct ivs waiting;		/* host threads inside a wait call */
+	struct ivs host_bound;		/* some device idle, nothing queued, no wait */
 	uint64_t events, spans[3];
 	int64_t first_ns, last_ns;
 	bool have_x;
@@ -146,6 +184,24 @@ static bool int_member(const struct jv *ev, const char *key, int64_t *out)
 	return true;
 }
 
+/* A correlation id: plain digits, exactly (ours are past 2^52, where doubles lose units) */
+static bool raw_corr(const struct jv *v, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (!v || v->type != JV_NUMBER || !v->num.raw[0])
+		return false;
+	for (const char *p = v->num.raw; *p; p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return true;
+}
+
 static const char *name_of(const struct rep *r, int64_t pid, int64_t tid)
 {
 	for (size_t i = 0; i < r->nnames; i++)
@@ -178,6 +234,85 @@ static int take_name(struct rep *r, const struct jv *ev)
 	return 0;
 }
 
+/* Append [@lo, @hi) to @s, kept sorted by lo: merged into the last one when they touch. */
+static int ivs_add(struct ivs *s, int64_t lo, int64_t hi)
+{
+	if (hi <= lo)
+		return 0;
+	if (s->n && lo <= s->v[s->n - 1].hi) {
+		if (hi > s->v[s->n - 1].hi)
+			s->v[s->n - 1].hi = hi;
+		return 0;
+	}
+	if (array_reserve(&s->v, &s->cap, s->n + 1, sizeof(*s->v), 64))
+		return -ENOMEM;
+	s->v[s->n++] = (struct ivl){ lo, hi };
+	return 0;
+}
+
+static int64_t ivs_len(const struct ivs *s)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		t += s->v[i].hi - s->v[i].lo;
+	return t;
+}
+
+/* @a's parts inside @b (@in) or outside it (!@in), into @out; both sorted and disjoint */
+static int ivs_cut(const struct ivs *a, const struct ivs *b, bool in, struct ivs *out)
+{
+	size_t j = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < a->n && !err; i++) {
+		int64_t lo = a->v[i].lo, hi = a->v[i].hi;
+
+		while (j < b->n && b->v[j].hi <= lo)
+			j++;
+		for (size_t k = j; k < b->n && b->v[k].lo < hi && !err; k++) {
+			int64_t x = b->v[k].lo > lo ? b->v[k].lo : lo;
+			int64_t y = b->v[k].hi < hi ? b->v[k].hi : hi;
+
+			err = in ? ivs_add(out, x, y) : ivs_add(out, lo, x);
+			lo = y;
+		}
+		if (!in && !err)
+			err = ivs_add(out, lo, hi);
+	}
+	return err;
+}
+
+/* How long [@lo, @hi) lies inside @s */
+static int64_t ivs_overlap(const struct ivs *s, int64_t lo, int64_t hi)
+{
+	size_t a = 0, b = s->n;
+	int64_t t = 0;
+
+	while (a < b) {		/* the first interval ending after lo */
+		size_t m = a + (b - a) / 2;
+
+		if (s->v[m].hi <= lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (; a < s->n && s->v[a].lo < hi; a++)
+		t += (s->v[a].hi < hi ? s->v[a].hi : hi) - (s->v[a].lo > lo ? s->v[a].lo : lo);
+	return t;
+}
+
+/*
+ * A host call in which the host waits for the device: our synchronize, query and schedule
+ * wait calls (spyreStreamSynchronize, aiuStreamQuery, aiuScheduleWait), a profiler's
+ * cudaStreamSynchronize-like ones
+ */
+static bool is_wait(const char *name)
+{
+	return strcasestr(name, "synchronize") || strcasestr(name, "wait") ||
+	       strcasestr(name, "query");
+}
+
 static bool is_cat(const char *cat, const char *what)
 {
 	return cat && !strcmp(cat, what);
@@ -189,6 +324,7 @@ static int take_event(struct rep *r, const struct jv *ev)
 	int64_t ts, dur = 0, pid, tid;
 	struct dur_rec d = {};
 	struct row *row;
+	uint64_t corr;
 	double bytes;
 	int kind;
 
@@ -217,6 +353,25 @@ static int take_event(struct rep *r, const struct jv *ev)
 	r->spans[kind]++;
 	if (kind == ROW_COPY && jv_get_num(jv_get(ev, "args"), "bytes", &bytes) && bytes > 0)
 		row->bytes += (uint64_t)bytes;
+	if (kind == ROW_HOST && is_wait(name)) {
+		struct busy_rec w = { 0, ts, ts + dur };
+
+		if (spool_add(r->waits, &w))
+			return -EIO;
+	} else if (kind == ROW_HOST && dur) {
+		struct span_rec h = { ts, ts + dur, row->id, 0 };
+
+		if (spool_add(r->hosts, &h))
+			return -EIO;
+	}
+	if (raw_corr(jv_get(jv_get(ev, "args"), "correlation"), &corr)) {
+		struct corr_rec c = { corr, kind == ROW_HOST ? ts + dur : ts, -1 };
+
+		if (kind != ROW_HOST && !int_member(ev, "pid", &c.dev))
+			c.dev = -2;
+		if (c.dev != -2 && spool_add(r->corrs, &c))
+			return -EIO;
+	}
 	d.id = row->id;
 	d.ns = dur;
 	if (spool_add(r->durs, &d))
@@ -242,6 +397,20 @@ static int dur_cmp(const void *a, const void *b)
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
 	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static int ivl_cmp(const void *a, const void *b)
+{
+	const struct ivl *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span_rec *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
 static int busy_cmp(const void *a, const void *b)
@@ -292,6 +461,7 @@ static int device_busy(struct rep *r)
 	int64_t end = 0;
 	int err = spool_sort(r->busy);
 
+
 	if (err)
 		return err;
 	r->devs = calloc(r->ntracks + 1, sizeof(*r->devs));
@@ -304,6 +474,8 @@ static int device_busy(struct rep *r)
 			end = b->ts;
 		}
 		dev->spans++;
+		if (b->ts > end && (err = ivs_add(&dev->gaps, end, b->ts)))
+			return err;
 		if (b->end > end) {
 			dev->busy_ns += b->end - (b->ts > end ? b->ts : end);
 			end = b->end;
@@ -312,6 +484,129 @@ static int device_busy(struct rep *r)
 			dev->last_ns = b->end;
 	}
 	return spool_error(r->busy);
+}
+
+static int corr_cmp(const void *a, const void *b)
+{
+	const struct corr_rec *x = a, *y = b;
+
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return x->dev < y->dev ? -1 : x->dev > y->dev;	/* the launch (-1) first */
+}
+
+static struct device *device_of(struct rep *r, int64_t pid)
+{
+	for (size_t i = 0; i < r->ndevs; i++)
+		if (r->devs[i].pid == pid)
+			return &r->devs[i];
+	return NULL;
+}
+
+/* Each device's idle time cut into queued, waiting and host-bound (see the top). */
+static int device_idle(struct rep *r)
+{
+	const struct corr_rec *c;
+	const struct busy_rec *b;
+	struct corr_rec launch = { .dev = 0 };
+	struct ivs all = {};
+	int err;
+
+	/* work queued: from a launch's end to its work's start, per device */
+	if ((err = spool_sort(r->corrs)))
+		return err;
+	while ((c = spool_next(r->corrs))) {
+		if (c->dev == -1) {
+			launch = *c;
+		} else if (launch.dev == -1 && launch.corr == c->corr && c->t > launch.t) {
+			struct busy_rec q = { c->dev, launch.t, c->t };
+
+			if ((err = spool_add(r->queued, &q)))
+				return err;
+		}
+	}
+	if ((err = spool_error(r->corrs)) || (err = spool_sort(r->queued)))
+		return err;
+	while ((b = spool_next(r->queued))) {
+		struct device *d = device_of(r, b->pid);
+
+		if (d && (err = ivs_add(&d->queued, b->ts, b->end)))
+			return err;
+	}
+	if ((err = spool_error(r->queued)) || (err = spool_sort(r->waits)))
+		return err;
+	while ((b = spool_next(r->waits)))
+		if ((err = ivs_add(&r->waiting, b->ts, b->end)))
+			return err;
+	if ((err = spool_error(r->waits)))
+		return err;
+	for (size_t i = 0; i < r->ndevs && !err; i++) {
+		struct device *d = &r->devs[i];
+		struct ivs rest = {}, hb = {}, q = {}, w = {};
+
+		d->idle_ns = ivs_len(&d->gaps);
+		err = ivs_cut(&d->gaps, &d->queued, true, &q);
+		err = err ?: ivs_cut(&d->gaps, &d->queued, false, &rest);
+		err = err ?: ivs_cut(&rest, &r->waiting, true, &w);
+		err = err ?: ivs_cut(&rest, &r->waiting, false, &hb);
+		d->queued_ns = ivs_len(&q);
+		d->waiting_ns = ivs_len(&w);
+		d->host_bound_ns = ivs_len(&hb);
+		/* the devices' host-bound time together: appended, sorted and merged below */
+		if (!err && hb.n)
+			err = array_reserve(&all.v, &all.cap, all.n + hb.n, sizeof(*all.v), 64);
+		if (!err && hb.n) {
+			memcpy(all.v + all.n, hb.v, hb.n * sizeof(*hb.v));
+			all.n += hb.n;
+		}
+		free(rest.v);
+		free(hb.v);
+		free(q.v);
+		free(w.v);
+	}
+	if (!err && r->ndevs > 1)
+		qsort(all.v, all.n, sizeof(*all.v), ivl_cmp);
+	for (size_t k = 0; k < all.n && !err; k++)
+		err = ivs_add(&r->host_bound, all.v[k].lo, all.v[k].hi);
+	free(all.v);
+	return err;
+}
+
+/* Each host function's time inside the host-bound idle time, from its spans kept in order. */
+static int host_bound_sum(struct rep *r)
+{
+	const struct span_rec *sp;
+	int err = spool_sort(r->hosts);
+
+	if (err)
+		return err;
+	while ((sp = spool_next(r->hosts)))
+		r->rows[sp->id]->host_bound_ns += ivs_overlap(&r->host_bound, sp->ts, sp->end);
+	return spool_error(r->hosts);
+}
+
+static int by_host_bound(const void *a, const void *b)
+{
+	const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
+
+	if (x->host_bound_ns != y->host_bound_ns)
+		return x->host_bound_ns > y->host_bound_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The host functions, the most time inside host-bound idle time first */
+static const struct row **rows_by_host_bound(const struct rep *r, size_t *n)
+{
+	const struct row **v = calloc(r->nrows + 1, sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i]->kind == ROW_HOST)
+			v[(*n)++] = r->rows[i];
+	qsort(v, *n, sizeof(*v), by_host_bound);
+	return v;
 }
 
 static const struct row **rows_sorted(const struct rep *r, int kind, size_t *n)
@@ -472,6 +767,42 @@ static void text_devices(FILE *f, struct rep *r)
 	}
 }
 
+static void text_idle(FILE *f, const struct rep *r)
+{
+	int64_t all = 0;
+	const struct row **v;
+	size_t n, shown = 0;
+
+	if (!r->ndevs)
+		return;
+	fprintf(f, "\nwhy the devices idled: work queued (launched, not started), the host in a "
+		"wait call with nothing queued, host-bound (neither)\n");
+	for (size_t i = 0; i < r->ndevs; i++) {
+		const struct device *d = &r->devs[i];
+
+		fprintf(f, "  device pid %lld: idle %.3f ms: queued %.3f ms (%.1f %%), waiting %.3f "
+			"ms (%.1f %%), host-bound %.3f ms (%.1f %%)\n", (long long)d->pid,
+			d->idle_ns / 1e6, d->queued_ns / 1e6, pct(d->queued_ns, d->idle_ns),
+			d->waiting_ns / 1e6, pct(d->waiting_ns, d->idle_ns),
+			d->host_bound_ns / 1e6, pct(d->host_bound_ns, d->idle_ns));
+	}
+	all = ivs_len(&r->host_bound);
+	v = rows_by_host_bound(r, &n);
+	if (!v)
+		return;
+	for (size_t i = 0; i < n && v[i]->host_bound_ns; i++) {
+		if (!shown++)
+			fprintf(f, "while a device idled host-bound (%.3f ms), the host ran "
+				"(inclusive: a call and its callees each count)\n"
+				"    total ms   of it  function\n", all / 1e6);
+		if (shown > REPORT_IDLE_ROWS)
+			break;
+		fprintf(f, "%12.3f %6.1f %%  %s\n", v[i]->host_bound_ns / 1e6,
+			pct(v[i]->host_bound_ns, all), v[i]->name);
+	}
+	free(v);
+}
+
 static void text_health(FILE *f, const struct health *h)
 {
 	fprintf(f, "\nhealth: ");
@@ -533,6 +864,29 @@ static void json_rows(struct jw *w, const struct rep *r, int kind, const char *k
 	free(v);
 }
 
+/* hostBound: the devices' host-bound idle time, and who ran on the host meanwhile */
+static void json_host_bound(struct jw *w, const struct rep *r)
+{
+	const struct row **v;
+	size_t n;
+
+	jw_key(w, "hostBound");
+	jw_obj_begin(w);
+	jw_kv_i64(w, "ns", ivs_len(&r->host_bound));
+	jw_key(w, "functions");
+	jw_arr_begin(w);
+	v = rows_by_host_bound(r, &n);
+	for (size_t i = 0; v && i < n && v[i]->host_bound_ns; i++) {
+		jw_obj_begin(w);
+		jw_kv_str(w, "name", v[i]->name);
+		jw_kv_i64(w, "ns", v[i]->host_bound_ns);
+		jw_obj_end(w);
+	}
+	free(v);
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
 static void json_report(struct jw *w, const char *path, const struct rep *r,
 			const struct health *h)
 {
@@ -554,6 +908,13 @@ static void json_report(struct jw *w, const char *path, const struct rep *r,
 		jw_kv_u64(w, "spans", d->spans);
 		jw_kv_i64(w, "busyNs", d->busy_ns);
 		jw_kv_i64(w, "spanNs", d->last_ns - d->first_ns);
+		jw_key(w, "idle");
+		jw_obj_begin(w);
+		jw_kv_i64(w, "ns", d->idle_ns);
+		jw_kv_i64(w, "queuedNs", d->queued_ns);
+		jw_kv_i64(w, "waitingNs", d->waiting_ns);
+		jw_kv_i64(w, "hostBoundNs", d->host_bound_ns);
+		jw_obj_end(w);
 		jw_key(w, "tracks");
 		jw_arr_begin(w);
 		for (size_t k = 0; k < r->ntracks; k++) {
@@ -572,6 +933,7 @@ static void json_report(struct jw *w, const char *path, const struct rep *r,
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	json_host_bound(w, r);
 	jw_key(w, "health");
 	jw_obj_begin(w);
 	jw_kv_bool(w, "spyreTrace", h->ours);
@@ -599,7 +961,17 @@ static void rep_free(struct rep *r)
 	tdestroy(r->by_name, free);	/* the rows themselves */
 	free(r->rows);
 	free(r->tracks);
+	for (size_t i = 0; i < r->ndevs; i++) {
+		free(r->devs[i].gaps.v);
+		free(r->devs[i].queued.v);
+	}
 	free(r->devs);
+	free(r->waiting.v);
+	free(r->host_bound.v);
+	spool_free(r->corrs);
+	spool_free(r->waits);
+	spool_free(r->queued);
+	spool_free(r->hosts);
 	for (size_t i = 0; i < r->nnames; i++)
 		free(r->names[i].name);
 	free(r->names);
@@ -625,7 +997,11 @@ static int report_one(const char *path, FILE *out, struct jw *w)
 	}
 	r.durs = spool_new(sizeof(struct dur_rec), dur_cmp, REPORT_SPOOL_MEM);
 	r.busy = spool_new(sizeof(struct busy_rec), busy_cmp, REPORT_SPOOL_MEM);
-	if (!r.durs || !r.busy) {
+	r.corrs = spool_new(sizeof(struct corr_rec), corr_cmp, REPORT_SPOOL_MEM);
+	r.waits = spool_new(sizeof(struct busy_rec), busy_cmp, REPORT_SPOOL_MEM);
+	r.queued = spool_new(sizeof(struct busy_rec), busy_cmp, REPORT_SPOOL_MEM);
+	r.hosts = spool_new(sizeof(struct span_rec), span_cmp, REPORT_SPOOL_MEM);
+	if (!r.durs || !r.busy || !r.corrs || !r.waits || !r.queued || !r.hosts) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -645,6 +1021,10 @@ static int report_one(const char *path, FILE *out, struct jw *w)
 		ret = percentiles(&r);
 	if (!ret)
 		ret = device_busy(&r);
+	if (!ret)
+		ret = device_idle(&r);
+	if (!ret)
+		ret = host_bound_sum(&r);
 	if (ret) {
 		pr_err("%s: %s", path, strerror(-ret));
 		goto out;
@@ -661,6 +1041,7 @@ static int report_one(const char *path, FILE *out, struct jw *w)
 		  "busy time)");
 	text_rows(out, &r, ROW_COPY, "copies, by direction");
 	text_devices(out, &r);
+	text_idle(out, &r);
 	text_health(out, &h);
 out:
 	tstream_close(ts);
