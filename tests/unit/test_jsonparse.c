@@ -283,3 +283,30 @@ TEST(jsonparse_us_to_ns_exactly)
 		jv_free(v);
 	}
 }
+
+TEST(jsonparse_ids_as_plain_digits_exactly)
+{
+	static const struct {
+		const char *in;
+		bool ok;
+		uint64_t want;
+	} t[] = {
+		{ "4503599627370499", true, 4503599627370499ull },	/* past 2^52 */
+		{ "18446744073709551615", true, UINT64_MAX },
+		{ "18446744073709551616", false, 0 },			/* past 2^64 */
+		{ "-1", false, 0 },
+		{ "1e3", false, 0 },
+		{ "2.0", false, 0 },
+		{ "\"7\"", false, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct jv *v = parse(t[i].in, NULL, 0);
+		uint64_t x = 0;
+
+		CHECK(jv_u64_exact(v, &x) == t[i].ok);
+		if (t[i].ok)
+			CHECK(x == t[i].want);
+		jv_free(v);
+	}
+}

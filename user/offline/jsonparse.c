@@ -609,6 +609,23 @@ bool jv_num(const struct jv *v, double *out)
 	return true;
 }
 
+bool jv_u64_exact(const struct jv *v, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (!v || v->type != JV_NUMBER || !v->num.raw[0])
+		return false;
+	for (const char *p = v->num.raw; *p; p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return true;
+}
+
 bool jv_us_ns(const struct jv *v, int64_t max_us, int64_t *out)
 {
 	int64_t ip = 0, fp = 0;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Nesting limit of arrays/objects: deeper input is rejected instead of exhausting the stack. */
 #define JV_MAX_DEPTH	256
@@ -73,6 +74,8 @@ bool jv_num(const struct jv *v, double *out);
  * others through the double. False past ±@max_us.
  */
 bool jv_us_ns(const struct jv *v, int64_t max_us, int64_t *out);
+/* A number written as plain digits, exactly (ids past 2^53, where doubles lose units). */
+bool jv_u64_exact(const struct jv *v, uint64_t *out);
 /* Shorthands for a member of an object. */
 const char *jv_get_str(const struct jv *obj, const char *key);
 bool jv_get_num(const struct jv *obj, const char *key, double *out);

@@ -37,32 +37,12 @@
 /* Traces further apart than this are not of one run: a day, longer than any profiled step */
 #define MERGE_MAX_GAP_US	86400e6
 
-
-/* A JSON number written as plain digits, exactly (doubles lose ns at 1.7e18). */
-static bool raw_u64(const struct jv *v, uint64_t *out)
-{
-	const char *p;
-	uint64_t x = 0;
-
-	if (!v || v->type != JV_NUMBER || !v->num.raw[0])
-		return false;
-	for (p = v->num.raw; *p; p++) {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (d > 9 || x > (UINT64_MAX - d) / 10)
-			return false;
-		x = x * 10 + d;
-	}
-	*out = x;
-	return true;
-}
-
 /* A base time in ns: exact from plain digits, else from the double if it is sane. */
 static bool base_ns(const struct jv *v, uint64_t *out)
 {
 	double d;
 
-	if (raw_u64(v, out))
+	if (jv_u64_exact(v, out))
 		return true;
 	if (!jv_num(v, &d) || !(d >= 0) || d > 9.2e18)
 		return false;
@@ -80,7 +60,7 @@ static bool int_of(const struct jv *v, int64_t *out)
 {
 	uint64_t u;
 
-	if (!raw_u64(v, &u) || u > INT64_MAX)
+	if (!jv_u64_exact(v, &u) || u > INT64_MAX)
 		return false;
 	*out = (int64_t)u;
 	return true;
@@ -162,12 +142,12 @@ static int scan_event(struct side *s, const struct jv *ev)
 	}
 	if (has_pid)
 		err = err ?: add_few(&s->pids, pid);
-	if (raw_u64(jv_get(args, "correlation"), &id)) {
+	if (jv_u64_exact(jv_get(args, "correlation"), &id)) {
 		err = err ?: add_id(&s->corrs, &s->corrs_sealed, (int64_t)(id & INT64_MAX));
 		if (id > s->max_corr)
 			s->max_corr = id;
 	}
-	if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && raw_u64(jv_get(ev, "id"), &id)) {
+	if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && jv_u64_exact(jv_get(ev, "id"), &id)) {
 		err = err ?: add_id(&s->flows, &s->flows_sealed, (int64_t)(id & INT64_MAX));
 		if (id > s->max_flow)
 			s->max_flow = id;
@@ -398,7 +378,7 @@ static bool our_arg(struct jw *w, const struct jv *c, void *ctx)
 	const struct our_args *a = ctx;
 	uint64_t id;
 
-	if (a->m->mi->corr_offset && !strcmp(c->key, "correlation") && raw_u64(c, &id)) {
+	if (a->m->mi->corr_offset && !strcmp(c->key, "correlation") && jv_u64_exact(c, &id)) {
 		jw_u64(w, id + a->m->mi->corr_offset);
 	} else if (a->suffix && !strcmp(c->key, "name") && c->type == JV_STRING) {
 		char buf[256];
@@ -437,7 +417,7 @@ static bool our_member(struct jw *w, const struct jv *c, void *ctx)
 		jw_i64(w, o->to);
 	} else if (!strcmp(c->key, "tid") && o->own) {
 		jw_i64(w, o->tid + MERGE_OWN_TRACK_TID);
-	} else if (!strcmp(c->key, "id") && o->flow && mi->flow_offset && raw_u64(c, &id)) {
+	} else if (!strcmp(c->key, "id") && o->flow && mi->flow_offset && jv_u64_exact(c, &id)) {
 		jw_u64(w, id + mi->flow_offset);
 	} else if (!strcmp(c->key, "args") && c->type == JV_OBJECT) {
 		struct our_args a = { .m = o->m, .suffix = o->suffix };

@@ -184,24 +184,6 @@ static bool int_member(const struct jv *ev, const char *key, int64_t *out)
 	return true;
 }
 
-/* A correlation id: plain digits, exactly (ours are past 2^52, where doubles lose units) */
-static bool raw_corr(const struct jv *v, uint64_t *out)
-{
-	uint64_t x = 0;
-
-	if (!v || v->type != JV_NUMBER || !v->num.raw[0])
-		return false;
-	for (const char *p = v->num.raw; *p; p++) {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (d > 9 || x > (UINT64_MAX - d) / 10)
-			return false;
-		x = x * 10 + d;
-	}
-	*out = x;
-	return true;
-}
-
 static const char *name_of(const struct rep *r, int64_t pid, int64_t tid)
 {
 	for (size_t i = 0; i < r->nnames; i++)
@@ -364,7 +346,7 @@ static int take_event(struct rep *r, const struct jv *ev)
 		if (spool_add(r->hosts, &h))
 			return -EIO;
 	}
-	if (raw_corr(jv_get(jv_get(ev, "args"), "correlation"), &corr)) {
+	if (jv_u64_exact(jv_get(jv_get(ev, "args"), "correlation"), &corr)) {
 		struct corr_rec c = { corr, kind == ROW_HOST ? ts + dur : ts, -1 };
 
 		if (kind != ROW_HOST && !int_member(ev, "pid", &c.dev))
