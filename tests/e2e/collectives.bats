@@ -85,7 +85,7 @@ trace_two_ranks() {
 	check_rank "$BATS_TEST_TMPDIR/t1.json" "$BATS_TEST_TMPDIR/c.json.r1" 0000:1b:00.0 21
 }
 
-@test "two ranks' traces merged: both ranks' collectives, and each rank's distributedInfo by pid" {
+@test "two ranks' traces merged: both ranks' collectives, each rank's distributedInfo by pid, and report's table of them" {
 	trace_two_ranks
 	# the later trace first (merge.bats): the earlier one's time base keeps every ts >= 0
 	run "$TOOL" merge "$BATS_TEST_TMPDIR/t1.json" "$BATS_TEST_TMPDIR/t0.json" \
@@ -114,6 +114,35 @@ PY
 	run "$TOOL" check "$BATS_TEST_TMPDIR/m.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	# report: each rank's collectives by op, against the rank's own calls, in the merged
+	# trace (ranks by pid) and in one rank's (its distributedInfo)
+	run "$TOOL" report --json "$BATS_TEST_TMPDIR/m.json" "$BATS_TEST_TMPDIR/t1.json"
+	[ "$status" -eq 0 ]
+	python3 - "$output" "$BATS_TEST_TMPDIR/c.json.r0" "$BATS_TEST_TMPDIR/c.json.r1" <<'PY'
+import json, sys
+files = json.loads(sys.argv[1])["files"]
+cs = [json.load(open(p)) for p in sys.argv[2:4]]
+ops = ("allgather", "allreduce", "barrier", "broadcast", "gather", "reduce", "send", "recv")
+def check(f, ranks):
+    got = {(x["rank"], x["pid"], x["op"]): x for x in f["collectives"]}
+    want = {(c["rank"], c["pid"], op) for c in ranks for op in ops
+            if c["calls"]["spyre_comms::Context::" + op]}
+    assert set(got) == want, (set(got) ^ want)
+    for c in ranks:
+        for op in ops:
+            x = got.get((c["rank"], c["pid"], op))
+            n = c["calls"]["spyre_comms::Context::" + op]
+            if not n:
+                continue
+            # 8 INT64 words a call (check_rank); a barrier moves none
+            assert x["count"] == n and x["bytes"] == (0 if op == "barrier" else 64 * n), x
+            assert x["totalNs"] > 0, x
+check(files[0], cs)
+check(files[1], cs[1:])
+PY
+	run "$TOOL" report "$BATS_TEST_TMPDIR/m.json"
+	echo "$output"
+	grep -Eq "^ +1 +${RANKS[1]} +3 +192 +[0-9.]+ +[0-9.]+  allreduce$" <<<"$output"
 }
 
 @test "a world of one without torchrun's environment: rank and size from getRank/getSize" {

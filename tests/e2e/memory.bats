@@ -183,6 +183,13 @@ flex::AllocationDirective const&\)  thread train-0 " \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
+	# report, from the saved trace: the same leak by site, and the ledger's peak and end
+	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	grep -q "^  still allocated at the end in pid $JOB_PID, by where it was allocated:$" <<<"$output"
+	grep -q "^    5 x 20,000 B: spyreAllocate(unsigned long, flex::AllocationDirective const&)$" \
+		<<<"$output"
+	grep -q "^  pid $JOB_PID device 0: peak .* B at .*, 100,000 B allocated at the end; " <<<"$output"
 	stop_job
 }
 

@@ -82,6 +82,17 @@ for x in r["devices"]:
         assert tr["spans"] == len(w) and tr["busyNs"] == sum(w), tr
 h = r["health"]
 assert h["spyreTrace"] and h["drops"] == 0 and h["sampleEvery"] == 1, h
+# device memory against the tracer's own ledger and the job's calls; the peak's maker is the
+# innermost call on its thread around it
+led = t["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
+m = r["memory"][0]
+assert (m["peakBytes"], m["peakTs"], m["endBytes"]) == (led["peak"], led["peakTs"],
+                                                        led["current"]), (m, led)
+assert m["allocs"] == led["allocs"] == calls["spyre::SpyreAllocator::allocate"], (m, led)
+assert m["frees"] == led["frees"], (m, led)
+around = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") not in dev and
+          e["tid"] == m["peakTid"] and ns(e["ts"]) <= ns(m["peakTs"]) <= ns(e["ts"]) + ns(e["dur"])]
+assert m["peakIn"] == min(around, key=lambda e: ns(e["dur"]))["name"], (m, around)
 print(len(r["host"]), "functions,", len(r["kernels"]), "kernels checked")
 PY
 	# the same tables for people

@@ -95,10 +95,39 @@ struct busy_rec {
 	int64_t pid, ts, end;
 };
 
-/* A host call that is no wait: when it ran, and its row */
+/* A collective op of one process (a rank): libspyre_comms's spyre_comms::Context::OP spans */
+struct coll {
+	int64_t pid;
+	const char *op;		/* static: one of coll_ops */
+	uint64_t count, bytes;
+	int64_t total_ns;
+};
+
+#define COMMS_PREFIX	"spyre_comms::Context::"
+
+static const char *const coll_ops[] = { "allgather", "allreduce", "alltoall", "barrier",
+					"broadcast", "gather", "recv", "reduce",
+					"reduce_scatter", "scatter", "send" };
+
+/* A host call that is no wait: when it ran, on which thread, and its row */
 struct span_rec {
 	int64_t ts, end;
-	uint32_t id, pad;
+	uint32_t id;
+	uint32_t tid;
+};
+
+/*
+ * Device memory of one process and device, from the [memory] instants (ours and the PyTorch
+ * profiler's): its peak, when, on which thread, and the host call that made it (the innermost
+ * span of that thread around the peak's moment, found among the host calls at the end).
+ */
+struct mem {
+	int64_t pid, type, dev;
+	int64_t peak, last;		/* "Total Allocated" */
+	int64_t peak_ts, peak_tid;
+	uint64_t allocs, frees;
+	int64_t who_len;		/* the span found so far: the shortest around the peak */
+	uint32_t who;			/* its row; UINT32_MAX: none */
 };
 
 /* One side of a launch: the host call that queued work (@dev -1: its end), or the work */
@@ -120,6 +149,10 @@ struct rep {
 	size_t nnames, names_cap;
 	struct spool *durs, *busy, *corrs, *waits, *queued, *hosts;
 	struct ivs waiting;		/* host threads inside a wait call */
+	struct coll *colls;
+	size_t ncolls, colls_cap;
+	struct mem *mems;
+	size_t nmems, mems_cap;
 	struct ivs host_bound;		/* some device idle, nothing queued, no wait */
 	uint64_t events, spans[3];
 	int64_t first_ns, last_ns;
@@ -295,6 +328,73 @@ static bool is_wait(const char *name)
 	       strcasestr(name, "query");
 }
 
+/* A [memory] instant: a process's device memory after an allocation or a free */
+static int take_memory(struct rep *r, const struct jv *ev, int64_t ts)
+{
+	const struct jv *args = jv_get(ev, "args");
+	int64_t pid, tid = -1;
+	double type = -1, dev = -1, total, bytes = 0;
+	struct mem *m = NULL;
+
+	if (!int_member(ev, "pid", &pid) || !jv_get_num(args, "Total Allocated", &total))
+		return 0;
+	int_member(ev, "tid", &tid);
+	jv_get_num(args, "Device Type", &type);
+	jv_get_num(args, "Device Id", &dev);
+	jv_get_num(args, "Bytes", &bytes);
+	for (size_t i = 0; i < r->nmems && !m; i++)
+		if (r->mems[i].pid == pid && r->mems[i].type == (int64_t)type &&
+		    r->mems[i].dev == (int64_t)dev)
+			m = &r->mems[i];
+	if (!m) {
+		if (array_reserve(&r->mems, &r->mems_cap, r->nmems + 1, sizeof(*m), 4))
+			return -ENOMEM;
+		m = &r->mems[r->nmems++];
+		*m = (struct mem){ .pid = pid, .type = (int64_t)type, .dev = (int64_t)dev,
+				   .peak = -1, .who = UINT32_MAX };
+	}
+	m->last = (int64_t)total;
+	if (bytes > 0)
+		m->allocs++;
+	else if (bytes < 0)
+		m->frees++;
+	if (m->last > m->peak) {
+		m->peak = m->last;
+		m->peak_ts = ts;
+		m->peak_tid = tid;
+	}
+	return 0;
+}
+
+/* A collective op's span: its (pid, op) summed */
+static int take_collective(struct rep *r, const struct jv *ev, const char *name, int64_t dur)
+{
+	const char *op = NULL;
+	struct coll *c = NULL;
+	int64_t pid;
+	double bytes;
+
+	for (size_t i = 0; i < sizeof(coll_ops) / sizeof(coll_ops[0]) && !op; i++)
+		if (!strcmp(name + strlen(COMMS_PREFIX), coll_ops[i]))
+			op = coll_ops[i];
+	if (!op || !int_member(ev, "pid", &pid))
+		return 0;
+	for (size_t i = 0; i < r->ncolls && !c; i++)
+		if (r->colls[i].pid == pid && r->colls[i].op == op)
+			c = &r->colls[i];
+	if (!c) {
+		if (array_reserve(&r->colls, &r->colls_cap, r->ncolls + 1, sizeof(*c), 16))
+			return -ENOMEM;
+		c = &r->colls[r->ncolls++];
+		*c = (struct coll){ .pid = pid, .op = op };
+	}
+	c->count++;
+	c->total_ns += dur;
+	if (jv_get_num(jv_get(ev, "args"), "bytes", &bytes) && bytes > 0)
+		c->bytes += (uint64_t)bytes;
+	return 0;
+}
+
 static bool is_cat(const char *cat, const char *what)
 {
 	return cat && !strcmp(cat, what);
@@ -314,7 +414,12 @@ static int take_event(struct rep *r, const struct jv *ev)
 		return 0;
 	if (!strcmp(ph, "M"))
 		return take_name(r, ev);
-	if (strcmp(ph, "X") || !jv_us_ns(jv_get(ev, "ts"), REPORT_MAX_US, &ts))
+	if (!jv_us_ns(jv_get(ev, "ts"), REPORT_MAX_US, &ts))
+		return 0;
+	if ((!strcmp(ph, "i") || !strcmp(ph, "I")) && !strcmp(jv_get_str(ev, "name") ?: "",
+							     "[memory]"))
+		return take_memory(r, ev, ts);
+	if (strcmp(ph, "X"))
 		return 0;
 	if (!jv_us_ns(jv_get(ev, "dur"), REPORT_MAX_US, &dur) || dur < 0)
 		dur = 0;
@@ -335,6 +440,9 @@ static int take_event(struct rep *r, const struct jv *ev)
 	r->spans[kind]++;
 	if (kind == ROW_COPY && jv_get_num(jv_get(ev, "args"), "bytes", &bytes) && bytes > 0)
 		row->bytes += (uint64_t)bytes;
+	if (kind == ROW_HOST && !strncmp(name, COMMS_PREFIX, strlen(COMMS_PREFIX)) &&
+	    take_collective(r, ev, name, dur))
+		return -ENOMEM;
 	if (kind == ROW_HOST && is_wait(name)) {
 		struct busy_rec w = { 0, ts, ts + dur };
 
@@ -342,6 +450,9 @@ static int take_event(struct rep *r, const struct jv *ev)
 			return -EIO;
 	} else if (kind == ROW_HOST && dur) {
 		struct span_rec h = { ts, ts + dur, row->id, 0 };
+
+		if (int_member(ev, "tid", &tid))
+			h.tid = (uint32_t)tid;
 
 		if (spool_add(r->hosts, &h))
 			return -EIO;
@@ -554,7 +665,10 @@ static int device_idle(struct rep *r)
 	return err;
 }
 
-/* Each host function's time inside the host-bound idle time, from its spans kept in order. */
+/*
+ * Each host function's time inside the host-bound idle time, and the calls that made the
+ * memory peaks, from the host calls kept in order.
+ */
 static int host_bound_sum(struct rep *r)
 {
 	const struct span_rec *sp;
@@ -562,8 +676,20 @@ static int host_bound_sum(struct rep *r)
 
 	if (err)
 		return err;
-	while ((sp = spool_next(r->hosts)))
+	while ((sp = spool_next(r->hosts))) {
 		r->rows[sp->id]->host_bound_ns += ivs_overlap(&r->host_bound, sp->ts, sp->end);
+		/* the memory peaks' makers: the innermost call around each, on its thread */
+		for (size_t i = 0; i < r->nmems; i++) {
+			struct mem *m = &r->mems[i];
+
+			if (sp->tid == (uint32_t)m->peak_tid && sp->ts <= m->peak_ts &&
+			    sp->end >= m->peak_ts &&
+			    (m->who == UINT32_MAX || sp->end - sp->ts < m->who_len)) {
+				m->who = sp->id;
+				m->who_len = sp->end - sp->ts;
+			}
+		}
+	}
 	return spool_error(r->hosts);
 }
 
@@ -655,6 +781,36 @@ static void health_of(const struct jv *head, struct health *h)
 	h->windows = num_or(b, "windows");
 	h->cut_at_pause = num_or(b, "launchesCutAtPause");
 	h->memory_sampled = sampled && sampled->type == JV_BOOL && sampled->b;
+}
+
+/*
+ * Process @pid's rank: a trace of one rank names it in distributedInfo (its process is
+ * spyreStats.targetPid), a merge of ranks in spyreDistributedInfo, by pid. -1: not known.
+ */
+static int64_t rank_of_pid(const struct jv *head, int64_t pid)
+{
+	const struct jv *list = jv_get(head, "spyreDistributedInfo"), *e;
+	double p, rank;
+
+	if (list && list->type == JV_ARRAY) {
+		jv_foreach(e, list)
+			if (jv_get_num(e, "pid", &p) && p == pid && jv_get_num(e, "rank", &rank))
+				return (int64_t)rank;
+		return -1;
+	}
+	if (jv_get_num(jv_get(head, "spyreStats"), "targetPid", &p) && p == pid &&
+	    jv_get_num(jv_get(head, "distributedInfo"), "rank", &rank))
+		return (int64_t)rank;
+	return -1;
+}
+
+static int coll_cmp(const void *a, const void *b)
+{
+	const struct coll *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return strcmp(x->op, y->op);
 }
 
 /* --- rendering ------------------------------------------------------------------------------ */
@@ -785,6 +941,71 @@ static void text_idle(FILE *f, const struct rep *r)
 	free(v);
 }
 
+static void text_collectives(FILE *f, struct rep *r, const struct jv *head)
+{
+	char c[32], b[32];
+
+	if (!r->ncolls)
+		return;
+	qsort(r->colls, r->ncolls, sizeof(*r->colls), coll_cmp);
+	fprintf(f, "\ncollectives, by process and op (algbw: bytes over the op's time)\n"
+		"   rank         pid       count           bytes     total ms  algbw GB/s  op\n");
+	for (size_t i = 0; i < r->ncolls; i++) {
+		const struct coll *x = &r->colls[i];
+		int64_t rank = rank_of_pid(head, x->pid);
+		char rk[24] = "?";
+
+		if (rank >= 0)
+			snprintf(rk, sizeof(rk), "%lld", (long long)rank);
+		fprintf(f, "%7s %11lld %11s %15s %12.3f %11.3f  %s\n", rk, (long long)x->pid,
+			fmt_count(x->count, c, sizeof(c)), fmt_count(x->bytes, b, sizeof(b)),
+			x->total_ns / 1e6, x->total_ns ? (double)x->bytes / x->total_ns : 0,
+			x->op);
+	}
+}
+
+static void text_memory(FILE *f, const struct rep *r, const struct jv *head)
+{
+	const struct jv *procs = jv_get(jv_get(head, "spyreMemory"), "processes"), *p, *g;
+
+	if (!r->nmems)
+		return;
+	fprintf(f, "\ndevice memory (the [memory] events' allocated bytes)\n");
+	for (size_t i = 0; i < r->nmems; i++) {
+		const struct mem *m = &r->mems[i];
+		char a[32], b[32], n1[32], n2[32];
+
+		fprintf(f, "  pid %lld device %lld: peak %s B at %.3f ms (tid %lld%s%s), %s B "
+			"allocated at the end; %s allocations, %s frees\n", (long long)m->pid,
+			(long long)m->dev, fmt_count(m->peak, a, sizeof(a)), m->peak_ts / 1e6,
+			(long long)m->peak_tid, m->who != UINT32_MAX ? ", in " : "",
+			m->who != UINT32_MAX ? r->rows[m->who]->name : "",
+			fmt_count(m->last, b, sizeof(b)), fmt_count(m->allocs, n1, sizeof(n1)),
+			fmt_count(m->frees, n2, sizeof(n2)));
+	}
+	/* ours: the ledger's blocks still allocated at the end, by the site that made them */
+	jv_foreach(p, procs) {
+		double pid, bytes, count;
+		int shown = 0;
+
+		jv_foreach(g, jv_get(p, "liveGroups")) {
+			const char *py = jv_get_str(g, "python");
+			char a[32], n[32];
+
+			if (!jv_get_num(g, "bytes", &bytes) || !jv_get_num(g, "count", &count))
+				continue;
+			if (!shown++ && jv_get_num(p, "pid", &pid))
+				fprintf(f, "  still allocated at the end in pid %.0f, by where it was "
+					"allocated:\n", pid);
+			/* a group is one site and one block size */
+			fprintf(f, "    %s x %s B: %s%s%s\n",
+				fmt_count((uint64_t)count, n, sizeof(n)),
+				fmt_count((uint64_t)bytes, a, sizeof(a)),
+				jv_get_str(g, "probe") ?: "?", py ? " at " : "", py ?: "");
+		}
+	}
+}
+
 static void text_health(FILE *f, const struct health *h)
 {
 	fprintf(f, "\nhealth: ");
@@ -869,8 +1090,8 @@ static void json_host_bound(struct jw *w, const struct rep *r)
 	jw_obj_end(w);
 }
 
-static void json_report(struct jw *w, const char *path, const struct rep *r,
-			const struct health *h)
+static void json_report(struct jw *w, const char *path, struct rep *r,
+			const struct jv *head, const struct health *h)
 {
 	jw_obj_begin(w);
 	jw_kv_str(w, "file", path);
@@ -916,6 +1137,49 @@ static void json_report(struct jw *w, const char *path, const struct rep *r,
 	}
 	jw_arr_end(w);
 	json_host_bound(w, r);
+	qsort(r->colls, r->ncolls, sizeof(*r->colls), coll_cmp);
+	jw_key(w, "collectives");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->ncolls; i++) {
+		const struct coll *x = &r->colls[i];
+		int64_t rank = rank_of_pid(head, x->pid);
+
+		jw_obj_begin(w);
+		if (rank >= 0)
+			jw_kv_i64(w, "rank", rank);
+		else
+			jw_kv_null(w, "rank");
+		jw_kv_i64(w, "pid", x->pid);
+		jw_kv_str(w, "op", x->op);
+		jw_kv_u64(w, "count", x->count);
+		jw_kv_u64(w, "bytes", x->bytes);
+		jw_kv_i64(w, "totalNs", x->total_ns);
+		jw_kv_dbl(w, "algbwGBps", x->total_ns ? (double)x->bytes / x->total_ns : 0, 3);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "memory");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->nmems; i++) {
+		const struct mem *m = &r->mems[i];
+
+		jw_obj_begin(w);
+		jw_kv_i64(w, "pid", m->pid);
+		jw_kv_i64(w, "deviceType", m->type);
+		jw_kv_i64(w, "device", m->dev);
+		jw_kv_i64(w, "peakBytes", m->peak);
+		jw_kv_us(w, "peakTs", m->peak_ts);
+		jw_kv_i64(w, "peakTid", m->peak_tid);
+		if (m->who != UINT32_MAX)
+			jw_kv_str(w, "peakIn", r->rows[m->who]->name);
+		else
+			jw_kv_null(w, "peakIn");
+		jw_kv_i64(w, "endBytes", m->last);
+		jw_kv_u64(w, "allocs", m->allocs);
+		jw_kv_u64(w, "frees", m->frees);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
 	jw_key(w, "health");
 	jw_obj_begin(w);
 	jw_kv_bool(w, "spyreTrace", h->ours);
@@ -949,6 +1213,8 @@ static void rep_free(struct rep *r)
 	}
 	free(r->devs);
 	free(r->waiting.v);
+	free(r->colls);
+	free(r->mems);
 	free(r->host_bound.v);
 	spool_free(r->corrs);
 	spool_free(r->waits);
@@ -1013,7 +1279,7 @@ static int report_one(const char *path, FILE *out, struct jw *w)
 	}
 	health_of(tstream_head(ts), &h);
 	if (w) {
-		json_report(w, path, &r, &h);
+		json_report(w, path, &r, tstream_head(ts), &h);
 		goto out;
 	}
 	fprintf(out, "report: %s: %s events over %.3f s (first span to last end)\n", path,
@@ -1024,6 +1290,8 @@ static int report_one(const char *path, FILE *out, struct jw *w)
 	text_rows(out, &r, ROW_COPY, "copies, by direction");
 	text_devices(out, &r);
 	text_idle(out, &r);
+	text_collectives(out, &r, tstream_head(ts));
+	text_memory(out, &r, tstream_head(ts));
 	text_health(out, &h);
 out:
 	tstream_close(ts);
