@@ -6,13 +6,21 @@ load helpers
 
 # the mock job launched and traced whole: its counts, the trace
 trace_mock() {
-	"$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q -- "$MOCK" --iters 200 \
+	"$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q "$@" -- "$MOCK" --iters 200 \
 		--counts "$BATS_TEST_TMPDIR/counts.json" >"$BATS_TEST_TMPDIR/job.out" \
 		2>"$BATS_TEST_TMPDIR/tracer.err"
 }
 
 @test "report: host calls, kernels, copies and device busy time equal the job's counts and the JSON's own figures" {
-	trace_mock
+	trace_mock --summary-json "$BATS_TEST_TMPDIR/s.json"
+	# --summary-json: the summary's facts as the metadata has them, one model written twice
+	python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+s, t = json.load(open(d + "/s.json")), json.load(open(d + "/t.json"))
+assert set(s) >= {"spyreProbes", "spyreStats", "spyreMemory"}, list(s)
+assert all(s[k] == t[k] for k in s), [k for k in s if s[k] != t[k]]
+PY
 	run "$TOOL" report --json "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
 	echo "$output" >"$BATS_TEST_TMPDIR/r.json"

@@ -92,6 +92,7 @@ enum {
 	OPT_TRIGGER,
 	OPT_JSON,
 	OPT_KILL,
+	OPT_SUMMARY_JSON,
 };
 
 struct opt_def {
@@ -159,6 +160,9 @@ static const struct opt_def opt_defs[] = {
 	  "process's memory on a device went over SIZE); repeatable" },
 	{ "ready-file", OPT_READY, "FILE", FOR_TRACE, SEC_TRACE,
 	  "create FILE once all probes are attached" },
+	{ "summary-json", OPT_SUMMARY_JSON, "FILE", FOR_TRACE | NOT_FLEET, SEC_TRACE,
+	  "at the end, write the summary's facts to FILE as one JSON object\n"
+	  "(the members spyreProbes, spyreStats, spyreMemory of the trace)" },
 	{ "ringbuf-mb", OPT_RINGBUF, "N", FOR_TRACE, SEC_TRACE,
 	  "ring buffer size in MiB, power of two (default 16)" },
 	{ "status", OPT_STATUS, NULL, FOR_TRACE, SEC_TRACE,
@@ -843,6 +847,9 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 		if (env->kill_sig < 0)
 			return usage_err("--kill wants a signal (TERM, INT, KILL, a number) or "
 					 "none, not '%s'", arg);
+		break;
+	case OPT_SUMMARY_JSON:
+		env->summary_json = arg;
 		break;
 	case OPT_READY:
 		env->ready_file = arg;

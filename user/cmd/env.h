@@ -50,6 +50,7 @@ struct env {
 	bool ustack;		/* --ustack: every span probe records its native stack (stack=1) */
 	int max_probes;		/* --max-probes: functions a run traces; 0 = sized from the table */
 	const char *ready_file;
+	const char *summary_json;	/* --summary-json: the summary's facts, as the metadata */
 	unsigned int ringbuf_mb;
 	int status;		/* -1 auto (tty), 0 off, 1 on */
 	bool quiet;

@@ -29,6 +29,28 @@
 
 #include "cmd/trace_mode.h"
 
+/*
+ * --summary-json FILE: the summary's facts as one JSON object, made by the code that writes
+ * them into the trace's metadata (one model, two renderings: the text summary and this).
+ */
+static void write_summary_json(const char *path, struct session *s)
+{
+	char *members = summary_trace_metadata(&s->cons, &s->t, s->tr.counters, &s->end);
+	char *text = NULL;
+	int n, err;
+
+	if (!members || (n = asprintf(&text, "{%s}\n", members)) < 0) {
+		pr_err("--summary-json %s: %s", path, strerror(ENOMEM));
+		free(members);
+		return;
+	}
+	err = write_file_whole(path, text, n);
+	if (err)
+		pr_err("--summary-json %s: %s", path, strerror(-err));
+	free(members);
+	free(text);
+}
+
 static int add_lib_cb(const char *path, const char *name, void *ctx)
 {
 	int n = target_add_lib(ctx, path, name);
@@ -365,6 +387,8 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		summary_print(sum_out, &s.cons, &s.t, s.tr.counters, &s.end);
 	if (!env->quiet && s.vfio)
 		driver_summary(s.vfio, s.cons.vfio, sum_out);
+	if (env->summary_json)
+		write_summary_json(env->summary_json, &s);
 	/* the last line, after the summary's */
 	fflush(sum_out);
 	say_written(&s);

@@ -33,19 +33,36 @@ bool have_privileges(void)
 	return (eff & (1ull << 39)) && (eff & (1ull << 38)) && (eff & (1ull << 19));
 }
 
-int write_ready_file(const char *path)
+int write_file_whole(const char *path, const char *text, size_t len)
 {
 	char tmp[PATH_MAX];
-	int fd;
+	ssize_t n = 0;
+	int fd, err = 0;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
-	dprintf(fd, "%d\n", getpid());
-	close(fd);
+	for (size_t off = 0; off < len && n >= 0; off += n)
+		n = write(fd, text + off, len - off);
+	if (n < 0)
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		return err;
+	}
 	return rename(tmp, path) ? -errno : 0;
+}
+
+int write_ready_file(const char *path)
+{
+	char text[24];
+	int n = snprintf(text, sizeof(text), "%d\n", getpid());
+
+	return write_file_whole(path, text, n);
 }
 
 int preflight_bpf(void)

@@ -4,6 +4,7 @@
 #define SPYRE_PROCESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE. */
 bool have_privileges(void);
@@ -15,6 +16,9 @@ int preflight_bpf(void);
 int stop_signals_fd(bool usr1);
 /* Create @path atomically, containing our pid: the --ready-file handshake. */
 int write_ready_file(const char *path);
+/* @len bytes of @text as the whole of @path, written beside it and renamed (no reader sees half
+ * of it): 0 or -errno. */
+int write_file_whole(const char *path, const char *text, size_t len);
 
 /*
  * The tests' hold (never on a real job): with the environment variable @var set to a path F,
