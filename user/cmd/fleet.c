@@ -220,7 +220,6 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		if (win == 1)
 			target_say_missing(&s.t, "warning: ", false, s.said);
 		session_ready(&s);
-		heap_start_end();
 		session_calibrate(&s);
 		prom_window_begin(&pw, real_start);
 		session_loop(&s, window_ns ? attached + window_ns : 0);

@@ -349,7 +349,6 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		goto cleanup;
 
 	session_ready(&s);
-	heap_start_end();
 	if (!env->quiet)
 		say_start(&s);
 	if (env->argv_cmd)

@@ -12,7 +12,7 @@
  * the allocator's defaults.
  */
 void heap_start_huge(void);
-/* Start-up is over (the probes are attached): freed memory goes back to the kernel again. */
+/* The BPF objects are loaded: what start-up freed goes back to the kernel, defaults again. */
 void heap_start_end(void);
 /* Root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE. */
 bool have_privileges(void);
