@@ -23,8 +23,14 @@
  */
 #define START_HEAP	(64u << 20)
 #define HUGE_PAGE	(2ul << 20)
-/* glibc's defaults (mallopt(3)); setting them again also keeps them fixed */
+/* glibc's default top pad (mallopt(3)) */
 #define MALLOC_DEFAULT_PAD	(128u << 10)
+/*
+ * Past start-up, blocks from this size on are mmap'd. Without mallopt glibc raises its threshold
+ * to the largest mmap'd block freed (from 128 KiB), and libbpf's 5.5 MB copies of vmlinux BTF had
+ * set it there before: the tracer ran with ~5.5 MB and a trim threshold twice that. Set, it stays.
+ */
+#define MALLOC_MMAP_AFTER	(8u << 20)
 
 static bool huge_heap;
 
@@ -65,8 +71,8 @@ void heap_start_end(void)
 		return;
 	huge_heap = false;
 	mallopt(M_TOP_PAD, MALLOC_DEFAULT_PAD);
-	mallopt(M_TRIM_THRESHOLD, MALLOC_DEFAULT_PAD);
-	mallopt(M_MMAP_THRESHOLD, MALLOC_DEFAULT_PAD);
+	mallopt(M_TRIM_THRESHOLD, 2 * MALLOC_MMAP_AFTER);
+	mallopt(M_MMAP_THRESHOLD, MALLOC_MMAP_AFTER);
 	malloc_trim(0);
 }
 
