@@ -100,8 +100,12 @@ $(patsubst %.c,$(BUILD)/%.o,$(shell grep -l SPYRE_VERSION user/*/*.c)): $(BUILD)
 .PHONY: FORCE
 FORCE:
 
+# Linked statically, as the package ships it: start-up then relocates no shared library. Linked
+# against them, exec to main took 16-22 ms on this project's VM (libstdc++'s and Capstone's
+# relocations, a copy-on-write fault per page), 4-6 ms static (2026-12-07): a third of the
+# attach target (docs/performance.md, section 4).
 $(TOOL): $(BUILD)/user/cmd/spyre-bpftrace.o $(LIB_OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) -static $^ $(LDLIBS) -lpthread -o $@
 
 # --- tests -------------------------------------------------------------------------------------
 $(BUILD)/tests/unit/%.o: tests/unit/%.c tests/unit/unit.h $(USER_HDRS) | $(BUILD)/tests/unit

@@ -12,6 +12,7 @@
 #include "cmd/fleet.h"
 #include "cmd/session.h"
 #include "common/log.h"
+#include "common/process.h"
 #include "offline/merge.h"
 #include "offline/report.h"
 #include "resolve/probes.h"
@@ -58,6 +59,8 @@ int main(int argc, char **argv)
 	/* a thread's id, as top and ps -L show them: the process it belongs to */
 	if (env.pid)
 		env.pid = thread_process(env.pid, env.cmd == CMD_LIST ? "listing" : "tracing");
+	/* what follows loads BPF or resolves probes: its transient memory in huge pages */
+	heap_start_huge();
 	rc = build_table(&env, &table);
 	if (rc)
 		goto out;

@@ -6,6 +6,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * Start-up's heap in transparent huge pages, where the kernel gives them on request (THP
+ * "madvise" or "always"): every thread allocates from the main heap, large blocks too, and what
+ * is freed stays there for the next allocation until heap_start_end(). SPYRE_NO_HUGE_HEAP=1:
+ * the allocator's defaults.
+ */
+void heap_start_huge(void);
+/* The BPF objects are loaded: what start-up freed goes back to the kernel, defaults again. */
+void heap_start_end(void);
 /* Root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE. */
 bool have_privileges(void);
 /* What tracing needs before anything is loaded: 0, EXIT_PERM or EXIT_NO_BTF (with a message). */
