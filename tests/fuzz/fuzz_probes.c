@@ -51,9 +51,10 @@ static void check_spec(const struct probe_spec *s, const char *qualname)
 	FUZZ_CHECK(s->lib[0] && s->sym[0] && s->cat[0]);
 	FUZZ_CHECK(no_ctl(s->lib) && no_ctl(s->sym));
 	FUZZ_CHECK(json_safe(s->name) && json_safe(s->cat));
-	FUZZ_CHECK(s->type == PROBE_SPAN || s->type == PROBE_INSTANT || s->type == PROBE_UNWIND);
-	/* an unwinder's probe records nothing */
-	FUZZ_CHECK(s->type != PROBE_UNWIND || (!s->nargs && s->dev == DEV_NONE));
+	FUZZ_CHECK(s->type == PROBE_SPAN || s->type == PROBE_INSTANT || s->type == PROBE_UNWIND ||
+		   s->type == PROBE_CATCH);
+	/* an unwinder's or a catch's probe records nothing */
+	FUZZ_CHECK(!probe_records_nothing(s->type) || (!s->nargs && s->dev == DEV_NONE));
 	FUZZ_CHECK(s->nargs >= 0 && s->nargs <= PROBE_MAX_LABELS);
 	for (i = 0; i < s->nargs; i++) {
 		const struct probe_arg *a = &s->args[i];
