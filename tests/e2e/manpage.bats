@@ -71,7 +71,7 @@ PY
 @test "the man page says which subcommands take each option as their --help does, once per section" {
 	MANWIDTH=2000 man -l "$BATS_TEST_TMPDIR/page.8" 2>/dev/null | sed 's/^ *//' \
 		> "$BATS_TEST_TMPDIR/wide.txt"
-	for sub in list check recover merge; do
+	for sub in list check recover merge report; do
 		opts "$sub" > "$BATS_TEST_TMPDIR/help-$sub"
 	done
 	python3 - "$BATS_TEST_TMPDIR" <<'PY'
@@ -79,11 +79,11 @@ import re, sys
 d = sys.argv[1]
 page = open(d + "/wide.txt").read().split("\n")
 opts = page[page.index("OPTIONS") + 1:page.index("PROBE TABLE FORMAT")]
-subs = ["list", "check", "recover", "merge"]
+subs = ["list", "check", "recover", "merge", "report"]
 helps = {s: set(open("%s/help-%s" % (d, s)).read().split()) for s in subs}
 # who takes a section's options, as its opening paragraph says
 section = {"Tracing": set(), "Fleet mode": set(), "check": {"check"}, "merge": {"merge"},
-           "All subcommands": set(subs)}
+           "report": {"report"}, "All subcommands": set(subs)}
 takes, cur, entry = {}, None, None
 for l in opts:
     if l in section:
@@ -121,6 +121,7 @@ PY
 	[ "$(opts merge)" = "$(printf '%s\n' $want_merge $general | sort)" ]
 	[ "$(opts check)" = "$(printf '%s\n' --json $general | sort)" ]
 	[ "$(opts recover)" = "$(printf '%s\n' -o --output --force $general | sort)" ]
+	[ "$(opts report)" = "$(printf '%s\n' --json --by-thread $general | sort)" ]
 	# the tracer's own help still shows everything, merge's options among them
 	opts | grep -qx -- --nest-tolerance
 	opts | grep -qx -- --window
@@ -129,7 +130,7 @@ PY
 	[ "$("$TOOL" check --help | grep -c '^ *usage:\|^       spyre-bpftrace')" -eq 1 ]
 	# the synopsis of a subcommand brackets the same long options its help shows
 	MANWIDTH=2000 man -l "$BATS_TEST_TMPDIR/page.8" 2>/dev/null > "$BATS_TEST_TMPDIR/wide.txt"
-	for sub in list check recover merge; do
+	for sub in list check recover merge report; do
 		syn=$(grep -m1 "^ *spyre-bpftrace $sub " "$BATS_TEST_TMPDIR/wide.txt" |
 			grep -oE '\[--?[a-zA-Z-]+' | tr -d '[' | sort)
 		# the man synopsis has short names where there are; the fixed words (merge's -o OUT)

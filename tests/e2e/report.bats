@@ -103,6 +103,26 @@ around = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") not
 assert m["peakIn"] == min(around, key=lambda e: ns(e["dur"]))["name"], (m, around)
 print(len(r["host"]), "functions,", len(r["kernels"]), "kernels checked")
 PY
+	# --by-thread: a host row per function and thread, each the same as over the JSON
+	run "$TOOL" report --json --by-thread "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	python3 - "$output" "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import collections, json, sys
+r = json.loads(sys.argv[1])["files"][0]
+t = json.load(open(sys.argv[2]))
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in t["traceEvents"]
+         if e.get("ph") == "M" and e["name"] == "thread_name"}
+want = collections.defaultdict(list)
+for e in t["traceEvents"]:
+    if e.get("ph") == "X" and e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+        want[e["pid"], e["tid"], e["name"]].append(round(e.get("dur", 0) * 1000))
+got = {(x["pid"], x["tid"], x["name"]): x for x in r["host"]}
+assert set(got) == set(want), set(got) ^ set(want)
+for k, x in got.items():
+    assert x["count"] == len(want[k]) and x["totalNs"] == sum(want[k]), (k, x)
+    assert x["thread"] == names.get(k[:2], ""), (k, x)
+assert len({k[1] for k in got}) >= 2, "the mock's threads apart"
+PY
 	# the same tables for people
 	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"

@@ -48,13 +48,14 @@ static const char *const cmd_names[] = {
 	[CMD_REPORT] = "report",
 };
 
-enum opt_section { SEC_TRACE, SEC_FLEET, SEC_CHECK, SEC_MERGE, SEC_GENERAL };
+enum opt_section { SEC_TRACE, SEC_FLEET, SEC_CHECK, SEC_MERGE, SEC_REPORT, SEC_GENERAL };
 
 static const char *const section_titles[] = {
 	[SEC_TRACE] = NULL,	/* right after the usage lines */
 	[SEC_FLEET] = "fleet mode (docs/fleet.md):",
 	[SEC_CHECK] = "check (docs/check-recover.md):",
 	[SEC_MERGE] = "merge (docs/user-guide.md, Merging):",
+	[SEC_REPORT] = "report (docs/user-guide.md, Tables without a browser):",
 	[SEC_GENERAL] = "all subcommands:",
 };
 
@@ -93,6 +94,7 @@ enum {
 	OPT_JSON,
 	OPT_KILL,
 	OPT_SUMMARY_JSON,
+	OPT_BY_THREAD,
 };
 
 struct opt_def {
@@ -229,6 +231,9 @@ static const struct opt_def opt_defs[] = {
 	{ "nest-tolerance", OPT_NEST_TOL, "US", FOR_MERGE, SEC_MERGE,
 	  "how far (µs) our spans may move to nest with the profiler's\n"
 	  "(default 2)" },
+
+	{ "by-thread", OPT_BY_THREAD, NULL, FOR_REPORT, SEC_REPORT,
+	  "host calls by thread: a row for each function on each thread" },
 
 	{ "verbose", 'v', NULL, FOR_ALL, SEC_GENERAL,
 	  "more messages: the tracer's choices and libbpf's info; -vv also\n"
@@ -378,7 +383,7 @@ static const struct usage_def usage_defs[] = {
 	  0 },
 	{ CMD_MERGE, "OURS KINETO -o OUT", "merge OURS KINETO -o OUT",
 	  "add a PyTorch profiler trace, clocks aligned", 0, { 'o' } },
-	{ CMD_REPORT, "FILE|DIR...", "report [--json] FILE|DIR...",
+	{ CMD_REPORT, "FILE|DIR...", "report [--json] [--by-thread] FILE|DIR...",
 	  "the trace's tables: host calls, kernels, device busy time, copies, health", 0 },
 };
 
@@ -577,6 +582,7 @@ static const struct {
 		"either." },
 	[SEC_CHECK] = { "check", FOR_CHECK, "Options of \\fBcheck\\fR." },
 	[SEC_MERGE] = { "merge", FOR_MERGE, "Options of \\fBmerge\\fR." },
+	[SEC_REPORT] = { "report", FOR_REPORT, "Options of \\fBreport\\fR." },
 	[SEC_GENERAL] = { "All subcommands", FOR_ALL, "Options every subcommand takes." },
 };
 
@@ -847,6 +853,9 @@ static int take_option(struct env *env, int key, const char *arg, int *verbosity
 		if (env->kill_sig < 0)
 			return usage_err("--kill wants a signal (TERM, INT, KILL, a number) or "
 					 "none, not '%s'", arg);
+		break;
+	case OPT_BY_THREAD:
+		env->by_thread = true;
 		break;
 	case OPT_SUMMARY_JSON:
 		env->summary_json = arg;

@@ -61,6 +61,7 @@ struct env {
 	char **file_args;	/* check, report FILE|DIR... */
 	int nfile_args;
 	bool json;		/* check, report --json */
+	bool by_thread;		/* report --by-thread */
 	const char *list_glob;	/* list [GLOB]: the probes whose name or function matches */
 	const char *file_arg2;	/* merge: the Kineto trace */
 	unsigned long long profiler_start_ns;	/* merge: a legacy export's start, 0 = unknown */

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 		goto out;
 	case CMD_REPORT:
 		log_set_prefix("report");
-		rc = cmd_report(env.file_args, env.nfile_args, env.json);
+		rc = cmd_report(env.file_args, env.nfile_args, env.json, env.by_thread);
 		goto out;
 	case CMD_RECOVER:
 		log_set_prefix("recover");

@@ -45,6 +45,7 @@ enum row_kind { ROW_HOST, ROW_KERNEL, ROW_COPY };
 struct row {
 	int kind;
 	const char *name;	/* owned (strdup) */
+	int64_t pid, tid;	/* --by-thread: its thread's (host rows); else -1 */
 	uint32_t id;
 	uint64_t count;
 	int64_t total_ns;
@@ -157,6 +158,7 @@ struct rep {
 	uint64_t events, spans[3];
 	int64_t first_ns, last_ns;
 	bool have_x;
+	bool by_thread;
 	int err;
 };
 
@@ -166,12 +168,16 @@ static int row_cmp(const void *a, const void *b)
 
 	if (x->kind != y->kind)
 		return x->kind - y->kind;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
-static struct row *row_of(struct rep *r, int kind, const char *name)
+static struct row *row_of(struct rep *r, int kind, const char *name, int64_t pid, int64_t tid)
 {
-	struct row key = { .kind = kind, .name = name }, *row;
+	struct row key = { .kind = kind, .name = name, .pid = pid, .tid = tid }, *row;
 	struct row *const *hit = tfind(&key, &r->by_name, row_cmp);
 	void *added;
 
@@ -185,6 +191,8 @@ static struct row *row_of(struct rep *r, int kind, const char *name)
 		return NULL;
 	}
 	row->kind = kind;
+	row->pid = pid;
+	row->tid = tid;
 	row->id = (uint32_t)r->nrows;
 	added = tsearch(row, &r->by_name, row_cmp);
 	if (!added) {
@@ -432,7 +440,10 @@ static int take_event(struct rep *r, const struct jv *ev)
 	name = jv_get_str(ev, "name") ?: "(no name)";
 	kind = is_cat(cat, "kernel") ? ROW_KERNEL :
 	       is_cat(cat, "gpu_memcpy") || is_cat(cat, "gpu_memset") ? ROW_COPY : ROW_HOST;
-	row = row_of(r, kind, name);
+	if (kind != ROW_HOST || !r->by_thread || !int_member(ev, "pid", &pid) ||
+	    !int_member(ev, "tid", &tid))
+		pid = tid = -1;
+	row = row_of(r, kind, name, pid, tid);
 	if (!row)
 		return -ENOMEM;
 	row->count++;
@@ -860,7 +871,11 @@ static void text_rows(FILE *f, const struct rep *r, int kind, const char *what)
 				x->p50_ns / 1e3, x->p99_ns / 1e3);
 		if (kind == ROW_KERNEL)
 			fprintf(f, " %9.1f", pct(x->total_ns, busy));
-		fprintf(f, "  %s\n", x->name);
+		fprintf(f, "  %s", x->name);
+		if (x->tid >= 0)	/* --by-thread */
+			fprintf(f, "  [tid %lld%s%s]", (long long)x->tid,
+				name_of(r, x->pid, x->tid) ? " " : "", name_of(r, x->pid, x->tid) ?: "");
+		fputc('\n', f);
 	}
 	free(v);
 }
@@ -1049,6 +1064,11 @@ static void json_rows(struct jw *w, const struct rep *r, int kind, const char *k
 
 		jw_obj_begin(w);
 		jw_kv_str(w, "name", x->name);
+		if (x->tid >= 0) {	/* --by-thread */
+			jw_kv_i64(w, "pid", x->pid);
+			jw_kv_i64(w, "tid", x->tid);
+			jw_kv_str(w, "thread", name_of(r, x->pid, x->tid) ?: "");
+		}
 		jw_kv_u64(w, "count", x->count);
 		jw_kv_i64(w, "totalNs", x->total_ns);
 		jw_kv_dbl(w, "meanNs", x->count ? (double)x->total_ns / x->count : 0, 1);
@@ -1228,9 +1248,9 @@ static void rep_free(struct rep *r)
 }
 
 /* One file: read, summed, rendered. 0, or -errno with a message said. */
-static int report_one(const char *path, FILE *out, struct jw *w)
+static int report_one(const char *path, FILE *out, struct jw *w, bool by_thread)
 {
-	struct rep r = {};
+	struct rep r = { .by_thread = by_thread };
 	struct tstream *ts;
 	const struct jv *ev;
 	struct health h;
@@ -1299,7 +1319,7 @@ out:
 	return ret;
 }
 
-int report_files(char *const *paths, int n, bool json, FILE *out)
+int report_files(char *const *paths, int n, bool json, bool by_thread, FILE *out)
 {
 	struct jw *w = json ? jw_memopen() : NULL;
 	int bad = 0, files = 0;
@@ -1321,7 +1341,7 @@ int report_files(char *const *paths, int n, bool json, FILE *out)
 		if (stat(paths[i], &st) || !S_ISDIR(st.st_mode)) {
 			if (files++ && !w)
 				fputc('\n', out);
-			bad += !!report_one(paths[i], out, w);
+			bad += !!report_one(paths[i], out, w, by_thread);
 			continue;
 		}
 		k = trace_dir_scan(paths[i], &ents);
@@ -1336,7 +1356,7 @@ int report_files(char *const *paths, int n, bool json, FILE *out)
 				 str_ends_with(paths[i], "/") ? "" : "/", ents[j]->d_name);
 			if (files++ && !w)
 				fputc('\n', out);
-			bad += !!report_one(p, out, w);
+			bad += !!report_one(p, out, w, by_thread);
 			free(ents[j]);
 		}
 		free(ents);
@@ -1356,7 +1376,7 @@ int report_files(char *const *paths, int n, bool json, FILE *out)
 	return bad ? EXIT_ERROR : EXIT_OK;
 }
 
-int cmd_report(char *const *paths, int n, bool json)
+int cmd_report(char *const *paths, int n, bool json, bool by_thread)
 {
-	return report_files(paths, n, json, stdout);
+	return report_files(paths, n, json, by_thread, stdout);
 }

@@ -12,9 +12,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Report each of @paths (a directory: its *.json and *.json.gz) to @out, as text or one JSON
- * document. Returns an exit code: 0, EXIT_ERROR when a file could not be read. */
-int report_files(char *const *paths, int n, bool json, FILE *out);
-int cmd_report(char *const *paths, int n, bool json);
+/*
+ * Report each of @paths (a directory: its *.json and *.json.gz) to @out, as text or one JSON
+ * document; @by_thread: a host row per function and thread. Returns an exit code: 0,
+ * EXIT_ERROR when a file could not be read.
+ */
+int report_files(char *const *paths, int n, bool json, bool by_thread, FILE *out);
+int cmd_report(char *const *paths, int n, bool json, bool by_thread);
 
 #endif
