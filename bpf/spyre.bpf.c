@@ -2031,9 +2031,8 @@ volatile __u32 forget_stacks = 0;
 /*
  * Run by userspace (bpf_iter) once the probes are detached, when no program can be touching a
  * thread's storage: flushes what live threads still hold in their stage, reports their open
- * calls (emit_left) and, between fleet
- * windows (forget_stacks), drops their open frames and has them announced again to the next
- * window's trace. Loaded only with task storage.
+ * calls (emit_left) and, with forget_stacks (every detach sets it), drops their open frames and
+ * has them announced again to the next window's trace. Loaded only with task storage.
  */
 SEC("iter/task")
 int spyre_task_iter(struct bpf_iter__task *ctx)

@@ -923,7 +923,7 @@ int tracer_attach(struct tracer *tr, struct target *t, int pid)
  * open calls' instants, which the counters then show as hits without events, or (@forget)
  * leaves stale frames: say so.
  */
-static void run_task_iter(struct tracer *tr, bool forget)
+static void run_task_iter(struct tracer *tr)
 {
 	struct bpf_program *prog = tr->skel->progs.spyre_task_iter;
 	struct bpf_link *link;
@@ -935,7 +935,7 @@ static void run_task_iter(struct tracer *tr, bool forget)
 		return;	/* not loaded */
 	link = bpf_program__attach_iter(prog, NULL);
 	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -errno;
-	tr->skel->bss->forget_stacks = forget;
+	tr->skel->bss->forget_stacks = 1;
 	if (fd >= 0) {
 		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
 			;
@@ -947,8 +947,7 @@ static void run_task_iter(struct tracer *tr, bool forget)
 	tr->skel->bss->forget_stacks = 0;
 	bpf_link__destroy(link);
 	if (fd < 0)
-		pr_err("cannot %s of live threads: %s",
-		       forget ? "reset the call stacks" : "collect the last spans", strerror(-fd));
+		pr_err("cannot collect the last spans of live threads: %s", strerror(-fd));
 }
 
 void tracer_detach(struct tracer *tr, struct target *t)
@@ -991,10 +990,25 @@ void tracer_detach(struct tracer *tr, struct target *t)
 	for (int i = 0; t && i < t->ntails; i++)
 		t->tails[i].attached = false;
 	tr->attached = 0;
-	/* no probe can run any more: what threads still hold (staged spans, open calls) goes to
-	 * the ring */
-	if (tr->skel)
-		run_task_iter(tr, false);
+	/*
+	 * No probe can run any more: what threads still hold (staged spans, open calls) goes to
+	 * the ring, and their frames are forgotten in the same walk (each thread announced again
+	 * if probes come back: a budget's next window, a fleet window's file). One walk: a budget
+	 * pause walked every task twice before, once to report, once to forget.
+	 */
+	if (!tr->skel)
+		return;
+	if (tr->task_storage) {
+		run_task_iter(tr);
+	} else {
+		int fd = bpf_map__fd(tr->skel->maps.stacks);
+		__u32 next;
+
+		/* delete while iterating: always ask for the first key again */
+		while (!bpf_map_get_next_key(fd, NULL, &next))
+			if (bpf_map_delete_elem(fd, &next))
+				break;
+	}
 }
 
 void tracer_read_counters(struct tracer *tr, int n)
@@ -1042,23 +1056,6 @@ void tracer_reset_counters(struct tracer *tr, int n)
 		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.counters), &key, v, BPF_ANY);
 	}
 	free(v);
-}
-
-void tracer_clear_stacks(struct tracer *tr)
-{
-	int fd = bpf_map__fd(tr->skel->maps.stacks);
-	__u32 key, next;
-
-	if (tr->task_storage) {
-		run_task_iter(tr, true);
-		return;
-	}
-	/* delete while iterating: always ask for the first key again */
-	while (!bpf_map_get_next_key(fd, NULL, &next)) {
-		key = next;
-		if (bpf_map_delete_elem(fd, &key))
-			break;
-	}
 }
 
 void tracer_close(struct tracer *tr)

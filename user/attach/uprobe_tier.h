@@ -132,15 +132,16 @@ int tracer_ustack_fd(const struct tracer *tr);
  * attached then.
  */
 int tracer_attach(struct tracer *tr, struct target *t, int pid);
-/* Remove all probes (return probes first); probes can be attached again later. */
+/*
+ * Remove all probes (return probes first), then report what threads still hold (their staged
+ * spans, their open calls as left) and forget their open calls: probes can be attached again
+ * later, each thread announced again.
+ */
 void tracer_detach(struct tracer *tr, struct target *t);
 /* Sum the per-CPU counters of the first @n probes into tr->counters. */
 void tracer_read_counters(struct tracer *tr, int n);
 /* Zero the counters in the kernel (new window). */
 void tracer_reset_counters(struct tracer *tr, int n);
-/* Forget every thread's open calls (between windows: their returns were never seen) and have
- * each thread announced again. Only while detached. */
-void tracer_clear_stacks(struct tracer *tr);
 void tracer_close(struct tracer *tr);
 struct py_proc;
 /* Process @pp->pid's interpreter (its version's offsets known) for the Python walks: 0, -errno. */

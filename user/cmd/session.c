@@ -1257,7 +1257,6 @@ static void budget_pause(struct session *s)
 {
 	tracer_detach(&s->tr, &s->t);
 	drain_rest(s);
-	tracer_clear_stacks(&s->tr);
 	s->rb.launches_cut += device_pause(&s->cons.dev);
 	s->mem.pauses++;
 }
@@ -1478,7 +1477,6 @@ void session_window_close(struct session *s)
 	for (int i = 0; i < s->cons.nexits; i++)
 		memledger_forget(&s->mem, s->cons.exits[i].pid);
 	tracer_reset_counters(&s->tr, s->t.cnt);
-	tracer_clear_stacks(&s->tr);
 	consumer_free(&s->cons);
 }
 
