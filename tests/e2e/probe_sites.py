@@ -28,8 +28,10 @@ def mappings(pid):
             path = parts[5].rstrip("\n")
             if path.endswith(" (deleted)"):
                 path = path[: -len(" (deleted)")]
+            # map_files names a range without maps' zero padding: 401000-603000 for the
+            # statically linked tool's 00401000-00603000
             out.setdefault(os.path.basename(path), []).append(
-                (start, end, int(parts[2], 16), parts[1], parts[0]))
+                (start, end, int(parts[2], 16), parts[1], f"{start:x}-{end:x}"))
     return out
 
 
