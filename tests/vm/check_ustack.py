@@ -18,8 +18,12 @@ frame, must be:
             -mbackchain): the frames it finds past the first are whatever the stack's unwritten
             back-chain slots lead to, printed, not checked.
 
-Every call has its stack (spyreStats.nativeStacks; none unread). Prints the frames seen, one
-line per chain, the offsets of its first call. Exit 0 when all hold, else a message."""
+Every call has its stack (spyreStats.nativeStacks; none unread), or its stack was lost in the
+kernel and counted (spyreProbes[].ustackLost): the kernel's stack map refuses a stack whose
+bucket holds another (-EEXIST), and which stacks share a bucket moves with the job's load
+addresses. Seen once in the 7.3 guest: the three layer_leaky calls lost, counted, the other 40
+exact; the run after, none lost. At most a tenth of the calls may be lost so. Prints the frames
+seen, one line per chain, the offsets of its first call. Exit 0 when all hold, else a message."""
 import collections
 import json
 import re
@@ -51,10 +55,12 @@ def main():
             bad.append("%s records entries only (%s): no spans, no stacks" %
                        (p["name"], p.get("entriesOnlyReason")))
     ev = [e for e in t["traceEvents"] if e.get("ph") == "X" and e["name"] in LIB]
+    lost = {p["name"]: p.get("ustackLost", 0) for p in t.get("spyreProbes", [])}
+    unstacked = collections.Counter()
     for e in ev:
         us = e.get("args", {}).get("ustack")
         if not us:
-            bad.append("%s at %s: no ustack" % (e["name"], e["ts"]))
+            unstacked[e["name"]] += 1
             continue
         fr = [frame(f) for f in us]
         name, off, lib = fr[0]
@@ -87,16 +93,27 @@ def main():
     else:
         got = chains
         want = {k: want_n[v] for k, v in FULL.items()}
-    if dict(got) != want:
-        bad.append("chains %s, want %s" % (dict(got), want))
+    # calls without a stack: each one counted as lost by the kernel, a tenth at most; their
+    # chains are the ones short
+    for name, n in unstacked.items():
+        if n != lost.get(name, 0):
+            bad.append("%s: %d calls without a stack, %d counted lost" %
+                       (name, n, lost.get(name, 0)))
+    nlost = sum(unstacked.values())
+    if nlost * 10 > len(ev):
+        bad.append("%d of %d calls without a stack" % (nlost, len(ev)))
+    short = sum(want[k] - got.get(k, 0) for k in want if got.get(k, 0) < want[k])
+    if any(got.get(k, 0) > want.get(k, 0) for k in got) or short != nlost:
+        bad.append("chains %s, want %s (%d lost)" % (dict(got), want, nlost))
     s = t["spyreStats"]
-    if s.get("nativeStacks") != len(ev) or s.get("nativeStacksUnread") != 0 or \
+    if s.get("nativeStacks") != len(ev) - nlost or s.get("nativeStacksUnread") != 0 or \
             len(ev) != 2 * R + L:
         bad.append("%d calls (want %d), nativeStacks %s, unread %s" %
                    (len(ev), 2 * R + L, s.get("nativeStacks"), s.get("nativeStacksUnread")))
     for k, us in seen.items():
         print("ustack (%s, %d calls): %s" % (machine, chains[k], " <- ".join(us)))
-    print("ustack: nativeStacksCallerAdded %s of %d" % (s.get("nativeStacksCallerAdded"), len(ev)))
+    print("ustack: nativeStacksCallerAdded %s of %d, %d lost (counted)" %
+          (s.get("nativeStacksCallerAdded"), len(ev), nlost))
     if bad:
         sys.exit("ustack: " + "; ".join(bad[:8]) + (" (%d more)" % (len(bad) - 8)
                                                       if len(bad) > 8 else ""))
