@@ -88,12 +88,6 @@ struct side {
 	size_t corrs_sealed, flows_sealed;	/* their sizes when last sealed */
 };
 
-static bool is_device_cat(const char *cat)
-{
-	return cat && (!strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") ||
-		       !strcmp(cat, "gpu_memset"));
-}
-
 /*
  * Sets of a few members (pids, named tracks) kept sorted as they fill: one entry per event
  * appended, they would hold 8 bytes per event of a multi-GB trace until sealed.
@@ -163,7 +157,7 @@ static int scan_event(struct side *s, const struct jv *ev)
 			err = err ?: add_few(&s->named_lanes, fit_lane_key(pid, tid));
 		}
 	}
-	if (!strcmp(ph, "X") && has_pid && is_device_cat(jv_get_str(ev, "cat")))
+	if (!strcmp(ph, "X") && has_pid && trace_device_cat(jv_get_str(ev, "cat")))
 		err = err ?: add_few(&s->dev_pids, pid);
 	if (!strcmp(ph, "X") && jv_get_num(ev, "ts", &ts)) {
 		if (!jv_get_num(ev, "dur", &dur) || !(dur >= 0))
@@ -1036,7 +1030,7 @@ static int named_spans(struct mctx *m, const struct side *s, bool ours, void **p
 		int64_t pid;
 
 		if (!x_times(ev, &sp.ts, &sp.end) || !int_of(jv_get(ev, "tid"), &sp.tid) ||
-		    (ours && is_device_cat(jv_get_str(ev, "cat"))))
+		    (ours && trace_device_cat(jv_get_str(ev, "cat"))))
 			continue;
 		if (ours && int_of(jv_get(ev, "pid"), &pid) && (ret = note_thread(m, sp.tid, pid)))
 			break;

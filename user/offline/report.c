@@ -155,11 +155,10 @@ struct rep {
 	struct mem *mems;
 	size_t nmems, mems_cap;
 	struct ivs host_bound;		/* some device idle, nothing queued, no wait */
-	uint64_t events, spans[3];
+	uint64_t events;
 	int64_t first_ns, last_ns;
 	bool have_x;
 	bool by_thread;
-	int err;
 };
 
 static int row_cmp(const void *a, const void *b)
@@ -403,11 +402,6 @@ static int take_collective(struct rep *r, const struct jv *ev, const char *name,
 	return 0;
 }
 
-static bool is_cat(const char *cat, const char *what)
-{
-	return cat && !strcmp(cat, what);
-}
-
 static int take_event(struct rep *r, const struct jv *ev)
 {
 	const char *ph = jv_get_str(ev, "ph"), *cat, *name;
@@ -438,8 +432,7 @@ static int take_event(struct rep *r, const struct jv *ev)
 	r->have_x = true;
 	cat = jv_get_str(ev, "cat");
 	name = jv_get_str(ev, "name") ?: "(no name)";
-	kind = is_cat(cat, "kernel") ? ROW_KERNEL :
-	       is_cat(cat, "gpu_memcpy") || is_cat(cat, "gpu_memset") ? ROW_COPY : ROW_HOST;
+	kind = !trace_device_cat(cat) ? ROW_HOST : strcmp(cat, "kernel") ? ROW_COPY : ROW_KERNEL;
 	if (kind != ROW_HOST || !r->by_thread || !int_member(ev, "pid", &pid) ||
 	    !int_member(ev, "tid", &tid))
 		pid = tid = -1;
@@ -448,7 +441,6 @@ static int take_event(struct rep *r, const struct jv *ev)
 		return -ENOMEM;
 	row->count++;
 	row->total_ns += dur;
-	r->spans[kind]++;
 	if (kind == ROW_COPY && jv_get_num(jv_get(ev, "args"), "bytes", &bytes) && bytes > 0)
 		row->bytes += (uint64_t)bytes;
 	if (kind == ROW_HOST && !strncmp(name, COMMS_PREFIX, strlen(COMMS_PREFIX)) &&
@@ -704,31 +696,39 @@ static int host_bound_sum(struct rep *r)
 	return spool_error(r->hosts);
 }
 
+/* Equal figures: by name, then thread (--by-thread), so that the order is the same each run */
+static int row_tie(const struct row *x, const struct row *y)
+{
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return row_tie(x, y);
+}
+
 static int by_host_bound(const void *a, const void *b)
 {
 	const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
 
 	if (x->host_bound_ns != y->host_bound_ns)
 		return x->host_bound_ns > y->host_bound_ns ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return row_tie(x, y);
 }
 
-/* The host functions, the most time inside host-bound idle time first */
-static const struct row **rows_by_host_bound(const struct rep *r, size_t *n)
-{
-	const struct row **v = calloc(r->nrows + 1, sizeof(*v));
-
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < r->nrows; i++)
-		if (r->rows[i]->kind == ROW_HOST)
-			v[(*n)++] = r->rows[i];
-	qsort(v, *n, sizeof(*v), by_host_bound);
-	return v;
-}
-
-static const struct row **rows_sorted(const struct rep *r, int kind, size_t *n)
+/* The rows of @kind in the order of @cmp (by_total: the largest total first), or NULL */
+static const struct row **rows_sorted(const struct rep *r, int kind,
+				      int (*cmp)(const void *, const void *), size_t *n)
 {
 	const struct row **v = calloc(r->nrows + 1, sizeof(*v));
 
@@ -738,19 +738,7 @@ static const struct row **rows_sorted(const struct rep *r, int kind, size_t *n)
 	for (size_t i = 0; i < r->nrows; i++)
 		if (r->rows[i]->kind == kind)
 			v[(*n)++] = r->rows[i];
-	/* by total time, the largest first; equal totals by name */
-	for (size_t i = 1; i < *n; i++) {
-		const struct row *x = v[i];
-		size_t j = i;
-
-		while (j > 0 && (v[j - 1]->total_ns < x->total_ns ||
-				 (v[j - 1]->total_ns == x->total_ns &&
-				  strcmp(v[j - 1]->name, x->name) > 0))) {
-			v[j] = v[j - 1];
-			j--;
-		}
-		v[j] = x;
-	}
+	qsort(v, *n, sizeof(*v), cmp);
 	return v;
 }
 
@@ -850,7 +838,7 @@ static void text_rows(FILE *f, const struct rep *r, int kind, const char *what)
 	char c[32], b[32];
 	size_t n;
 
-	v = rows_sorted(r, kind, &n);
+	v = rows_sorted(r, kind, by_total, &n);
 	if (!v || !n) {
 		free(v);
 		return;
@@ -940,7 +928,7 @@ static void text_idle(FILE *f, const struct rep *r)
 			d->host_bound_ns / 1e6, pct(d->host_bound_ns, d->idle_ns));
 	}
 	all = ivs_len(&r->host_bound);
-	v = rows_by_host_bound(r, &n);
+	v = rows_sorted(r, ROW_HOST, by_host_bound, &n);
 	if (!v)
 		return;
 	for (size_t i = 0; i < n && v[i]->host_bound_ns; i++) {
@@ -1056,7 +1044,7 @@ static void json_rows(struct jw *w, const struct rep *r, int kind, const char *k
 	const struct row **v;
 	size_t n;
 
-	v = rows_sorted(r, kind, &n);
+	v = rows_sorted(r, kind, by_total, &n);
 	jw_key(w, key);
 	jw_arr_begin(w);
 	for (size_t i = 0; v && i < n; i++) {
@@ -1098,7 +1086,7 @@ static void json_host_bound(struct jw *w, const struct rep *r)
 	jw_kv_i64(w, "ns", ivs_len(&r->host_bound));
 	jw_key(w, "functions");
 	jw_arr_begin(w);
-	v = rows_by_host_bound(r, &n);
+	v = rows_sorted(r, ROW_HOST, by_host_bound, &n);
 	for (size_t i = 0; v && i < n && v[i]->host_bound_ns; i++) {
 		jw_obj_begin(w);
 		jw_kv_str(w, "name", v[i]->name);

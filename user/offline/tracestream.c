@@ -746,3 +746,9 @@ int trace_dir_scan(const char *dir, struct dirent ***ents)
 
 	return n < 0 ? -errno : n;
 }
+
+bool trace_device_cat(const char *cat)
+{
+	return cat && (!strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") ||
+		       !strcmp(cat, "gpu_memset"));
+}

@@ -63,6 +63,8 @@ bool tstream_gzip_cut(const struct tstream *s);
 /* Bytes read of the input (decompressed), for the rate. */
 uint64_t tstream_bytes(const struct tstream *s);
 
+/* A cat of device work in a Kineto-layout trace: "kernel", "gpu_memcpy" or "gpu_memset". */
+bool trace_device_cat(const char *cat);
 struct dirent;
 /*
  * The trace files (*.json, *.json.gz, no dot files) of directory @dir in name order, for the
