@@ -185,6 +185,13 @@ assert {x["name"] for x in f["kernels"]} == {"Spyre compute", "linear_fwd_8x64x6
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"report: $d/cut.json: not a whole trace: "*"(cut short: \`spyre-bpftrace recover\` closes it)"* ]]
 	[[ "$output" == *"report: $d/t.json: "*" events over "* ]]
+	# a name with a terminal's escape in it (the trace is the job's and anyone's): escaped
+	printf '{"traceEvents":[{"ph":"X","name":"evil\\u001b[2Jname","cat":"x","pid":1,"tid":1,"ts":1,"dur":2}]}' \
+		>"$d/evil.json"
+	run "$TOOL" report "$d/evil.json"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'evil\x1b[2Jname'* ]]
+	[[ "$output" != *$'\e'* ]]
 	run "$TOOL" report "$d/nonexistent.json"
 	[ "$status" -eq 1 ]
 	run "$TOOL" report

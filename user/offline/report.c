@@ -1235,6 +1235,35 @@ static void rep_free(struct rep *r)
 	spool_free(r->busy);
 }
 
+/*
+ * The tables for people: names, paths and args are the traced processes' and the trace's
+ * (untrusted): written whole, then to @out with their control bytes escaped, as the summary is
+ */
+static void text_report(FILE *out, const char *path, struct rep *r, const struct jv *head,
+			const struct health *h)
+{
+	char *text = NULL, c[32];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return;
+	fprintf(f, "report: %s: %s events over %.3f s (first span to last end)\n", path,
+		fmt_count(r->events, c, sizeof(c)), r->have_x ? (r->last_ns - r->first_ns) / 1e9 : 0);
+	text_rows(f, r, ROW_HOST, "host calls, by total time");
+	text_rows(f, r, ROW_KERNEL, "device kernels, by total time (device %: of the devices' "
+		  "busy time)");
+	text_rows(f, r, ROW_COPY, "copies, by direction");
+	text_devices(f, r);
+	text_idle(f, r);
+	text_collectives(f, r, head);
+	text_memory(f, r, head);
+	text_health(f, h);
+	if (!fclose(f))
+		log_write_lines(out, text, len);
+	free(text);
+}
+
 /* One file: read, summed, rendered. 0, or -errno with a message said. */
 static int report_one(const char *path, FILE *out, struct jw *w, bool by_thread)
 {
@@ -1244,7 +1273,6 @@ static int report_one(const char *path, FILE *out, struct jw *w, bool by_thread)
 	struct health h;
 	char err[256];
 	int rc, ret = 0;
-	char c[32];
 
 	ts = tstream_open(path, err, sizeof(err));
 	if (!ts) {
@@ -1290,17 +1318,7 @@ static int report_one(const char *path, FILE *out, struct jw *w, bool by_thread)
 		json_report(w, path, &r, tstream_head(ts), &h);
 		goto out;
 	}
-	fprintf(out, "report: %s: %s events over %.3f s (first span to last end)\n", path,
-		fmt_count(r.events, c, sizeof(c)), r.have_x ? (r.last_ns - r.first_ns) / 1e9 : 0);
-	text_rows(out, &r, ROW_HOST, "host calls, by total time");
-	text_rows(out, &r, ROW_KERNEL, "device kernels, by total time (device %: of the devices' "
-		  "busy time)");
-	text_rows(out, &r, ROW_COPY, "copies, by direction");
-	text_devices(out, &r);
-	text_idle(out, &r);
-	text_collectives(out, &r, tstream_head(ts));
-	text_memory(out, &r, tstream_head(ts));
-	text_health(out, &h);
+	text_report(out, path, &r, tstream_head(ts), &h);
 out:
 	tstream_close(ts);
 	rep_free(&r);
