@@ -195,6 +195,37 @@ PY
 	stop_job
 }
 
+@test "--max-overhead in fleet mode holds each window's cost: paused inside it, its figure within" {
+	# two jobs at the mock's every-probe cost (~+260 % traced all the time): each window is
+	# paused once its jobs' extra CPU time is over 20 % of what they used untraced
+	bg_job a
+	bg_job b
+	"$TOOL" -a --window 3s --period 3s --max-overhead 20 --output-dir "$OUT" -v \
+		--prom-file "$BATS_TEST_TMPDIR/spyre.prom" \
+		>"$BATS_TEST_TMPDIR/tracer.out" 2>"$BATS_TEST_TMPDIR/tracer.err" &
+	TRACER_PID=$!
+	wait_windows "$BATS_TEST_TMPDIR/spyre.prom" 2
+	stop_tracer INT
+	cat "$BATS_TEST_TMPDIR/tracer.err"
+	[ "$TRACER_RC" -eq 0 ]
+	grep -Eq "window 1: attach [0-9.]+ ms, traced [0-9.]+ s, detach [0-9.]+ ms; paused [0-9.]+ s in [0-9]+ windows? \(--max-overhead 20%\)" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	local files=("$OUT"/*.json.gz)
+	[ "${#files[@]}" -ge 2 ]
+	# the two whole windows (a third one cut by the stop may be over: its first 200 ms are)
+	for f in "${files[0]}" "${files[1]}"; do
+		"$TOOL" check "$f"
+		python3 "$ROOT/tests/e2e/check_budget.py" --fleet --paused --device --max-pct 25 "$f"
+	done
+	# a window's traced time (as spyre_window_duration_seconds) leaves the pauses out
+	local traced
+	for w in 1 2; do
+		traced=$(sed -En "s/.*window $w: attach [0-9.]+ ms, traced ([0-9.]+) s.*/\1/p" \
+			"$BATS_TEST_TMPDIR/tracer.err")
+		awk -v t="$traced" 'BEGIN { exit !(t > 0 && t < 2.5) }'
+	done
+}
+
 @test "fleet windows over three jobs: one arrow per id, each from its job's launch to its job's span" {
 	# alike jobs launch alike, at once: their launches carry no op id (void, as flex's), and
 	# the tracer gives each one its own (args.correlation), never the id of another job's

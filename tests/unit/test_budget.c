@@ -48,6 +48,10 @@ TEST(budget_a_pause_ends_when_one_more_window_like_the_last_stays_within)
 	CHECK_EQ_INT(b.w[0].end_ns / MS, 200);
 	/* traced so far: the closed window and the open one */
 	CHECK_EQ_INT(budget_traced_ns(&b, 2200 * MS) / MS, 300);
+	/* the pause between them (a fleet window's traced time leaves it out) */
+	CHECK_EQ_INT(budget_paused_ns(&b, 2200 * MS) / MS, 1900);
+	budget_switched(&b, false, 2500 * MS, 150e6, 150e6 + 5000e6);
+	CHECK_EQ_INT(budget_paused_ns(&b, 3000 * MS) / MS, 2400);
 }
 
 TEST(budget_the_next_window_is_priced_at_the_last_ones_length)

@@ -3,7 +3,9 @@
  * estimate, and which probes --max-overhead detaches first. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "attach/cost.h"
 #include "resolve/probes.h"
 #include "resolve/resolve.h"
@@ -150,4 +152,65 @@ TEST(cost_overhead_and_budget)
 	CHECK(o.cpu_ns > 0 && o.share >= 0);
 	cost_meter_free(&m);
 	probes_free(&tab);
+}
+
+/* Spin for about @ms of this thread's CPU time. */
+static void spin_cpu(int ms)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+TEST(cost_meter_weighs_every_watched_job_and_keeps_a_gone_ones_time)
+{
+	struct probe_table tab = {};
+	struct target t = { .table = &tab };
+	struct spyre_counters k[1] = {};
+	int go[2], done[2], status;
+	struct cost_meter m;
+	struct overhead o;
+	char c = 0;
+	pid_t child;
+
+	CHECK_EQ_INT(pipe(go), 0);
+	CHECK_EQ_INT(pipe(done), 0);
+	child = fork();
+	if (child == 0) {	/* a second job: 300 ms of CPU when told, then it waits to be reaped */
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		spin_cpu(300);
+		_exit(write(done[1], &c, 1) == 1 ? 0 : 1);
+	}
+	CHECK(child > 0);
+	/* no job: no clock */
+	cost_meter_init(&m, &costs, -1);
+	o = cost_meter_peek(&m, &t, k);
+	CHECK(o.share < 0);
+	/* two jobs (-a: the processes that brought calls), each from its first reading */
+	CHECK_EQ_INT(cost_meter_watch(&m, getpid()), 0);
+	CHECK_EQ_INT(cost_meter_watch(&m, child), 0);
+	CHECK_EQ_INT(cost_meter_watch(&m, child), 0);	/* once */
+	CHECK_EQ_INT(m.njobs, 2);
+	spin_cpu(100);
+	CHECK_EQ_INT(write(go[1], &c, 1), 1);
+	CHECK_EQ_INT(read(done[0], &c, 1), 1);
+	cost_meter_sample(&m);
+	/* both: ~100 ms of ours and ~300 ms of the child's */
+	o = cost_meter_peek(&m, &t, k);
+	CHECK(o.cpu_ns >= 390e6);
+	/* the child gone (reaped): its time stays, ours goes on */
+	CHECK_EQ_INT(waitpid(child, &status, 0), child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	spin_cpu(20);
+	o = cost_meter_peek(&m, &t, k);
+	CHECK(o.cpu_ns >= 410e6);
+	CHECK_EQ_INT(m.jobs[1].pid, 0);
+	/* a pid that is no process adds nothing */
+	CHECK_EQ_INT(cost_meter_watch(&m, child), 0);
+	CHECK_EQ_INT(m.njobs, 2);
+	cost_meter_free(&m);
 }

@@ -74,3 +74,11 @@ uint64_t budget_traced_ns(const struct budget *b, uint64_t now_ns)
 {
 	return b->traced_ns + (b->on ? now_ns - b->since_ns : 0);
 }
+
+uint64_t budget_paused_ns(const struct budget *b, uint64_t now_ns)
+{
+	uint64_t all = now_ns > b->w[0].start_ns ? now_ns - b->w[0].start_ns : 0;
+	uint64_t traced = budget_traced_ns(b, now_ns);
+
+	return all > traced ? all - traced : 0;
+}

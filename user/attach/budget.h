@@ -75,5 +75,7 @@ void budget_switched(struct budget *b, bool on, uint64_t now_ns, double extra_ns
 void budget_took(struct budget *b, bool attach, uint64_t ns);
 /* Traced time so far at @now_ns, the open window included. */
 uint64_t budget_traced_ns(const struct budget *b, uint64_t now_ns);
+/* The pauses' time so far at @now_ns, since the first window began. */
+uint64_t budget_paused_ns(const struct budget *b, uint64_t now_ns);
 
 #endif

@@ -126,14 +126,75 @@ static uint64_t cost_process_cpu_ns(int pid)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+int cost_meter_watch(struct cost_meter *m, int pid)
+{
+	uint64_t cpu = cost_process_cpu_ns(pid);
+	struct cost_job *j;
+
+	if (pid <= 0)
+		return 0;
+	for (int i = 0; i < m->njobs; i++)
+		if (m->jobs[i].pid == pid)
+			return 0;
+	if (!cpu)
+		return 0;	/* gone already: nothing of it to weigh */
+	if (m->njobs == m->jcap) {
+		j = realloc(m->jobs, (m->jcap ? 2 * m->jcap : 4) * sizeof(*j));
+		if (!j)
+			return -ENOMEM;
+		m->jobs = j;
+		m->jcap = m->jcap ? 2 * m->jcap : 4;
+	}
+	m->jobs[m->njobs++] = (struct cost_job){ .pid = pid, .last = cpu };
+	m->clock_ok = true;
+	return 0;
+}
+
+/*
+ * The jobs' CPU time so far (@m->clock), read now: false while there is no job. A pid that
+ * reads less than before is another process by now: it counts from this reading.
+ */
+static bool meter_clock(struct cost_meter *m, uint64_t *cpu)
+{
+	for (int i = 0; i < m->njobs; i++) {
+		struct cost_job *j = &m->jobs[i];
+		uint64_t now;
+
+		if (!j->pid)
+			continue;
+		now = cost_process_cpu_ns(j->pid);
+		if (!now)
+			j->pid = 0;	/* gone: its time counts as of the last reading */
+		else if (now >= j->last)
+			m->clock += now - j->last;
+		if (now)
+			j->last = now;
+	}
+	*cpu = m->clock;
+	return m->clock_ok;
+}
+
 void cost_meter_init(struct cost_meter *m, const struct hit_costs *c, int pid)
 {
 	memset(m, 0, sizeof(*m));
 	m->costs = *c;
-	m->pid = pid;
 	m->iv = cost_overhead(0, -1);
 	m->start_ns = m->last_ns = now_ns(CLOCK_MONOTONIC);
-	m->last_cpu = m->cpu_seen = cost_process_cpu_ns(pid);
+	cost_meter_watch(m, pid);
+}
+
+void cost_meter_restart(struct cost_meter *m, const struct hit_costs *c, int pid)
+{
+	struct cost_job *jobs = m->jobs;
+	int n = m->njobs;
+
+	m->jobs = NULL;
+	cost_meter_free(m);
+	cost_meter_init(m, c, pid);
+	for (int i = 0; i < n; i++)
+		if (jobs[i].pid)
+			cost_meter_watch(m, jobs[i].pid);
+	free(jobs);
 }
 
 /* Room for @n probes (the rescan adds some); new ones priced at once. */
@@ -169,16 +230,16 @@ static int meter_grow(struct cost_meter *m, const struct target *t, int n)
 
 void cost_meter_sample(struct cost_meter *m)
 {
-	uint64_t cpu = cost_process_cpu_ns(m->pid);
+	uint64_t cpu;
 
-	if (cpu)
-		m->cpu_seen = cpu;
+	meter_clock(m, &cpu);
 }
 
 int cost_meter_update(struct cost_meter *m, const struct target *t,
 		      const struct spyre_counters *k)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu = cost_process_cpu_ns(m->pid);
+	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu;
+	bool read = meter_clock(m, &cpu);
 	double dt = (now - m->last_ns) / 1e9, sum = 0;
 	int err = meter_grow(m, t, t->cnt);
 
@@ -200,10 +261,8 @@ int cost_meter_update(struct cost_meter *m, const struct target *t,
 		m->last_hits[i] = k[i].hits;
 		sum += m->iv_ns[i];
 	}
-	/* the job gone: its CPU time when last seen, at most a drain interval old */
-	if (!cpu)
-		cpu = m->cpu_seen;
-	if (cpu && m->last_cpu && cpu >= m->last_cpu) {
+	/* a job gone: its CPU time when last seen, at most a drain interval old */
+	if (read) {
 		m->iv = cost_overhead(sum, cpu - m->last_cpu);
 		m->probe_ns += sum;
 		m->cpu_ns += cpu - m->last_cpu;
@@ -225,7 +284,8 @@ void cost_meter_charge(struct cost_meter *m, double ns)
 struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
 			       const struct spyre_counters *k)
 {
-	uint64_t cpu = cost_process_cpu_ns(m->pid);
+	uint64_t cpu;
+	bool read = meter_clock(m, &cpu);
 	double extra = m->probe_ns;
 
 	if (meter_grow(m, t, t->cnt))
@@ -233,9 +293,7 @@ struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
 	for (int i = 0; i < m->n; i++)
 		if (k[i].hits > m->last_hits[i])
 			extra += (k[i].hits - m->last_hits[i]) * m->ns[i];
-	if (!cpu)
-		cpu = m->cpu_seen;
-	if (!cpu || !m->last_cpu || cpu < m->last_cpu)
+	if (!read)
 		return cost_overhead(extra, -1);
 	return cost_overhead(extra, m->cpu_ns + (cpu - m->last_cpu));
 }
@@ -288,7 +346,7 @@ const char *cost_meter_status(const struct cost_meter *m, const struct target *t
 	else if (m->iv.share >= 0)
 		off += snprintf(buf, len, ", overhead unknown (probes ~%.0f%% of the job's CPU)",
 				m->iv.share);
-	else if (m->pid > 0)
+	else if (m->njobs)
 		off += snprintf(buf, len, ", overhead unknown (no CPU reading)");
 	if (order)
 		n = hottest(m, order);
@@ -308,6 +366,7 @@ void cost_meter_free(struct cost_meter *m)
 	free(m->rate);
 	free(m->iv_ns);
 	free(m->last_hits);
+	free(m->jobs);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -95,16 +95,28 @@ struct spyre_counters;
  * and of the whole run. Per-hit costs come from @cal (cost_calibrate_start) when set: its
  * newest measurement at each update.
  */
+/* A traced process whose CPU time counts, and its clock when last read. */
+struct cost_job {
+	int pid;		/* 0: gone (its clock could not be read) */
+	uint64_t last;
+};
+
 struct cost_meter {
 	struct hit_costs costs;
-	int pid;
+	/*
+	 * The jobs: the traced process, and (-a, -f, cost_meter_watch) each process that brought
+	 * a traced call. Their CPU time summed since each was first read is the meter's clock.
+	 */
+	struct cost_job *jobs;
+	int njobs, jcap;
+	bool clock_ok;		/* a job's clock was read at least once */
+	uint64_t clock;		/* their CPU time, ns, summed (stays when they go) */
 	int n;			/* probes known so far */
 	double *ns;		/* per probe: estimated ns per call (cost_probe) */
 	uint64_t *last_hits;	/* hits at the last update */
 	double *rate;		/* hits/s over the last interval */
 	double *iv_ns;		/* estimated probe time in the last interval */
-	uint64_t start_ns, last_ns, last_cpu;
-	uint64_t cpu_seen;	/* the job's CPU time when last read (cost_meter_sample) */
+	uint64_t start_ns, last_ns, last_cpu;	/* last_cpu: @clock at the last update */
 	struct calibration *cal;	/* per-hit costs measured again while tracing, or NULL */
 	unsigned int cal_gen;	/* the last measurement taken from @cal */
 	int recals;		/* measurements taken from @cal while tracing */
@@ -114,14 +126,29 @@ struct cost_meter {
 	bool cpu_read;		/* there was such an interval */
 };
 
-/* Start measuring process @pid (-1: no CPU clock, no overhead) now, with per-hit costs @c. */
+/*
+ * Start measuring process @pid (-1: none yet; without a job, no CPU clock and no overhead) now,
+ * with per-hit costs @c.
+ */
 void cost_meter_init(struct cost_meter *m, const struct hit_costs *c, int pid);
+/*
+ * Process @pid's CPU time counts from now on too (once; -ENOMEM). In fleet mode (-a) these
+ * are the processes that brought a traced call: a job that made none paid nothing, and its CPU
+ * time would let the others' cost hide behind it. Each job's time counts from its first
+ * reading, so its hits before that weigh against none of its time: the figure errs high.
+ */
+int cost_meter_watch(struct cost_meter *m, int pid);
+/*
+ * Start again now (a fleet window's attach), with @pid and the jobs of before that are still
+ * alive: a window's jobs are mostly the last one's, and each weighs from the attach on.
+ */
+void cost_meter_restart(struct cost_meter *m, const struct hit_costs *c, int pid);
 /* Hits @k of @t's probes (summed over CPUs) at this moment: rates and overhead. -ENOMEM. */
 int cost_meter_update(struct cost_meter *m, const struct target *t,
 		      const struct spyre_counters *k);
 /*
- * Read the job's CPU clock (every drain, ~10 ms): when the job exits, its clock goes with it,
- * and the last interval is weighed against this reading instead.
+ * Read the jobs' CPU clocks (every drain, ~10 ms): when a job exits, its clock goes with it,
+ * and its time counts as of this reading.
  */
 void cost_meter_sample(struct cost_meter *m);
 /*

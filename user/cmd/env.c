@@ -142,7 +142,9 @@ static const struct opt_def opt_defs[] = {
 	  "it would use untraced) over the run to PCT %: the probes are\n"
 	  "detached for a while whenever it is over (the status line, summary\n"
 	  "and metadata say how much was traced); default " STR(TRACE_DEFAULT_OVERHEAD)
-	  " with -p and\n-- CMD ($SPYRE_BPFTRACE_MAX_OVERHEAD); none traces all the time" },
+	  " with -p and\n-- CMD ($SPYRE_BPFTRACE_MAX_OVERHEAD); none traces all the time.\n"
+	  "With -a or --window: inside each window, the jobs that made traced\n"
+	  "calls weighed together (no default there)" },
 	{ "max-size", OPT_MAX_SIZE, "SIZE", FOR_TRACE | NOT_FLEET, SEC_TRACE,
 	  "bound each trace file to SIZE of JSON text, e.g. 64M, 1G (default\n"
 	  "256M: what Perfetto's UI and chrome://tracing open); at the bound\n"
@@ -1009,9 +1011,6 @@ static int check_trace(struct env *env, const bool *seen)
 	/* fleet mode finds its processes (-a) or has one (-p): it launches none */
 	if (env->window && env->argv_cmd)
 		return usage_err("--window traces -p PID or -a, not -- CMD");
-	if (env->max_overhead > 0 && (env->system_wide || env->window))
-		return usage_err("--max-overhead needs -p PID or -- CMD (one job's CPU time to "
-				 "weigh the probes against; fleet mode's windows bound its cost)");
 	/* the default budget: trace mode's, from the environment or ours */
 	if (env->max_overhead < 0 && !env->system_wide && !env->window) {
 		const char *v = getenv("SPYRE_BPFTRACE_MAX_OVERHEAD");

@@ -20,6 +20,7 @@
 #include "report/summary.h"
 #include "attach/uprobe_tier.h"
 #include "attach/warm.h"
+#include "attach/budget.h"
 #include "common/process.h"
 
 struct window_out {
@@ -145,6 +146,14 @@ static void window_prom_write(struct session *s, struct prom_window *pw, uint64_
 		pr_err("cannot write %s: %s", s->env->prom_file, strerror(-err));
 }
 
+/* "; paused 1.2 s in 3 windows (--max-overhead 10%)" for a window's -v line. */
+static const char *budget_line(const struct session *s, uint64_t paused, char *buf, size_t len)
+{
+	snprintf(buf, len, "; paused %.3f s in %u window%s (--max-overhead %g%%)", paused / 1e9,
+		 s->budget->windows, s->budget->windows == 1 ? "" : "s", s->env->max_overhead);
+	return buf;
+}
+
 int cmd_fleet(const struct env *env, struct probe_table *table)
 {
 	uint64_t period_ns = (uint64_t)(env->period * 1e9);
@@ -187,8 +196,9 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
 
 	for (uint64_t win = 1; !s.stop; win++) {
-		uint64_t start = now_ns(CLOCK_MONOTONIC), real_start, attached, traced;
+		uint64_t start = now_ns(CLOCK_MONOTONIC), real_start, attached, traced, paused;
 		struct window_out wo = {};
+		char bl[160];
 
 		/*
 		 * -d: whole windows only after the first (with --period 4s, -d 20 began a sixth
@@ -225,11 +235,14 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		session_loop(&s, window_ns ? attached + window_ns : 0);
 		session_window_end(&s, win);
 		traced = s.detach_start > attached ? s.detach_start - attached : 0;
+		/* --max-overhead's pauses inside the window are not traced time */
+		paused = s.rb.b ? budget_paused_ns(s.budget, s.rb.now_ns) : 0;
+		traced = traced > paused ? traced - paused : 0;
 		pw.attach_ns = attached - start;
 		pw.detach_ns = s.detach_ns;
-		pr_debug("window %llu: attach %.1f ms, traced %.3f s, detach %.1f ms",
+		pr_debug("window %llu: attach %.1f ms, traced %.3f s, detach %.1f ms%s",
 			 (unsigned long long)win, pw.attach_ns / 1e6, traced / 1e9,
-			 pw.detach_ns / 1e6);
+			 pw.detach_ns / 1e6, paused ? budget_line(&s, paused, bl, sizeof(bl)) : "");
 		window_prom_write(&s, &pw, traced);
 		if (!env->quiet && (s.stop || !env->output_dir))
 			summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);

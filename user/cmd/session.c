@@ -196,10 +196,10 @@ int session_init(struct session *s, const struct env *env, struct probe_table *t
 	s->upl = calloc(1, sizeof(*s->upl));
 	s->drv = calloc(1, sizeof(*s->drv));
 	s->said = calloc(table->cnt, sizeof(*s->said));
-	/* trace mode's budget; fleet windows have their own duty cycle */
-	if (env->max_overhead && !fleet)
+	/* --max-overhead: the run's budget; in fleet mode each window's */
+	if (env->max_overhead)
 		s->budget = calloc(1, sizeof(*s->budget));
-	if (!s->upl || !s->drv || !s->said || (env->max_overhead && !fleet && !s->budget) ||
+	if (!s->upl || !s->drv || !s->said || (env->max_overhead && !s->budget) ||
 	    memledger_init(&s->mem))
 		return EXIT_ERROR;
 	/*
@@ -619,9 +619,12 @@ int session_attach(struct session *s)
 {
 	python_scan(s);
 	sites_check(s);
-	/* the job's CPU clock from here on goes with the hits (per-hit costs come later) */
-	cost_meter_free(&s->meter);
-	cost_meter_init(&s->meter, &s->costs, s->t.pid);
+	/*
+	 * the jobs' CPU clocks from here on go with the hits (per-hit costs come later); a fleet
+	 * window's jobs are the last one's still alive, and those that bring calls
+	 */
+	cost_meter_restart(&s->meter, &s->costs, s->t.pid);
+	s->jobs_watched = 0;
 	/* --max-overhead's first window: from here, as the meter */
 	if (!s->attach_ns)
 		s->attach_ns = now_ns(CLOCK_MONOTONIC);
@@ -1261,12 +1264,26 @@ static void budget_pause(struct session *s)
 	s->mem.pauses++;
 }
 
+/*
+ * -a, -f: the processes that brought a traced call are the jobs the meter weighs the probes
+ * against (cost_meter_watch), each from its first call on.
+ */
+static void watch_jobs(struct session *s)
+{
+	if (!s->env->system_wide && !s->env->follow)
+		return;
+	for (; s->jobs_watched < s->cons.nprocs; s->jobs_watched++)
+		if (cost_meter_watch(&s->meter, (int)s->cons.procs[s->jobs_watched].pid))
+			break;	/* no memory: again at the next drain */
+}
+
 /* The budget's tick (budget.h): the run's estimate so far decides a pause or a new window. */
 static void budget_check(struct session *s, uint64_t now)
 {
 	uint64_t t0, took;
 	enum budget_act act;
-	struct overhead o;
+	struct overhead o, so;
+	char pct[32];
 	int err = 0;
 
 	if (!s->budget || now < s->next_budget)
@@ -1291,11 +1308,12 @@ static void budget_check(struct session *s, uint64_t now)
 	took = now_ns(CLOCK_MONOTONIC) - t0;
 	budget_switched(s->budget, act == BUDGET_RESUME, now, o.extra_ns, o.cpu_ns);
 	budget_took(s->budget, act == BUDGET_RESUME, took);
-	pr_debug("--max-overhead %g%%: %s at %.3f s in %.1f ms (overhead so far %.1f%%, %.0f ms of "
+	so = cost_overhead(o.extra_ns, o.cpu_ns);
+	pr_debug("--max-overhead %g%%: %s at %.3f s in %.1f ms (overhead so far %s, %.0f ms of "
 		 "probes in %.0f ms of job CPU)%s%s", s->env->max_overhead, act == BUDGET_PAUSE ?
 		 "paused" : "traced again", (now - s->rb.start_ns) / 1e9, took / 1e6,
-		 o.cpu_ns > o.extra_ns ? 100 * o.extra_ns / (o.cpu_ns - o.extra_ns) : 0,
-		 o.extra_ns / 1e6, o.cpu_ns / 1e6, err ? ": " : "", err ? strerror(-err) : "");
+		 cost_overhead_str(&so, pct, sizeof(pct)), o.extra_ns / 1e6, o.cpu_ns / 1e6,
+		 err ? ": " : "", err ? strerror(-err) : "");
 }
 
 void session_loop(struct session *s, uint64_t until_ns)
@@ -1328,6 +1346,7 @@ void session_loop(struct session *s, uint64_t until_ns)
 		if (file_full(s))
 			break;
 		recorder_check(s, now_ns(CLOCK_MONOTONIC));
+		watch_jobs(s);
 		cost_meter_sample(&s->meter);
 		now = now_ns(CLOCK_MONOTONIC);
 		if (s->stop || s->hup || (until_ns && now >= until_ns))
@@ -1473,6 +1492,12 @@ int session_window_end(struct session *s, uint64_t index)
 
 void session_window_close(struct session *s)
 {
+	/* fleet mode: each window has a budget of its own, from its attach */
+	if (s->budget) {
+		memset(s->budget, 0, sizeof(*s->budget));
+		s->rb = (struct run_budget){};
+		s->attach_ns = 0;
+	}
 	/* a job that ended holds nothing now */
 	for (int i = 0; i < s->cons.nexits; i++)
 		memledger_forget(&s->mem, s->cons.exits[i].pid);

@@ -66,7 +66,11 @@ struct session {
 	struct hit_costs costs;
 	struct calibration *cal;
 	struct cost_meter meter;
-	/* --max-overhead (trace mode): the probes in windows, paused between them (budget.h) */
+	int jobs_watched;		/* cons.procs the meter weighs (-a, -f: watch_jobs) */
+	/*
+	 * --max-overhead: the probes in windows, paused between them (budget.h); in fleet mode
+	 * inside each of its windows
+	 */
 	struct budget *budget;		/* NULL: none */
 	struct run_budget rb;		/* ... as the summary and metadata tell it */
 	uint64_t next_budget;		/* its next tick */

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Check a trace written under --max-overhead: its budget's windows (spyreStats.budget) are
+ordered and apart, every device span ('kernel', 'gpu_memcpy') lies inside one of them (none
+stretched over a pause, 1 ms of slack for the bounds taken around a detach), the memory ledger
+is marked sampled with a pause counted for each pause, and with --max-pct the tool's own
+overhead figure is within it. Plain or gzip. Exit 1 with the problem."""
+import argparse
+import gzip
+import json
+import sys
+
+
+def load(path):
+    with open(path, "rb") as f:
+        head = f.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def problems(d, args):
+    s = d["spyreStats"]
+    b = s.get("budget")
+    if not b:
+        return ["no spyreStats.budget: the run had no budget"]
+    out = []
+    wins = b["windowsUs"]
+    if b["windows"] != len(wins) or b["windows"] < args.min_windows:
+        out.append(f"windows {b['windows']}, {len(wins)} listed, {args.min_windows} wanted")
+    if not all(a < e for a, e in wins) or not all(wins[i][1] < wins[i + 1][0]
+                                                  for i in range(len(wins) - 1)):
+        out.append(f"windows out of order or overlapping: {wins}")
+    if args.paused and not b["tracedSec"] < b["runSec"]:
+        out.append(f"never paused: traced {b['tracedSec']} s of {b['runSec']} s")
+    if args.max_pct is not None and (s.get("estOverheadPct") is None or
+                                     s["estOverheadPct"] > args.max_pct):
+        out.append(f"overhead {s.get('estOverheadPct')} over {args.max_pct}")
+    dev = [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy")]
+    if args.device and not dev:
+        out.append("no device span")
+    outside = [e for e in dev if not any(a - 1000 <= e["ts"] and e["ts"] + e["dur"] <= z + 1000
+                                         for a, z in wins)]
+    if outside:
+        out.append(f"{len(outside)} device spans over a pause, e.g. {outside[:2]} in {wins}")
+    m = d["spyreMemory"]
+    # a pause after each window but the last, and after the last when the run ended paused;
+    # a fleet run's ledger lives across its windows' files: at least this file's
+    pauses = b["windows"] - 1 + (b["tracedSec"] < b["runSec"])
+    if not m["sampled"] or (m["pauses"] < pauses if args.fleet else
+                            m["pauses"] not in (b["windows"] - 1, b["windows"])):
+        out.append(f"memory ledger {m} for {b['windows']} windows")
+    print("windows", b["windows"], "traced", b["tracedSec"], "of", b["runSec"], "overhead",
+          s.get("estOverheadPct"), "cut", b["launchesCutAtPause"], "device spans", len(dev))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("trace")
+    ap.add_argument("--min-windows", type=int, default=1)
+    ap.add_argument("--max-pct", type=float, help="the tool's figure at most this")
+    ap.add_argument("--paused", action="store_true", help="a pause at least")
+    ap.add_argument("--device", action="store_true", help="a device span at least")
+    ap.add_argument("--fleet", action="store_true", help="a fleet window's file")
+    args = ap.parse_args()
+    bad = problems(load(args.trace), args)
+    for p in bad:
+        print("check_budget:", p, file=sys.stderr)
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
