@@ -10,7 +10,8 @@
 #
 # Environment: BUILD (build dir, default build), BENCH_ROUNDS (rounds of the per-call bench, 3),
 # BENCH_PAIRS (untraced/traced pairs of the mock job, 5), BENCH_KEEP=1 keeps the work dir,
-# BENCH_ONLY=scale runs section 7 alone (bench/scale.sh), BENCH_ONLY=exc section 1b alone,
+# BENCH_ONLY=scale runs section 7 alone (bench/scale.sh), BENCH_ONLY=fleet section 8
+# (bench/fleet.sh), BENCH_ONLY=exc section 1b alone,
 # BENCH_ONLY=torch section 1c alone, BENCH_ONLY=overhead sections 2b and 2c alone (BENCH_OVH_ROUNDS
 # interleaved rounds, 3).
 # Handshakes are files with deadlines (ready files, result files), never fixed sleeps.
@@ -196,6 +197,12 @@ overhead_section() {
 }
 if [ "${BENCH_ONLY:-}" = overhead ]; then
 	overhead_section
+	exit 0
+fi
+# shellcheck source=bench/fleet.sh
+source "$ROOT/bench/fleet.sh"
+if [ "${BENCH_ONLY:-}" = fleet ]; then
+	fleetbench
 	exit 0
 fi
 
@@ -1058,6 +1065,12 @@ say ""
 # =============================================================================================
 # shellcheck source=bench/scale.sh
 source "$ROOT/bench/scale.sh"
+
+# =============================================================================================
+# 8. Fleet mode on a saturated node (bench/fleet.sh)
+# =============================================================================================
+fleetbench
+say ""
 
 # =============================================================================================
 # Targets

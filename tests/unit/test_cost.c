@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The per-call cost of a probe from what the kernel does with its instructions, the overhead
  * estimate, and which probes --max-overhead detaches first. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -210,7 +211,7 @@ TEST(cost_meter_weighs_every_watched_job_and_keeps_a_gone_ones_time)
 	CHECK(o.cpu_ns >= 410e6);
 	CHECK_EQ_INT(m.jobs[1].pid, 0);
 	/* a pid that is no process adds nothing */
-	CHECK_EQ_INT(cost_meter_watch(&m, child), 0);
+	CHECK_EQ_INT(cost_meter_watch(&m, child), -ESRCH);
 	CHECK_EQ_INT(m.njobs, 2);
 	cost_meter_free(&m);
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include "common/intset.h"
 #include "resolve/probes.h"
 #include "report/listing.h"
 #include "resolve/resolve.h"
@@ -460,4 +462,67 @@ TEST(resolve_sites_off)
 		target_free(&t);
 	}
 	probes_free(&tab);
+}
+
+/* A fake /proc: PID/maps from @maps, PID/map_files/RANGE a link to @lib for each range. */
+static void fake_proc(const char *root, int pid, const char *maps, const char *lib)
+{
+	char path[PATH_MAX], range[64];
+	const char *l = maps;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	CHECK_EQ_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%d/map_files", root, pid);
+	CHECK_EQ_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+	f = fopen(path, "w");
+	CHECK(f);
+	if (!f)
+		return;
+	fputs(maps, f);
+	fclose(f);
+	for (; l && sscanf(l, "%63[0-9a-f-]", range) == 1;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		snprintf(path, sizeof(path), "%s/%d/map_files/%s", root, pid, range);
+		CHECK_EQ_INT(symlink(lib, path), 0);
+	}
+}
+
+TEST(resolve_scan_procs_tells_the_jobs_with_the_runtime)
+{
+	char root[] = "/tmp/spyre-unit-procXXXXXX", lib[PATH_MAX], maps[1024], err[256];
+	struct probe_table tab = {};
+	struct intset seen = {}, jobs = {};
+	struct target t;
+
+	CHECK(realpath(unit_fixture_dir(), lib));
+	strncat(lib, "/libfixture.so", sizeof(lib) - strlen(lib) - 1);
+	CHECK(mkdtemp(root));
+	/* a span line names libfixture.so; the unwinder's names libc (every C++ program maps it) */
+	CHECK_EQ_INT(probes_parse_text(&tab,
+		"libfixture.so fixture_c_* type=span\n"
+		"libc.so.6 malloc type=unwind\n", "t", err, sizeof(err)), 0);
+	CHECK_EQ_INT(target_init(&t, -1, &tab, 64), 0);
+	snprintf(maps, sizeof(maps),
+		 "7f0000000000-7f0000001000 r--p 00000000 fd:01 4242 %s\n"
+		 "7f0000001000-7f0000002000 r-xp 00001000 fd:01 4242 %s\n", lib, lib);
+	fake_proc(root, 100, maps, lib);	/* a job */
+	fake_proc(root, 101, "7f0000100000-7f0000101000 r-xp 00000000 fd:01 77 "
+		  "/lib/x86_64-linux-gnu/libc.so.6\n", "/lib/x86_64-linux-gnu/libc.so.6");
+	CHECK(target_scan_procs(&t, &seen, &jobs, true, root) > 0);
+	CHECK_EQ_INT(seen.n, 2);
+	/* only the process with the runtime is a job */
+	CHECK_EQ_INT(jobs.n, 1);
+	CHECK(intset_has(&jobs, 100) && !intset_has(&jobs, 101));
+	intset_free(&seen);
+	intset_free(&jobs);
+	target_free(&t);
+	probes_free(&tab);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+		CHECK_EQ_INT(system(cmd), 0);
+	}
 }

@@ -114,30 +114,34 @@ const char *cost_overhead_str(const struct overhead *o, char *buf, size_t len)
 	return buf;
 }
 
-/* The CPU time (user + system, ns) process @pid has used, or 0 when it cannot be read. */
-static uint64_t cost_process_cpu_ns(int pid)
+/*
+ * The CPU time (user + system, ns) process @pid has used, into @ns: false when it cannot be
+ * read (a process that has not run yet has used 0).
+ */
+static bool process_cpu_ns(int pid, uint64_t *ns)
 {
 	struct timespec ts;
 	clockid_t clk;
 
 	/* the scheduler's own count, in ns: /proc/PID/stat has 10 ms ticks */
 	if (pid <= 0 || clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
-		return 0;
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		return false;
+	*ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return true;
 }
 
 int cost_meter_watch(struct cost_meter *m, int pid)
 {
-	uint64_t cpu = cost_process_cpu_ns(pid);
 	struct cost_job *j;
+	uint64_t cpu;
 
 	if (pid <= 0)
-		return 0;
+		return -ESRCH;
 	for (int i = 0; i < m->njobs; i++)
 		if (m->jobs[i].pid == pid)
 			return 0;
-	if (!cpu)
-		return 0;	/* gone already: nothing of it to weigh */
+	if (!process_cpu_ns(pid, &cpu))
+		return -ESRCH;	/* gone already: nothing of it to weigh */
 	if (m->njobs == m->jcap) {
 		j = realloc(m->jobs, (m->jcap ? 2 * m->jcap : 4) * sizeof(*j));
 		if (!j)
@@ -162,13 +166,13 @@ static bool meter_clock(struct cost_meter *m, uint64_t *cpu)
 
 		if (!j->pid)
 			continue;
-		now = cost_process_cpu_ns(j->pid);
-		if (!now)
+		if (!process_cpu_ns(j->pid, &now)) {
 			j->pid = 0;	/* gone: its time counts as of the last reading */
-		else if (now >= j->last)
+			continue;
+		}
+		if (now >= j->last)
 			m->clock += now - j->last;
-		if (now)
-			j->last = now;
+		j->last = now;
 	}
 	*cpu = m->clock;
 	return m->clock_ok;

@@ -132,9 +132,9 @@ struct cost_meter {
  */
 void cost_meter_init(struct cost_meter *m, const struct hit_costs *c, int pid);
 /*
- * Process @pid's CPU time counts from now on too (once; -ENOMEM). In fleet mode (-a) these
- * are the processes that brought a traced call: a job that made none paid nothing, and its CPU
- * time would let the others' cost hide behind it. Each job's time counts from its first
+ * Process @pid's CPU time counts from now on too (once): 0, -ESRCH (no such process: its clock
+ * cannot be read) or -ENOMEM. In fleet mode (-a) these are the processes that map the runtime
+ * at a scan, and those that brought a traced call. Each job's time counts from its first
  * reading, so its hits before that weigh against none of its time: the figure errs high.
  */
 int cost_meter_watch(struct cost_meter *m, int pid);

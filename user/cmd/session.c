@@ -286,6 +286,7 @@ void session_free(struct session *s)
 	ustack_free(s->ustack);
 	recorder_free(s->rec);
 	intset_free(&s->seen);
+	intset_free(&s->jobs);
 	intset_free(&s->py_seen);
 	cost_calibrate_free(s->cal);
 	cost_meter_free(&s->meter);
@@ -436,8 +437,8 @@ int session_driver_end(struct session *s)
 int session_scan(struct session *s, bool all)
 {
 	int n = s->env->system_wide ?
-		target_scan_procs(&s->t, &s->seen, all || s->scans++ % FULL_SCAN_EVERY == 0,
-				  "/proc") :
+		target_scan_procs(&s->t, &s->seen, &s->jobs,
+				  all || s->scans++ % FULL_SCAN_EVERY == 0, "/proc") :
 		target_scan(&s->t);
 
 	/* past --max-probes: at the start an error, later what fits is attached (said once) */
@@ -615,6 +616,22 @@ static void python_scan(struct session *s)
 		python_proc(s, (int)s->cons.procs[i].pid, false, true);
 }
 
+/*
+ * -a: the processes the scans found with the runtime mapped are the jobs the meter weighs
+ * from the attach on (with --sample-every, one that calls little brings no event for long);
+ * those gone are forgotten.
+ */
+static void watch_scanned(struct session *s)
+{
+	struct intset alive = {};
+
+	for (size_t i = 0; i < s->jobs.n; i++)
+		if (!cost_meter_watch(&s->meter, (int)s->jobs.v[i]))
+			intset_insert(&alive, s->jobs.v[i]);
+	intset_free(&s->jobs);
+	s->jobs = alive;
+}
+
 int session_attach(struct session *s)
 {
 	python_scan(s);
@@ -625,6 +642,8 @@ int session_attach(struct session *s)
 	 */
 	cost_meter_restart(&s->meter, &s->costs, s->t.pid);
 	s->jobs_watched = 0;
+	if (s->env->system_wide)
+		watch_scanned(s);
 	/* --max-overhead's first window: from here, as the meter */
 	if (!s->attach_ns)
 		s->attach_ns = now_ns(CLOCK_MONOTONIC);
@@ -1273,8 +1292,9 @@ static void watch_jobs(struct session *s)
 	if (!s->env->system_wide && !s->env->follow)
 		return;
 	for (; s->jobs_watched < s->cons.nprocs; s->jobs_watched++)
-		if (cost_meter_watch(&s->meter, (int)s->cons.procs[s->jobs_watched].pid))
-			break;	/* no memory: again at the next drain */
+		if (cost_meter_watch(&s->meter, (int)s->cons.procs[s->jobs_watched].pid) ==
+		    -ENOMEM)
+			break;	/* again at the next drain */
 }
 
 /* The budget's tick (budget.h): the run's estimate so far decides a pause or a new window. */

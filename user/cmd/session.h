@@ -56,6 +56,7 @@ struct session {
 	struct retcheck *rcheck;	/* the return-site self-test (retcheck.h) */
 	bool sites_checked;	/* its verdict applied to the target */
 	struct intset seen;	/* -a: processes scanned */
+	struct intset jobs;	/* ... of them those with the runtime mapped (alive at an attach) */
 	struct intset py_seen;	/* --python: processes whose interpreter was looked for */
 	char hostname[64];		/* in each trace's metadata */
 	int scans;

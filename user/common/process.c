@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <sys/syscall.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
@@ -175,4 +177,20 @@ void test_hold(const char *var)
 	/* a minute at most: a test that died leaves no tracer behind for long */
 	for (int i = 0; i < 6000 && access(go, F_OK); i++)
 		usleep(10000);
+}
+
+int thread_nice(int nice, int *old)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int cur;
+
+	errno = 0;
+	cur = getpriority(PRIO_PROCESS, tid);
+	if (cur == -1 && errno)
+		return -errno;
+	if (old)
+		*old = cur;
+	if (cur != nice && setpriority(PRIO_PROCESS, tid, nice))
+		return -errno;
+	return 0;
 }

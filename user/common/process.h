@@ -36,5 +36,10 @@ int write_file_whole(const char *path, const char *text, size_t len);
  * tracing stops, before the names are read).
  */
 void test_hold(const char *var);
+/*
+ * The calling thread's nice value to @nice (a thread's own on Linux); its value before in
+ * @old. -errno (EPERM/EACCES without CAP_SYS_NICE or room in RLIMIT_NICE: nothing changed).
+ */
+int thread_nice(int nice, int *old);
 
 #endif

@@ -711,7 +711,8 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_nl(w);
 	jw_key(w, "spyreStats");
 	jw_obj_begin(w);
-	jw_kv_u64(w, "targetPid", t->pid);
+	if (t->pid > 0)	/* -a: every process, none the target (it read 2^64 - 1) */
+		jw_kv_u64(w, "targetPid", t->pid);
 	jw_kv_u64(w, "events", c->events);
 	jw_kv_u64(w, "probeHits", hits);
 	jw_kv_u64(w, "drops", drops);

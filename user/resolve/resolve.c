@@ -799,6 +799,7 @@ struct maps_ctx {
 	const char *map_files;
 	int added;
 	int err;
+	bool runtime;		/* a span or instant line names a file mapped */
 };
 
 static int on_map(const struct map_entry *e, void *ctx)
@@ -806,7 +807,7 @@ static int on_map(const struct map_entry *e, void *ctx)
 	struct maps_ctx *c = ctx;
 	char open_path[PATH_MAX], buf[PATH_MAX];
 	const char *base, *soname;
-	bool any = false;
+	bool any = false, runtime = false;
 	int n;
 
 	if (e->path[0] != '/' || !e->inode)
@@ -830,8 +831,16 @@ static int on_map(const struct map_entry *e, void *ctx)
 					buf, sizeof(buf)), base, NULL);
 	if (soname)
 		note_also(c->t, soname);
-	for (int i = 0; i < c->t->table->cnt && !any; i++)
-		any = lib_file_matches(&c->t->table->specs[i], e->path, soname, NULL);
+	for (int i = 0; i < c->t->table->cnt && !runtime; i++) {
+		const struct probe_spec *sp = &c->t->table->specs[i];
+
+		if (!lib_file_matches(sp, e->path, soname, NULL))
+			continue;
+		any = true;
+		/* the unwinders' and catch lines name what every C++ program maps */
+		runtime = sp->type == PROBE_SPAN || sp->type == PROBE_INSTANT;
+	}
+	c->runtime |= runtime;
 	if (!any)
 		return 0;
 	n = resolve_lib(c->t, e->path, open_path, e->dev_major, e->dev_minor, e->inode, NULL);
@@ -843,18 +852,26 @@ static int on_map(const struct map_entry *e, void *ctx)
 	return 0;
 }
 
-int target_scan_maps(struct target *t, FILE *maps, const char *map_files)
+/* target_scan_maps, and whether the process maps the runtime (@runtime, may be NULL) */
+static int scan_maps(struct target *t, FILE *maps, const char *map_files, bool *runtime)
 {
 	struct maps_ctx c = { .t = t, .map_files = map_files };
 	int err;
 
 	err = procmaps_parse(maps, on_map, &c);
+	if (runtime)
+		*runtime = c.runtime;
 	if (c.err)
 		return c.err;
 	if (err < 0)
 		return err;
 	err = target_follow_tails(t);
 	return err ? err : c.added;
+}
+
+int target_scan_maps(struct target *t, FILE *maps, const char *map_files)
+{
+	return scan_maps(t, maps, map_files, NULL);
 }
 
 int target_scan(struct target *t)
@@ -905,7 +922,8 @@ bool table_maps_runtime(const struct probe_table *table, FILE *maps, char *lib, 
 	return procmaps_parse(maps, on_runtime_map, &c) == 1;
 }
 
-int target_scan_procs(struct target *t, struct intset *seen, bool all, const char *procfs)
+int target_scan_procs(struct target *t, struct intset *seen, struct intset *jobs, bool all,
+		      const char *procfs)
 {
 	struct dirent *de;
 	int added = 0, self = getpid();
@@ -917,6 +935,7 @@ int target_scan_procs(struct target *t, struct intset *seen, bool all, const cha
 		char path[300], mf[300];
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
+		bool runtime;
 		FILE *f;
 		int n;
 
@@ -931,8 +950,10 @@ int target_scan_procs(struct target *t, struct intset *seen, bool all, const cha
 		f = fopen(path, "re");
 		if (!f)
 			continue;	/* gone, or a kernel thread's empty maps */
-		n = target_scan_maps(t, f, mf);
+		n = scan_maps(t, f, mf, &runtime);
 		fclose(f);
+		if (runtime && jobs && intset_insert(jobs, pid) < 0)
+			n = -ENOMEM;
 		if (n == -E2BIG || n == -ENOMEM) {
 			closedir(d);
 			return n;

@@ -170,8 +170,9 @@ int target_scan_maps(struct target *t, FILE *maps, const char *map_files);
 int target_scan(struct target *t);
 /*
  * Same for every process in @procfs not scanned before (all of them with @all), @seen holding
- * those scanned; returns new probes or -errno. The session rescans with it (fleet mode's -a,
- * and -p PID --window).
+ * those scanned, @jobs (may be NULL) given those of them that map the runtime (a file a span or
+ * instant line names); returns new probes or -errno. The session rescans with it (fleet
+ * mode's -a, and -p PID --window).
  */
 struct intset;
 /*
@@ -180,7 +181,8 @@ struct intset;
  * first such file's basename into @lib.
  */
 bool table_maps_runtime(const struct probe_table *table, FILE *maps, char *lib, size_t len);
-int target_scan_procs(struct target *t, struct intset *seen, bool all, const char *procfs);
+int target_scan_procs(struct target *t, struct intset *seen, struct intset *jobs, bool all,
+		      const char *procfs);
 /*
  * Resolve one file by path (launch mode: the executable and its libraries, not mapped yet),
  * under its real path (as the maps will show it); @alias is the name it was asked for by (what
