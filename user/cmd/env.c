@@ -143,8 +143,8 @@ static const struct opt_def opt_defs[] = {
 	  "detached for a while whenever it is over (the status line, summary\n"
 	  "and metadata say how much was traced); default " STR(TRACE_DEFAULT_OVERHEAD)
 	  " with -p and\n-- CMD ($SPYRE_BPFTRACE_MAX_OVERHEAD); none traces all the time.\n"
-	  "With -a or --window: inside each window, the jobs that made traced\n"
-	  "calls weighed together (no default there)" },
+	  "With -a or --window: inside each window, its jobs' CPU time summed\n"
+	  "(no default there)" },
 	{ "max-size", OPT_MAX_SIZE, "SIZE", FOR_TRACE | NOT_FLEET, SEC_TRACE,
 	  "bound each trace file to SIZE of JSON text, e.g. 64M, 1G (default\n"
 	  "256M: what Perfetto's UI and chrome://tracing open); at the bound\n"
