@@ -140,9 +140,14 @@ def check(f, ranks):
 check(files[0], cs)
 check(files[1], cs[1:])
 PY
+	# each rank's collectives against its devices' kernels, computed apart from the trace
+	"$TOOL" report --json "$BATS_TEST_TMPDIR/m.json" >"$BATS_TEST_TMPDIR/r.json"
+	python3 "$ROOT/tests/e2e/check_overlap.py" "$BATS_TEST_TMPDIR/r.json" \
+		"$BATS_TEST_TMPDIR/m.json"
 	run "$TOOL" report "$BATS_TEST_TMPDIR/m.json"
 	echo "$output"
 	grep -Eq "^ +1 +${RANKS[1]} +3 +192 +[0-9.]+ +[0-9.]+  allreduce$" <<<"$output"
+	grep -Eq "^ +1 +${RANKS[1]} +[0-9.]+ +[0-9.]+ +[0-9.]+%$" <<<"$output"
 }
 
 @test "a world of one without torchrun's environment: rank and size from getRank/getSize" {

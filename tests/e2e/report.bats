@@ -234,3 +234,42 @@ PY
 	grep -q "^  device pid 0: idle 0.300 ms: queued 0.170 ms (56.7 %), waiting 0.050 ms (16.7 %), host-bound 0.080 ms (26.7 %)$" <<<"$output"
 	grep -Eq "^ +0.055 +68.8 %  torch/nn/modules/module.py\(1750\): step$" <<<"$output"
 }
+
+@test "report: compute/communication overlap per rank, from a trace whose answer is known" {
+	# rank 0 (pid 100) launches (correlation 1) a kernel on its device (pid 900) from 10 to
+	# 50 us and is in allreduce from 30 to 70 us: 20 of its 40 us overlapped. Rank 1 (pid
+	# 101) is in barrier from 0 to 100 us while its device (901) runs 20-30 and 60-90 us: 40
+	# of 100. Device 902 ran work of both (correlations 4 and 5): no one's, its kernel over
+	# both ranks' collectives counts for neither.
+	cat >"$BATS_TEST_TMPDIR/o.json" <<'JSON'
+{"traceEvents":[
+{"ph":"X","pid":100,"tid":100,"name":"aiuLaunchComputeStream","ts":0,"dur":5,"args":{"correlation":1}},
+{"ph":"X","pid":900,"tid":1,"cat":"kernel","name":"k","ts":10,"dur":40,"args":{"correlation":1}},
+{"ph":"X","pid":100,"tid":100,"name":"spyre_comms::Context::allreduce","ts":30,"dur":40},
+{"ph":"X","pid":101,"tid":101,"name":"aiuLaunchComputeStream","ts":1,"dur":5,"args":{"correlation":2}},
+{"ph":"X","pid":101,"tid":101,"name":"aiuLaunchComputeStream","ts":2,"dur":5,"args":{"correlation":3}},
+{"ph":"X","pid":901,"tid":1,"cat":"kernel","name":"k","ts":20,"dur":10,"args":{"correlation":2}},
+{"ph":"X","pid":901,"tid":1,"cat":"kernel","name":"k","ts":60,"dur":30,"args":{"correlation":3}},
+{"ph":"X","pid":101,"tid":102,"name":"spyre_comms::Context::barrier","ts":0,"dur":100},
+{"ph":"X","pid":100,"tid":100,"name":"aiuLaunchComputeStream","ts":3,"dur":1,"args":{"correlation":4}},
+{"ph":"X","pid":101,"tid":101,"name":"aiuLaunchComputeStream","ts":3,"dur":1,"args":{"correlation":5}},
+{"ph":"X","pid":902,"tid":1,"cat":"kernel","name":"k","ts":0,"dur":100,"args":{"correlation":4}},
+{"ph":"X","pid":902,"tid":1,"cat":"kernel","name":"k","ts":100,"dur":1,"args":{"correlation":5}}
+]}
+JSON
+	run "$TOOL" report --json "$BATS_TEST_TMPDIR/o.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	python3 -c 'import json, sys
+f = json.loads(sys.argv[1])
+f = f["files"][0] if "files" in f else f
+got = {o["pid"]: (o["collectivesNs"], o["overlapNs"]) for o in f["overlap"]}
+assert got == {100: (40000, 20000), 101: (100000, 40000)}, got' "$output"
+	echo "$output" >"$BATS_TEST_TMPDIR/r.json"
+	python3 "$ROOT/tests/e2e/check_overlap.py" "$BATS_TEST_TMPDIR/r.json" \
+		"$BATS_TEST_TMPDIR/o.json"
+	run "$TOOL" report "$BATS_TEST_TMPDIR/o.json"
+	echo "$output"
+	grep -Eq "^ +\? +100 +0\.040 +0\.020 +50\.0%$" <<<"$output"
+	grep -Eq "^ +\? +101 +0\.100 +0\.040 +40\.0%$" <<<"$output"
+}

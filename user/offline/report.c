@@ -78,6 +78,8 @@ struct device {
 	int64_t first_ns, last_ns;
 	struct ivs gaps;	/* between its work: idle */
 	struct ivs queued;	/* work launched for it, not started yet */
+	struct ivs kern;	/* its kernels' time (copies apart) */
+	int64_t host;		/* the process whose launches it ran: -1 none seen, -2 several */
 	int64_t idle_ns, queued_ns, waiting_ns, host_bound_ns;
 };
 
@@ -136,6 +138,16 @@ struct corr_rec {
 	uint64_t corr;
 	int64_t t;		/* the launch's end, the work's start */
 	int64_t dev;		/* the device pid of the work; -1 for the launch */
+	int64_t host;		/* the launch's process */
+};
+
+/*
+ * A process's (a rank's) collectives against its devices' kernels: how much of the time it
+ * spent in collectives its devices computed meanwhile (HTA's communication/computation overlap)
+ */
+struct overlap {
+	int64_t pid;
+	int64_t comm_ns, overlap_ns;
 };
 
 struct rep {
@@ -149,6 +161,9 @@ struct rep {
 	struct track_name *names;
 	size_t nnames, names_cap;
 	struct spool *durs, *busy, *corrs, *waits, *queued, *hosts;
+	struct spool *kerns, *comms;	/* kernels by device, collectives by process */
+	struct overlap *ovl;
+	size_t novl, ovl_cap;
 	struct ivs waiting;		/* host threads inside a wait call */
 	struct coll *colls;
 	size_t ncolls, colls_cap;
@@ -374,7 +389,8 @@ static int take_memory(struct rep *r, const struct jv *ev, int64_t ts)
 }
 
 /* A collective op's span: its (pid, op) summed */
-static int take_collective(struct rep *r, const struct jv *ev, const char *name, int64_t dur)
+static int take_collective(struct rep *r, const struct jv *ev, const char *name, int64_t ts,
+			   int64_t dur)
 {
 	const char *op = NULL;
 	struct coll *c = NULL;
@@ -399,6 +415,12 @@ static int take_collective(struct rep *r, const struct jv *ev, const char *name,
 	c->total_ns += dur;
 	if (jv_get_num(jv_get(ev, "args"), "bytes", &bytes) && bytes > 0)
 		c->bytes += (uint64_t)bytes;
+	if (dur > 0) {
+		struct busy_rec b = { pid, ts, ts + dur };
+
+		if (spool_add(r->comms, &b))
+			return -EIO;
+	}
 	return 0;
 }
 
@@ -444,7 +466,7 @@ static int take_event(struct rep *r, const struct jv *ev)
 	if (kind == ROW_COPY && jv_get_num(jv_get(ev, "args"), "bytes", &bytes) && bytes > 0)
 		row->bytes += (uint64_t)bytes;
 	if (kind == ROW_HOST && !strncmp(name, COMMS_PREFIX, strlen(COMMS_PREFIX)) &&
-	    take_collective(r, ev, name, dur))
+	    take_collective(r, ev, name, ts, dur))
 		return -ENOMEM;
 	if (kind == ROW_HOST && is_wait(name)) {
 		struct busy_rec w = { 0, ts, ts + dur };
@@ -461,10 +483,12 @@ static int take_event(struct rep *r, const struct jv *ev)
 			return -EIO;
 	}
 	if (jv_u64_exact(jv_get(jv_get(ev, "args"), "correlation"), &corr)) {
-		struct corr_rec c = { corr, kind == ROW_HOST ? ts + dur : ts, -1 };
+		struct corr_rec c = { corr, kind == ROW_HOST ? ts + dur : ts, -1, -1 };
 
 		if (kind != ROW_HOST && !int_member(ev, "pid", &c.dev))
 			c.dev = -2;
+		if (kind == ROW_HOST)
+			int_member(ev, "pid", &c.host);
 		if (c.dev != -2 && spool_add(r->corrs, &c))
 			return -EIO;
 	}
@@ -481,6 +505,8 @@ static int take_event(struct rep *r, const struct jv *ev)
 		t->spans++;
 		t->busy_ns += dur;
 		if (spool_add(r->busy, &b))
+			return -EIO;
+		if (kind == ROW_KERNEL && dur > 0 && spool_add(r->kerns, &b))
 			return -EIO;
 	}
 	return 0;
@@ -566,7 +592,7 @@ static int device_busy(struct rep *r)
 	while ((b = spool_next(r->busy))) {
 		if (!dev || dev->pid != b->pid) {
 			dev = &r->devs[r->ndevs++];
-			*dev = (struct device){ .pid = b->pid, .first_ns = b->ts };
+			*dev = (struct device){ .pid = b->pid, .first_ns = b->ts, .host = -1 };
 			end = b->ts;
 		}
 		dev->spans++;
@@ -614,10 +640,14 @@ static int device_idle(struct rep *r)
 	while ((c = spool_next(r->corrs))) {
 		if (c->dev == -1) {
 			launch = *c;
-		} else if (launch.dev == -1 && launch.corr == c->corr && c->t > launch.t) {
+		} else if (launch.dev == -1 && launch.corr == c->corr) {
 			struct busy_rec q = { c->dev, launch.t, c->t };
+			struct device *d = device_of(r, c->dev);
 
-			if ((err = spool_add(r->queued, &q)))
+			/* whose device: the process that launched its work */
+			if (d && launch.host >= 0)
+				d->host = d->host == -1 || d->host == launch.host ? launch.host : -2;
+			if (c->t > launch.t && (err = spool_add(r->queued, &q)))
 				return err;
 		}
 	}
@@ -666,6 +696,63 @@ static int device_idle(struct rep *r)
 		err = ivs_add(&r->host_bound, all.v[k].lo, all.v[k].hi);
 	free(all.v);
 	return err;
+}
+
+/*
+ * Each process's collectives against its devices' kernels (a device is a process's when that
+ * process launched its work; one launched by several is no one's): the union of its
+ * collectives' spans, and how much of it the union of its devices' kernels covers.
+ */
+static int comm_overlap(struct rep *r)
+{
+	const struct busy_rec *b;
+	struct device *d = NULL;
+	int err = spool_sort(r->kerns);
+
+	while (!err && (b = spool_next(r->kerns))) {
+		if (!d || d->pid != b->pid)
+			d = device_of(r, b->pid);
+		if (d)
+			err = ivs_add(&d->kern, b->ts, b->end);
+	}
+	err = err ?: spool_error(r->kerns) ?: spool_sort(r->comms);
+	b = err ? NULL : spool_next(r->comms);
+	while (!err && b) {
+		struct ivs c = {}, k = {}, x = {};
+		struct overlap *o;
+		int64_t pid = b->pid;
+
+		for (; b && b->pid == pid && !err; b = spool_next(r->comms))
+			err = ivs_add(&c, b->ts, b->end);
+		/* its devices' kernels, together: appended, sorted and merged */
+		for (size_t i = 0; i < r->ndevs && !err; i++) {
+			const struct ivs *dk = &r->devs[i].kern;
+
+			if (r->devs[i].host != pid || !dk->n)
+				continue;
+			err = array_reserve(&x.v, &x.cap, x.n + dk->n, sizeof(*x.v), 64);
+			if (!err) {
+				memcpy(x.v + x.n, dk->v, dk->n * sizeof(*dk->v));
+				x.n += dk->n;
+			}
+		}
+		if (!err)
+			qsort(x.v, x.n, sizeof(*x.v), ivl_cmp);
+		for (size_t i = 0; i < x.n && !err; i++)
+			err = ivs_add(&k, x.v[i].lo, x.v[i].hi);
+		free(x.v);
+		x = (struct ivs){};
+		err = err ?: ivs_cut(&c, &k, true, &x);
+		err = err ?: array_reserve(&r->ovl, &r->ovl_cap, r->novl + 1, sizeof(*r->ovl), 8);
+		if (!err) {
+			o = &r->ovl[r->novl++];
+			*o = (struct overlap){ pid, ivs_len(&c), ivs_len(&x) };
+		}
+		free(c.v);
+		free(k.v);
+		free(x.v);
+	}
+	return err ?: spool_error(r->comms);
 }
 
 /*
@@ -967,6 +1054,25 @@ static void text_collectives(FILE *f, struct rep *r, const struct jv *head)
 	}
 }
 
+static void text_overlap(FILE *f, const struct rep *r, const struct jv *head)
+{
+	if (!r->novl)
+		return;
+	fprintf(f, "\ncompute/communication overlap, by process (its collectives' time while its "
+		"devices ran kernels)\n"
+		"   rank         pid    collectives ms  overlapped ms  overlap\n");
+	for (size_t i = 0; i < r->novl; i++) {
+		const struct overlap *o = &r->ovl[i];
+		int64_t rank = rank_of_pid(head, o->pid);
+		char rk[24] = "?";
+
+		if (rank >= 0)
+			snprintf(rk, sizeof(rk), "%lld", (long long)rank);
+		fprintf(f, "%7s %11lld %17.3f %14.3f %7.1f%%\n", rk, (long long)o->pid,
+			o->comm_ns / 1e6, o->overlap_ns / 1e6, pct(o->overlap_ns, o->comm_ns));
+	}
+}
+
 static void text_memory(FILE *f, const struct rep *r, const struct jv *head)
 {
 	const struct jv *procs = jv_get(jv_get(head, "spyreMemory"), "processes"), *p, *g;
@@ -1166,6 +1272,23 @@ static void json_report(struct jw *w, const char *path, struct rep *r,
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	jw_key(w, "overlap");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->novl; i++) {
+		const struct overlap *o = &r->ovl[i];
+		int64_t rank = rank_of_pid(head, o->pid);
+
+		jw_obj_begin(w);
+		if (rank >= 0)
+			jw_kv_i64(w, "rank", rank);
+		else
+			jw_kv_null(w, "rank");
+		jw_kv_i64(w, "pid", o->pid);
+		jw_kv_i64(w, "collectivesNs", o->comm_ns);
+		jw_kv_i64(w, "overlapNs", o->overlap_ns);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
 	jw_key(w, "memory");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->nmems; i++) {
@@ -1218,6 +1341,7 @@ static void rep_free(struct rep *r)
 	for (size_t i = 0; i < r->ndevs; i++) {
 		free(r->devs[i].gaps.v);
 		free(r->devs[i].queued.v);
+		free(r->devs[i].kern.v);
 	}
 	free(r->devs);
 	free(r->waiting.v);
@@ -1233,6 +1357,9 @@ static void rep_free(struct rep *r)
 	free(r->names);
 	spool_free(r->durs);
 	spool_free(r->busy);
+	spool_free(r->kerns);
+	spool_free(r->comms);
+	free(r->ovl);
 }
 
 /*
@@ -1257,6 +1384,7 @@ static void text_report(FILE *out, const char *path, struct rep *r, const struct
 	text_devices(f, r);
 	text_idle(f, r);
 	text_collectives(f, r, head);
+	text_overlap(f, r, head);
 	text_memory(f, r, head);
 	text_health(f, h);
 	if (!fclose(f))
@@ -1285,7 +1413,10 @@ static int report_one(const char *path, FILE *out, struct jw *w, bool by_thread)
 	r.waits = spool_new(sizeof(struct busy_rec), busy_cmp, REPORT_SPOOL_MEM);
 	r.queued = spool_new(sizeof(struct busy_rec), busy_cmp, REPORT_SPOOL_MEM);
 	r.hosts = spool_new(sizeof(struct span_rec), span_cmp, REPORT_SPOOL_MEM);
-	if (!r.durs || !r.busy || !r.corrs || !r.waits || !r.queued || !r.hosts) {
+	r.kerns = spool_new(sizeof(struct busy_rec), busy_cmp, REPORT_SPOOL_MEM);
+	r.comms = spool_new(sizeof(struct busy_rec), busy_cmp, REPORT_SPOOL_MEM);
+	if (!r.durs || !r.busy || !r.corrs || !r.waits || !r.queued || !r.hosts || !r.kerns ||
+	    !r.comms) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -1309,6 +1440,8 @@ static int report_one(const char *path, FILE *out, struct jw *w, bool by_thread)
 		ret = device_idle(&r);
 	if (!ret)
 		ret = host_bound_sum(&r);
+	if (!ret)
+		ret = comm_overlap(&r);
 	if (ret) {
 		pr_err("%s: %s", path, strerror(-ret));
 		goto out;
