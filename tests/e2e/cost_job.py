@@ -20,6 +20,7 @@ import ctypes
 import json
 import os
 import time
+from jobsync import wait_file, write_atomic
 
 
 def main():
@@ -39,12 +40,8 @@ def main():
     llabs.argtypes = [ctypes.c_long]
     llabs(-1)
     labs(-1)  # resolved (the PLT, ctypes' own caches) before the ready file
-    with open(a.ready + ".tmp", "w") as f:
-        f.write(f"{os.getpid()}\n")
-    os.rename(a.ready + ".tmp", a.ready)
-    end = time.monotonic() + 120
-    while not os.path.exists(a.go) and time.monotonic() < end:
-        time.sleep(0.005)
+    write_atomic(a.ready, f"{os.getpid()}\n")
+    wait_file(a.go, 120, poll=0.005)
     c0, t0 = time.process_time(), os.times()
     x = 0
     spent = [0, 0]

@@ -18,12 +18,12 @@ import json
 import os
 import sys
 import threading
-import time
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
 import torch  # noqa: E402
+from jobsync import wait_file, write_atomic  # noqa: E402
 
 CALLS = {}
 
@@ -33,15 +33,6 @@ def here(op):
     f = inspect.currentframe().f_back
     c = CALLS.setdefault(str(f.f_lineno), {"op": op, "func": f.f_code.co_qualname, "count": 0})
     c["count"] += 1
-
-
-def wait_file(path, timeout):
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 class Model:
@@ -77,9 +68,7 @@ def main():
     a = ap.parse_args()
     m = Model()
     x = torch.ones(8, 8)
-    with open(a.ready + ".tmp", "w") as f:
-        f.write(str(os.getpid()))
-    os.rename(a.ready + ".tmp", a.ready)
+    write_atomic(a.ready, str(os.getpid()))
     if not wait_file(a.go, 60):
         sys.exit("no go")
     t = threading.Thread(target=worker, args=(x, a.iters), name="pyworker")
@@ -88,9 +77,7 @@ def main():
         m.step(x)
         torch.mm(x, x); here("aten::mm")  # noqa: E702
     t.join()
-    with open(a.out + ".tmp", "w") as f:
-        json.dump({"pid": os.getpid(), "calls": CALLS, "file": __file__}, f)
-    os.rename(a.out + ".tmp", a.out)
+    write_atomic(a.out, json.dumps({"pid": os.getpid(), "calls": CALLS, "file": __file__}))
     wait_file(a.linger, 60)
 
 

@@ -12,25 +12,16 @@ import inspect
 import json
 import os
 import sys
-import time
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
 import torch  # noqa: E402
+from jobsync import wait_file, write_atomic  # noqa: E402
 
 
 def line():
     return inspect.currentframe().f_back.f_lineno
-
-
-def wait_file(path, timeout):
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def allocate(keep):
@@ -44,9 +35,7 @@ def allocate(keep):
 
 def main():
     args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
-    with open(args["--ready"] + ".tmp", "w") as f:
-        f.write(str(os.getpid()))
-    os.rename(args["--ready"] + ".tmp", args["--ready"])
+    write_atomic(args["--ready"], str(os.getpid()))
     if not wait_file(args["--go"], 60):
         sys.exit("no go")
     keep = []
@@ -54,9 +43,7 @@ def main():
     out = {"pid": os.getpid(), "file": __file__,
            "kept": {"line": kept, "func": "allocate", "count": 3, "bytes": 5000 * 4},
            "freed": {"line": freed, "func": "allocate", "count": 4, "bytes": 7000 * 4}}
-    with open(args["--out"] + ".tmp", "w") as f:
-        json.dump(out, f)
-    os.rename(args["--out"] + ".tmp", args["--out"])
+    write_atomic(args["--out"], json.dumps(out))
     wait_file(args["--linger"], 60)
     del keep
 

@@ -8,7 +8,7 @@ import inspect
 import json
 import os
 import sys
-import time
+from jobsync import wait_file, write_atomic
 
 CALLS = {}
 
@@ -21,15 +21,6 @@ def here(op):
     c["count"] += 1
 
 
-def wait_file(path, timeout):
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 class Job:
     def run(self, n):
         for _ in range(n):
@@ -39,16 +30,12 @@ class Job:
 def main():
     args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
     pid = os.getpid()  # before the tracer: every getpid it sees is a call site
-    with open(args["--ready"] + ".tmp", "w") as f:
-        f.write(str(pid))
-    os.rename(args["--ready"] + ".tmp", args["--ready"])
+    write_atomic(args["--ready"], str(pid))
     if not wait_file(args["--go"], 60):
         sys.exit("no go")
     Job().run(10)
     os.getpid(); here("getpid")  # noqa: E702
-    with open(args["--out"] + ".tmp", "w") as f:
-        json.dump({"pid": pid, "calls": CALLS, "file": __file__}, f)
-    os.rename(args["--out"] + ".tmp", args["--out"])
+    write_atomic(args["--out"], json.dumps({"pid": pid, "calls": CALLS, "file": __file__}))
     wait_file(args["--linger"], 60)
 
 

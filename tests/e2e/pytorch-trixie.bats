@@ -47,7 +47,7 @@ chroot_torch_traced() {
 	d=$TTROOT$j
 	rm -rf "$d"
 	mkdir -p "$d"
-	cp "$ROOT/tests/e2e/pystack_job.py" "$d/"
+	cp "$ROOT/tests/e2e/pystack_job.py" "$ROOT/tests/e2e/jobsync.py" "$d/"
 	chroot "$TTROOT" /usr/bin/python3 "$j/pystack_job.py" --ready "$j/job.ready" --go "$j/go" \
 		--linger "$j/linger" --out "$j/calls.json" >"$t/job.out" 2>"$t/job.err" &
 	JOB_PID=$!

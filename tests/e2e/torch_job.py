@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import sys
-import time
 
 # one thread everywhere, before torch loads its BLAS: the result must not depend on how work
 # is split, and a single thread is what the counts assume
@@ -38,27 +37,11 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
 import torch  # noqa: E402
+from jobsync import wait_file, write_atomic  # noqa: E402
 
 MM_CALL = "at::_ops::mm::call"
 MM_CPU = "at::native::structured_mm_out_cpu::impl"
 ONES_CALL = "at::_ops::ones::call"
-
-
-def write_atomic(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.rename(tmp, path)
-
-
-def wait_file(path, timeout):
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            print(f"torch_job: no {path}", file=sys.stderr)
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def main():
@@ -90,7 +73,7 @@ def main():
         return r
 
     write_atomic(a.ready, f"{os.getpid()}\n")
-    if not wait_file(a.go, a.go_timeout):
+    if not wait_file(a.go, a.go_timeout, "torch_job"):
         return 3
 
     with torch.no_grad():
@@ -139,7 +122,7 @@ def main():
         "unwoundCalls": [[MM_CALL, 0, []]] * mm_failed + [[ONES_CALL, 0, [d]] for d in ones_dims],
     }
     write_atomic(a.out, json.dumps(out) + "\n")
-    if a.linger and not wait_file(a.linger, a.go_timeout):
+    if a.linger and not wait_file(a.linger, a.go_timeout, "torch_job"):
         return 3
     return 0
 

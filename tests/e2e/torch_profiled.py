@@ -22,13 +22,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
 import torch  # noqa: E402
-
-
-def write_atomic(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.rename(tmp, path)
+from jobsync import wait_file, write_atomic  # noqa: E402
 
 
 def main():
@@ -45,11 +39,8 @@ def main():
     model = torch.nn.Sequential(torch.nn.Linear(32, 48), torch.nn.ReLU(), torch.nn.Linear(48, 8))
     x, y = torch.randn(64, 32), torch.randn(64, 8)
     write_atomic(a.ready, str(os.getpid()))
-    deadline = time.monotonic() + a.go_timeout
-    while not os.path.exists(a.go):
-        if time.monotonic() > deadline:
-            raise SystemExit("torch_profiled: no go file")
-        time.sleep(0.01)
+    if not wait_file(a.go, a.go_timeout):
+        raise SystemExit("torch_profiled: no go file")
 
     start = time.time_ns()
     with torch.autograd.profiler.profile() as prof:

@@ -30,7 +30,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from torch_job import write_atomic  # noqa: E402  (its sibling, the exception tests' job)
+from jobsync import wait_file, write_atomic  # noqa: E402
 
 
 def main():
@@ -59,12 +59,8 @@ def main():
     y = torch.randn(n, d_out)
 
     write_atomic(a.ready, f"{os.getpid()}\n")
-    deadline = time.monotonic() + a.go_timeout
-    while not os.path.exists(a.go):
-        if time.monotonic() > deadline:
-            print("torch_train: no go file", file=sys.stderr)
-            return 3
-        time.sleep(0.01)
+    if not wait_file(a.go, a.go_timeout, "torch_train"):
+        return 3
 
     bounds = []
     for _ in range(a.iters):
