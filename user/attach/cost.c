@@ -309,11 +309,11 @@ struct overhead cost_meter_overhead(const struct cost_meter *m, bool whole_run)
 	return cost_overhead(m->probe_ns, m->cpu_read ? m->cpu_ns : -1);
 }
 
-static const struct cost_meter *cmp_m;
-
-static int by_iv_desc(const void *a, const void *b)
+/* qsort_r over probe indexes: the meter's last interval, dearest first */
+static int by_iv_desc(const void *a, const void *b, void *arg)
 {
-	double x = cmp_m->iv_ns[*(const int *)a], y = cmp_m->iv_ns[*(const int *)b];
+	const struct cost_meter *m = arg;
+	double x = m->iv_ns[*(const int *)a], y = m->iv_ns[*(const int *)b];
 
 	if (x != y)
 		return x < y ? 1 : -1;
@@ -328,8 +328,7 @@ static int hottest(const struct cost_meter *m, int *order)
 	for (int i = 0; i < m->n; i++)
 		if (m->iv_ns[i] > 0)
 			order[n++] = i;
-	cmp_m = m;
-	qsort(order, n, sizeof(int), by_iv_desc);
+	qsort_r(order, n, sizeof(int), by_iv_desc, (void *)m);
 	return n;
 }
 

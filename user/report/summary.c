@@ -18,12 +18,12 @@
 #include "common/log.h"
 #include "common/util.h"
 
-static const struct consumer *cmp_c;
-
-static int by_total_desc(const void *a, const void *b)
+/* qsort_r over probe indexes: the consumer's statistics, most time first */
+static int by_total_desc(const void *a, const void *b, void *arg)
 {
-	const struct fn_stats *x = &cmp_c->stats[*(const int *)a];
-	const struct fn_stats *y = &cmp_c->stats[*(const int *)b];
+	const struct consumer *c = arg;
+	const struct fn_stats *x = &c->stats[*(const int *)a];
+	const struct fn_stats *y = &c->stats[*(const int *)b];
 
 	if (x->total_ns != y->total_ns)
 		return x->total_ns < y->total_ns ? 1 : -1;
@@ -242,8 +242,7 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 		if (len > w)
 			w = len > 72 ? 72 : len;
 	}
-	cmp_c = c;
-	qsort(order, n, sizeof(int), by_total_desc);
+	qsort_r(order, n, sizeof(int), by_total_desc, (void *)c);
 
 	if (pid > 0)
 		fprintf(f, "\nspyre-bpftrace summary for pid %d: ", pid);
