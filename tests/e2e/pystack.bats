@@ -172,7 +172,7 @@ plain_traced() {
 		d=$PY_CHROOT$j
 		rm -rf "$d"
 		mkdir -p "$d"
-		cp "$script" "$d/"
+		cp "$script" "$ROOT/tests/e2e/jobsync.py" "$d/"
 		script=$j/pystack_plain.py
 		pre=(chroot "$PY_CHROOT")
 	fi
