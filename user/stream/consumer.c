@@ -415,7 +415,7 @@ static void see_thread(struct consumer *c, uint32_t pid, uint32_t tid)
 	write_name(c, pid, tid, ti->named, ti->name, (int)(tid - pid), 0);
 }
 
-static void on_thread_event(struct consumer *c, const struct spyre_event *e)
+static int on_thread_event(struct consumer *c, const struct spyre_event *e)
 {
 	struct thread_info *ti = add_thread(c, e->tgid, e->tid);
 	struct process_info *p;
@@ -433,6 +433,7 @@ static void on_thread_event(struct consumer *c, const struct spyre_event *e)
 		name_process(c, p, e->ts);
 	}
 	write_name(c, e->tgid, e->tid, ti->named, ti->name, (int)(e->tid - e->tgid), e->ts);
+	return 0;
 }
 
 static struct pid_probe_stats *pid_stats_slot(struct consumer *c, uint64_t key)
@@ -640,15 +641,6 @@ static uint64_t launch_submit(struct consumer *c, const struct spyre_event *e)
 	return e->depth & SPYRE_DEPTH_FOLLOWED ? e->ts : end;
 }
 
-/*
- * A call left by an exception, a longjmp or a cancel (SPYRE_EV_UNWOUND): a span from its entry
- * to where the unwind was seen, its entry arguments and "unwound": true; an instant at its entry
- * when that was seen only at the end (SPYRE_DEPTH_UNBOUND). A call still open at the end
- * (SPYRE_EV_NORETURN): an instant at its entry, "noReturn": true. Nothing else: its
- * duration is not the call's (not in the latency statistics), and what it would have done
- * (an allocation, a launch, a completion) did not happen, so neither the memory ledger nor
- * the device timeline sees it.
- */
 /* A trigger fired (--trigger): the first since the session took the last one is kept. */
 static void fire(struct consumer *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void fire(struct consumer *c, const char *fmt, ...)
@@ -683,32 +675,6 @@ static void memory_trigger(struct consumer *c)
 	c->mem_over = over;
 }
 
-static int on_unwound(struct consumer *c, const struct rprobe *p, const struct probe_spec *s,
-		      const struct spyre_event *e)
-{
-	if (c->trig_exception && e->type != SPYRE_EV_NORETURN)
-		fire(c, "a C++ exception left %s (thread %u)", p->name, e->tid);
-	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + "unwound" */
-	int n;
-
-	if (c->per_pid)
-		pid_stats_add(c, e->tgid, e->probe, e->dur, false);
-	see_thread(c, e->tgid, e->tid);
-	if (!c->tw)
-		return 0;
-	n = build_args(c, p, s, e, args, NULL, 0);
-	args[n].key = e->type == SPYRE_EV_NORETURN ? "noReturn" : "unwound";
-	args[n].type = TA_BOOL;
-	args[n].u = 1;
-	/* the generic path: its keys differ from the probe's returning spans' */
-	if (e->type == SPYRE_EV_NORETURN || (e->depth & SPYRE_DEPTH_UNBOUND))
-		trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n + 1);
-	else
-		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args,
-			       n + 1);
-	return 0;
-}
-
 /* The string of call record @e (its SPYRE_EV_STR came right before it), else NULL. */
 static const char *call_string(struct consumer *c, const struct spyre_event *e)
 {
@@ -719,7 +685,7 @@ static const char *call_string(struct consumer *c, const struct spyre_event *e)
 }
 
 /* A part of the Python stack of the call record that follows (bpf/spyre.bpf.c emit_span). */
-static void on_pystack(struct consumer *c, const struct spyre_event *e)
+static int on_pystack(struct consumer *c, const struct spyre_event *e)
 {
 	uint32_t base = e->py.part * SPYRE_PY_PER_REC;
 
@@ -736,6 +702,7 @@ static void on_pystack(struct consumer *c, const struct spyre_event *e)
 		c->pyrec.frame[base + i] = e->py.frame[i];
 	if (base + e->py.n <= SPYRE_PY_FRAMES && base + e->py.n > c->pyrec.n)
 		c->pyrec.n = base + e->py.n;
+	return 0;
 }
 
 /* The innermost Python frame word of call record @e (its stack came before it), else 0. */
@@ -789,7 +756,7 @@ static int ustack_args(struct consumer *c, const struct spyre_event *e, struct t
 	return 1;
 }
 
-/* Names of a call's Python frames, innermost first (consumer_event's). */
+/* Names of a call's Python frames, innermost first (call_stacks'). */
 struct py_names {
 	char buf[SPYRE_PY_FRAMES][320];
 	const char *v[SPYRE_PY_FRAMES];
@@ -835,80 +802,124 @@ static int python_args(struct consumer *c, const struct spyre_event *e, struct p
 	return 2;
 }
 
-int consumer_event(struct consumer *c, const struct spyre_event *e)
+/*
+ * The probe of call record @e into *@p, its line of the table into *@s, and the record counted;
+ * false for a probe index this consumer does not know: counted as bad, nothing written.
+ */
+static bool call_probe(struct consumer *c, const struct spyre_event *e, const struct rprobe **p,
+		       const struct probe_spec **s)
 {
-	static struct py_names pyn;	/* (3 KiB: off the stack; one consumer at a time) */
-	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + kernel */
-	struct trace_arg stk[3];	/* the call's stacks: python, pystack, ustack */
-	struct mem_origin origin = { 0 };
-	int nstk = 0;
-	const char *str = NULL, *kernel = NULL;
-	const struct trace_fmt *f;
-	const struct probe_spec *s;
-	const struct rprobe *p;
-	struct thread_info *ti;
-	uint64_t corr = 0;
-	int n;
-
-	if (e->type == SPYRE_EV_THREAD) {
-		on_thread_event(c, e);
-		return 0;
-	}
-	if (e->type == SPYRE_EV_EXIT)
-		return on_exit_event(c, e);
-	/* a str= call's string: the call's own record follows it (bpf/spyre.bpf.c) */
-	if (e->type == SPYRE_EV_STR) {
-		c->str.tid = e->tid;
-		c->str.probe = e->probe;
-		c->str.ts = e->ts;
-		c->str.set = true;
-		memcpy(c->str.s, e->str.s, sizeof(c->str.s));
-		c->str.s[sizeof(c->str.s) - 1] = '\0';
-		return 0;
-	}
-	if (e->type == SPYRE_EV_PYSTACK) {
-		on_pystack(c, e);
-		return 0;
-	}
-	if (e->type == SPYRE_EV_USTACK) {
-		c->usrec.tid = e->tid;
-		c->usrec.probe = e->probe;
-		c->usrec.ts = e->ts;
-		c->usrec.id = e->ustack.id;
-		c->usrec.caller = e->ustack.caller;
-		c->usrec.set = true;
-		return 0;
-	}
-	/* --- driver tier: VFIO ioctls (stream/vfio_decode.c) --- */
-	if (e->type == SPYRE_EV_IOCTL) {
-		c->events++;
-		see_thread(c, e->tgid, e->tid);
-		if (c->vfio)
-			vfio_event(c->vfio, c->tw, e);
-		if (c->mem)
-			memledger_ioctl(c->mem, c->tw, e);
-		return 0;
-	}
-	/* a mem=free span's entry: the ledger's, not an event of the trace (memledger.h) */
-	if (e->type == SPYRE_EV_MEM_ENTRY) {
-		if (c->mem && e->probe < (uint32_t)c->nprobes)
-			memledger_event(c->mem, c->tw,
-					&c->t->table->specs[c->t->probes[e->probe].spec], e);
-		return 0;
-	}
 	if (e->probe >= (uint32_t)c->nprobes) {
 		c->bad++;
-		return 0;
+		return false;
 	}
-	p = &c->t->probes[e->probe];
-	s = &c->t->table->specs[p->spec];
+	*p = &c->t->probes[e->probe];
+	*s = &c->t->table->specs[(*p)->spec];
 	c->events++;
+	return true;
+}
+
+/* A str= call's string (SPYRE_EV_STR): the call's own record follows it (bpf/spyre.bpf.c). */
+static int on_str(struct consumer *c, const struct spyre_event *e)
+{
+	c->str.tid = e->tid;
+	c->str.probe = e->probe;
+	c->str.ts = e->ts;
+	c->str.set = true;
+	memcpy(c->str.s, e->str.s, sizeof(c->str.s));
+	c->str.s[sizeof(c->str.s) - 1] = '\0';
+	return 0;
+}
+
+/* A stack=1 call's native stack id (SPYRE_EV_USTACK): the call's own record follows it. */
+static int on_ustack(struct consumer *c, const struct spyre_event *e)
+{
+	c->usrec.tid = e->tid;
+	c->usrec.probe = e->probe;
+	c->usrec.ts = e->ts;
+	c->usrec.id = e->ustack.id;
+	c->usrec.caller = e->ustack.caller;
+	c->usrec.set = true;
+	return 0;
+}
+
+/* The driver tier's record (SPYRE_EV_IOCTL): a VFIO ioctl, stream/vfio_decode.c's. */
+static int on_ioctl(struct consumer *c, const struct spyre_event *e)
+{
+	c->events++;
+	see_thread(c, e->tgid, e->tid);
+	if (c->vfio)
+		vfio_event(c->vfio, c->tw, e);
+	if (c->mem)
+		memledger_ioctl(c->mem, c->tw, e);
+	return 0;
+}
+
+/* A mem=free span's entry (SPYRE_EV_MEM_ENTRY): the ledger's, not an event of the trace. */
+static int on_mem_entry(struct consumer *c, const struct spyre_event *e)
+{
+	if (c->mem && e->probe < (uint32_t)c->nprobes)
+		memledger_event(c->mem, c->tw, &c->t->table->specs[c->t->probes[e->probe].spec], e);
+	return 0;
+}
+
+/*
+ * A call left by an exception, a longjmp or a cancel (SPYRE_EV_UNWOUND): a span from its entry
+ * to where the unwind was seen, its entry arguments and "unwound": true; an instant at its entry
+ * when that was seen only at the end (SPYRE_DEPTH_UNBOUND). A call still open at the end
+ * (SPYRE_EV_NORETURN): an instant at its entry, "noReturn": true. Nothing else: its
+ * duration is not the call's (not in the latency statistics), and what it would have done
+ * (an allocation, a launch, a completion) did not happen, so neither the memory ledger nor
+ * the device timeline sees it.
+ */
+static int on_unwound(struct consumer *c, const struct spyre_event *e)
+{
+	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + "unwound" */
+	const struct probe_spec *s;
+	const struct rprobe *p;
+	int n;
+
+	if (!call_probe(c, e, &p, &s))
+		return 0;
 	/* a call with no return is the summary's noReturn (hits less the rest), not delivered */
-	if (e->type == SPYRE_EV_NORETURN)
-		return on_unwound(c, p, s, e);
-	c->delivered[e->probe]++;
 	if (e->type == SPYRE_EV_UNWOUND)
-		return on_unwound(c, p, s, e);
+		c->delivered[e->probe]++;
+	if (c->trig_exception && e->type != SPYRE_EV_NORETURN)
+		fire(c, "a C++ exception left %s (thread %u)", p->name, e->tid);
+	if (c->per_pid)
+		pid_stats_add(c, e->tgid, e->probe, e->dur, false);
+	see_thread(c, e->tgid, e->tid);
+	if (!c->tw)
+		return 0;
+	n = build_args(c, p, s, e, args, NULL, 0);
+	args[n].key = e->type == SPYRE_EV_NORETURN ? "noReturn" : "unwound";
+	args[n].type = TA_BOOL;
+	args[n].u = 1;
+	/* the generic path: its keys differ from the probe's returning spans' */
+	if (e->type == SPYRE_EV_NORETURN || (e->depth & SPYRE_DEPTH_UNBOUND))
+		trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n + 1);
+	else
+		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args,
+			       n + 1);
+	return 0;
+}
+
+/* One call record on its way through on_call: what its event and the device timeline get. */
+struct call_ctx {
+	const struct spyre_event *e;
+	const struct rprobe *p;
+	const struct probe_spec *s;
+	struct thread_info *ti;		/* its thread's slot (tid 0: not in the table) */
+	const char *str;		/* its string (str=), NULL: none */
+	const char *kernel;		/* the kernel name of its compute launch, NULL: none */
+	uint64_t corr;			/* its launch's id (device_new_corr), 0: no launch */
+	struct trace_arg stk[3];	/* its stacks' args: python, pystack, ustack */
+	int nstk;
+};
+
+/* A call's statistics: a span's latency and its --trigger on duration; per process. */
+static void count_call(struct consumer *c, const struct rprobe *p, const struct spyre_event *e)
+{
 	if (e->type == SPYRE_EV_SPAN) {
 		fn_stats_add(&c->stats[e->probe], e->dur);
 		if (c->trig_ns[e->probe] && e->dur > c->trig_ns[e->probe])
@@ -917,6 +928,149 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 	}
 	if (c->per_pid)
 		pid_stats_add(c, e->tgid, e->probe, e->dur, e->type == SPYRE_EV_SPAN);
+}
+
+/*
+ * The call's stacks named once, now, while its process lives: its event's args (into @k->stk),
+ * its [memory] event's and, for a block still live at the end, the report's (a mem= probe is no
+ * dev= one: the ledger sees every call of its probes)
+ */
+static void call_stacks(struct consumer *c, struct call_ctx *k)
+{
+	static struct py_names pyn;	/* (3 KiB: off the stack; one consumer at a time) */
+	const struct spyre_event *e = k->e;
+	bool mem = c->mem && k->s->mem != MEM_NONE;
+	struct mem_origin origin = { 0 };
+
+	if (mem) {
+		int64_t us = call_ustack(c, e, &origin.caller);
+
+		origin.py = innermost_py(c, e);
+		origin.ustack = us >= 0 ? (uint32_t)us + 1 : 0;
+	}
+	if (c->tw) {
+		k->nstk = python_args(c, e, &pyn, k->stk);
+		k->nstk += ustack_args(c, e, k->stk + k->nstk);
+	}
+	if (mem) {
+		origin.args = k->stk;
+		origin.nargs = k->nstk;
+		c->mem->origin = origin;
+		memledger_event(c->mem, c->tw, k->s, e);
+		c->mem->origin = (struct mem_origin){ 0 };
+		if (c->trig_mem)
+			memory_trigger(c);
+	}
+}
+
+/*
+ * getRank()/getSize() (a dist= span): each for a process whose environment did not say it (one
+ * with RANK but no world size takes getSize's, and the other way round)
+ */
+static void call_dist(struct consumer *c, const struct probe_spec *s, const struct spyre_event *e)
+{
+	struct process_info *pi = see_process(c, e->tgid, NULL);
+
+	/* its card: AIU_WORLD_RANK_<rank>, read again (once) for the rank it now has */
+	if (pi && s->dist == DIST_RANK && !pi->dist.rank_from_env &&
+	    pi->dist.rank != (int32_t)e->call.ret) {
+		pi->dist.rank = (int32_t)e->call.ret;
+		if (c->procfs)
+			read_dist(c->procfs, e->tgid, &pi->dist, true);
+	} else if (pi && s->dist == DIST_SIZE && !pi->dist.size_from_env) {
+		pi->dist.world_size = (int32_t)e->call.ret;
+	}
+}
+
+/* Call @k's event: a span or an instant, with its probe's args, its kernel's name, its stacks. */
+static void write_call(struct consumer *c, const struct call_ctx *k)
+{
+	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + kernel */
+	const struct spyre_event *e = k->e;
+	const struct trace_fmt *f;
+	int n = build_args(c, k->p, k->s, e, args, k->str, k->corr);
+
+	if (k->kernel) {
+		args[n].key = "kernel";
+		args[n].type = TA_STR;
+		args[n].s = k->kernel;
+		n++;
+	}
+	for (int i = 0; i < k->nstk; i++)
+		args[n + i] = k->stk[i];
+	n += k->nstk;
+	/* a launch with a kernel name, a call with a stack: more args than the probe's format */
+	f = k->kernel || k->nstk ? NULL : probe_fmt(c, e->probe, k->p, k->s, e);
+	/* a probe is either a span or an instant: the type of its first event holds */
+	if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
+		trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);
+	else if (e->type == SPYRE_EV_INSTANT)
+		trace_instant(c->tw, e->tgid, e->tid, e->ts, k->p->name, k->s->cat, args, n);
+	else
+		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, k->p->name, k->s->cat, args,
+			       n);
+}
+
+/*
+ * What call @k tells the device timeline, after the call's own event: the arrow to a launch's
+ * device work binds to that span, and a trace cut in between (tracer killed) must not hold an
+ * arrow without its slice.
+ */
+static void call_device(struct consumer *c, const struct call_ctx *k)
+{
+	const struct probe_spec *s = k->s;
+	const struct spyre_event *e = k->e;
+	uint64_t stream = record_value(e, s->stream);
+	bool span = e->type == SPYRE_EV_SPAN;
+
+	switch (s->dev) {
+	case DEV_LAUNCH: {
+		struct dev_launch l = {
+			.pid = e->tgid, .tid = e->tid, .key = record_value(e, s->key),
+			.corr = k->corr, .stream = stream, .op = s->op,
+			.bytes = record_value(e, s->bytes), .ts = e->ts,
+			.submit = launch_submit(c, e), .name = k->kernel,
+		};
+
+		device_launch_op(&c->dev, &l);
+		if (k->kernel)
+			k->ti->kname[0] = '\0';
+		break;
+	}
+	case DEV_DESTROY:	/* no launch on it from its destructor's entry on */
+		device_stream_destroy(&c->dev, e->tgid, stream, e->ts);
+		break;
+	case DEV_SYNC:
+		/* (a synchronize that tail-called the real one has not waited yet) */
+		if (span && !(e->depth & SPYRE_DEPTH_TAIL))
+			device_stream_done(&c->dev, e->tgid, stream, e->ts, e->ts + e->dur,
+					   END_SYNC);
+		break;
+	case DEV_QUERY:
+		/* bool query(): true in the low byte of the return register */
+		if (span && (e->call.ret & 0xff))
+			device_stream_done(&c->dev, e->tgid, stream, e->ts, e->ts + e->dur,
+					   END_QUERY);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A call's record (SPYRE_EV_SPAN, SPYRE_EV_INSTANT): its statistics, its event, and what it
+ * tells the memory ledger and the device timeline.
+ */
+static int on_call(struct consumer *c, const struct spyre_event *e)
+{
+	struct call_ctx k = { .e = e };
+	const struct probe_spec *s;
+
+	if (!call_probe(c, e, &k.p, &k.s))
+		return 0;
+	s = k.s;
+	c->delivered[e->probe]++;
+	count_call(c, k.p, e);
 	see_thread(c, e->tgid, e->tid);
 	if (s->dev == DEV_COMPLETE) {
 		/* shows up as the device span it ends, not as an event of its own */
@@ -924,114 +1078,54 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 				record_value(e, s->stream), e->ts);
 		return 0;
 	}
-	/* (a mem= probe is no dev= one: the ledger sees every call of its probes) */
-	if (c->mem && s->mem != MEM_NONE) {
-		int64_t us = call_ustack(c, e, &origin.caller);
-
-		origin.py = innermost_py(c, e);
-		origin.ustack = us >= 0 ? (uint32_t)us + 1 : 0;
-	}
-	/*
-	 * The call's stacks named once, now, while its process lives: its event's args, its
-	 * [memory] event's and, for a block still live at the end, the report's
-	 */
-	if (c->tw) {
-		nstk = python_args(c, e, &pyn, stk);
-		nstk += ustack_args(c, e, stk + nstk);
-	}
-	if (c->mem && s->mem != MEM_NONE) {
-		origin.args = stk;
-		origin.nargs = nstk;
-		c->mem->origin = origin;
-		memledger_event(c->mem, c->tw, s, e);
-		c->mem->origin = (struct mem_origin){ 0 };
-		if (c->trig_mem)
-			memory_trigger(c);
-	}
-	ti = thread_slot(c, e->tid);
+	call_stacks(c, &k);
+	k.ti = thread_slot(c, e->tid);
 	/* a call inside a launch returns (and is handed over) before the launch does */
-	if (s->dev == DEV_SUBMIT && ti->tid)
-		ti->submit = e->ts + e->dur;
+	if (s->dev == DEV_SUBMIT && k.ti->tid)
+		k.ti->submit = e->ts + e->dur;
 	if (s->str)
-		str = call_string(c, e);
-	/*
-	 * getRank()/getSize(): each for a process whose environment did not say it (one with
-	 * RANK but no world size takes getSize's, and the other way round)
-	 */
-	if (s->dist && e->type == SPYRE_EV_SPAN) {
-		struct process_info *pi = see_process(c, e->tgid, NULL);
-
-		/* its card: AIU_WORLD_RANK_<rank>, read again (once) for the rank it now has */
-		if (pi && s->dist == DIST_RANK && !pi->dist.rank_from_env &&
-		    pi->dist.rank != (int32_t)e->call.ret) {
-			pi->dist.rank = (int32_t)e->call.ret;
-			if (c->procfs)
-				read_dist(c->procfs, e->tgid, &pi->dist, true);
-		} else if (pi && s->dist == DIST_SIZE && !pi->dist.size_from_env)
-			pi->dist.world_size = (int32_t)e->call.ret;
-	}
+		k.str = call_string(c, e);
+	if (s->dist && e->type == SPYRE_EV_SPAN)
+		call_dist(c, s, e);
 	/* the kernel name goes to the thread's next compute launch */
-	if (s->dev == DEV_KNAME && ti->tid)
-		snprintf(ti->kname, sizeof(ti->kname), "%s", str ? str : "");
-	if (s->dev == DEV_LAUNCH && s->op == OP_COMPUTE && ti->tid && ti->kname[0])
-		kernel = ti->kname;
+	if (s->dev == DEV_KNAME && k.ti->tid)
+		snprintf(k.ti->kname, sizeof(k.ti->kname), "%s", k.str ? k.str : "");
+	if (s->dev == DEV_LAUNCH && s->op == OP_COMPUTE && k.ti->tid && k.ti->kname[0])
+		k.kernel = k.ti->kname;
 	/* every launch gets an id of ours: its key may be a pointer reused later in the trace */
 	if (s->dev == DEV_LAUNCH)
-		corr = device_new_corr(&c->dev);
-	if (c->tw) {
-		n = build_args(c, p, s, e, args, str, corr);
-		int npy;
-
-		if (kernel) {
-			args[n].key = "kernel";
-			args[n].type = TA_STR;
-			args[n].s = kernel;
-			n++;
-		}
-		for (int i = 0; i < nstk; i++)
-			args[n + i] = stk[i];
-		npy = nstk;
-		n += npy;
-		/* a launch with a kernel name or a call with a Python stack has args more than
-		 * the prepared format */
-		f = kernel || npy ? NULL : probe_fmt(c, e->probe, p, s, e);
-		/* a probe is either a span or an instant: the type of its first event holds */
-		if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
-			trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);
-		else if (e->type == SPYRE_EV_INSTANT)
-			trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n);
-		else
-			trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat,
-				       args, n);
-	}
-	/*
-	 * After the launch's own span: the arrow to its device work binds to that span, and a
-	 * trace cut in between (tracer killed) must not hold an arrow without its slice.
-	 */
-	if (s->dev == DEV_LAUNCH) {
-		struct dev_launch l = {
-			.pid = e->tgid, .tid = e->tid, .key = record_value(e, s->key),
-			.corr = corr, .stream = record_value(e, s->stream), .op = s->op,
-			.bytes = record_value(e, s->bytes), .ts = e->ts,
-			.submit = launch_submit(c, e), .name = kernel,
-		};
-
-		device_launch_op(&c->dev, &l);
-		if (kernel)
-			ti->kname[0] = '\0';
-	} else if (s->dev == DEV_DESTROY) {	/* no launch on it from its destructor's entry on */
-		device_stream_destroy(&c->dev, e->tgid, record_value(e, s->stream), e->ts);
-	} else if (s->dev == DEV_SYNC && e->type == SPYRE_EV_SPAN &&
-		   !(e->depth & SPYRE_DEPTH_TAIL)) {
-		/* (a synchronize that tail-called the real one has not waited yet) */
-		device_stream_done(&c->dev, e->tgid, record_value(e, s->stream), e->ts, e->ts + e->dur,
-				   END_SYNC);
-	} else if (s->dev == DEV_QUERY && e->type == SPYRE_EV_SPAN && (e->call.ret & 0xff)) {
-		/* bool query(): true in the low byte of the return register */
-		device_stream_done(&c->dev, e->tgid, record_value(e, s->stream), e->ts, e->ts + e->dur,
-				   END_QUERY);
-	}
+		k.corr = device_new_corr(&c->dev);
+	if (c->tw)
+		write_call(c, &k);
+	call_device(c, &k);
 	return 0;
+}
+
+int consumer_event(struct consumer *c, const struct spyre_event *e)
+{
+	switch (e->type) {
+	case SPYRE_EV_THREAD:
+		return on_thread_event(c, e);
+	case SPYRE_EV_EXIT:
+		return on_exit_event(c, e);
+	case SPYRE_EV_STR:
+		return on_str(c, e);
+	case SPYRE_EV_PYSTACK:
+		return on_pystack(c, e);
+	case SPYRE_EV_USTACK:
+		return on_ustack(c, e);
+	case SPYRE_EV_IOCTL:
+		return on_ioctl(c, e);
+	case SPYRE_EV_MEM_ENTRY:
+		return on_mem_entry(c, e);
+	case SPYRE_EV_UNWOUND:
+	case SPYRE_EV_NORETURN:
+		return on_unwound(c, e);
+	case SPYRE_EV_SPAN:
+	case SPYRE_EV_INSTANT:
+	default:	/* (the BPF side makes no other kind) */
+		return on_call(c, e);
+	}
 }
 
 /* Was process @pid seen to exit (SPYRE_EV_EXIT)? */

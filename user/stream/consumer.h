@@ -141,6 +141,10 @@ int consumer_init(struct consumer *c, struct trace_writer *tw, const struct targ
 		  const char *procfs);
 /* Resolved probes can grow while tracing (libraries loaded later). */
 int consumer_resize(struct consumer *c, int nprobes);
+/*
+ * One record of the ring, handed to the handler of its kind (SPYRE_EV_*): 0, or -ENOMEM when a
+ * process's exit could not be kept. A call of a probe index past the table is counted (bad).
+ */
 int consumer_event(struct consumer *c, const struct spyre_event *e);
 /*
  * Close the device timeline. Names are written as processes and threads are first seen; this
