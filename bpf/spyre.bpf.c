@@ -1637,28 +1637,6 @@ int spyre_exit(struct pt_regs *ctx)
 	return finish_call(ctx, PT_REGS_SP(ctx) - SPYRE_RET_SP_ADJ, FIN_RET, 0);
 }
 
-/* A return instruction of a traced function (x86 ret, s390x br %r14, ppc64le blr). */
-PRIV_STACK_OFF_MAP(spyre_ret_site);
-SEC("uprobe")
-int spyre_ret_site(struct pt_regs *ctx)
-{
-	priv_stack_off(ctx, spyre_ret_site);
-	return finish_call(ctx, PT_REGS_SP(ctx), FIN_RET, 0);
-}
-
-/*
- * A return instruction of a function that traced calls reach by tail jumps (not itself
- * traced, or reached through a chain): ends the calls that jumped to it (FIN_FOLLOW). Hit by
- * every call of that function, from anywhere: its cost is listed per probe.
- */
-PRIV_STACK_OFF_MAP(spyre_tail_ret);
-SEC("uprobe")
-int spyre_tail_ret(struct pt_regs *ctx)
-{
-	priv_stack_off(ctx, spyre_tail_ret);
-	return finish_call(ctx, PT_REGS_SP(ctx), FIN_FOLLOW, 0);
-}
-
 /*
  * Emulated returns (x86-64): the return done by the program, so that the kernel skips the
  * single step of the probed ret (~2-3 us a call under QEMU TCG on Debian's 7.3 kernel, against
@@ -1739,23 +1717,36 @@ static __always_inline __u32 x86_cond(__u64 fl, __u32 cc)
 #endif
 
 /*
- * A jump out of a traced function: its tail call, where sp is back at the entry's. A
- * conditional one (x86 jcc: the cookie's upper half holds its condition code + 1) is hit
- * whether or not it is taken: only a taken one leaves. Where the targets' returns are probed
- * (SPYRE_CK_TAIL_FOLLOW) the call is marked and goes on; else it ends here.
+ * Every return-side uprobe but the emulated ones, one program (its link's cookie says which):
+ * - a return instruction of a traced function (x86 ret, s390x br %r14, ppc64le blr);
+ * - SPYRE_CK_SITE_TAIL: a return instruction of a function that traced calls reach by tail
+ *   jumps (not itself traced, or reached through a chain): ends the calls that jumped to it;
+ *   hit by every call of that function, from anywhere: its cost is listed per probe;
+ * - SPYRE_CK_SITE_JUMP: a jump out of a traced function, its tail call, where sp is back at
+ *   the entry's. A conditional one (x86 jcc: the cookie's upper half holds its condition code
+ *   + 1) is hit whether or not it is taken: only a taken one leaves. Where the targets'
+ *   returns are probed (SPYRE_CK_TAIL_FOLLOW) the call is marked and goes on; else it ends.
+ * One program, not three: the verifier checks emit_span, flush_stage and emit_pystack (~9,500
+ * instructions processed) again in each program that calls them. The three took 44,976
+ * instructions, this one 18,061 (the object's 80,945 -> 54,030), for one attach cookie read
+ * more per return (a helper call, ~20 ns; a return's trap costs 5-20 us here).
  */
-PRIV_STACK_OFF_MAP(spyre_jump_site);
+PRIV_STACK_OFF_MAP(spyre_return);
 SEC("uprobe")
-int spyre_jump_site(struct pt_regs *ctx)
+int spyre_return(struct pt_regs *ctx)
 {
 	__u32 aux = spyre_cookie_aux(bpf_get_attach_cookie(ctx));
 #if defined(__TARGET_ARCH_x86)
 	__u32 cond = aux & SPYRE_CK_COND_MASK;
 
-	if (cond && !x86_cond(ctx->flags, cond - 1))
+	if ((aux & SPYRE_CK_SITE_JUMP) && cond && !x86_cond(ctx->flags, cond - 1))
 		return 0;
 #endif
-	priv_stack_off(ctx, spyre_jump_site);
+	priv_stack_off(ctx, spyre_return);
+	if (aux & SPYRE_CK_SITE_TAIL)
+		return finish_call(ctx, PT_REGS_SP(ctx), FIN_FOLLOW, 0);
+	if (!(aux & SPYRE_CK_SITE_JUMP))
+		return finish_call(ctx, PT_REGS_SP(ctx), FIN_RET, 0);
 	if (aux & SPYRE_CK_TAIL_FOLLOW)
 		return finish_call(ctx, PT_REGS_SP(ctx), FIN_MARK, aux & SPYRE_CK_TAIL_NEST);
 	return finish_call(ctx, PT_REGS_SP(ctx), FIN_JUMP, 0);

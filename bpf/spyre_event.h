@@ -141,6 +141,12 @@ struct spyre_read_cfg {
 #define SPYRE_CK_TAIL_FOLLOW	0x100
 #define SPYRE_CK_TAIL_NEST	0x200
 /*
+ * Which return-side uprobe a link of spyre_return is: a jump site (above), a return site of a
+ * tail-called function; neither: a traced function's own return site.
+ */
+#define SPYRE_CK_SITE_JUMP	0x400
+#define SPYRE_CK_SITE_TAIL	0x800
+/*
  * A return site's (and a tail-called function's return site's) aux: the bytes an x86
  * `ret imm16` pops besides the return address, where the program performs the return itself
  * (emulated returns, bpf/spyre.bpf.c return_now).

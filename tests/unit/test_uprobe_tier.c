@@ -76,9 +76,9 @@ TEST(tracer_programs_keep_off_the_private_stack)
 			CHECK_EQ_INT(calls, 0);
 		}
 	}
-	CHECK_EQ_INT(uprobes, 11);
+	CHECK_EQ_INT(uprobes, 9);
 #if defined(__x86_64__)
-	CHECK_EQ_INT(bpf_strip_tail_calls(obj), 11);
+	CHECK_EQ_INT(bpf_strip_tail_calls(obj), 9);
 #endif
 	CHECK_EQ_INT(bpf_strip_tail_calls(obj), 0);
 	bpf_object__close(obj);

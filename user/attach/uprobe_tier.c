@@ -116,7 +116,7 @@ static bool bpf_jit_off(void)
 
 static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 {
-	struct bpf_program *progs[11];
+	struct bpf_program *progs[9];
 	int err;
 
 	tr->skel = spyre_bpf__open();
@@ -126,28 +126,25 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	progs[1] = tr->skel->progs.spyre_instant;
 	progs[2] = tr->skel->progs.spyre_exit;
 	progs[3] = tr->skel->progs.spyre_unwind;
-	progs[4] = tr->skel->progs.spyre_ret_site;
-	progs[5] = tr->skel->progs.spyre_jump_site;
-	progs[6] = tr->skel->progs.spyre_tail_ret;
-	progs[7] = tr->skel->progs.spyre_catch;
-	progs[8] = tr->skel->progs.spyre_ret_site_emu;
-	progs[9] = tr->skel->progs.spyre_tail_ret_emu;
-	progs[10] = tr->skel->progs.spyre_entry_emu;
+	/* return sites, jump sites and tail-called functions' returns (kind_prog) */
+	progs[4] = tr->skel->progs.spyre_return;
+	progs[5] = tr->skel->progs.spyre_catch;
+	progs[6] = tr->skel->progs.spyre_ret_site_emu;
+	progs[7] = tr->skel->progs.spyre_tail_ret_emu;
+	progs[8] = tr->skel->progs.spyre_entry_emu;
 	/* return sites by default; the uretprobe program (and its guard) with --uretprobes */
 	tr->skel->rodata->ret_sites = !o->uretprobes;
 	bpf_program__set_autoload(progs[2], o->uretprobes);
 	bpf_program__set_autoload(progs[3], o->uretprobes && tr->unwind_guard);
 	bpf_program__set_autoload(progs[4], !o->uretprobes);
-	bpf_program__set_autoload(progs[5], !o->uretprobes);
-	bpf_program__set_autoload(progs[6], !o->uretprobes);
 	/* the returns done by the programs: loaded where a program may write its registers */
-	bpf_program__set_autoload(progs[8], !o->uretprobes && o->emulated_returns);
-	bpf_program__set_autoload(progs[9], !o->uretprobes && o->emulated_returns);
+	bpf_program__set_autoload(progs[6], !o->uretprobes && o->emulated_returns);
+	bpf_program__set_autoload(progs[7], !o->uretprobes && o->emulated_returns);
 	/* and the entries whose mov or lea the program does (resolve/entryinsn.h) */
-	bpf_program__set_autoload(progs[10], !o->uretprobes && o->emulated_returns);
+	bpf_program__set_autoload(progs[8], !o->uretprobes && o->emulated_returns);
 	tr->emu_loaded = !o->uretprobes && o->emulated_returns;
 	if (multi)
-		for (int i = 0; i < 11; i++)
+		for (int i = 0; i < 9; i++)
 			bpf_program__set_expected_attach_type(progs[i], SPYRE_TRACE_UPROBE_MULTI);
 	tr->skel->rodata->sample_every = o->sample_every;
 	tr->skel->rodata->filter_tgids = o->follow_pid > 0;
@@ -397,9 +394,9 @@ static struct bpf_program *kind_prog(struct tracer *tr, enum link_kind k)
 		return tr->skel->progs.spyre_exit;
 	case LK_RET_SITE:
 		return tr->emulate ? tr->skel->progs.spyre_ret_site_emu :
-		       tr->skel->progs.spyre_ret_site;
+		       tr->skel->progs.spyre_return;
 	case LK_JUMP_SITE:
-		return tr->skel->progs.spyre_jump_site;
+		return tr->skel->progs.spyre_return;
 	case LK_ENTRY:
 		return tr->emulate ? tr->skel->progs.spyre_entry_emu : tr->skel->progs.spyre_entry;
 	default:
@@ -528,6 +525,7 @@ static int kind_offsets(const struct tracer *tr, const struct target *t, int i,
 			offs[n] = p->sym_off + r->off;
 			cookies[n++] = spyre_cookie(i, r->cond | (r->followed ? SPYRE_CK_TAIL_FOLLOW : 0) |
 							  (r->nests ? SPYRE_CK_TAIL_NEST : 0) |
+							  (r->jump ? SPYRE_CK_SITE_JUMP : 0) |
 							  (uint32_t)r->pop << SPYRE_CK_POP_SHIFT);
 		}
 		return n;
@@ -840,7 +838,7 @@ static void tails_refused(struct target *t, int err)
 static int attach_tails(struct tracer *tr, struct target *t, int pid)
 {
 	struct bpf_program *prog = tr->emulate ? tr->skel->progs.spyre_tail_ret_emu :
-				   tr->skel->progs.spyre_tail_ret;
+				   tr->skel->progs.spyre_return;
 	unsigned long *offs = calloc(t->ntails ? t->ntails : 1, sizeof(*offs));
 	__u64 *cookies = calloc(t->ntails ? t->ntails : 1, sizeof(*cookies));
 	int err = 0;
@@ -856,7 +854,8 @@ static int attach_tails(struct tracer *tr, struct target *t, int pid)
 		for (int k = 0; k < t->ntails; k++) {
 			if (t->tails[k].lib != lib || t->tails[k].attached)
 				continue;
-			cookies[n] = spyre_cookie(0, (uint32_t)t->tails[k].pop << SPYRE_CK_POP_SHIFT);
+			cookies[n] = spyre_cookie(0, SPYRE_CK_SITE_TAIL |
+						     (uint32_t)t->tails[k].pop << SPYRE_CK_POP_SHIFT);
 			offs[n++] = t->tails[k].off;
 		}
 		if (!n)

@@ -57,13 +57,22 @@ struct bg_load {
 	int ring_fd;
 	struct vfio_tracer *vfio;
 	char msg[1024];
+	uint64_t end_ns, cpu_ns;	/* when it ended (CLOCK_MONOTONIC), its thread's CPU */
 };
+
+/* The end of a load: when, and the CPU its thread took (-v's start-up line). */
+static void bg_done(struct bg_load *l)
+{
+	l->end_ns = now_ns(CLOCK_MONOTONIC);
+	l->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
+}
 
 static void *uprobe_load(void *arg)
 {
 	struct bg_load *l = arg;
 
 	l->err = tracer_open(l->tr, l->topts);
+	bg_done(l);
 	return NULL;
 }
 
@@ -74,6 +83,7 @@ static void *driver_load(void *arg)
 	l->err = vfio_open(&l->vfio, &l->cfg, l->msg, sizeof(l->msg));
 	if (!l->err)
 		l->err = vfio_attach(l->vfio, l->ring_fd, l->msg, sizeof(l->msg));
+	bg_done(l);
 	return NULL;
 }
 
@@ -304,6 +314,7 @@ int session_load_begin(struct session *s, int resolved, bool driver)
 {
 	const struct env *env = s->env;
 
+	s->up.begin = now_ns(CLOCK_MONOTONIC);
 	s->ring_fd = tracer_ring_create(env->ringbuf_mb);
 	if (s->ring_fd < 0) {
 		pr_err("cannot create the ring buffer: %s", strerror(-s->ring_fd));
@@ -357,6 +368,8 @@ int session_load_end(struct session *s)
 {
 	int err;
 
+	s->up.resolved = now_ns(CLOCK_MONOTONIC);
+	s->up.main_cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	bg_join(s->upl);
 	if (!s->upl->err && s->t.cnt > s->tr.room)
 		s->upl->err = reload_room(s, s->t.cnt);
@@ -634,6 +647,8 @@ static void watch_scanned(struct session *s)
 
 int session_attach(struct session *s)
 {
+	int err;
+
 	python_scan(s);
 	sites_check(s);
 	/*
@@ -648,7 +663,10 @@ int session_attach(struct session *s)
 	if (!s->attach_ns)
 		s->attach_ns = now_ns(CLOCK_MONOTONIC);
 	/* following forks: probes on every process, the BPF keeps to the target's tree */
-	return tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
+	err = tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
+	if (!s->up.attached)
+		s->up.attached = now_ns(CLOCK_MONOTONIC);
+	return err;
 }
 
 /*
@@ -756,10 +774,32 @@ int session_window_open(struct session *s, struct output *out, const char *path,
 	return err ?: window_begin(s, tw, path, mono_ns);
 }
 
+/*
+ * -v: where the start went, in ms since the ring's creation began (the first step of loading),
+ * each thread's step at its end, with the CPU it took: the way to see which path is the
+ * longest (docs/performance.md, "Attach and detach").
+ */
+static void say_startup(struct session *s)
+{
+	const struct startup_times *u = &s->up;
+	double ms = 1e6;
+
+	if (!u->begin || !log_enabled(LOG_DEBUG))
+		return;
+	pr_debug("start-up, ms from the ring's creation (thread CPU): table resolved %.1f (%.1f), "
+		 "uprobe object loaded %.1f (%.1f), driver tier %.1f (%.1f), probes attached %.1f, "
+		 "ready %.1f", (u->resolved - u->begin) / ms, u->main_cpu / ms,
+		 (s->upl->end_ns - u->begin) / ms, s->upl->cpu_ns / ms,
+		 s->drv->end_ns ? (s->drv->end_ns - u->begin) / ms : 0.0, s->drv->cpu_ns / ms,
+		 (u->attached - u->begin) / ms, (now_ns(CLOCK_MONOTONIC) - u->begin) / ms);
+}
+
 void session_ready(struct session *s)
 {
 	int err;
 
+	say_startup(s);
+	s->up.begin = 0;	/* said once */
 	if (s->ready || !s->env->ready_file)
 		return;
 	s->ready = true;

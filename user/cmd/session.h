@@ -35,6 +35,11 @@ struct calibration;
 struct retcheck;
 struct warmer;
 
+/* The start's steps, CLOCK_MONOTONIC (the main thread's CPU: CLOCK_THREAD_CPUTIME_ID). */
+struct startup_times {
+	uint64_t begin, resolved, attached, main_cpu;
+};
+
 struct session {
 	const struct env *env;
 	bool fleet;		/* windows: SIGHUP ends one, per-process statistics */
@@ -76,6 +81,7 @@ struct session {
 	struct run_budget rb;		/* ... as the summary and metadata tell it */
 	uint64_t next_budget;		/* its next tick */
 	uint64_t attach_ns;		/* the first attach began (CLOCK_MONOTONIC) */
+	struct startup_times up;	/* -v's start-up line, said at ready */
 	uint64_t detach_start, detach_ns;	/* the window's end: its detach began, took */
 	bool advised;		/* the high-overhead advice was given (once a run) */
 	/* the window */
