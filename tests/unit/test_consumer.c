@@ -291,7 +291,10 @@ TEST(consumer_names_and_exit)
 	rig_free(&r);
 }
 
-/* A record of a probe the consumer does not know is counted, not written; nor is it an event. */
+/*
+ * A record of a probe the consumer does not know, or of a kind it does not know, is counted,
+ * not written; nor is it an event.
+ */
 TEST(consumer_bad_probe_counted_not_written)
 {
 	struct spyre_event e = call(SPYRE_EV_SPAN, NPROBES + 5, 1, 1);
@@ -303,7 +306,10 @@ TEST(consumer_bad_probe_counted_not_written)
 	consumer_event(&r.c, &e);
 	e.type = SPYRE_EV_INSTANT;
 	consumer_event(&r.c, &e);
-	CHECK_EQ_INT(r.c.bad, 3);
+	/* a kind the BPF side never makes, of a known probe: no call either */
+	e = call(SPYRE_EV_USTACK + 40, 0, 1, 1);
+	CHECK_EQ_INT(consumer_event(&r.c, &e), 0);
+	CHECK_EQ_INT(r.c.bad, 4);
 	CHECK_EQ_INT(r.c.events, 0);
 	rig_finish(&r);
 	/* not even its thread's name: nothing of it reaches the trace */

@@ -1123,8 +1123,10 @@ int consumer_event(struct consumer *c, const struct spyre_event *e)
 		return on_unwound(c, e);
 	case SPYRE_EV_SPAN:
 	case SPYRE_EV_INSTANT:
-	default:	/* (the BPF side makes no other kind) */
 		return on_call(c, e);
+	default:	/* the BPF side makes no other kind: counted, nothing written */
+		c->bad++;
+		return 0;
 	}
 }
 

@@ -68,7 +68,7 @@ struct consumer {
 	struct probe_out *out;		/* per resolved probe */
 	int nprobes;
 	uint64_t events;
-	uint64_t bad;			/* records with an unknown probe index */
+	uint64_t bad;			/* records with an unknown probe index or kind */
 	struct thread_info *threads;	/* open addressing on tid */
 	uint32_t tcap, tcnt;
 	struct process_info *procs;
