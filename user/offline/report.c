@@ -339,6 +339,43 @@ static int64_t ivs_overlap(const struct ivs *s, int64_t lo, int64_t hi)
 	return t;
 }
 
+static int ivl_cmp(const void *a, const void *b)
+{
+	const struct ivl *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* @s's intervals added to @all, which is unsorted until ivs_union */
+static int ivs_append(struct ivs *all, const struct ivs *s)
+{
+	if (!s->n)
+		return 0;
+	if (array_reserve(&all->v, &all->cap, all->n + s->n, sizeof(*all->v), 64))
+		return -ENOMEM;
+	memcpy(all->v + all->n, s->v, s->n * sizeof(*s->v));
+	all->n += s->n;
+	return 0;
+}
+
+/* The union of what was appended to @all (ivs_append) into @out; @all is freed. */
+static int ivs_union(struct ivs *all, struct ivs *out)
+{
+	bool sorted = true;
+	int err = 0;
+
+	/* one part (one device) comes sorted: the sort only when parts interleave */
+	for (size_t k = 1; k < all->n && sorted; k++)
+		sorted = all->v[k - 1].lo <= all->v[k].lo;
+	if (!sorted)
+		qsort(all->v, all->n, sizeof(*all->v), ivl_cmp);
+	for (size_t k = 0; k < all->n && !err; k++)
+		err = ivs_add(out, all->v[k].lo, all->v[k].hi);
+	free(all->v);
+	*all = (struct ivs){};
+	return err;
+}
+
 /*
  * A host call in which the host waits for the device: our synchronize, query and schedule
  * wait calls (spyreStreamSynchronize, aiuStreamQuery, aiuScheduleWait), a profiler's
@@ -521,13 +558,6 @@ static int dur_cmp(const void *a, const void *b)
 	return x->ns < y->ns ? -1 : x->ns > y->ns;
 }
 
-static int ivl_cmp(const void *a, const void *b)
-{
-	const struct ivl *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 static int span_cmp(const void *a, const void *b)
 {
 	const struct span_rec *x = a, *y = b;
@@ -678,22 +708,15 @@ static int device_idle(struct rep *r)
 		d->queued_ns = ivs_len(&q);
 		d->waiting_ns = ivs_len(&w);
 		d->host_bound_ns = ivs_len(&hb);
-		/* the devices' host-bound time together: appended, sorted and merged below */
-		if (!err && hb.n)
-			err = array_reserve(&all.v, &all.cap, all.n + hb.n, sizeof(*all.v), 64);
-		if (!err && hb.n) {
-			memcpy(all.v + all.n, hb.v, hb.n * sizeof(*hb.v));
-			all.n += hb.n;
-		}
+		/* the devices' host-bound time together: their union below */
+		err = err ?: ivs_append(&all, &hb);
 		free(rest.v);
 		free(hb.v);
 		free(q.v);
 		free(w.v);
 	}
-	if (!err && r->ndevs > 1)
-		qsort(all.v, all.n, sizeof(*all.v), ivl_cmp);
-	for (size_t k = 0; k < all.n && !err; k++)
-		err = ivs_add(&r->host_bound, all.v[k].lo, all.v[k].hi);
+	if (!err)
+		return ivs_union(&all, &r->host_bound);
 	free(all.v);
 	return err;
 }
@@ -724,22 +747,11 @@ static int comm_overlap(struct rep *r)
 
 		for (; b && b->pid == pid && !err; b = spool_next(r->comms))
 			err = ivs_add(&c, b->ts, b->end);
-		/* its devices' kernels, together: appended, sorted and merged */
-		for (size_t i = 0; i < r->ndevs && !err; i++) {
-			const struct ivs *dk = &r->devs[i].kern;
-
-			if (r->devs[i].host != pid || !dk->n)
-				continue;
-			err = array_reserve(&x.v, &x.cap, x.n + dk->n, sizeof(*x.v), 64);
-			if (!err) {
-				memcpy(x.v + x.n, dk->v, dk->n * sizeof(*dk->v));
-				x.n += dk->n;
-			}
-		}
-		if (!err)
-			qsort(x.v, x.n, sizeof(*x.v), ivl_cmp);
-		for (size_t i = 0; i < x.n && !err; i++)
-			err = ivs_add(&k, x.v[i].lo, x.v[i].hi);
+		/* its devices' kernels, together */
+		for (size_t i = 0; i < r->ndevs && !err; i++)
+			if (r->devs[i].host == pid)
+				err = ivs_append(&x, &r->devs[i].kern);
+		err = err ?: ivs_union(&x, &k);
 		free(x.v);
 		x = (struct ivs){};
 		err = err ?: ivs_cut(&c, &k, true, &x);
@@ -888,6 +900,28 @@ static int64_t rank_of_pid(const struct jv *head, int64_t pid)
 	    jv_get_num(jv_get(head, "distributedInfo"), "rank", &rank))
 		return (int64_t)rank;
 	return -1;
+}
+
+/* A process's rank as the text tables show it: "?" when the trace does not say */
+static const char *rank_str(const struct jv *head, int64_t pid, char *buf, size_t len)
+{
+	int64_t rank = rank_of_pid(head, pid);
+
+	if (rank < 0)
+		return "?";
+	snprintf(buf, len, "%lld", (long long)rank);
+	return buf;
+}
+
+/* ... and in the JSON: null when the trace does not say */
+static void json_rank(struct jw *w, const struct jv *head, int64_t pid)
+{
+	int64_t rank = rank_of_pid(head, pid);
+
+	if (rank >= 0)
+		jw_kv_i64(w, "rank", rank);
+	else
+		jw_kv_null(w, "rank");
 }
 
 static int coll_cmp(const void *a, const void *b)
@@ -1042,12 +1076,10 @@ static void text_collectives(FILE *f, struct rep *r, const struct jv *head)
 		"   rank         pid       count           bytes     total ms  algbw GB/s  op\n");
 	for (size_t i = 0; i < r->ncolls; i++) {
 		const struct coll *x = &r->colls[i];
-		int64_t rank = rank_of_pid(head, x->pid);
-		char rk[24] = "?";
+		char rk[24];
 
-		if (rank >= 0)
-			snprintf(rk, sizeof(rk), "%lld", (long long)rank);
-		fprintf(f, "%7s %11lld %11s %15s %12.3f %11.3f  %s\n", rk, (long long)x->pid,
+		fprintf(f, "%7s %11lld %11s %15s %12.3f %11.3f  %s\n",
+			rank_str(head, x->pid, rk, sizeof(rk)), (long long)x->pid,
 			fmt_count(x->count, c, sizeof(c)), fmt_count(x->bytes, b, sizeof(b)),
 			x->total_ns / 1e6, x->total_ns ? (double)x->bytes / x->total_ns : 0,
 			x->op);
@@ -1063,12 +1095,10 @@ static void text_overlap(FILE *f, const struct rep *r, const struct jv *head)
 		"   rank         pid    collectives ms  overlapped ms  overlap\n");
 	for (size_t i = 0; i < r->novl; i++) {
 		const struct overlap *o = &r->ovl[i];
-		int64_t rank = rank_of_pid(head, o->pid);
-		char rk[24] = "?";
+		char rk[24];
 
-		if (rank >= 0)
-			snprintf(rk, sizeof(rk), "%lld", (long long)rank);
-		fprintf(f, "%7s %11lld %17.3f %14.3f %7.1f%%\n", rk, (long long)o->pid,
+		fprintf(f, "%7s %11lld %17.3f %14.3f %7.1f%%\n",
+			rank_str(head, o->pid, rk, sizeof(rk)), (long long)o->pid,
 			o->comm_ns / 1e6, o->overlap_ns / 1e6, pct(o->overlap_ns, o->comm_ns));
 	}
 }
@@ -1256,13 +1286,9 @@ static void json_report(struct jw *w, const char *path, struct rep *r,
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->ncolls; i++) {
 		const struct coll *x = &r->colls[i];
-		int64_t rank = rank_of_pid(head, x->pid);
 
 		jw_obj_begin(w);
-		if (rank >= 0)
-			jw_kv_i64(w, "rank", rank);
-		else
-			jw_kv_null(w, "rank");
+		json_rank(w, head, x->pid);
 		jw_kv_i64(w, "pid", x->pid);
 		jw_kv_str(w, "op", x->op);
 		jw_kv_u64(w, "count", x->count);
@@ -1276,13 +1302,9 @@ static void json_report(struct jw *w, const char *path, struct rep *r,
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->novl; i++) {
 		const struct overlap *o = &r->ovl[i];
-		int64_t rank = rank_of_pid(head, o->pid);
 
 		jw_obj_begin(w);
-		if (rank >= 0)
-			jw_kv_i64(w, "rank", rank);
-		else
-			jw_kv_null(w, "rank");
+		json_rank(w, head, o->pid);
 		jw_kv_i64(w, "pid", o->pid);
 		jw_kv_i64(w, "collectivesNs", o->comm_ns);
 		jw_kv_i64(w, "overlapNs", o->overlap_ns);
