@@ -11,6 +11,7 @@
 #include "offline/jsonparse.h"
 #include "output/jsonw.h"
 #include "output/trace_writer.h"
+#include "report/summary.h"
 #include "resolve/probes.h"
 #include "resolve/resolve.h"
 #include "stream/consumer.h"
@@ -292,6 +293,42 @@ TEST(consumer_names_and_exit)
 }
 
 /*
+ * What the run's end says of @bad unreadable records: the summary line's "dropped" counts them
+ * and names them, the metadata's spyreStats.recordsUnreadable has them.
+ */
+static void rig_said_lost(struct rig *r, int bad)
+{
+	struct spyre_counters counters[NPROBES] = {};
+	struct run_end end = {};
+	char *text = NULL, *m, *doc = NULL, want[64], err[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct jv *root = NULL, *st;
+	double v;
+
+	CHECK(f);
+	if (!f)
+		return;
+	summary_print(f, &r->c, &r->t, counters, &end);
+	fclose(f);
+	snprintf(want, sizeof(want), "%d dropped (ring full 0, too deep 0, unreadable records %d,",
+		 bad, bad);
+	CHECK(strstr(text, want));
+	if (!strstr(text, want))
+		fprintf(stderr, "    %s\n", text);
+	free(text);
+	m = summary_trace_metadata(&r->c, &r->t, counters, &end);
+	CHECK(m);
+	if (m && asprintf(&doc, "{%s}", m) > 0)
+		root = jv_parse(doc, strlen(doc), err, sizeof(err));
+	st = root ? jv_get(root, "spyreStats") : NULL;
+	CHECK(st && jv_get_num(st, "recordsUnreadable", &v) && v == bad);
+	jv_free(root);
+	free(doc);
+	free(m);
+}
+
+/*
  * A record of a probe the consumer does not know, or of a kind it does not know, is counted,
  * not written; nor is it an event.
  */
@@ -314,6 +351,7 @@ TEST(consumer_bad_probe_counted_not_written)
 	rig_finish(&r);
 	/* not even its thread's name: nothing of it reaches the trace */
 	CHECK_EQ_INT(jv_len(events(&r)), 0);
+	rig_said_lost(&r, 4);
 	rig_free(&r);
 }
 

@@ -211,7 +211,8 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 	int pid = t->pid;	/* -1: every process (fleet mode's -a) */
 	uint64_t unwound;
 	int *order, n = 0, w = 28, renamed = 0;
-	char b1[32], b2[32], b3[32], b4[32], b5[32], nsbuf[48], label[PATH_MAX + 512];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], nsbuf[48], badbuf[48];
+	char label[PATH_MAX + 512];
 
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
 	if (!order)
@@ -253,13 +254,20 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 	if (nostack)
 		snprintf(nsbuf, sizeof(nsbuf), ", no thread stack %s",
 			 fmt_count(nostack, b4, sizeof(b4)));
+	/*
+	 * Records the consumer could not read (a probe index or kind it does not know: a BPF
+	 * object of another build) are lost calls too; said only when there were any.
+	 */
+	if (c->bad)
+		snprintf(badbuf, sizeof(badbuf), ", unreadable records %s",
+			 fmt_count(c->bad, b4, sizeof(b4)));
 	/* thousands separators; "device spans dropped" ("device spans 0" read as none made) */
 	fprintf(f, "%s events, %s probe hits, ", fmt_count(c->events, b1, sizeof(b1)),
 		fmt_count(hits, b2, sizeof(b2)));
-	fprintf(f, "%s dropped (ring full %s, too deep %s%s, ",
-		fmt_count(ring + depth + nostack + device_lost(&c->dev), b1, sizeof(b1)),
+	fprintf(f, "%s dropped (ring full %s, too deep %s%s%s, ",
+		fmt_count(ring + depth + nostack + c->bad + device_lost(&c->dev), b1, sizeof(b1)),
 		fmt_count(ring, b2, sizeof(b2)), fmt_count(depth, b3, sizeof(b3)),
-		nostack ? nsbuf : "");
+		nostack ? nsbuf : "", c->bad ? badbuf : "");
 	fprintf(f, "device spans dropped %s), %s unwound\n",
 		fmt_count(device_lost(&c->dev), b1, sizeof(b1)),
 		fmt_count(unwound, b2, sizeof(b2)));
@@ -719,6 +727,7 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_kv_u64(w, "launchesInFlight", c->dev.st.launches_unmatched);
 	jw_kv_u64(w, "completionsWithoutLaunch", c->dev.st.completions_unmatched);
 	jw_kv_u64(w, "deviceOverflow", device_lost(&c->dev));
+	jw_kv_u64(w, "recordsUnreadable", c->bad);	/* not in "drops": those are per probe */
 	if (c->vfio && end && end->driver)	/* driverPath, driverSpans, ... (report/driver.c) */
 		driver_stats_json(end->driver, c->vfio, w);
 	jw_kv_u64(w, "unwound", summary_unwound(t, counters));
