@@ -188,6 +188,8 @@ NODAC="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_ove
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"probes attached in"* ]]
 	[[ "$output" != *"found program"* ]]
+	# where the start-up time went, each phase a time (the help names this line)
+	[[ "$output" =~ "start-up, ms from the ring's creation (thread CPU): table resolved "[0-9.]+" ("[0-9.]+"), uprobe object loaded "[0-9.]+.*", ready "[0-9.]+ ]]
 	# none: neither
 	trace_briefly -o "$BATS_TEST_TMPDIR/t.json" --force
 	[ "$status" -eq 0 ]

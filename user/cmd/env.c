@@ -238,8 +238,9 @@ static const struct opt_def opt_defs[] = {
 	  "host calls by thread: a row for each function on each thread" },
 
 	{ "verbose", 'v', NULL, FOR_ALL, SEC_GENERAL,
-	  "more messages: the tracer's choices and libbpf's info; -vv also\n"
-	  "libbpf's debug output" },
+	  "more messages: the tracer's choices, where the start-up time went\n"
+	  "(table resolved, BPF loaded, probes attached, ready, in ms) and\n"
+	  "libbpf's info; -vv also libbpf's debug output" },
 	{ "help", 'h', NULL, FOR_ALL, SEC_GENERAL,
 	  "print the usage and the options, then exit (after a subcommand:\n"
 	  "that subcommand's options only)" },
