@@ -160,6 +160,8 @@ int cost_meter_watch(struct cost_meter *m, int pid)
  */
 static bool meter_clock(struct cost_meter *m, uint64_t *cpu)
 {
+	m->sampled_ns = now_ns(CLOCK_MONOTONIC);
+	m->readings++;
 	for (int i = 0; i < m->njobs; i++) {
 		struct cost_job *j = &m->jobs[i];
 		uint64_t now;
@@ -236,7 +238,8 @@ void cost_meter_sample(struct cost_meter *m)
 {
 	uint64_t cpu;
 
-	meter_clock(m, &cpu);
+	if (now_ns(CLOCK_MONOTONIC) - m->sampled_ns >= COST_SAMPLE_MS * 1000000ull)
+		meter_clock(m, &cpu);
 }
 
 int cost_meter_update(struct cost_meter *m, const struct target *t,
