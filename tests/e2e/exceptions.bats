@@ -321,9 +321,28 @@ PY
 	[ "$status" -eq 0 ]
 }
 
-@test "coroutines: a traced call on the main stack returns while coroutine calls are open above it: all spans kept" {
-	# the spans overlap in time as the calls did (check says so): counts only
+@test "coroutines: a traced call on the main stack returns while coroutine calls are open above it: all spans kept, the crossing ones on the thread's other-stack track, check-clean" {
 	coroutine_traced interleaved
+	# co_step and co_yield cross co_resume (they began inside it and end after it): each
+	# round's on the thread's "other stack 1" track, named for the thread; the rest on its own
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["tid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"}
+by = {}
+for e in ev:
+    if e.get("ph") == "X" and e.get("cat") != "kernel":
+        by.setdefault(e["name"], set()).add(e["tid"])
+main = by["co_resume"]
+assert len(main) == 1 and by["main_leaf"] == main, by
+tid = next(iter(main))
+other = tid + (1 << 22)
+assert by["co_step"] == {other} and by["co_yield"] == {other}, by
+assert names[other] == "%s %d: other stack 1" % (names[tid], tid), names
+PY
+	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
 }
 
 @test "coroutines abandoned inside traced calls and started again on the same stack: their calls unwound, nothing piles up" {

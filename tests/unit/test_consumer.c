@@ -437,3 +437,45 @@ TEST(consumer_memory_allocation)
 	CHECK_EQ_INT(r.mem.no_pointer, 0);
 	rig_free(&r);
 }
+
+/*
+ * A thread that switches stacks inside traced calls (a coroutine): a span that crosses one of
+ * its thread's spans (starts inside it, ends after it) goes to the thread's "other stack" track,
+ * named for the thread; a launch there keeps its arrow to its device span from that track.
+ */
+TEST(consumer_crossing_spans_on_a_track_of_their_own)
+{
+	struct spyre_event e = call(SPYRE_EV_SPAN, P_CALL, 1, 3);	/* 1-4 ms */
+	const uint32_t other = TID + (1u << 22);
+	struct jv *x, *m;
+	int named = 0;
+	struct rig r;
+
+	rig_init(&r);
+	consumer_event(&r.c, &e);
+	e = call(SPYRE_EV_SPAN, P_LAUNCH, 2, 4);	/* 2-6 ms: crosses 1-4 */
+	e.call.args[0] = 0x5000;
+	consumer_event(&r.c, &e);
+	e = call(SPYRE_EV_SPAN, P_CALL, 7, 1);		/* after both: the thread's track */
+	consumer_event(&r.c, &e);
+	e = call(SPYRE_EV_SPAN, P_SYNC, 8, 1);
+	e.call.args[0] = 0x5000;
+	consumer_event(&r.c, &e);
+	rig_finish(&r);
+	CHECK(find(&r, "X", "call", TID, 0) && find(&r, "X", "call", TID, 1));
+	CHECK(find(&r, "X", "launch", other, 0));
+	CHECK(!find(&r, "X", "launch", TID, 0));
+	CHECK(find(&r, "X", "sync", TID, 0));
+	/* the arrow leaves from the launch's track */
+	x = find(&r, "s", "ac2g", -1, 0);
+	CHECK(x && num(x, "tid") == other);
+	jv_foreach(m, events(&r)) {
+		if (!strcmp(jv_get_str(m, "ph") ?: "", "M") &&
+		    !strcmp(jv_get_str(m, "name") ?: "", "thread_name") && num(m, "tid") == other) {
+			CHECK_STR(jv_get_str(jv_get(m, "args"), "name"), "thread 101: other stack 1");
+			named++;
+		}
+	}
+	CHECK_EQ_INT(named, 1);
+	rig_free(&r);
+}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "common/array.h"
 #include "stream/consumer.h"
+#include "stream/lanes.h"
 #include "stream/pystack.h"
 #include "stream/ustack.h"
 #include "stream/pyspans.h"
@@ -872,6 +873,35 @@ static int on_mem_entry(struct consumer *c, const struct spyre_event *e)
  * (an allocation, a launch, a completion) did not happen, so neither the memory ledger nor
  * the device timeline sees it.
  */
+/*
+ * The track of span [@ts, @ts + @dur) of thread @tid of @pid: the thread's own, or, when it
+ * crosses one of the thread's spans there (a call on another stack: lanes.h), one of the
+ * thread's other-stack tracks, named for its thread the first time in each file.
+ */
+static uint32_t span_track(struct consumer *c, uint32_t pid, uint32_t tid, uint64_t ts,
+			   uint64_t dur)
+{
+	struct thread_info *ti = thread_slot(c, tid);
+	char name[64];
+	int k;
+
+	if (!ti->tid)
+		return tid;
+	k = lanes_place(&ti->lanes, ts, ts + dur);
+	if (!k)
+		return tid;
+	if (!(ti->lanes_named & (1u << k))) {
+		/* the thread's name and tid: the track's own tid is above any real one */
+		if (!strncmp(ti->name, "thread ", 7))	/* named by its tid already */
+			snprintf(name, sizeof(name), "%s: other stack %d", ti->name, k);
+		else
+			snprintf(name, sizeof(name), "%s %u: other stack %d", ti->name, tid, k);
+		trace_thread_name(c->tw, pid, lane_tid(tid, k), name, (int)(tid - pid));
+		ti->lanes_named |= 1u << k;
+	}
+	return lane_tid(tid, k);
+}
+
 static int on_unwound(struct consumer *c, const struct spyre_event *e)
 {
 	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + "unwound" */
@@ -899,8 +929,8 @@ static int on_unwound(struct consumer *c, const struct spyre_event *e)
 	if (e->type == SPYRE_EV_NORETURN || (e->depth & SPYRE_DEPTH_UNBOUND))
 		trace_instant(c->tw, e->tgid, e->tid, e->ts, p->name, s->cat, args, n + 1);
 	else
-		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, p->name, s->cat, args,
-			       n + 1);
+		trace_complete(c->tw, e->tgid, span_track(c, e->tgid, e->tid, e->ts, e->dur),
+			       e->ts, e->dur, p->name, s->cat, args, n + 1);
 	return 0;
 }
 
@@ -915,6 +945,7 @@ struct call_ctx {
 	uint64_t corr;			/* its launch's id (device_new_corr), 0: no launch */
 	struct trace_arg stk[3];	/* its stacks' args: python, pystack, ustack */
 	int nstk;
+	uint32_t track;			/* its span's track: its thread's, or another stack's */
 };
 
 /* A call's statistics: a span's latency and its --trigger on duration; per process. */
@@ -1003,12 +1034,12 @@ static void write_call(struct consumer *c, const struct call_ctx *k)
 	f = k->kernel || k->nstk ? NULL : probe_fmt(c, e->probe, k->p, k->s, e);
 	/* a probe is either a span or an instant: the type of its first event holds */
 	if (f && f->instant == (e->type == SPYRE_EV_INSTANT))
-		trace_event(c->tw, f, e->tgid, e->tid, e->ts, e->dur, args, n);
+		trace_event(c->tw, f, e->tgid, k->track, e->ts, e->dur, args, n);
 	else if (e->type == SPYRE_EV_INSTANT)
-		trace_instant(c->tw, e->tgid, e->tid, e->ts, k->p->name, k->s->cat, args, n);
+		trace_instant(c->tw, e->tgid, k->track, e->ts, k->p->name, k->s->cat, args, n);
 	else
-		trace_complete(c->tw, e->tgid, e->tid, e->ts, e->dur, k->p->name, k->s->cat, args,
-			       n);
+		trace_complete(c->tw, e->tgid, k->track, e->ts, e->dur, k->p->name, k->s->cat,
+			       args, n);
 }
 
 /*
@@ -1026,7 +1057,7 @@ static void call_device(struct consumer *c, const struct call_ctx *k)
 	switch (s->dev) {
 	case DEV_LAUNCH: {
 		struct dev_launch l = {
-			.pid = e->tgid, .tid = e->tid, .key = record_value(e, s->key),
+			.pid = e->tgid, .tid = k->track, .key = record_value(e, s->key),
 			.corr = k->corr, .stream = stream, .op = s->op,
 			.bytes = record_value(e, s->bytes), .ts = e->ts,
 			.submit = launch_submit(c, e), .name = k->kernel,
@@ -1095,6 +1126,9 @@ static int on_call(struct consumer *c, const struct spyre_event *e)
 	/* every launch gets an id of ours: its key may be a pointer reused later in the trace */
 	if (s->dev == DEV_LAUNCH)
 		k.corr = device_new_corr(&c->dev);
+	k.track = e->tid;
+	if (c->tw && e->type == SPYRE_EV_SPAN)
+		k.track = span_track(c, e->tgid, e->tid, e->ts, e->dur);
 	if (c->tw)
 		write_call(c, &k);
 	call_device(c, &k);
@@ -1198,6 +1232,7 @@ void consumer_switch(struct consumer *c, struct trace_writer *tw)
 			continue;
 		ti->named[0] = 0;
 		write_name(c, ti->pid, ti->tid, ti->named, ti->name, (int)(ti->tid - ti->pid), 0);
+		ti->lanes_named = 0;	/* its other stacks' tracks: named at their next span */
 	}
 }
 
@@ -1230,6 +1265,8 @@ void consumer_free(struct consumer *c)
 	free(c->stats);
 	free(c->delivered);
 	free(c->trig_ns);
+	for (uint32_t i = 0; c->threads && i < c->tcap; i++)
+		lanes_free(c->threads[i].lanes);
 	free(c->threads);
 	free(c->procs);
 	for (uint32_t i = 0; i < c->pcap; i++)

@@ -22,6 +22,8 @@ struct thread_info {
 	uint64_t submit;	/* end of its last dev=submit call, for the launch around it */
 	char kname[SPYRE_STR_LEN];	/* the kernel name (dev=kname) for its next compute
 					 * launch ("": none) */
+	struct lanes *lanes;	/* its spans' lanes (lanes.h), NULL before its first span */
+	uint32_t lanes_named;	/* bit k: lane k's track is named in this file */
 };
 
 /* A process's place in a distributed job (the trace's distributedInfo). */
