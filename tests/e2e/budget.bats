@@ -113,3 +113,32 @@ PY
 	[[ "$output" == *"SPYRE_BPFTRACE_MAX_OVERHEAD wants a percentage"* ]]
 	# (fleet mode: no default; --max-overhead PCT holds each window, fleet.bats)
 }
+
+@test "a job that waits while the probes are on pays nothing for their attach: the budget keeps them on, its first calls traced" {
+	# held before its work: it uses no CPU, so the window's attach cost it none (a switch's
+	# cost lands in the job's CPU clock); charged 200 ms regardless, the first window paused
+	# at ~0.3 s and the phase below went untraced (0 probe hits)
+	start_job
+	start_tracer -o "$BATS_TEST_TMPDIR/t.json" --status --max-overhead 10
+	# the status line two seconds on (the budget decided every 50 ms meanwhile): still on
+	wait_until 60 grep -q "0:02[ ,].*, tracing (100% of the time traced, --max-overhead 10%)" \
+		"$BATS_TEST_TMPDIR/tracer.err"
+	run_phase
+	stop_tracer
+	cat "$BATS_TEST_TMPDIR/tracer.err" "$BATS_TEST_TMPDIR/tracer.out"
+	[ "$TRACER_RC" -eq 0 ]
+	! grep -q "0:0[12][ ,].*paused" "$BATS_TEST_TMPDIR/tracer.err"
+	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {x["name"]: x for x in d["spyreProbes"]}
+s = d["spyreStats"]
+# the phase's first calls, in the first window (the budget may pause it later: the mock's
+# probes cost it more than 10 %)
+assert p["spyreLaunchJobPlan"]["events"] > 0, p["spyreLaunchJobPlan"]
+w = s["budget"]["windowsUs"][0]
+assert w[1] - w[0] > 2e6, s["budget"]
+# what the figure counts for the switches: no more than the job's CPU beyond its calls'
+assert s["budget"]["switchChargedSec"] <= s["jobCpuNs"] / 1e9 + 1e-3, s
+PY
+}

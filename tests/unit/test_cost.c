@@ -244,3 +244,21 @@ TEST(cost_meter_sample_reads_the_clocks_at_most_every_sample_interval)
 	CHECK_EQ_INT(m.readings, first + 1);
 	cost_meter_free(&m);
 }
+
+/*
+ * A budget window's switch is charged (cost_meter_charge), but counts at most what the job's
+ * CPU clock grew beyond its hits' estimate: an idle job's figure is no "too high to measure".
+ */
+TEST(cost_meter_switch_charge_bounded_by_the_jobs_cpu_time)
+{
+	struct cost_meter m;
+
+	cost_meter_init(&m, &costs, -1);
+	cost_meter_charge(&m, 200e6);
+	CHECK(cost_meter_extra(&m, 0, 0) == 0);			/* idle: nothing */
+	CHECK(cost_meter_extra(&m, 10e6, 50e6) == 50e6);	/* 40 ms beyond the hits */
+	CHECK(cost_meter_extra(&m, 10e6, 5e6) == 10e6);		/* hits over the clock */
+	CHECK(cost_meter_extra(&m, 10e6, 2e9) == 210e6);	/* busy: all of it */
+	CHECK(cost_meter_extra(&m, 10e6, -1) == 210e6);		/* no clock: all of it */
+	cost_meter_free(&m);
+}

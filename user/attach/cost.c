@@ -284,8 +284,16 @@ int cost_meter_update(struct cost_meter *m, const struct target *t,
 
 void cost_meter_charge(struct cost_meter *m, double ns)
 {
-	m->probe_ns += ns;
 	m->charged_ns += ns;
+}
+
+double cost_meter_extra(const struct cost_meter *m, double hits_ns, double cpu_ns)
+{
+	double room = cpu_ns - hits_ns;
+
+	if (cpu_ns < 0)
+		return hits_ns + m->charged_ns;
+	return hits_ns + (room <= 0 ? 0 : m->charged_ns < room ? m->charged_ns : room);
 }
 
 struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
@@ -293,7 +301,7 @@ struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
 {
 	uint64_t cpu;
 	bool read = meter_clock(m, &cpu);
-	double extra = m->probe_ns;
+	double extra = m->probe_ns, cpu_ns;
 
 	if (meter_grow(m, t, t->cnt))
 		return cost_overhead(0, -1);
@@ -301,15 +309,18 @@ struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
 		if (k[i].hits > m->last_hits[i])
 			extra += (k[i].hits - m->last_hits[i]) * m->ns[i];
 	if (!read)
-		return cost_overhead(extra, -1);
-	return cost_overhead(extra, m->cpu_ns + (cpu - m->last_cpu));
+		return cost_overhead(cost_meter_extra(m, extra, -1), -1);
+	cpu_ns = m->cpu_ns + (cpu - m->last_cpu);
+	return cost_overhead(cost_meter_extra(m, extra, cpu_ns), cpu_ns);
 }
 
 struct overhead cost_meter_overhead(const struct cost_meter *m, bool whole_run)
 {
 	if (!whole_run)
 		return m->iv;
-	return cost_overhead(m->probe_ns, m->cpu_read ? m->cpu_ns : -1);
+	double cpu_ns = m->cpu_read ? m->cpu_ns : -1;
+
+	return cost_overhead(cost_meter_extra(m, m->probe_ns, cpu_ns), cpu_ns);
 }
 
 /* qsort_r over probe indexes: the meter's last interval, dearest first */

@@ -121,8 +121,8 @@ struct cost_meter {
 	unsigned int cal_gen;	/* the last measurement taken from @cal */
 	int recals;		/* measurements taken from @cal while tracing */
 	struct overhead iv;	/* the last interval's (share < 0 before the first) */
-	double probe_ns, cpu_ns;	/* sums over the intervals with a CPU reading */
-	double charged_ns;		/* ... of it charged by cost_meter_charge */
+	double probe_ns, cpu_ns;	/* sums over the intervals with a CPU reading: hits */
+	double charged_ns;		/* charged by cost_meter_charge (see cost_meter_extra) */
 	bool cpu_read;		/* there was such an interval */
 	uint64_t sampled_ns;	/* the jobs' clocks last read (CLOCK_MONOTONIC) */
 	uint64_t readings;	/* times the jobs' clocks were read */
@@ -170,9 +170,18 @@ struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
 			       const struct spyre_counters *k);
 /*
  * The job's CPU time that tracing costs beyond the probes' hits (a --max-overhead window's
- * switch, budget.h): in the run's figure from now on.
+ * switch, budget.h): in the run's figure from now on, as far as the job's CPU clock allows
+ * (cost_meter_extra).
  */
 void cost_meter_charge(struct cost_meter *m, double ns);
+/*
+ * The run's extra CPU time: the hits' estimate, @hits_ns, and the charges, at most the job's
+ * CPU time beyond the hits' (@cpu_ns; < 0: not read). A switch's cost lands in the job's CPU
+ * clock like a trap's, so it cannot be more than the clock grew: a job that waits while the
+ * probes come and go pays next to nothing (charged in full, the first window's 200 ms alone
+ * made an idle job's figure "too high to measure" and paused the probes before it woke).
+ */
+double cost_meter_extra(const struct cost_meter *m, double hits_ns, double cpu_ns);
 /* ", ~12% overhead (top: a 12.1k/s, b 310/s)" for the status line, into @buf. */
 const char *cost_meter_status(const struct cost_meter *m, const struct target *t, char *buf,
 			      size_t len);
