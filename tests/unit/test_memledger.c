@@ -183,17 +183,17 @@ TEST(memledger_trace_events)
 	e = (struct spyre_event){ .ts = 2000000, .dur = 1000, .call.ret = 0xabc000, .tgid = 10,
 				  .tid = 11, .type = SPYRE_EV_SPAN };
 	e.call.args[1] = 4096;
-	memledger_event(&m, tw, &alloc, &e);
+	memledger_event(&m, tw, &alloc, &e, NULL);
 	/* a free span: taken at its entry record, its span changes nothing */
 	e = (struct spyre_event){ .ts = 3000000, .tgid = 10, .tid = 12,
 				  .type = SPYRE_EV_MEM_ENTRY };
 	e.call.args[1] = 0xabc000;
-	memledger_event(&m, tw, &fr, &e);
+	memledger_event(&m, tw, &fr, &e, NULL);
 	e.type = SPYRE_EV_SPAN;
-	memledger_event(&m, tw, &fr, &e);
+	memledger_event(&m, tw, &fr, &e, NULL);
 	/* the ptr=ret of an entry-only allocation is never known */
 	e = (struct spyre_event){ .ts = 3500000, .tgid = 10, .tid = 11, .type = SPYRE_EV_INSTANT };
-	memledger_event(&m, tw, &alloc, &e);
+	memledger_event(&m, tw, &alloc, &e, NULL);
 	CHECK_EQ_INT(m.no_pointer, 1);
 	ioctl_event(&e, VFIO_IOMMU_MAP_DMA, 0x100000, 8192, 0, 4000000);
 	memledger_ioctl(&m, tw, &e);
@@ -250,12 +250,12 @@ TEST(memledger_devices)
 					  .tgid = 5, .tid = 6, .type = SPYRE_EV_SPAN };
 		e.call.args[1] = 100 * (i + 1);
 		e.call.args[2] = i ? 3 : 1;	/* device 1, then device 3 twice */
-		memledger_event(&m, tw, &alloc, &e);
+		memledger_event(&m, tw, &alloc, &e, NULL);
 	}
 	/* an instant free: its own event is the free */
 	e = (struct spyre_event){ .ts = 5000, .tgid = 5, .tid = 6, .type = SPYRE_EV_INSTANT };
 	e.call.args[0] = 0x2000;
-	memledger_event(&m, tw, &fr, &e);
+	memledger_event(&m, tw, &fr, &e, NULL);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 1, false)->cur, 100);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 3, false)->cur, 300);
 	CHECK_EQ_INT(trace_finish(tw, NULL), 0);
@@ -287,18 +287,18 @@ TEST(memledger_free_entry_lost)
 	/* nested frees on one thread: entries 1 then 2, spans 2 then 1 */
 	e = (struct spyre_event){ .ts = 10, .tgid = 5, .tid = 6, .type = SPYRE_EV_MEM_ENTRY };
 	e.call.args[1] = 1 << 12;
-	memledger_event(&m, NULL, &fr, &e);
+	memledger_event(&m, NULL, &fr, &e, NULL);
 	e.call.args[1] = 2 << 12;
-	memledger_event(&m, NULL, &fr, &e);
+	memledger_event(&m, NULL, &fr, &e, NULL);
 	e.type = SPYRE_EV_SPAN;
-	memledger_event(&m, NULL, &fr, &e);
+	memledger_event(&m, NULL, &fr, &e, NULL);
 	e.call.args[1] = 1 << 12;
-	memledger_event(&m, NULL, &fr, &e);
+	memledger_event(&m, NULL, &fr, &e, NULL);
 	CHECK_EQ_INT(m.entries_lost, 0);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 10);
 	/* block 3's entry record was lost: its span frees it */
 	e.call.args[1] = 3 << 12;
-	memledger_event(&m, NULL, &fr, &e);
+	memledger_event(&m, NULL, &fr, &e, NULL);
 	CHECK_EQ_INT(m.entries_lost, 1);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 0);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->unknown_frees, 0);
@@ -400,17 +400,17 @@ TEST(memledger_allocations_returned_by_value)
 	e.call.args[2] = 4096;
 	e.call.ret = 0x7ffc0000;
 	e.call.deref[0] = 0xa000;
-	memledger_event(&m, NULL, alloc, &e);
+	memledger_event(&m, NULL, alloc, &e, NULL);
 	e.call.deref[0] = 0xb000;
 	e.call.args[2] = 512;
-	memledger_event(&m, NULL, alloc, &e);
+	memledger_event(&m, NULL, alloc, &e, NULL);
 	e.call.deref[0] = 0xc00000;	/* flexalloc: sret[8] is deref 0, sret[16] deref 1 */
 	e.call.deref[1] = 64;
-	memledger_event(&m, NULL, &t.specs[1], &e);
+	memledger_event(&m, NULL, &t.specs[1], &e, NULL);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 4096 + 512 + 64);
 	e = (struct spyre_event){ .ts = 2000, .tgid = 5, .tid = 6, .type = SPYRE_EV_INSTANT };
 	e.call.args[0] = 0xa000;
-	memledger_event(&m, NULL, fr, &e);
+	memledger_event(&m, NULL, fr, &e, NULL);
 	CHECK_EQ_INT(memledger_acct(&m, 5, MEMK_ALLOC, 0, false)->cur, 512 + 64);
 	CHECK(!memledger_release(&m, 5, MEMK_ALLOC, 0x7ffc0000, 3000, &size, &dev));
 	memledger_free(&m);
@@ -439,10 +439,10 @@ TEST(memledger_nested_allocations_are_one_block)
 				  .type = SPYRE_EV_SPAN };
 	e.call.args[2] = 4096;
 	e.call.deref[0] = 0xa000;
-	memledger_event(&m, NULL, &t.specs[0], &e);
+	memledger_event(&m, NULL, &t.specs[0], &e, NULL);
 	e.ts = 1000;
 	e.dur = 20;
-	memledger_event(&m, NULL, &t.specs[0], &e);
+	memledger_event(&m, NULL, &t.specs[0], &e, NULL);
 	a = memledger_acct(&m, 5, MEMK_ALLOC, 0, false);
 	CHECK(a != NULL);
 	if (a) {
@@ -454,7 +454,7 @@ TEST(memledger_nested_allocations_are_one_block)
 	/* another thread's, or a later call's, allocation of that pointer is not nested */
 	e.ts = 2000;
 	e.dur = 10;
-	memledger_event(&m, NULL, &t.specs[0], &e);
+	memledger_event(&m, NULL, &t.specs[0], &e, NULL);
 	a = memledger_acct(&m, 5, MEMK_ALLOC, 0, false);
 	if (a) {
 		CHECK_EQ_INT(a->allocs, 2);
@@ -484,16 +484,16 @@ TEST(memledger_empty_allocation_is_not_a_failure)
 	/* inner [1005, 1015] and outer [1000, 1020], both returning null for 0 bytes */
 	e = (struct spyre_event){ .ts = 1005, .dur = 10, .tgid = 5, .tid = 6,
 				  .type = SPYRE_EV_SPAN };
-	memledger_event(&m, NULL, &t.specs[0], &e);
+	memledger_event(&m, NULL, &t.specs[0], &e, NULL);
 	e.ts = 1000;
 	e.dur = 20;
-	memledger_event(&m, NULL, &t.specs[0], &e);
+	memledger_event(&m, NULL, &t.specs[0], &e, NULL);
 	a = memledger_acct(&m, 5, MEMK_ALLOC, 0, false);
 	CHECK(!a || (a->failed == 0 && a->allocs == 0));
 	CHECK_EQ_INT(m.nested_allocs, 0);
 	/* 4096 bytes asked for, a null pointer returned: that one failed */
 	e.call.args[2] = 4096;
-	memledger_event(&m, NULL, &t.specs[0], &e);
+	memledger_event(&m, NULL, &t.specs[0], &e, NULL);
 	a = memledger_acct(&m, 5, MEMK_ALLOC, 0, false);
 	CHECK(a != NULL);
 	if (a) {

@@ -860,7 +860,8 @@ static int on_ioctl(struct consumer *c, const struct spyre_event *e)
 static int on_mem_entry(struct consumer *c, const struct spyre_event *e)
 {
 	if (c->mem && e->probe < (uint32_t)c->nprobes)
-		memledger_event(c->mem, c->tw, &c->t->table->specs[c->t->probes[e->probe].spec], e);
+		memledger_event(c->mem, c->tw, &c->t->table->specs[c->t->probes[e->probe].spec], e,
+				NULL);
 	return 0;
 }
 
@@ -968,7 +969,6 @@ static void count_call(struct consumer *c, const struct rprobe *p, const struct 
  */
 static void call_stacks(struct consumer *c, struct call_ctx *k)
 {
-	static struct py_names pyn;	/* (3 KiB: off the stack; one consumer at a time) */
 	const struct spyre_event *e = k->e;
 	bool mem = c->mem && k->s->mem != MEM_NONE;
 	struct mem_origin origin = { 0 };
@@ -980,15 +980,16 @@ static void call_stacks(struct consumer *c, struct call_ctx *k)
 		origin.ustack = us >= 0 ? (uint32_t)us + 1 : 0;
 	}
 	if (c->tw) {
-		k->nstk = python_args(c, e, &pyn, k->stk);
+		/* (3 KiB of names, which the call's event points into until it is written) */
+		if (c->py && !c->pyn)
+			c->pyn = calloc(1, sizeof(*c->pyn));
+		k->nstk = c->pyn ? python_args(c, e, c->pyn, k->stk) : 0;
 		k->nstk += ustack_args(c, e, k->stk + k->nstk);
 	}
 	if (mem) {
 		origin.args = k->stk;
 		origin.nargs = k->nstk;
-		c->mem->origin = origin;
-		memledger_event(c->mem, c->tw, k->s, e);
-		c->mem->origin = (struct mem_origin){ 0 };
+		memledger_event(c->mem, c->tw, k->s, e, &origin);
 		if (c->trig_mem)
 			memory_trigger(c);
 	}
@@ -1265,6 +1266,7 @@ void consumer_free(struct consumer *c)
 	free(c->stats);
 	free(c->delivered);
 	free(c->trig_ns);
+	free(c->pyn);
 	for (uint32_t i = 0; c->threads && i < c->tcap; i++)
 		lanes_free(c->threads[i].lanes);
 	free(c->threads);

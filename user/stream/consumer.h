@@ -61,8 +61,11 @@ struct probe_out {
 	bool file;		/* fmt has the "file" key (rprobe.other_file) */
 };
 
+struct py_names;
+
 struct consumer {
 	struct trace_writer *tw;	/* NULL: statistics only */
+	struct py_names *pyn;		/* a call's Python frames' names (consumer.c), or NULL */
 	const struct target *t;
 	const char *procfs;		/* "/proc" (thread names), NULL to skip */
 	struct fn_stats *stats;		/* per resolved probe */

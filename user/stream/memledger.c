@@ -127,10 +127,12 @@ static void acct_sub(struct mem_acct *a, uint64_t size)
 	a->cur = a->cur >= size ? a->cur - size : 0;
 }
 
-struct mem_acct *memledger_alloc(struct memledger *m, uint32_t pid, uint32_t tid,
-				 enum mem_kind kind, int dev, uint64_t ptr, uint64_t size,
-				 uint64_t ts, uint32_t probe)
+/* memledger_alloc, the block made by the call @o says (NULL: nothing known) */
+static struct mem_acct *alloc_from(struct memledger *m, uint32_t pid, uint32_t tid,
+				   enum mem_kind kind, int dev, uint64_t ptr, uint64_t size,
+				   uint64_t ts, uint32_t probe, const struct mem_origin *o)
 {
+	static const struct mem_origin none;
 	struct mem_acct *a = memledger_acct(m, pid, kind, dev, true), *old;
 	struct mem_block *b;
 
@@ -157,16 +159,23 @@ struct mem_acct *memledger_alloc(struct memledger *m, uint32_t pid, uint32_t tid
 		}
 		m->cnt++;
 	}
+	if (!o || kind != MEMK_ALLOC)
+		o = &none;
 	*b = (struct mem_block){ .ptr = ptr, .size = size, .ts = ts, .pid = pid, .tid = tid,
 				 .probe = probe, .dev = (int16_t)a->dev, .kind = kind,
-				 .py = kind == MEMK_ALLOC ? m->origin.py : 0,
-				 .ustack = kind == MEMK_ALLOC ? m->origin.ustack : 0,
-				 .ucaller = kind == MEMK_ALLOC ? m->origin.caller : 0 };
+				 .py = o->py, .ustack = o->ustack, .ucaller = o->caller };
 	acct_add(a, size, ts);
 	/* keep the load under 1/2 so probing stays short */
 	if (m->cnt * 2 > m->cap)
 		blocks_grow(m);
 	return a;
+}
+
+struct mem_acct *memledger_alloc(struct memledger *m, uint32_t pid, uint32_t tid,
+				 enum mem_kind kind, int dev, uint64_t ptr, uint64_t size,
+				 uint64_t ts, uint32_t probe)
+{
+	return alloc_from(m, pid, tid, kind, dev, ptr, size, ts, probe, NULL);
 }
 
 struct mem_acct *memledger_release(struct memledger *m, uint32_t pid, enum mem_kind kind,
@@ -264,7 +273,8 @@ void memledger_start(struct memledger *m, struct trace_writer *tw, uint64_t base
 /* Kineto's [memory] instant: Bytes negative for a free, totals after the change. */
 #define MEMORY_EVENT_STACK_ARGS	3	/* python, pystack, ustack */
 static void memory_event(struct memledger *m, struct trace_writer *tw, const struct mem_acct *a,
-			 uint32_t tid, uint64_t ts, uint64_t ptr, int64_t bytes)
+			 uint32_t tid, uint64_t ts, uint64_t ptr, int64_t bytes,
+			 const struct mem_origin *o)
 {
 	static const char *const keys[] = { "Device Type", "Device Id", "Addr", "Bytes",
 					    "Total Allocated", "Total Reserved" };
@@ -278,20 +288,20 @@ static void memory_event(struct memledger *m, struct trace_writer *tw, const str
 		{ .type = TA_U64, .u = a->cur },
 	};
 
-	int n = 6;
+	int n = 6, nstk = bytes > 0 && o ? o->nargs : 0;
 
 	if (!m->fmt_state)
 		m->fmt_state = trace_fmt_init(&m->fmt, true, "cpu_instant_event", "[memory]", keys,
 					      6) ? -1 : 1;
 	/* an allocation's stacks (--python, --ustack): the generic path, with their keys */
-	if (m->fmt_state == 1 && !(bytes > 0 && m->origin.nargs)) {
+	if (m->fmt_state == 1 && !nstk) {
 		trace_event(tw, &m->fmt, a->pid, tid, ts, 0, args, 6);
 		return;
 	}
 	for (int i = 0; i < 6; i++)
 		args[i].key = keys[i];
-	for (int i = 0; bytes > 0 && i < m->origin.nargs && i < MEMORY_EVENT_STACK_ARGS; i++)
-		args[n++] = m->origin.args[i];
+	for (int i = 0; i < nstk && i < MEMORY_EVENT_STACK_ARGS; i++)
+		args[n++] = o->args[i];
 	trace_instant(tw, a->pid, tid, ts, "[memory]", "cpu_instant_event", args, n);
 }
 
@@ -386,7 +396,7 @@ static bool nested_alloc(const struct memledger *m, const struct spyre_event *e,
 }
 
 void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
-		     const struct spyre_event *e)
+		     const struct spyre_event *e, const struct mem_origin *o)
 {
 	uint64_t ptr = record_value(e, s->ptr), size, ts;
 	struct mem_acct *a;
@@ -414,10 +424,10 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 		 */
 		if (!ptr && !size)
 			return;
-		a = memledger_alloc(m, e->tgid, e->tid, MEMK_ALLOC, dev, ptr, size, ts, e->probe);
+		a = alloc_from(m, e->tgid, e->tid, MEMK_ALLOC, dev, ptr, size, ts, e->probe, o);
 		if (!a || !ptr || !tw)
 			return;
-		memory_event(m, tw, a, e->tid, ts, ptr, (int64_t)size);
+		memory_event(m, tw, a, e->tid, ts, ptr, (int64_t)size, o);
 		counter(tw, a, ts);
 		process_counter(m, tw, e->tgid, ts);
 		return;
@@ -436,7 +446,7 @@ void memledger_event(struct memledger *m, struct trace_writer *tw, const struct 
 	a = memledger_release(m, e->tgid, MEMK_ALLOC, ptr, e->ts, &size, &dev);
 	if (!a || !tw)
 		return;
-	memory_event(m, tw, a, e->tid, e->ts, ptr, -(int64_t)size);
+	memory_event(m, tw, a, e->tid, e->ts, ptr, -(int64_t)size, NULL);
 	counter(tw, a, e->ts);
 	process_counter(m, tw, e->tgid, e->ts);
 }

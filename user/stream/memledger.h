@@ -115,12 +115,6 @@ struct memledger {
 	 */
 	uint32_t pauses;
 	uint64_t base_ns;		/* the current trace's ts 0 */
-	/*
-	 * Where the call being booked comes from, set by the consumer around memledger_event
-	 * and cleared after it (all zero: nothing known): a block allocated keeps it, its
-	 * [memory] event carries its stacks
-	 */
-	struct mem_origin origin;
 	struct trace_fmt fmt;		/* the [memory] event */
 	int fmt_state;			/* 0: not made yet, 1: made, -1: failed */
 };
@@ -152,9 +146,13 @@ struct mem_acct *memledger_acct(struct memledger *m, uint32_t pid, enum mem_kind
 void memledger_start(struct memledger *m, struct trace_writer *tw, uint64_t base_ns);
 /* The next file of the same trace (--switch-output): each device's counters, as held at @ts. */
 void memledger_carry(struct memledger *m, struct trace_writer *tw, uint64_t ts);
-/* An event of a mem= probe (SPYRE_EV_SPAN, SPYRE_EV_INSTANT or SPYRE_EV_MEM_ENTRY). */
+/*
+ * An event of a mem= probe (SPYRE_EV_SPAN, SPYRE_EV_INSTANT or SPYRE_EV_MEM_ENTRY), made by the
+ * call @o says (NULL: nothing known): a block allocated keeps its stacks, its [memory] event
+ * carries them.
+ */
 void memledger_event(struct memledger *m, struct trace_writer *tw, const struct probe_spec *s,
-		     const struct spyre_event *e);
+		     const struct spyre_event *e, const struct mem_origin *o);
 /* A driver tier ioctl event: MAP_DMA and UNMAP_DMA that succeeded change the mapped account. */
 void memledger_ioctl(struct memledger *m, struct trace_writer *tw, const struct spyre_event *e);
 
