@@ -487,15 +487,9 @@ __noinline int emit_unwound(struct tstack *st, __u32 i, __u64 now)
 	if (!e)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	e->ts = f->ts;
-	e->dur = now > f->ts ? now - f->ts : 0;
-	__builtin_memcpy(e->call.args, f->args, sizeof(e->call.args));
-	e->call.ret = 0;
-	e->tgid = id >> 32;
-	e->tid = (__u32)id;
-	e->probe = probe;
-	e->type = SPYRE_EV_UNWOUND;
-	e->depth = i;
+	/* (its dereferenced words were the stage slot's last record's before record_call) */
+	record_call(e, SPYRE_EV_UNWOUND, f->ts, now > f->ts ? now - f->ts : 0, id >> 32,
+		    (__u32)id, probe, i, f->args, 0);
 	if (stage_events) {
 		st->nstaged = n + 1;
 		if (n + 1 >= SPYRE_STAGE)
@@ -796,16 +790,8 @@ static __always_inline void read_args(struct pt_regs *ctx, __u64 *a)
 static __always_inline void fill_entry(struct pt_regs *ctx, struct spyre_event *e, __u64 ts,
 				       __u32 tgid, __u32 tid, __u32 probe, __u16 type)
 {
-	e->ts = ts;
-	e->dur = 0;
 	read_args(ctx, e->call.args);
-	e->call.ret = 0;
-	e->call.deref[0] = 0;
-	e->call.deref[1] = 0;
-	e->tgid = tgid;
-	e->tid = tid;
-	e->probe = probe;
-	e->type = type;
+	record_call(e, type, ts, 0, tgid, tid, probe, 0, NULL, 0);
 }
 
 /*
@@ -820,7 +806,6 @@ static __always_inline void mem_entry(struct pt_regs *ctx, __u32 tgid, __u32 tid
 	if (!e)
 		return;
 	fill_entry(ctx, e, bpf_ktime_get_ns(), tgid, tid, probe, SPYRE_EV_MEM_ENTRY);
-	e->depth = 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
@@ -868,13 +853,7 @@ static __always_inline void read_derefs(struct spyre_event *e, const struct spyr
 static __always_inline void before_call(struct spyre_event *out, const struct spyre_event *e,
 					__u16 type)
 {
-	out->ts = e->ts;
-	out->dur = e->dur;
-	out->tgid = e->tgid;
-	out->tid = e->tid;
-	out->probe = e->probe;
-	out->type = type;
-	out->depth = e->depth;
+	record_head(out, type, e->ts, e->dur, e->tgid, e->tid, e->probe, e->depth);
 }
 
 /*
@@ -1496,18 +1475,9 @@ __noinline int emit_span(struct tstack *st, __u32 d, __u64 now, __u64 ret, __u64
 			return 0;
 		e = rb;
 	}
-	e->ts = f->ts;
-	e->dur = now - f->ts;
-	__builtin_memcpy(e->call.args, f->args, sizeof(e->call.args));
-	e->call.ret = ret;
-	e->tgid = tgid;
-	e->tid = tid;
-	e->probe = probe;
-	e->type = SPYRE_EV_SPAN;
-	e->depth = d | (jump ? SPYRE_DEPTH_TAIL : 0) |
-		   (st->jumped[d & TRACK_MASK] ? SPYRE_DEPTH_FOLLOWED : 0);
-	e->call.deref[0] = 0;
-	e->call.deref[1] = 0;
+	record_call(e, SPYRE_EV_SPAN, f->ts, now - f->ts, tgid, tid, probe,
+		    d | (jump ? SPYRE_DEPTH_TAIL : 0) |
+		    (st->jumped[d & TRACK_MASK] ? SPYRE_DEPTH_FOLLOWED : 0), f->args, ret);
 	if (r)
 		read_derefs(e, r, jump);
 	if (r && str)
@@ -1920,17 +1890,9 @@ __noinline int emit_left(struct tstack *st, __u32 i, __u64 id, __u64 user_sp,
 			COUNT(c, drops_ring);
 		return 0;
 	}
-	e->ts = f->ts;
-	e->dur = 0;
-	__builtin_memcpy(e->call.args, f->args, sizeof(e->call.args));
-	e->call.ret = 0;
-	e->call.deref[0] = 0;
-	e->call.deref[1] = 0;
-	e->tgid = id >> 32;	/* @id: tgid << 32 | tid, as bpf_get_current_pid_tgid() */
-	e->tid = (__u32)id;
-	e->probe = probe;
-	e->type = left ? SPYRE_EV_UNWOUND : SPYRE_EV_NORETURN;
-	e->depth = i | (left ? SPYRE_DEPTH_UNBOUND : 0);
+	/* @id: tgid << 32 | tid, as bpf_get_current_pid_tgid() */
+	record_call(e, left ? SPYRE_EV_UNWOUND : SPYRE_EV_NORETURN, f->ts, 0, id >> 32, (__u32)id,
+		    probe, i | (left ? SPYRE_DEPTH_UNBOUND : 0), f->args, 0);
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -1995,10 +1957,7 @@ int BPF_PROG(spyre_task_exit, struct task_struct *task)
 		return 0;	/* userspace still sees the process gone, without its code */
 	__builtin_memset(e, 0, sizeof(*e));
 	e->exit.code = group_exit ? sig->group_exit_code : task->exit_code;
-	e->ts = bpf_ktime_get_ns();
-	e->tgid = tgid;
-	e->tid = tid;
-	e->type = SPYRE_EV_EXIT;
+	record_head(e, SPYRE_EV_EXIT, bpf_ktime_get_ns(), 0, tgid, tid, 0, 0);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * BPF code both programs need (spyre.bpf.c for uprobes, vfio.bpf.c for the driver tier): the
- * record that announces a thread. Include after vmlinux.h and the libbpf BPF headers.
+ * fields every record has, a call's record, the record that announces a thread. Include after vmlinux.h and the libbpf BPF headers.
  */
 #ifndef SPYRE_COMMON_BPF_H
 #define SPYRE_COMMON_BPF_H
@@ -16,6 +16,40 @@
 #undef __PT_SP_REG
 #define __PT_SP_REG gpr[1]
 #endif
+
+/*
+ * The fields every record kind has (before and after its body): set in this one place, so that
+ * no kind leaves one of a reused stage or ring slot as an earlier record had it. @key is the
+ * probe index of a call's records, the device of an ioctl's (the union probe/rdev), 0 else.
+ */
+static __always_inline void record_head(struct spyre_event *e, __u16 type, __u64 ts, __u64 dur,
+					__u32 tgid, __u32 tid, __u32 key, __u16 depth)
+{
+	e->ts = ts;
+	e->dur = dur;
+	e->tgid = tgid;
+	e->tid = tid;
+	e->probe = key;
+	e->type = type;
+	e->depth = depth;
+}
+
+/*
+ * A call's record (a span, an instant, an entry, an unwound or unreturned call): its head, its
+ * entry arguments @args (NULL: the caller has put them there), its raw return value @ret (0:
+ * none), and no dereferenced words (read_derefs reads them after this).
+ */
+static __always_inline void record_call(struct spyre_event *e, __u16 type, __u64 ts, __u64 dur,
+					__u32 tgid, __u32 tid, __u32 probe, __u16 depth,
+					const __u64 *args, __u64 ret)
+{
+	record_head(e, type, ts, dur, tgid, tid, probe, depth);
+	if (args)
+		__builtin_memcpy(e->call.args, args, sizeof(e->call.args));
+	e->call.ret = ret;
+	e->call.deref[0] = 0;
+	e->call.deref[1] = 0;
+}
 
 /* The number of @p in the innermost PID namespace it lives in (what the container sees). */
 static __always_inline __u32 ns_nr(struct pid *p)
@@ -45,10 +79,7 @@ static __always_inline void fill_thread_event(struct spyre_event *e)
 	e->thread.cgroup_id = bpf_get_current_cgroup_id();
 	e->thread.ns_pid = ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
 	e->thread.ns_tid = ns_nr(BPF_CORE_READ(task, thread_pid));
-	e->ts = bpf_ktime_get_ns();
-	e->tgid = id >> 32;
-	e->tid = (__u32)id;
-	e->type = SPYRE_EV_THREAD;
+	record_head(e, SPYRE_EV_THREAD, bpf_ktime_get_ns(), 0, id >> 32, (__u32)id, 0, 0);
 }
 
 #endif

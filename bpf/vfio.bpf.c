@@ -328,8 +328,7 @@ static __always_inline int on_exit(__u8 func, long ret)
 		bpf_map_delete_elem(&pending, &tid);
 		return 0;
 	}
-	e->ts = p->ts;
-	e->dur = now - p->ts;
+	record_head(e, SPYRE_EV_IOCTL, p->ts, now - p->ts, id >> 32, tid, p->rdev, 0);
 	e->ioctl.cmd = p->cmd;
 	e->ioctl.fd = p->fd;
 	e->ioctl.iova = p->iova;
@@ -343,11 +342,6 @@ static __always_inline int on_exit(__u8 func, long ret)
 	e->ioctl.ino = (__u32)p->ino;
 	e->ioctl.ret = ret;
 	__builtin_memcpy(e->ioctl.name, p->name, sizeof(e->ioctl.name));
-	e->tgid = id >> 32;
-	e->tid = tid;
-	e->rdev = p->rdev;
-	e->type = SPYRE_EV_IOCTL;
-	e->depth = 0;
 	bpf_map_delete_elem(&pending, &tid);
 	/* the consumer drains on a timer, like the uprobe records */
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
