@@ -162,10 +162,25 @@ static uint64_t stream_of(uint32_t pid, uint64_t stream)
 	return stream ^ (uint64_t)pid * 0x9e3779b97f4a7c15ull;
 }
 
+/*
+ * The device process's tracks (pid DEVICE_PID), by tid: stream slot s's is s, copy lane l of
+ * kind k's (1 HtoD, 2 DtoH) is COPY_TID_STEP * k + l, and from stream slot COPY_TID_STEP on the
+ * streams skip past the copy lanes: s + STREAM_TID_SKIP.
+ */
+#define COPY_TID_STEP	100
+#define STREAM_TID_SKIP	(2 * COPY_TID_STEP)
+_Static_assert(DEVICE_COPY_LANES <= COPY_TID_STEP, "copy lanes of one kind fit under the next");
+
 /* The tid of stream slot @s: past the copy lanes' 100-107 and 200-207 from 100 streams on. */
 static uint32_t stream_tid(int s)
 {
-	return s < 100 ? s : s + 200;
+	return s < COPY_TID_STEP ? s : s + STREAM_TID_SKIP;
+}
+
+/* The tid of copy lane @l of kind @k (1 HtoD, 2 DtoH). */
+static uint32_t copy_tid(int k, int l)
+{
+	return COPY_TID_STEP * k + l;
 }
 
 /* Rebuild the stream hash from the slots, dropping entries of slots handed to another stream. */
@@ -375,7 +390,7 @@ static void emit(struct device_tl *d, const struct queued_op *launch, uint64_t d
 
 		if (d->lane_end[k][l] > start)
 			start = d->lane_end[k][l];
-		tid = 100 * k + l;
+		tid = copy_tid(k, l);
 		if (!d->lane_used[k][l]) {
 			static const char *const copy_names[] = { "", "Memcpy HtoD", "Memcpy DtoH" };
 			char name[48];
