@@ -83,3 +83,9 @@ TEST(tracer_programs_keep_off_the_private_stack)
 	CHECK_EQ_INT(bpf_strip_tail_calls(obj), 0);
 	bpf_object__close(obj);
 }
+
+/* The programs that do probed instructions, by name: the list names the object's programs. */
+TEST(tracer_emulating_programs_are_the_objects)
+{
+	CHECK_EQ_INT(tracer_emu_progs_known(), 0);
+}

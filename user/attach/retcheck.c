@@ -421,8 +421,9 @@ bool retcheck_emulation_loads(char *why, size_t len)
 #endif
 }
 
-/* The names bpf/spyre.bpf.c's programs that do probed instructions get (BPF_OBJ_NAME_LEN - 1) */
-static const char *const emu_names[] = { "spyre_ret_site_", "spyre_tail_ret_", "spyre_entry_emu" };
+const char *const retcheck_emu_progs[RETCHECK_EMU_PROGS] = {
+	"spyre_ret_site_emu", "spyre_tail_ret_emu", "spyre_entry_emu",
+};
 
 /* Another process's program that does probed instructions: its id, else 0 */
 static unsigned int other_emulator(const unsigned int *own, int nown)
@@ -445,8 +446,10 @@ static unsigned int other_emulator(const unsigned int *own, int nown)
 		if (bpf_obj_get_info_by_fd(fd, &info, &len))
 			info.name[0] = 0;
 		close(fd);
-		for (size_t k = 0; k < sizeof(emu_names) / sizeof(emu_names[0]); k++)
-			if (!strncmp(info.name, emu_names[k], sizeof(info.name)))
+		/* the kernel keeps BPF_OBJ_NAME_LEN - 1 characters of a program's name */
+		for (int k = 0; k < RETCHECK_EMU_PROGS; k++)
+			if (info.name[0] &&
+			    !strncmp(info.name, retcheck_emu_progs[k], sizeof(info.name) - 1))
 				return id;
 	}
 	return 0;

@@ -45,6 +45,13 @@ bool retcheck_emulation_loads(char *why, size_t len);
 /* retcheck_start for @mode; RETCHECK_EMULATED runs whenever asked, where the architecture can. */
 struct retcheck *retcheck_start_mode(enum retcheck_mode mode);
 /*
+ * bpf/spyre.bpf.c's programs that do probed instructions themselves (returns and entries done
+ * by BPF), by name: the one list the tracer's own ids (tracer_emu_prog_ids) and the search for
+ * another process's (retcheck_emulation_ok) both come from.
+ */
+#define RETCHECK_EMU_PROGS	3
+extern const char *const retcheck_emu_progs[RETCHECK_EMU_PROGS];
+/*
  * RETCHECK_EMULATED's verdict: may return sites return by themselves (and the entry program do
  * a probed mov or lea)? Only where the test passed and no other process has programs that do
  * probed instructions themselves: another spyre-bpftrace's (bpf/spyre.bpf.c *_emu, found by

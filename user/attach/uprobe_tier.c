@@ -16,6 +16,7 @@
 #include "spyre.skel.h"
 #include "attach/uprobe_tier.h"
 #include "resolve/pyrt.h"
+#include "attach/retcheck.h"
 #include "attach/umulti.h"
 #include "common/parallel.h"
 
@@ -1073,17 +1074,28 @@ void tracer_close(struct tracer *tr)
 	memset(tr, 0, sizeof(*tr));
 }
 
+int tracer_emu_progs_known(void)
+{
+	struct spyre_bpf *skel = spyre_bpf__open();
+	int err = skel ? 0 : -errno;
+
+	for (int i = 0; !err && i < RETCHECK_EMU_PROGS; i++)
+		if (!bpf_object__find_program_by_name(skel->obj, retcheck_emu_progs[i]))
+			err = -ENOENT;
+	spyre_bpf__destroy(skel);
+	return err;
+}
+
 int tracer_emu_prog_ids(const struct tracer *tr, unsigned int *ids, int max)
 {
-	struct bpf_program *progs[] = { tr->skel->progs.spyre_ret_site_emu,
-					tr->skel->progs.spyre_tail_ret_emu,
-					tr->skel->progs.spyre_entry_emu };
 	int n = 0;
 
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]) && n < max; i++) {
+	for (int i = 0; i < RETCHECK_EMU_PROGS && n < max; i++) {
+		struct bpf_program *p = bpf_object__find_program_by_name(tr->skel->obj,
+									 retcheck_emu_progs[i]);
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(progs[i]);
+		int fd = p ? bpf_program__fd(p) : -1;
 
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
 			ids[n++] = info.id;

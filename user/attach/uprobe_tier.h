@@ -148,5 +148,10 @@ struct py_proc;
 int tracer_py_proc(struct tracer *tr, const struct py_proc *pp);
 /* The ids of the loaded programs that do probed instructions (retcheck_emulation_ok's @own) */
 int tracer_emu_prog_ids(const struct tracer *tr, unsigned int *ids, int max);
+/*
+ * Each name of retcheck_emu_progs is a program of the uprobe object (opened, not loaded): 0, or
+ * -ENOENT when one was renamed in bpf/spyre.bpf.c and not in that list.
+ */
+int tracer_emu_progs_known(void);
 
 #endif

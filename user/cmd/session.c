@@ -468,12 +468,12 @@ int session_scan(struct session *s, bool all)
  */
 static void emulation_check(struct session *s)
 {
-	unsigned int own[3];
+	unsigned int own[RETCHECK_EMU_PROGS];
 
 	if (s->env->uretprobes)
 		return;
 	s->tr.emulate = retcheck_emulation_ok(s->emucheck, own,
-					      tracer_emu_prog_ids(&s->tr, own, 3),
+					      tracer_emu_prog_ids(&s->tr, own, RETCHECK_EMU_PROGS),
 					      s->emu_why, sizeof(s->emu_why)) && s->tr.emu_loaded;
 	s->costs.rets_emulated = s->tr.emulate;
 	s->meter.costs.rets_emulated = s->tr.emulate;
