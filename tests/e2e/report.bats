@@ -203,16 +203,21 @@ assert {x["name"] for x in f["kernels"]} == {"Spyre compute", "linear_fwd_8x64x6
 	# kernels at 100-200, 300-400, 600-700 us: idle 200-300 and 400-600. Launch 2 (250-270)
 	# queues kernel 2 from 270; a synchronize waits 200-250; launch 3 (450-460) queues kernel 3
 	# from 460; a Python step runs 380-455. So queued 30 + 140, waiting 50, host-bound
-	# 20 (250-270) + 60 (400-460): the step ran 55 of it, the launches 30
+	# 20 (250-270) + 60 (400-460): the step ran 55 of it, the launches 30. With --python the
+	# launches name their lines (args.python): train.py:42 made launch 2 (20 of it),
+	# train.py:57 launch 3 and an aiuMalloc inside it (452-455): 10, its nested call once
 	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
 import json, sys
 ev = [{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "Spyre 0"}}]
 def x(name, cat, pid, ts, dur, **args):
     ev.append({"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": pid or 1, "ts": ts,
                "dur": dur, "args": args})
+lines = [None, "train.py:42 step", "train.py:57 step"]
 for i, (lts, ldur, kts) in enumerate([(50, 10, 100), (250, 20, 300), (450, 10, 600)]):
-    x("aiuLaunchComputeStream", "privateuse1_runtime", 10, lts, ldur, correlation=i + 1)
+    py = {"python": lines[i]} if lines[i] else {}
+    x("aiuLaunchComputeStream", "privateuse1_runtime", 10, lts, ldur, correlation=i + 1, **py)
     x("k%d" % i, "kernel", 0, kts, 100, correlation=i + 1)
+x("aiuMalloc", "privateuse1_runtime", 10, 452, 3, python=lines[2])
 x("spyreStreamSynchronize", "privateuse1_runtime", 10, 200, 50)
 x("torch/nn/modules/module.py(1750): step", "python_function", 10, 380, 75)
 json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
@@ -227,12 +232,18 @@ assert idle == {"ns": 300000, "queuedNs": 170000, "waitingNs": 50000, "hostBound
 hb = f["hostBound"]
 assert hb["ns"] == 80000, hb
 assert hb["functions"] == [{"name": "torch/nn/modules/module.py(1750): step", "ns": 55000},
-                           {"name": "aiuLaunchComputeStream", "ns": 30000}], hb
+                           {"name": "aiuLaunchComputeStream", "ns": 30000},
+                           {"name": "aiuMalloc", "ns": 3000}], hb
+assert hb["pythonLines"] == [{"name": "train.py:42 step", "ns": 20000},
+                             {"name": "train.py:57 step", "ns": 10000}], hb
 PY
 	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	grep -q "^  device pid 0: idle 0.300 ms: queued 0.170 ms (56.7 %), waiting 0.050 ms (16.7 %), host-bound 0.080 ms (26.7 %)$" <<<"$output"
 	grep -Eq "^ +0.055 +68.8 %  torch/nn/modules/module.py\(1750\): step$" <<<"$output"
+	grep -q "^\.\.\. and the Python lines that made those calls" <<<"$output"
+	grep -Eq "^ +0.020 +25.0 %  train.py:42 step$" <<<"$output"
+	grep -Eq "^ +0.010 +12.5 %  train.py:57 step$" <<<"$output"
 }
 
 @test "report: compute/communication overlap per rank, from a trace whose answer is known" {

@@ -39,7 +39,8 @@
 /* sorted runs of the spools kept in memory: past that, spilled to $TMPDIR */
 #define REPORT_SPOOL_MEM	(16u << 20)
 
-enum row_kind { ROW_HOST, ROW_KERNEL, ROW_COPY };
+/* ROW_PYLINE: a Python line (args.python of host calls made with --python), not a function */
+enum row_kind { ROW_HOST, ROW_KERNEL, ROW_COPY, ROW_PYLINE };
 
 /* A host function, a device kernel or a copy direction: what its spans sum to. */
 struct row {
@@ -52,6 +53,7 @@ struct row {
 	int64_t p50_ns, p99_ns;
 	uint64_t bytes;		/* copies: args.bytes summed */
 	int64_t host_bound_ns;	/* host: its time inside the devices' host-bound idle time */
+	int64_t seen_end;	/* Python lines: the end of their calls so far (host_bound_sum) */
 };
 
 /* Device work on one (pid, tid): a stream, or a lane of concurrent copies. */
@@ -511,6 +513,7 @@ static int take_event(struct rep *r, const struct jv *ev)
 		if (spool_add(r->waits, &w))
 			return -EIO;
 	} else if (kind == ROW_HOST && dur) {
+		const char *py = jv_get_str(jv_get(ev, "args"), "python");
 		struct span_rec h = { ts, ts + dur, row->id, 0 };
 
 		if (int_member(ev, "tid", &tid))
@@ -518,6 +521,16 @@ static int take_event(struct rep *r, const struct jv *ev)
 
 		if (spool_add(r->hosts, &h))
 			return -EIO;
+		/* the Python line that made the call (--python): its time, apart from the call */
+		if (py && *py) {
+			struct row *line = row_of(r, ROW_PYLINE, py, -1, -1);
+
+			if (!line)
+				return -ENOMEM;
+			h.id = line->id;
+			if (spool_add(r->hosts, &h))
+				return -EIO;
+		}
 	}
 	if (jv_u64_exact(jv_get(jv_get(ev, "args"), "correlation"), &corr)) {
 		struct corr_rec c = { corr, kind == ROW_HOST ? ts + dur : ts, -1, -1 };
@@ -779,7 +792,22 @@ static int host_bound_sum(struct rep *r)
 	if (err)
 		return err;
 	while ((sp = spool_next(r->hosts))) {
-		r->rows[sp->id]->host_bound_ns += ivs_overlap(&r->host_bound, sp->ts, sp->end);
+		struct row *row = r->rows[sp->id];
+
+		/*
+		 * a Python line's calls nest (its call's callees carry the same line) or run on
+		 * several threads: its time is their union, each instant once (calls in start order)
+		 */
+		if (row->kind == ROW_PYLINE) {
+			int64_t from = sp->ts > row->seen_end ? sp->ts : row->seen_end;
+
+			if (sp->end > from)
+				row->host_bound_ns += ivs_overlap(&r->host_bound, from, sp->end);
+			if (sp->end > row->seen_end)
+				row->seen_end = sp->end;
+			continue;
+		}
+		row->host_bound_ns += ivs_overlap(&r->host_bound, sp->ts, sp->end);
 		/* the memory peaks' makers: the innermost call around each, on its thread */
 		for (size_t i = 0; i < r->nmems; i++) {
 			struct mem *m = &r->mems[i];
@@ -1063,6 +1091,20 @@ static void text_idle(FILE *f, const struct rep *r)
 			pct(v[i]->host_bound_ns, all), v[i]->name);
 	}
 	free(v);
+	v = rows_sorted(r, ROW_PYLINE, by_host_bound, &n);
+	if (!v)
+		return;
+	for (size_t i = 0, lines = 0; i < n && v[i]->host_bound_ns; i++) {
+		if (!lines++)
+			fprintf(f, "... and the Python lines that made those calls (args.python, "
+				"--python: a line's nested calls count once)\n"
+				"    total ms   of it  line\n");
+		if (lines > REPORT_IDLE_ROWS)
+			break;
+		fprintf(f, "%12.3f %6.1f %%  %s\n", v[i]->host_bound_ns / 1e6,
+			pct(v[i]->host_bound_ns, all), v[i]->name);
+	}
+	free(v);
 }
 
 static void text_collectives(FILE *f, struct rep *r, const struct jv *head)
@@ -1211,18 +1253,14 @@ static void json_rows(struct jw *w, const struct rep *r, int kind, const char *k
 	free(v);
 }
 
-/* hostBound: the devices' host-bound idle time, and who ran on the host meanwhile */
-static void json_host_bound(struct jw *w, const struct rep *r)
+/* Member @key: the rows of @kind by their time in the host-bound idle time, largest first */
+static void json_bound_rows(struct jw *w, const struct rep *r, int kind, const char *key)
 {
-	const struct row **v;
 	size_t n;
+	const struct row **v = rows_sorted(r, kind, by_host_bound, &n);
 
-	jw_key(w, "hostBound");
-	jw_obj_begin(w);
-	jw_kv_i64(w, "ns", ivs_len(&r->host_bound));
-	jw_key(w, "functions");
+	jw_key(w, key);
 	jw_arr_begin(w);
-	v = rows_sorted(r, ROW_HOST, by_host_bound, &n);
 	for (size_t i = 0; v && i < n && v[i]->host_bound_ns; i++) {
 		jw_obj_begin(w);
 		jw_kv_str(w, "name", v[i]->name);
@@ -1231,6 +1269,16 @@ static void json_host_bound(struct jw *w, const struct rep *r)
 	}
 	free(v);
 	jw_arr_end(w);
+}
+
+/* hostBound: the devices' host-bound idle time, who ran on the host meanwhile, which lines */
+static void json_host_bound(struct jw *w, const struct rep *r)
+{
+	jw_key(w, "hostBound");
+	jw_obj_begin(w);
+	jw_kv_i64(w, "ns", ivs_len(&r->host_bound));
+	json_bound_rows(w, r, ROW_HOST, "functions");
+	json_bound_rows(w, r, ROW_PYLINE, "pythonLines");
 	jw_obj_end(w);
 }
 
