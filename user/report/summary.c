@@ -210,47 +210,42 @@ static void print_output(FILE *f, const struct run_end *end)
 			(unsigned long long)end->unwritten);
 }
 
-static void summary_write(FILE *f, const struct consumer *c, const struct target *t,
-			  const struct spyre_counters *counters, const struct run_end *end)
-{
-	uint64_t hits = 0, ring = 0, depth = 0, nostack = 0, unmatched = 0, noret = 0, throws = 0;
-	uint64_t catches = 0;
-	int pid = t->pid;	/* -1: every process (fleet mode's -a) */
-	uint64_t unwound;
-	int *order, n = 0, w = 28, renamed = 0;
-	char b1[32], b2[32], b3[32], b4[32], b5[32], nsbuf[48], badbuf[48];
-	char label[PATH_MAX + 512];
+/* What the summary's paragraphs say of the run, summed over its probes once. */
+struct summary_totals {
+	uint64_t hits;			/* calls of the runtime: the unwinders' hits apart */
+	uint64_t ring, depth, nostack;	/* drops by cause */
+	uint64_t unmatched, noret, unwound;
+	uint64_t throws, catches;	/* the unwinder probes' hits */
+};
 
-	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
-	if (!order)
-		return;
-	unwound = summary_unwound(t, counters);
+static void summary_sum(const struct consumer *c, const struct target *t,
+			const struct spyre_counters *counters, struct summary_totals *s)
+{
+	*s = (struct summary_totals){ .unwound = summary_unwound(t, counters) };
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
 		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
 
-		ring += counters[i].drops_ring;
-		depth += counters[i].drops_depth;
-		nostack += counters[i].drops_nostack;
-		unmatched += counters[i].unmatched;
-		noret += no_return(sp, &counters[i], c->delivered[i]);
+		s->ring += counters[i].drops_ring;
+		s->depth += counters[i].drops_depth;
+		s->nostack += counters[i].drops_nostack;
+		s->unmatched += counters[i].unmatched;
+		s->noret += no_return(sp, &counters[i], c->delivered[i]);
 		/* an unwinder's hits are exceptions, not calls of the runtime */
 		if (sp->type == PROBE_UNWIND)
-			throws += counters[i].hits;
+			s->throws += counters[i].hits;
 		else if (sp->type == PROBE_CATCH)
-			catches += counters[i].hits;
+			s->catches += counters[i].hits;
 		else
-			hits += counters[i].hits;
-		if (c->delivered[i])
-			order[n++] = i;
+			s->hits += counters[i].hits;
 	}
-	/* names are whole (qualified C++ names can be long): the column fits them, to a point */
-	for (int k = 0; k < n; k++) {
-		int len = (int)strlen(row_label(t, &t->probes[order[k]], label, sizeof(label)));
+}
 
-		if (len > w)
-			w = len > 72 ? 72 : len;
-	}
-	qsort_r(order, n, sizeof(int), by_total_desc, (void *)c);
+/* The summary's first line (what scripts read), then how the run ended and what it wrote. */
+static void summary_head(FILE *f, const struct consumer *c, const struct target *t,
+			 const struct summary_totals *s, const struct run_end *end)
+{
+	int pid = t->pid;	/* -1: every process (fleet mode's -a) */
+	char b1[32], b2[32], b3[32], b4[32], nsbuf[48], badbuf[48];
 
 	if (pid > 0)
 		fprintf(f, "\nspyre-bpftrace summary for pid %d: ", pid);
@@ -258,9 +253,9 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 		fprintf(f, "\nspyre-bpftrace summary for all processes: ");
 	/* device spans lost for want of room (device.h) are losses too, not only the BPF's */
 	/* "no thread stack" only when it happened: the line's usual form is what scripts read */
-	if (nostack)
+	if (s->nostack)
 		snprintf(nsbuf, sizeof(nsbuf), ", no thread stack %s",
-			 fmt_count(nostack, b4, sizeof(b4)));
+			 fmt_count(s->nostack, b4, sizeof(b4)));
 	/*
 	 * Records the consumer could not read (a probe index or kind it does not know: a BPF
 	 * object of another build) are lost calls too; said only when there were any.
@@ -270,14 +265,15 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 			 fmt_count(c->bad, b4, sizeof(b4)));
 	/* thousands separators; "device spans dropped" ("device spans 0" read as none made) */
 	fprintf(f, "%s events, %s probe hits, ", fmt_count(c->events, b1, sizeof(b1)),
-		fmt_count(hits, b2, sizeof(b2)));
+		fmt_count(s->hits, b2, sizeof(b2)));
 	fprintf(f, "%s dropped (ring full %s, too deep %s%s%s, ",
-		fmt_count(ring + depth + nostack + c->bad + device_lost(&c->dev), b1, sizeof(b1)),
-		fmt_count(ring, b2, sizeof(b2)), fmt_count(depth, b3, sizeof(b3)),
-		nostack ? nsbuf : "", c->bad ? badbuf : "");
+		fmt_count(s->ring + s->depth + s->nostack + c->bad + device_lost(&c->dev), b1,
+			  sizeof(b1)),
+		fmt_count(s->ring, b2, sizeof(b2)), fmt_count(s->depth, b3, sizeof(b3)),
+		s->nostack ? nsbuf : "", c->bad ? badbuf : "");
 	fprintf(f, "device spans dropped %s), %s unwound\n",
 		fmt_count(device_lost(&c->dev), b1, sizeof(b1)),
-		fmt_count(unwound, b2, sizeof(b2)));
+		fmt_count(s->unwound, b2, sizeof(b2)));
 	print_target_end(f, pid, end);
 	if (end->file)
 		print_output(f, end);
@@ -288,6 +284,28 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 	if (end->rets_emulated)
 		fprintf(f, "entries done by BPF (mov/lea, no single step): %d of %d probes\n",
 			entries_done_by_bpf(t), t->cnt);
+}
+
+/* Per function that delivered calls: count, total, mean, p50, p99; then the renamed ones. */
+static void summary_table(FILE *f, const struct consumer *c, const struct target *t)
+{
+	int *order, n = 0, w = 28, renamed = 0;
+	char b1[32], b2[32], b3[32], b4[32], b5[32], label[PATH_MAX + 512];
+
+	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
+	if (!order)
+		return;
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
+		if (c->delivered[i])
+			order[n++] = i;
+	/* names are whole (qualified C++ names can be long): the column fits them, to a point */
+	for (int k = 0; k < n; k++) {
+		int len = (int)strlen(row_label(t, &t->probes[order[k]], label, sizeof(label)));
+
+		if (len > w)
+			w = len > 72 ? 72 : len;
+	}
+	qsort_r(order, n, sizeof(int), by_total_desc, (void *)c);
 	fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, "function", "count", "total", "mean",
 		"p50", "p99");
 	for (int k = 0; k < n; k++) {
@@ -329,6 +347,13 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 			fprintf(f, " (%s is %s in %s)", h->name, h->qualname, t->libs[h->lib].path);
 		fputc('\n', f);
 	}
+	free(order);
+}
+
+/* Per probe, what was lost of its calls or their contents, and the stacks' own losses. */
+static void summary_losses(FILE *f, const struct consumer *c, const struct target *t,
+			   const struct spyre_counters *counters)
+{
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
 		if (summary_dropped(&counters[i]))
 			fprintf(f, "drops: %s: %llu ring full, %llu too deep, %llu no thread stack\n",
@@ -381,32 +406,39 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 				(unsigned long long)ps.lt_long, PY_LINETABLE_MAX >> 10,
 				(unsigned long long)ps.evicted, PY_CACHE_BYTES >> 20, PY_CACHE_CODES);
 	}
-	if (unmatched)
+}
+
+/* Calls that did not end as calls: without an entry, left by exceptions, never returned. */
+static void summary_unwinding(FILE *f, const struct target *t, const struct summary_totals *s)
+{
+	if (s->unmatched)
 		fprintf(f, "returns without a seen entry: %llu (calls already running while the "
-			"probes were being attached)\n", (unsigned long long)unmatched);
-	if (throws)
-		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)throws);
-	if (catches)
-		fprintf(f, "C++ exceptions caught: %llu\n", (unsigned long long)catches);
-	if (unwound)
+			"probes were being attached)\n", (unsigned long long)s->unmatched);
+	if (s->throws)
+		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)s->throws);
+	if (s->catches)
+		fprintf(f, "C++ exceptions caught: %llu\n", (unsigned long long)s->catches);
+	if (s->unwound)
 		fprintf(f, "unwound: %llu calls left without returning (a C++ exception, a "
 			"longjmp, a thread cancelled or exiting inside them): in the trace with "
-			"\"unwound\": true\n", (unsigned long long)unwound);
+			"\"unwound\": true\n", (unsigned long long)s->unwound);
 	/* only where it can matter: a stack switch would have been taken for an unwind */
-	if (unwound && t->one_stack)
+	if (s->unwound && t->one_stack)
 		fprintf(f, "stack switches are not told apart on this kernel (no bpf_find_vma "
 			"with a callback: before 5.17, no BPF JIT, or SPYRE_NO_STACK_REGIONS=1): "
 			"calls open on a coroutine's stack while it was switched away from may be "
 			"among the unwound\n");
-	if (noret)
+	if (s->noret)
 		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped or "
 			"the process exited, or left where nothing tells): in the trace as "
 			"instants at their entry with \"noReturn\": true\n",
-			(unsigned long long)noret);
-	if (end->cost)
-		print_cost(f, t, counters, end);
-	if (t->sites_off)
-		fprintf(f, "%s: every span probe recorded entries only\n", t->sites_off);
+			(unsigned long long)s->noret);
+}
+
+/* Probes that trace less than a span: refused, entries only, ended at tail jumps. */
+static void summary_probe_notes(FILE *f, const struct consumer *c, const struct target *t,
+				const struct spyre_counters *counters)
+{
 	for (int i = 0; i < t->cnt; i++) {
 		const struct rprobe *p = &t->probes[i];
 
@@ -425,9 +457,25 @@ static void summary_write(FILE *f, const struct consumer *c, const struct target
 				(unsigned long long)counters[i].tail_exits,
 				p->tail_lost ? p->tail_why : "a jump the tracer does not follow");
 	}
+}
+
+static void summary_write(FILE *f, const struct consumer *c, const struct target *t,
+			  const struct spyre_counters *counters, const struct run_end *end)
+{
+	struct summary_totals s;
+
+	summary_sum(c, t, counters, &s);
+	summary_head(f, c, t, &s, end);
+	summary_table(f, c, t);
+	summary_losses(f, c, t, counters);
+	summary_unwinding(f, t, &s);
+	if (end->cost)
+		print_cost(f, t, counters, end);
+	if (t->sites_off)
+		fprintf(f, "%s: every span probe recorded entries only\n", t->sites_off);
+	summary_probe_notes(f, c, t, counters);
 	if (c->mem)
 		memledger_summary(c->mem, c, f);
-	free(order);
 }
 
 /*
