@@ -9,13 +9,11 @@
 #include <sys/types.h>
 
 #include "common/exitcodes.h"
+#include "cmd/options.h"
 
 struct vfio_funcs;	/* attach/vfio.h */
 
-/* --kill: how long a launched job has after its signal before SIGKILL */
-#define LAUNCH_GRACE_S	3
 
-enum spyre_cmd { CMD_TRACE = 0, CMD_LIST, CMD_CHECK, CMD_RECOVER, CMD_MERGE, CMD_REPORT };
 
 /* --trigger (with --flight-recorder) */
 enum trigger_kind { TRIGGER_SLOW = 1, TRIGGER_EXCEPTION, TRIGGER_MEMORY };
@@ -96,13 +94,6 @@ struct env {
 #define TRACE_DEFAULT_SIZE	(256ull << 20)
 #define TRACE_MIN_SIZE		(1ull << 20)
 
-/*
- * --max-overhead's default with -p and -- CMD (docs/performance.md, "The budget"): 10 %. Real
- * PyTorch traced with --probes torch stays under it on its own (so it is traced all the time),
- * while the mock job's every-probe default (+260 % here, returns single-stepped) is held to it;
- * the vendor profiler costs a torch-spyre benchmark +230 %, always on.
- */
-#define TRACE_DEFAULT_OVERHEAD	10
 
 /*
  * Fills @env and sets the log level (-v LOG_DEBUG, -vv LOG_TRACE); refuses an option its
