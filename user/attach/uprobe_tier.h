@@ -101,7 +101,7 @@ struct bpf_object;
 /*
  * Makes each tail call in @obj's programs (opened, not loaded) r0 = 0, what a tail call that
  * finds no program leaves: the never-taken ones that keep our programs off the x86 JIT's
- * private stack (bpf/spyre.bpf.c, priv_stack_off), for the interpreter, which refuses tail
+ * private stack (bpf/spyre_state.bpf.h, priv_stack_off), for the interpreter, which refuses tail
  * calls in programs with bpf-to-bpf calls. The count of instructions stays, so the relocations
  * libbpf recorded at open stay right. Returns the calls changed, or -errno.
  */

@@ -206,4 +206,22 @@ pid_t thread_process(pid_t pid, const char *doing);
 /* Process @pid's name (/proc/PID/comm) into @buf, "?" when gone; @buf. */
 const char *process_comm(pid_t pid, char *buf, size_t len);
 
+/*
+ * session_files.c: trace mode's files, the session's own steps (this header declares them so
+ * that the two files of the session are one module).
+ */
+/* A trace file of the run begins (trace mode: --max-size bounds it). */
+void file_begin(struct session *s, struct trace_writer *tw, const char *path, uint64_t start_ns);
+/* The file's part of the run, for its metadata. */
+const struct run_file *file_facts(struct session *s, uint64_t end_ns, bool last,
+				  const char *reason);
+/* The flight recorder's last DUR into a file named by the time (@why: what asked): 0 or -errno */
+int dump(struct session *s, const char *why);
+/* The flight recorder: a dump asked for (SIGUSR1, a trigger), a slice that is old enough */
+void recorder_check(struct session *s, uint64_t now);
+/* --trigger's limits handed to the consumer (its probes known now) */
+void apply_triggers(struct session *s);
+/* The file reached its bound: true when the run stops there (else it went on in another) */
+bool file_full(struct session *s);
+
 #endif

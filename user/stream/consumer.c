@@ -685,7 +685,7 @@ static const char *call_string(struct consumer *c, const struct spyre_event *e)
 	return c->str.s;
 }
 
-/* A part of the Python stack of the call record that follows (bpf/spyre.bpf.c emit_span). */
+/* A part of the Python stack of the call record that follows (bpf/spyre_emit.bpf.h emit_span). */
 static int on_pystack(struct consumer *c, const struct spyre_event *e)
 {
 	uint32_t base = e->py.part * SPYRE_PY_PER_REC;
