@@ -199,6 +199,9 @@ bool target_lib_matches(const struct target *t, int s, int l);
  */
 int target_sites_off(struct target *t, const char *why);
 
+/* The index of the library that is file (@maj, @min, @ino), or @path when @ino is 0; -1: none */
+int target_find_lib(const struct target *t, unsigned int maj, unsigned int min,
+		    unsigned long ino, const char *path);
 /*
  * Follow the tail jumps of the span probes not followed yet (tailcall.h) through the files
  * known (target_scan* and target_add_lib note every one): sets their sites' followed and nests,
