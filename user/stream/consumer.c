@@ -866,15 +866,6 @@ static int on_mem_entry(struct consumer *c, const struct spyre_event *e)
 }
 
 /*
- * A call left by an exception, a longjmp or a cancel (SPYRE_EV_UNWOUND): a span from its entry
- * to where the unwind was seen, its entry arguments and "unwound": true; an instant at its entry
- * when that was seen only at the end (SPYRE_DEPTH_UNBOUND). A call still open at the end
- * (SPYRE_EV_NORETURN): an instant at its entry, "noReturn": true. Nothing else: its
- * duration is not the call's (not in the latency statistics), and what it would have done
- * (an allocation, a launch, a completion) did not happen, so neither the memory ledger nor
- * the device timeline sees it.
- */
-/*
  * The track of span [@ts, @ts + @dur) of thread @tid of @pid: the thread's own, or, when it
  * crosses one of the thread's spans there (a call on another stack: lanes.h), one of the
  * thread's other-stack tracks, named for its thread the first time in each file.
@@ -903,6 +894,15 @@ static uint32_t span_track(struct consumer *c, uint32_t pid, uint32_t tid, uint6
 	return lane_tid(tid, k);
 }
 
+/*
+ * A call left by an exception, a longjmp or a cancel (SPYRE_EV_UNWOUND): a span from its entry
+ * to where the unwind was seen, its entry arguments and "unwound": true; an instant at its entry
+ * when that was seen only at the end (SPYRE_DEPTH_UNBOUND). A call still open at the end
+ * (SPYRE_EV_NORETURN): an instant at its entry, "noReturn": true. Nothing else: its
+ * duration is not the call's (not in the latency statistics), and what it would have done
+ * (an allocation, a launch, a completion) did not happen, so neither the memory ledger nor
+ * the device timeline sees it.
+ */
 static int on_unwound(struct consumer *c, const struct spyre_event *e)
 {
 	struct trace_arg args[EVENT_MAX_ARGS + 1];	/* + "unwound" */
