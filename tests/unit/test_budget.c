@@ -88,3 +88,20 @@ TEST(budget_windows_past_the_kept_ones_are_counted)
 	budget_switched(&b, true, t + 500 * MS, 0, 0);
 	CHECK_EQ_INT(b.windows, BUDGET_MAX_WINDOWS + 11);
 }
+
+/*
+ * A window whose run's extra reads less at its end than at its start (the switch's charge
+ * counted less once the job's clock showed it did not grow: cost_meter_extra) cost nothing:
+ * its rate is 0, never a negative one that would let the next pause end at once.
+ */
+TEST(budget_a_window_never_has_a_negative_rate)
+{
+	struct budget b;
+
+	budget_init(&b, 10, 0);
+	budget_switched(&b, false, 300 * MS, 10e6, 400e6);
+	budget_switched(&b, true, 1000 * MS, 210e6, 500e6);	/* charged 200 ms at the start */
+	budget_switched(&b, false, 1500 * MS, 20e6, 510e6);	/* counted 10 ms of it */
+	CHECK(b.rate_e == 0);
+	CHECK(b.rate_u >= 0);
+}

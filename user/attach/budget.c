@@ -41,6 +41,9 @@ void budget_switched(struct budget *b, bool on, uint64_t now_ns, double extra_ns
 			b->last_s = dt;
 			b->rate_e = (extra_ns - b->e0) / dt;
 			b->rate_u = (untraced - b->u0) / dt;
+			/* (a charge counted less than at the start: the clock did not grow) */
+			if (b->rate_e < 0)
+				b->rate_e = 0;
 			if (b->rate_u < 0)
 				b->rate_u = 0;
 		}

@@ -1062,7 +1062,8 @@ static void budget_check(struct session *s, uint64_t now)
 		now = t0;
 		err = tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
 		cost_meter_charge(&s->meter, BUDGET_SWITCH_MS * 1e6);
-		o.extra_ns += BUDGET_SWITCH_MS * 1e6;
+		/* the window's start as the figure counts the charge (cost_meter_extra) */
+		o = cost_meter_peek(&s->meter, &s->t, s->tr.counters);
 	}
 	took = now_ns(CLOCK_MONOTONIC) - t0;
 	budget_switched(s->budget, act == BUDGET_RESUME, now, o.extra_ns, o.cpu_ns);
