@@ -161,7 +161,6 @@ int cost_meter_watch(struct cost_meter *m, int pid)
 static bool meter_clock(struct cost_meter *m, uint64_t *cpu)
 {
 	m->sampled_ns = now_ns(CLOCK_MONOTONIC);
-	m->readings++;
 	for (int i = 0; i < m->njobs; i++) {
 		struct cost_job *j = &m->jobs[i];
 		uint64_t now;
@@ -316,11 +315,16 @@ struct overhead cost_meter_peek(struct cost_meter *m, const struct target *t,
 
 struct overhead cost_meter_overhead(const struct cost_meter *m, bool whole_run)
 {
-	if (!whole_run)
-		return m->iv;
 	double cpu_ns = m->cpu_read ? m->cpu_ns : -1;
 
+	if (!whole_run)
+		return m->iv;
 	return cost_overhead(cost_meter_extra(m, m->probe_ns, cpu_ns), cpu_ns);
+}
+
+double cost_meter_charge_counted(const struct cost_meter *m)
+{
+	return cost_meter_overhead(m, true).extra_ns - m->probe_ns;
 }
 
 /* qsort_r over probe indexes: the meter's last interval, dearest first */

@@ -125,7 +125,6 @@ struct cost_meter {
 	double charged_ns;		/* charged by cost_meter_charge (see cost_meter_extra) */
 	bool cpu_read;		/* there was such an interval */
 	uint64_t sampled_ns;	/* the jobs' clocks last read (CLOCK_MONOTONIC) */
-	uint64_t readings;	/* times the jobs' clocks were read */
 };
 
 /*
@@ -182,6 +181,8 @@ void cost_meter_charge(struct cost_meter *m, double ns);
  * made an idle job's figure "too high to measure" and paused the probes before it woke).
  */
 double cost_meter_extra(const struct cost_meter *m, double hits_ns, double cpu_ns);
+/* What the run's figure counts of the charges (cost_meter_extra), ns. */
+double cost_meter_charge_counted(const struct cost_meter *m);
 /* ", ~12% overhead (top: a 12.1k/s, b 310/s)" for the status line, into @buf. */
 const char *cost_meter_status(const struct cost_meter *m, const struct target *t, char *buf,
 			      size_t len);

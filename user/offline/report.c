@@ -1057,11 +1057,31 @@ static void text_devices(FILE *f, struct rep *r)
 	}
 }
 
+/*
+ * The rows of @kind with time in the host-bound idle time, the largest REPORT_IDLE_ROWS, after
+ * @head (nothing when none has any)
+ */
+static void text_bound_rows(FILE *f, const struct rep *r, int kind, const char *head)
+{
+	int64_t all = ivs_len(&r->host_bound);
+	size_t n, shown = 0;
+	const struct row **v = rows_sorted(r, kind, by_host_bound, &n);
+
+	for (size_t i = 0; v && i < n && v[i]->host_bound_ns; i++) {
+		if (!shown++)
+			fputs(head, f);
+		if (shown > REPORT_IDLE_ROWS)
+			break;
+		fprintf(f, "%12.3f %6.1f %%  %s\n", v[i]->host_bound_ns / 1e6,
+			pct(v[i]->host_bound_ns, all), v[i]->name);
+	}
+	free(v);
+}
+
 static void text_idle(FILE *f, const struct rep *r)
 {
-	int64_t all = 0;
-	const struct row **v;
-	size_t n, shown = 0;
+	int64_t all;
+	char head[192];
 
 	if (!r->ndevs)
 		return;
@@ -1077,34 +1097,13 @@ static void text_idle(FILE *f, const struct rep *r)
 			d->host_bound_ns / 1e6, pct(d->host_bound_ns, d->idle_ns));
 	}
 	all = ivs_len(&r->host_bound);
-	v = rows_sorted(r, ROW_HOST, by_host_bound, &n);
-	if (!v)
-		return;
-	for (size_t i = 0; i < n && v[i]->host_bound_ns; i++) {
-		if (!shown++)
-			fprintf(f, "while a device idled host-bound (%.3f ms), the host ran "
-				"(inclusive: a call and its callees each count)\n"
-				"    total ms   of it  function\n", all / 1e6);
-		if (shown > REPORT_IDLE_ROWS)
-			break;
-		fprintf(f, "%12.3f %6.1f %%  %s\n", v[i]->host_bound_ns / 1e6,
-			pct(v[i]->host_bound_ns, all), v[i]->name);
-	}
-	free(v);
-	v = rows_sorted(r, ROW_PYLINE, by_host_bound, &n);
-	if (!v)
-		return;
-	for (size_t i = 0, lines = 0; i < n && v[i]->host_bound_ns; i++) {
-		if (!lines++)
-			fprintf(f, "... and the Python lines that made those calls (args.python, "
-				"--python: a line's nested calls count once)\n"
-				"    total ms   of it  line\n");
-		if (lines > REPORT_IDLE_ROWS)
-			break;
-		fprintf(f, "%12.3f %6.1f %%  %s\n", v[i]->host_bound_ns / 1e6,
-			pct(v[i]->host_bound_ns, all), v[i]->name);
-	}
-	free(v);
+	snprintf(head, sizeof(head), "while a device idled host-bound (%.3f ms), the host ran "
+		 "(inclusive: a call and its callees each count)\n"
+		 "    total ms   of it  function\n", all / 1e6);
+	text_bound_rows(f, r, ROW_HOST, head);
+	text_bound_rows(f, r, ROW_PYLINE, "... and the Python lines that made those calls "
+			"(args.python, --python: a line's nested calls count once)\n"
+			"    total ms   of it  line\n");
 }
 
 static void text_collectives(FILE *f, struct rep *r, const struct jv *head)

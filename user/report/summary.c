@@ -94,12 +94,6 @@ static void print_target_end(FILE *f, int pid, const struct run_end *e)
  * (calls/s over the run, per-call estimate, share of the job's CPU time) and the time
  * --max-overhead kept traced.
  */
-/* What the run's figure counts for the budget's switches (cost_meter_extra), ns. */
-static double switch_counted(const struct cost_meter *m)
-{
-	return cost_meter_extra(m, m->probe_ns, m->cpu_read ? m->cpu_ns : -1) - m->probe_ns;
-}
-
 static void print_cost(FILE *f, const struct target *t, const struct spyre_counters *counters,
 		       const struct run_end *end)
 {
@@ -140,7 +134,7 @@ static void print_cost(FILE *f, const struct target *t, const struct spyre_count
 				(unsigned long long)rb->launches_cut, rb->launches_cut == 1 ? "" : "s");
 		fprintf(f, "; the overhead counts %.1f s for the windows' attach and detach (%d ms "
 			"each, measured, at most the job's CPU time beyond its calls')\n",
-			switch_counted(m) / 1e9, BUDGET_SWITCH_MS);
+			cost_meter_charge_counted(m) / 1e9, BUDGET_SWITCH_MS);
 	}
 	for (int i = 0; i < m->n && i < t->cnt; i++)
 		if (counters[i].hits)
@@ -533,7 +527,7 @@ static void budget_json(struct jw *w, const struct run_budget *rb, const struct 
 	kv_fixed(w, "tracedSec", budget_traced_ns(b, rb->now_ns) / 1e9);
 	kv_fixed(w, "runSec", (rb->now_ns - rb->start_ns) / 1e9);
 	jw_kv_u64(w, "launchesCutAtPause", rb->launches_cut);
-	kv_fixed(w, "switchChargedSec", switch_counted(m) / 1e9);
+	kv_fixed(w, "switchChargedSec", cost_meter_charge_counted(m) / 1e9);
 	jw_key(w, "windowsUs");
 	jw_arr_begin(w);
 	for (uint32_t k = 0; k < n; k++) {
@@ -574,7 +568,7 @@ static void cost_json(struct jw *w, const struct target *t, const struct run_end
 	jw_kv_bool(w, "calibrated", m->costs.calibrated);
 	jw_kv_u64(w, "measurements", m->recals);
 	jw_obj_end(w);
-	jw_kv_u64(w, "estProbeNs", (uint64_t)(m->probe_ns + switch_counted(m)));
+	jw_kv_u64(w, "estProbeNs", (uint64_t)o.extra_ns);	/* the charges as counted */
 	jw_kv_u64(w, "jobCpuNs", (uint64_t)m->cpu_ns);
 	/* the one figure (cost_overhead): null where it cannot be known */
 	overhead_json(w, "estOverheadPct", &o);
