@@ -310,9 +310,14 @@ static struct proc_maps *scan_proc(struct ustack *u, uint32_t pid)
 	if (!f)
 		return pm;	/* gone: what was read before stays */
 	s.pm = &fresh;
-	procmaps_parse(f, scan_map, &s);
+	/*
+	 * A process on its way out shows no mappings, or only those read before it went (its
+	 * executable's, not its libraries': seen in the 6.12 guest's ustack step as a library's
+	 * frames left unnamed): what was read before stays then
+	 */
+	if (procmaps_parse_whole(f, scan_map, &s))
+		fresh.n = 0;
 	fclose(f);
-	/* a process on its way out shows no mappings: what was read before stays then too */
 	if (fresh.n) {
 		if (!same_maps(&fresh, pm))
 			pm->gen++;	/* dlclose, dlopen: names taken from the old ones go */
