@@ -30,6 +30,7 @@
 #include "offline/report.h"
 #include "offline/spool.h"
 #include "offline/tracestream.h"
+#include "output/facts.h"
 #include "output/jsonw.h"
 
 /* ts and dur beyond ±9e12 µs (104 days) are not a trace's */
@@ -873,7 +874,8 @@ static const struct row **rows_sorted(const struct rep *r, int kind,
 
 struct health {
 	bool ours;			/* spyreStats: a trace of spyre-bpftrace */
-	double drops, unwound, no_return, device_overflow, driver_drops, in_flight;
+	struct run_counts rc;		/* the run's summary line, by the same keys (facts.h) */
+	double no_return, driver_drops, in_flight;
 	double sample_every;
 	bool budget;
 	double traced_s, run_s, windows, cut_at_pause;
@@ -894,10 +896,14 @@ static void health_of(const struct jv *head, struct health *h)
 
 	memset(h, 0, sizeof(*h));
 	h->ours = st && st->type == JV_OBJECT;
-	h->drops = num_or(st, "drops");
-	h->unwound = num_or(st, "unwound");
+	for (size_t i = 0; i < run_count_nkeys; i++)
+		*run_count_at(&h->rc, &run_count_keys[i]) =
+			(uint64_t)num_or(st, run_count_keys[i].key);
+	/* a trace from before the causes were kept has their sum ("drops") only */
+	h->rc.causes_known = jv_get(st, "dropsRingFull") != NULL;
+	if (!h->rc.causes_known)
+		h->rc.ring = (uint64_t)num_or(st, "drops");
 	h->no_return = num_or(st, "noReturn");
-	h->device_overflow = num_or(st, "deviceOverflow");
 	h->driver_drops = num_or(st, "driverDrops");
 	h->in_flight = num_or(st, "launchesInFlight");
 	h->sample_every = num_or(jv_get(head, "spyreSampling"), "sampleEvery");
@@ -1194,8 +1200,11 @@ static void text_health(FILE *f, const struct health *h)
 			"known\n");
 		return;
 	}
-	fprintf(f, "%.0f events lost in the ring (drops), %.0f device spans lost to overflow, "
-		"%.0f driver events lost\n", h->drops, h->device_overflow, h->driver_drops);
+	/* the run's own summary line, from the counts its metadata kept */
+	run_counts_text(f, &h->rc);
+	fprintf(f, " (the run's summary line)\n");
+	if (h->driver_drops)
+		fprintf(f, "  %.0f driver events lost\n", h->driver_drops);
 	if (h->sample_every > 1)
 		fprintf(f, "  sampled: 1 call in %.0f traced; the host counts above are of the "
 			"calls traced, not all\n", h->sample_every);
@@ -1204,9 +1213,9 @@ static void text_health(FILE *f, const struct health *h)
 			"above cover the windows only (%.0f launches cut at a pause)\n",
 			h->traced_s, h->run_s, h->run_s > 0 ? 100 * h->traced_s / h->run_s : 0,
 			h->windows, h->cut_at_pause);
-	if (h->unwound)
-		fprintf(f, "  %.0f calls left by an exception or longjmp: their spans end where the "
-			"unwind was seen\n", h->unwound);
+	if (h->rc.unwound)
+		fprintf(f, "  %llu calls left by an exception or longjmp: their spans end where the "
+			"unwind was seen\n", (unsigned long long)h->rc.unwound);
 	if (h->in_flight)
 		fprintf(f, "  %.0f launches still in flight at the end: their device spans are "
 			"missing\n", h->in_flight);
@@ -1383,10 +1392,11 @@ static void json_report(struct jw *w, const char *path, struct rep *r,
 	jw_key(w, "health");
 	jw_obj_begin(w);
 	jw_kv_bool(w, "spyreTrace", h->ours);
-	jw_kv_dbl(w, "drops", h->drops, 0);
-	jw_kv_dbl(w, "deviceOverflow", h->device_overflow, 0);
+	if (h->ours)	/* the run's counts, as its metadata has them */
+		run_counts_json(w, &h->rc);
+	jw_kv_bool(w, "dropCausesKnown", h->rc.causes_known);
+	jw_kv_u64(w, "dropped", run_counts_dropped(&h->rc));
 	jw_kv_dbl(w, "driverDrops", h->driver_drops, 0);
-	jw_kv_dbl(w, "unwound", h->unwound, 0);
 	jw_kv_dbl(w, "launchesInFlight", h->in_flight, 0);
 	jw_kv_dbl(w, "sampleEvery", h->sample_every ? h->sample_every : 1, 0);
 	if (h->budget) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "attach/budget.h"
 #include "attach/cost.h"
+#include "output/facts.h"
 #include "output/jsonw.h"
 #include "report/memreport.h"
 #include "resolve/procmaps.h"
@@ -204,33 +205,43 @@ static void print_output(FILE *f, const struct run_end *end)
 			(unsigned long long)end->unwritten);
 }
 
+void summary_counts(const struct consumer *c, const struct target *t,
+		    const struct spyre_counters *counters, struct run_counts *rc)
+{
+	*rc = (struct run_counts){ .events = c->events, .unreadable = c->bad,
+				   .device_lost = device_lost(&c->dev), .causes_known = true,
+				   .unwound = summary_unwound(t, counters) };
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
+		rc->ring += counters[i].drops_ring;
+		rc->depth += counters[i].drops_depth;
+		rc->nostack += counters[i].drops_nostack;
+		/* an unwinder's hits are exceptions, not calls of the runtime */
+		if (!probe_records_nothing(t->table->specs[t->probes[i].spec].type))
+			rc->hits += counters[i].hits;
+	}
+}
+
 /* What the summary's paragraphs say of the run, summed over its probes once. */
 struct summary_totals {
-	uint64_t hits;			/* calls of the runtime: the unwinders' hits apart */
-	uint64_t ring, depth, nostack;	/* drops by cause */
-	uint64_t unmatched, noret, unwound;
+	struct run_counts rc;		/* its first line's, the metadata's (output/facts.h) */
+	uint64_t unmatched, noret;
 	uint64_t throws, catches;	/* the unwinder probes' hits */
 };
 
 static void summary_sum(const struct consumer *c, const struct target *t,
 			const struct spyre_counters *counters, struct summary_totals *s)
 {
-	*s = (struct summary_totals){ .unwound = summary_unwound(t, counters) };
+	*s = (struct summary_totals){ 0 };
+	summary_counts(c, t, counters, &s->rc);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
 		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
 
-		s->ring += counters[i].drops_ring;
-		s->depth += counters[i].drops_depth;
-		s->nostack += counters[i].drops_nostack;
 		s->unmatched += counters[i].unmatched;
 		s->noret += no_return(sp, &counters[i], c->delivered[i]);
-		/* an unwinder's hits are exceptions, not calls of the runtime */
 		if (sp->type == PROBE_UNWIND)
 			s->throws += counters[i].hits;
 		else if (sp->type == PROBE_CATCH)
 			s->catches += counters[i].hits;
-		else
-			s->hits += counters[i].hits;
 	}
 }
 
@@ -239,35 +250,13 @@ static void summary_head(FILE *f, const struct consumer *c, const struct target 
 			 const struct summary_totals *s, const struct run_end *end)
 {
 	int pid = t->pid;	/* -1: every process (fleet mode's -a) */
-	char b1[32], b2[32], b3[32], b4[32], nsbuf[48], badbuf[48];
 
 	if (pid > 0)
 		fprintf(f, "\nspyre-bpftrace summary for pid %d: ", pid);
 	else
 		fprintf(f, "\nspyre-bpftrace summary for all processes: ");
-	/* device spans lost for want of room (device.h) are losses too, not only the BPF's */
-	/* "no thread stack" only when it happened: the line's usual form is what scripts read */
-	if (s->nostack)
-		snprintf(nsbuf, sizeof(nsbuf), ", no thread stack %s",
-			 fmt_count(s->nostack, b4, sizeof(b4)));
-	/*
-	 * Records the consumer could not read (a probe index or kind it does not know: a BPF
-	 * object of another build) are lost calls too; said only when there were any.
-	 */
-	if (c->bad)
-		snprintf(badbuf, sizeof(badbuf), ", unreadable records %s",
-			 fmt_count(c->bad, b4, sizeof(b4)));
-	/* thousands separators; "device spans dropped" ("device spans 0" read as none made) */
-	fprintf(f, "%s events, %s probe hits, ", fmt_count(c->events, b1, sizeof(b1)),
-		fmt_count(s->hits, b2, sizeof(b2)));
-	fprintf(f, "%s dropped (ring full %s, too deep %s%s%s, ",
-		fmt_count(s->ring + s->depth + s->nostack + c->bad + device_lost(&c->dev), b1,
-			  sizeof(b1)),
-		fmt_count(s->ring, b2, sizeof(b2)), fmt_count(s->depth, b3, sizeof(b3)),
-		s->nostack ? nsbuf : "", c->bad ? badbuf : "");
-	fprintf(f, "device spans dropped %s), %s unwound\n",
-		fmt_count(device_lost(&c->dev), b1, sizeof(b1)),
-		fmt_count(s->unwound, b2, sizeof(b2)));
+	run_counts_text(f, &s->rc);
+	fputc('\n', f);
 	print_target_end(f, pid, end);
 	if (end->file)
 		print_output(f, end);
@@ -412,12 +401,12 @@ static void summary_unwinding(FILE *f, const struct target *t, const struct summ
 		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)s->throws);
 	if (s->catches)
 		fprintf(f, "C++ exceptions caught: %llu\n", (unsigned long long)s->catches);
-	if (s->unwound)
+	if (s->rc.unwound)
 		fprintf(f, "unwound: %llu calls left without returning (a C++ exception, a "
 			"longjmp, a thread cancelled or exiting inside them): in the trace with "
-			"\"unwound\": true\n", (unsigned long long)s->unwound);
+			"\"unwound\": true\n", (unsigned long long)s->rc.unwound);
 	/* only where it can matter: a stack switch would have been taken for an unwind */
-	if (s->unwound && t->one_stack)
+	if (s->rc.unwound && t->one_stack)
 		fprintf(f, "stack switches are not told apart on this kernel (no bpf_find_vma "
 			"with a callback: before 5.17, no BPF JIT, or SPYRE_NO_STACK_REGIONS=1): "
 			"calls open on a coroutine's stack while it was switched away from may be "
@@ -748,8 +737,8 @@ static void file_json(const struct run_file *f, uint64_t unwritten, struct jw *w
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			     const struct spyre_counters *counters, const struct run_end *end)
 {
-	uint64_t drops = 0, hits = 0;
 	struct jw *w = jw_memopen();
+	struct run_counts rc;
 
 	if (!w)
 		return NULL;
@@ -757,9 +746,6 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_key(w, "spyreProbes");
 	jw_arr_begin(w);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
-		if (!probe_records_nothing(t->table->specs[t->probes[i].spec].type))
-			hits += counters[i].hits;
-		drops += summary_dropped(&counters[i]);
 		jw_nl(w);
 		probe_json(w, c, t, &counters[i], end, i);
 	}
@@ -769,17 +755,14 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_obj_begin(w);
 	if (t->pid > 0)	/* -a: every process, none the target (it read 2^64 - 1) */
 		jw_kv_u64(w, "targetPid", t->pid);
-	jw_kv_u64(w, "events", c->events);
-	jw_kv_u64(w, "probeHits", hits);
-	jw_kv_u64(w, "drops", drops);
+	/* events, probeHits, drops by cause, recordsUnreadable, deviceOverflow, unwound, drops */
+	summary_counts(c, t, counters, &rc);
+	run_counts_json(w, &rc);
 	jw_kv_u64(w, "deviceSpans", c->dev.st.matched);
 	jw_kv_u64(w, "launchesInFlight", c->dev.st.launches_unmatched);
 	jw_kv_u64(w, "completionsWithoutLaunch", c->dev.st.completions_unmatched);
-	jw_kv_u64(w, "deviceOverflow", device_lost(&c->dev));
-	jw_kv_u64(w, "recordsUnreadable", c->bad);	/* not in "drops": those are per probe */
 	if (c->vfio && end && end->driver)	/* driverPath, driverSpans, ... (report/driver.c) */
 		driver_stats_json(end->driver, c->vfio, w);
-	jw_kv_u64(w, "unwound", summary_unwound(t, counters));
 	if (c->py) {	/* --python, py=1: calls that carried a Python stack, those not named */
 		jw_kv_u64(w, "pythonStacks", c->py_stacks);
 		jw_kv_u64(w, "pythonStacksUnnamed", c->py_lost);

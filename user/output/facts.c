@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stddef.h>
+
+#include "common/util.h"
+#include "output/jsonw.h"
+#include "output/facts.h"
+
+const struct run_count_key run_count_keys[] = {
+	{ "events", offsetof(struct run_counts, events) },
+	{ "probeHits", offsetof(struct run_counts, hits) },
+	{ "dropsRingFull", offsetof(struct run_counts, ring) },
+	{ "dropsTooDeep", offsetof(struct run_counts, depth) },
+	{ "dropsNoStack", offsetof(struct run_counts, nostack) },
+	{ "recordsUnreadable", offsetof(struct run_counts, unreadable) },
+	{ "deviceOverflow", offsetof(struct run_counts, device_lost) },
+	{ "unwound", offsetof(struct run_counts, unwound) },
+};
+const size_t run_count_nkeys = sizeof(run_count_keys) / sizeof(run_count_keys[0]);
+
+uint64_t run_counts_dropped(const struct run_counts *r)
+{
+	return r->ring + r->depth + r->nostack + r->unreadable + r->device_lost;
+}
+
+void run_counts_text(FILE *f, const struct run_counts *r)
+{
+	char b1[32], b2[32], b3[32];
+
+	fprintf(f, "%s events, %s probe hits, ", fmt_count(r->events, b1, sizeof(b1)),
+		fmt_count(r->hits, b2, sizeof(b2)));
+	fprintf(f, "%s dropped (", fmt_count(run_counts_dropped(r), b1, sizeof(b1)));
+	if (r->causes_known)
+		fprintf(f, "ring full %s, too deep %s, ", fmt_count(r->ring, b2, sizeof(b2)),
+			fmt_count(r->depth, b3, sizeof(b3)));
+	else	/* a trace from before the causes were kept: their sum only */
+		fprintf(f, "in the BPF %s, ", fmt_count(r->ring + r->depth + r->nostack, b2,
+							sizeof(b2)));
+	/* said only when it happened: the line's usual form is what scripts read */
+	if (r->causes_known && r->nostack)
+		fprintf(f, "no thread stack %s, ", fmt_count(r->nostack, b2, sizeof(b2)));
+	if (r->unreadable)
+		fprintf(f, "unreadable records %s, ", fmt_count(r->unreadable, b2, sizeof(b2)));
+	/* "device spans dropped": "device spans 0" read as none made */
+	fprintf(f, "device spans dropped %s), %s unwound", fmt_count(r->device_lost, b2,
+		sizeof(b2)), fmt_count(r->unwound, b3, sizeof(b3)));
+}
+
+void run_counts_json(struct jw *w, const struct run_counts *r)
+{
+	struct run_counts v = *r;
+
+	for (size_t i = 0; i < run_count_nkeys; i++)
+		jw_kv_u64(w, run_count_keys[i].key, *run_count_at(&v, &run_count_keys[i]));
+	/* the BPF's losses in one figure, as traces have always had it */
+	jw_kv_u64(w, "drops", r->ring + r->depth + r->nostack);
+}
