@@ -321,3 +321,12 @@ assert got == {100: (40000, 20000), 101: (100000, 40000)}, got' "$output"
 	grep -Eq "^ +\? +100 +0\.040 +0\.020 +50\.0%$" <<<"$output"
 	grep -Eq "^ +\? +101 +0\.100 +0\.040 +40\.0%$" <<<"$output"
 }
+
+@test "report: the summary's table, spyreProbes and report's host rows are one model: counts and totals equal" {
+	"$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -- "$MOCK" --iters 200 >"$BATS_TEST_TMPDIR/job.out" \
+		2>"$BATS_TEST_TMPDIR/tracer.err"
+	"$TOOL" report --json "$BATS_TEST_TMPDIR/t.json" >"$BATS_TEST_TMPDIR/r.json"
+	"$TOOL" report "$BATS_TEST_TMPDIR/t.json" >"$BATS_TEST_TMPDIR/r.txt"
+	python3 "$ROOT/tests/e2e/check_fn_rows.py" "$BATS_TEST_TMPDIR/t.json" \
+		"$BATS_TEST_TMPDIR/tracer.err" "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/r.txt"
+}

@@ -983,11 +983,15 @@ static int64_t busy_total(const struct rep *r)
 	return t;
 }
 
+/* A row's calls in the model the summary and the metadata share (output/facts.h). */
+static struct fn_row fn_row_of(const struct row *x)
+{
+	return (struct fn_row){ .count = x->count, .total_ns = (uint64_t)x->total_ns,
+				.p50_ns = (uint64_t)x->p50_ns, .p99_ns = (uint64_t)x->p99_ns };
+}
+
 static void text_rows(FILE *f, const struct rep *r, int kind, const char *what)
 {
-	const char *cols = kind == ROW_COPY ?
-		"      count           bytes     total ms    mean µs      GB/s" :
-		"      count     total ms    mean µs     p50 µs     p99 µs";
 	int64_t busy = busy_total(r);
 	const struct row **v;
 	char c[32], b[32];
@@ -998,20 +1002,24 @@ static void text_rows(FILE *f, const struct rep *r, int kind, const char *what)
 		free(v);
 		return;
 	}
-	fprintf(f, "\n%s\n%s%s  %s\n", what, cols, kind == ROW_KERNEL ? "  device %" : "",
+	fprintf(f, "\n%s\n", what);
+	if (kind == ROW_COPY)
+		fprintf(f, "      count           bytes     total ms    mean µs      GB/s");
+	else
+		fn_row_head(f);
+	fprintf(f, "%s  %s\n", kind == ROW_KERNEL ? "  device %" : "",
 		kind == ROW_HOST ? "function" : kind == ROW_KERNEL ? "kernel" : "direction");
 	for (size_t i = 0; i < n; i++) {
 		const struct row *x = v[i];
-		double mean = x->count ? x->total_ns / 1e3 / x->count : 0;
+		struct fn_row fr = fn_row_of(x);
 
-		fprintf(f, "%11s", fmt_count(x->count, c, sizeof(c)));
 		if (kind == ROW_COPY)
-			fprintf(f, " %15s %12.3f %10.1f %9.3f", fmt_count(x->bytes, b, sizeof(b)),
-				x->total_ns / 1e6, mean,
+			fprintf(f, "%11s %15s %12.3f %10.1f %9.3f", fmt_count(x->count, c, sizeof(c)),
+				fmt_count(x->bytes, b, sizeof(b)), x->total_ns / 1e6,
+				x->count ? x->total_ns / 1e3 / x->count : 0,
 				x->total_ns ? (double)x->bytes / x->total_ns : 0);
 		else
-			fprintf(f, " %12.3f %10.1f %10.1f %10.1f", x->total_ns / 1e6, mean,
-				x->p50_ns / 1e3, x->p99_ns / 1e3);
+			fn_row_text(f, &fr);
 		if (kind == ROW_KERNEL)
 			fprintf(f, " %9.1f", pct(x->total_ns, busy));
 		fprintf(f, "  %s", x->name);
@@ -1243,15 +1251,16 @@ static void json_rows(struct jw *w, const struct rep *r, int kind, const char *k
 			jw_kv_i64(w, "tid", x->tid);
 			jw_kv_str(w, "thread", name_of(r, x->pid, x->tid) ?: "");
 		}
-		jw_kv_u64(w, "count", x->count);
-		jw_kv_i64(w, "totalNs", x->total_ns);
-		jw_kv_dbl(w, "meanNs", x->count ? (double)x->total_ns / x->count : 0, 1);
 		if (kind == ROW_COPY) {
+			jw_kv_u64(w, "count", x->count);
+			jw_kv_i64(w, "totalNs", x->total_ns);
+			jw_kv_dbl(w, "meanNs", x->count ? (double)x->total_ns / x->count : 0, 1);
 			jw_kv_u64(w, "bytes", x->bytes);
 			jw_kv_dbl(w, "gbPerSec", x->total_ns ? (double)x->bytes / x->total_ns : 0, 3);
-		} else {
-			jw_kv_i64(w, "p50Ns", x->p50_ns);
-			jw_kv_i64(w, "p99Ns", x->p99_ns);
+		} else {	/* count, totalNs, meanNs, p50Ns, p99Ns: as spyreProbes has them */
+			struct fn_row fr = fn_row_of(x);
+
+			fn_row_json(w, &fr);
 		}
 		if (kind == ROW_KERNEL)
 			jw_kv_dbl(w, "deviceBusyPct", pct(x->total_ns, busy), 3);

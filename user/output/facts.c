@@ -54,3 +54,32 @@ void run_counts_json(struct jw *w, const struct run_counts *r)
 	/* the BPF's losses in one figure, as traces have always had it */
 	jw_kv_u64(w, "drops", r->ring + r->depth + r->nostack);
 }
+
+void fn_row_head(FILE *f)
+{
+	fprintf(f, "      count     total ms    mean µs     p50 µs     p99 µs");
+}
+
+void fn_row_text(FILE *f, const struct fn_row *r)
+{
+	char c[32];
+
+	fprintf(f, "%11s", fmt_count(r->count, c, sizeof(c)));
+	if (r->counted_only)
+		fprintf(f, " %12s %10s %10s %10s", "-", "-", "-", "-");
+	else
+		fprintf(f, " %12.3f %10.1f %10.1f %10.1f", r->total_ns / 1e6,
+			r->count ? r->total_ns / 1e3 / r->count : 0, r->p50_ns / 1e3,
+			r->p99_ns / 1e3);
+}
+
+void fn_row_json(struct jw *w, const struct fn_row *r)
+{
+	jw_kv_u64(w, "count", r->count);
+	if (r->counted_only)
+		return;
+	jw_kv_u64(w, "totalNs", r->total_ns);
+	jw_kv_dbl(w, "meanNs", r->count ? (double)r->total_ns / r->count : 0, 1);
+	jw_kv_u64(w, "p50Ns", r->p50_ns);
+	jw_kv_u64(w, "p99Ns", r->p99_ns);
+}

@@ -53,4 +53,22 @@ static inline uint64_t *run_count_at(struct run_counts *r, const struct run_coun
 	return (uint64_t *)((char *)r + k->off);
 }
 
+/*
+ * A function's calls, as the summary's table, `report`'s host and kernel tables, the metadata's
+ * spyreProbes and --summary-json give them. Exact in `report` (its durations sorted); in a live
+ * run p50 and p99 come from a log-linear histogram, within ~1.6 % (stream/stats.h).
+ */
+struct fn_row {
+	uint64_t count;			/* calls (for a span: those that returned) */
+	uint64_t total_ns, p50_ns, p99_ns;
+	bool counted_only;		/* an instant: calls, no durations */
+};
+
+/* The columns' heads, "      count     total ms    mean µs     p50 µs     p99 µs" */
+void fn_row_head(FILE *f);
+/* Its columns under fn_row_head (no newline: a table puts its own columns, then the name) */
+void fn_row_text(FILE *f, const struct fn_row *r);
+/* As JSON members: count, totalNs, meanNs, p50Ns, p99Ns (the durations only when it has them) */
+void fn_row_json(struct jw *w, const struct fn_row *r);
+
 #endif

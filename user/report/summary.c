@@ -269,11 +269,26 @@ static void summary_head(FILE *f, const struct consumer *c, const struct target 
 			entries_done_by_bpf(t), t->cnt);
 }
 
-/* Per function that delivered calls: count, total, mean, p50, p99; then the renamed ones. */
+/* Probe @i's calls as the model the report and the metadata share (output/facts.h). */
+static struct fn_row probe_row(const struct consumer *c, const struct target *t, int i)
+{
+	const struct fn_stats *s = &c->stats[i];
+
+	if (t->table->specs[t->probes[i].spec].type == PROBE_INSTANT)
+		return (struct fn_row){ .count = c->delivered[i], .counted_only = true };
+	return (struct fn_row){ .count = s->count, .total_ns = s->total_ns,
+				.p50_ns = fn_stats_quantile(s, 0.5),
+				.p99_ns = fn_stats_quantile(s, 0.99) };
+}
+
+/*
+ * Per function that delivered calls: count, total, mean, p50, p99, in the columns `report`
+ * prints (fn_row_text); then the renamed ones.
+ */
 static void summary_table(FILE *f, const struct consumer *c, const struct target *t)
 {
-	int *order, n = 0, w = 28, renamed = 0;
-	char b1[32], b2[32], b3[32], b4[32], b5[32], label[PATH_MAX + 512];
+	int *order, n = 0, renamed = 0;
+	char label[PATH_MAX + 512];
 
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
 	if (!order)
@@ -281,33 +296,14 @@ static void summary_table(FILE *f, const struct consumer *c, const struct target
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
 		if (c->delivered[i])
 			order[n++] = i;
-	/* names are whole (qualified C++ names can be long): the column fits them, to a point */
-	for (int k = 0; k < n; k++) {
-		int len = (int)strlen(row_label(t, &t->probes[order[k]], label, sizeof(label)));
-
-		if (len > w)
-			w = len > 72 ? 72 : len;
-	}
 	qsort_r(order, n, sizeof(int), by_total_desc, (void *)c);
-	fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, "function", "count", "total", "mean",
-		"p50", "p99");
+	fn_row_head(f);
+	fprintf(f, "  function\n");
 	for (int k = 0; k < n; k++) {
-		int i = order[k];
-		const struct fn_stats *s = &c->stats[i];
-		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
-		const char *name = row_label(t, &t->probes[i], label, sizeof(label));
+		struct fn_row r = probe_row(c, t, order[k]);
 
-		if (sp->type == PROBE_INSTANT) {
-			fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, name,
-				fmt_count(c->delivered[i], b1, sizeof(b1)), "-", "-", "-", "-");
-			continue;
-		}
-		fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, name,
-			fmt_count(s->count, b5, sizeof(b5)),
-			fmt_duration(s->total_ns, b1, sizeof(b1)),
-			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)),
-			fmt_duration(fn_stats_quantile(s, 0.5), b3, sizeof(b3)),
-			fmt_duration(fn_stats_quantile(s, 0.99), b4, sizeof(b4)));
+		fn_row_text(f, &r);
+		fprintf(f, "  %s\n", row_label(t, &t->probes[order[k]], label, sizeof(label)));
 	}
 	if (!n)
 		fprintf(f, "(no calls traced)\n");
@@ -660,6 +656,12 @@ static void probe_json(struct jw *w, const struct consumer *c, const struct targ
 		jw_kv_str(w, "type", probe_type_name(sp->type));
 	jw_kv_u64(w, "hits", k->hits);
 	jw_kv_u64(w, "events", c->delivered[i]);
+	/* the summary's row: count, totalNs, meanNs, p50Ns, p99Ns, as report's rows have them */
+	if (!probe_records_nothing(sp->type)) {
+		struct fn_row r = probe_row(c, t, i);
+
+		fn_row_json(w, &r);
+	}
 	jw_kv_u64(w, "dropsRingFull", k->drops_ring);
 	jw_kv_u64(w, "dropsTooDeep", k->drops_depth);
 	jw_kv_u64(w, "dropsNoStack", k->drops_nostack);
