@@ -139,7 +139,11 @@ static void window_prom_write(struct session *s, struct prom_window *pw, uint64_
 
 	struct overhead o = cost_meter_overhead(&s->meter, true);
 
+	struct run_counts rc;
+
 	window_prom(pw, &s->cons, &s->t, s->tr.counters);
+	summary_counts(&s->cons, &s->t, s->tr.counters, &rc);
+	prom_window_add_counts(pw, &rc);
 	prom_window_add_memory(pw, &s->cons, &s->mem);
 	pw->overhead_ratio = o.known ? o.pct / 100 : NAN;
 	prom_window_end(pw, traced_ns);

@@ -5,15 +5,25 @@
 #include "output/jsonw.h"
 #include "output/facts.h"
 
+#define DROPPED_HELP "Calls dropped before the trace, by reason (summed over the windows)."
 const struct run_count_key run_count_keys[] = {
-	{ "events", offsetof(struct run_counts, events) },
-	{ "probeHits", offsetof(struct run_counts, hits) },
-	{ "dropsRingFull", offsetof(struct run_counts, ring) },
-	{ "dropsTooDeep", offsetof(struct run_counts, depth) },
-	{ "dropsNoStack", offsetof(struct run_counts, nostack) },
-	{ "recordsUnreadable", offsetof(struct run_counts, unreadable) },
-	{ "deviceOverflow", offsetof(struct run_counts, device_lost) },
-	{ "unwound", offsetof(struct run_counts, unwound) },
+	{ "events", offsetof(struct run_counts, events), "spyre_trace_events_total", NULL,
+	  "Trace events written (summed over the windows)." },
+	{ "probeHits", offsetof(struct run_counts, hits), "spyre_probe_hits_total", NULL,
+	  "Probe hits of traced functions, the unwinder's apart (summed over the windows)." },
+	{ "dropsRingFull", offsetof(struct run_counts, ring), "spyre_calls_dropped_total",
+	  "reason=\"ring_full\"", DROPPED_HELP },
+	{ "dropsTooDeep", offsetof(struct run_counts, depth), "spyre_calls_dropped_total",
+	  "reason=\"too_deep\"", DROPPED_HELP },
+	{ "dropsNoStack", offsetof(struct run_counts, nostack), "spyre_calls_dropped_total",
+	  "reason=\"no_stack\"", DROPPED_HELP },
+	{ "recordsUnreadable", offsetof(struct run_counts, unreadable),
+	  "spyre_calls_dropped_total", "reason=\"unreadable\"", DROPPED_HELP },
+	{ "deviceOverflow", offsetof(struct run_counts, device_lost),
+	  "spyre_device_spans_dropped_total", NULL,
+	  "Device spans lost for want of room (summed over the windows)." },
+	{ "unwound", offsetof(struct run_counts, unwound), "spyre_unwound_calls_total", NULL,
+	  "Calls left by an exception, a longjmp or a cancel (summed over the windows)." },
 };
 const size_t run_count_nkeys = sizeof(run_count_keys) / sizeof(run_count_keys[0]);
 

@@ -40,10 +40,16 @@ void run_counts_text(FILE *f, const struct run_counts *r);
 /* As JSON members (spyreStats), by run_count_keys, plus "drops": the BPF's three causes. */
 void run_counts_json(struct jw *w, const struct run_counts *r);
 
-/* The JSON key of each count, for the writer and for readers of a trace. */
+/*
+ * Each count's names: its JSON key (spyreStats; readers of a trace use them too), its
+ * Prometheus series (fleet mode's --prom-file: a counter summed over the windows) and help.
+ */
 struct run_count_key {
 	const char *key;
 	size_t off;			/* of its uint64_t in struct run_counts */
+	const char *metric;		/* the series' family */
+	const char *label;		/* its label, or NULL */
+	const char *help;		/* the family's HELP, on its first series */
 };
 extern const struct run_count_key run_count_keys[];
 extern const size_t run_count_nkeys;

@@ -521,6 +521,37 @@ static const struct scalar {
 	  offsetof(struct prom_window, overhead_ratio) },
 };
 
+void prom_window_add_counts(struct prom_window *w, const struct run_counts *rc)
+{
+	struct run_counts v = *rc;
+
+	for (size_t i = 0; i < run_count_nkeys; i++)
+		*run_count_at(&w->counts, &run_count_keys[i]) +=
+			*run_count_at(&v, &run_count_keys[i]);
+}
+
+/* The run's counts, one counter each, in the families run_count_keys names. */
+static void put_counts(struct jw *b, const struct prom_window *w)
+{
+	struct run_counts v = w->counts;
+
+	for (size_t i = 0; i < run_count_nkeys; i++) {
+		const struct run_count_key *k = &run_count_keys[i];
+
+		if (!i || strcmp(k->metric, run_count_keys[i - 1].metric))
+			put_family(b, k->metric, "counter", k->help);
+		jw_lit(b, k->metric);
+		if (k->label) {
+			jw_lit(b, "{");
+			jw_lit(b, k->label);
+			jw_lit(b, "}");
+		}
+		jw_lit(b, " ");
+		jw_u64(b, *run_count_at(&v, k));
+		jw_lit(b, "\n");
+	}
+}
+
 char *prom_render(const struct prom_window *w, size_t *len)
 {
 	struct jw *b = jw_memopen();
@@ -552,6 +583,7 @@ char *prom_render(const struct prom_window *w, size_t *len)
 			jw_u64(b, v);
 		jw_lit(b, "\n");
 	}
+	put_counts(b, w);
 	per_series(b, w, CALLS, "spyre_calls_total", "counter",
 		   "Traced calls since the tracer started (cumulative over windows).");
 	per_series(b, w, SECONDS, "spyre_call_seconds_total", "counter",
