@@ -65,3 +65,39 @@ TEST(facts_json_members_by_key)
 			CHECK(run_count_keys[i].off != run_count_keys[j].off &&
 			      strcmp(run_count_keys[i].key, run_count_keys[j].key));
 }
+
+/* A row in the columns the summary and report share: an instant, durations without quantiles. */
+TEST(facts_fn_row_forms)
+{
+	static char buf[300];
+	struct fn_row span = { .count = 2000, .total_ns = 91218000, .p50_ns = 39400,
+			       .p99_ns = 210900 };
+	struct fn_row inst = { .count = 7, .counted_only = true };
+	struct fn_row sum = { .count = 200, .total_ns = 168000, .no_quantiles = true };
+	struct jw *w;
+	const char *want;
+	char *text;
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	fn_row_text(f, &span);
+	fputc('|', f);
+	fn_row_text(f, &inst);
+	fputc('|', f);
+	fn_row_text(f, &sum);
+	fclose(f);
+	want = "      2,000       91.218       45.6       39.4      210.9|          7            -"
+	       "          -          -          -|        200        0.168        0.8          - "
+	       "         -";
+	CHECK_STR(buf, want);
+	w = jw_memopen();
+	jw_members_begin(w, true);
+	fn_row_json(w, &span);
+	fn_row_json(w, &inst);
+	fn_row_json(w, &sum);
+	jw_members_end(w);
+	text = jw_mem_take(w, NULL);
+	want = "\"count\":2000,\"totalNs\":91218000,\"meanNs\":45609,\"p50Ns\":39400,"
+	       "\"p99Ns\":210900,\"count\":7,\"count\":200,\"totalNs\":168000,\"meanNs\":840";
+	CHECK_STR(text, want);
+	free(text);
+}

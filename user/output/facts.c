@@ -77,6 +77,9 @@ void fn_row_text(FILE *f, const struct fn_row *r)
 	fprintf(f, "%11s", fmt_count(r->count, c, sizeof(c)));
 	if (r->counted_only)
 		fprintf(f, " %12s %10s %10s %10s", "-", "-", "-", "-");
+	else if (r->no_quantiles)
+		fprintf(f, " %12.3f %10.1f %10s %10s", r->total_ns / 1e6,
+			r->count ? r->total_ns / 1e3 / r->count : 0, "-", "-");
 	else
 		fprintf(f, " %12.3f %10.1f %10.1f %10.1f", r->total_ns / 1e6,
 			r->count ? r->total_ns / 1e3 / r->count : 0, r->p50_ns / 1e3,
@@ -90,6 +93,8 @@ void fn_row_json(struct jw *w, const struct fn_row *r)
 		return;
 	jw_kv_u64(w, "totalNs", r->total_ns);
 	jw_kv_dbl(w, "meanNs", r->count ? (double)r->total_ns / r->count : 0, 1);
+	if (r->no_quantiles)
+		return;
 	jw_kv_u64(w, "p50Ns", r->p50_ns);
 	jw_kv_u64(w, "p99Ns", r->p99_ns);
 }

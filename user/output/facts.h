@@ -68,6 +68,7 @@ struct fn_row {
 	uint64_t count;			/* calls (for a span: those that returned) */
 	uint64_t total_ns, p50_ns, p99_ns;
 	bool counted_only;		/* an instant: calls, no durations */
+	bool no_quantiles;		/* durations summed, not kept: no p50, p99 */
 };
 
 /* The columns' heads, "      count     total ms    mean µs     p50 µs     p99 µs" */

@@ -277,6 +277,7 @@ int prom_window_add_span(struct prom_window *w, const struct prom_job *job, cons
 			 const struct fn_stats *st)
 {
 	struct prom_series *s;
+	struct fn_row r;
 	int err;
 
 	if (!st)
@@ -284,15 +285,16 @@ int prom_window_add_span(struct prom_window *w, const struct prom_job *job, cons
 	err = series(w, job, func, &s);
 	if (err)
 		return err;
+	r = fn_stats_row(st);	/* the figures the summary's row has */
 	s->has_calls = s->span = true;
-	s->calls += st->count;
-	s->total_ns += st->total_ns;
-	s->win_calls += st->count;
-	s->win_total_ns += st->total_ns;
-	if (st->count > s->win_q_calls) {
-		s->win_q_calls = st->count;
-		s->win_p50_ns = fn_stats_quantile(st, 0.5);
-		s->win_p99_ns = fn_stats_quantile(st, 0.99);
+	s->calls += r.count;
+	s->total_ns += r.total_ns;
+	s->win_calls += r.count;
+	s->win_total_ns += r.total_ns;
+	if (r.count > s->win_q_calls) {
+		s->win_q_calls = r.count;
+		s->win_p50_ns = r.p50_ns;
+		s->win_p99_ns = r.p99_ns;
 	}
 	return 0;
 }

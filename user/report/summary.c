@@ -272,13 +272,9 @@ static void summary_head(FILE *f, const struct consumer *c, const struct target 
 /* Probe @i's calls as the model the report and the metadata share (output/facts.h). */
 static struct fn_row probe_row(const struct consumer *c, const struct target *t, int i)
 {
-	const struct fn_stats *s = &c->stats[i];
-
 	if (t->table->specs[t->probes[i].spec].type == PROBE_INSTANT)
 		return (struct fn_row){ .count = c->delivered[i], .counted_only = true };
-	return (struct fn_row){ .count = s->count, .total_ns = s->total_ns,
-				.p50_ns = fn_stats_quantile(s, 0.5),
-				.p99_ns = fn_stats_quantile(s, 0.99) };
+	return fn_stats_row(&c->stats[i]);
 }
 
 /*
