@@ -11,6 +11,7 @@
 #include "report/memreport.h"
 #include "resolve/procmaps.h"
 #include "report/summary.h"
+#include "stream/lanes.h"
 #include "stream/pyspans.h"
 #include "stream/pystack.h"
 #include "stream/ustack.h"
@@ -225,14 +226,16 @@ void summary_counts(const struct consumer *c, const struct target *t,
 struct summary_totals {
 	struct run_counts rc;		/* its first line's, the metadata's (output/facts.h) */
 	uint64_t unmatched, noret;
+	uint64_t lane_spans, lane_threads, lanes_crossed;	/* other-stack tracks (lanes.h) */
 	uint64_t throws, catches;	/* the unwinder probes' hits */
 };
 
 static void summary_sum(const struct consumer *c, const struct target *t,
 			const struct spyre_counters *counters, struct summary_totals *s)
 {
-	*s = (struct summary_totals){ 0 };
+	*s = (struct summary_totals){ .lane_spans = c->lane_spans };
 	summary_counts(c, t, counters, &s->rc);
+	s->lanes_crossed = consumer_lanes_crossed(c, &s->lane_threads);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
 		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
 
@@ -403,6 +406,19 @@ static void summary_unwinding(FILE *f, const struct target *t, const struct summ
 			"with a callback: before 5.17, no BPF JIT, or SPYRE_NO_STACK_REGIONS=1): "
 			"calls open on a coroutine's stack while it was switched away from may be "
 			"among the unwound\n");
+	if (s->lane_spans) {
+		char b1[32], b2[32];
+
+		fprintf(f, "other stacks: %s spans of %s thread%s on tracks of their own (calls on "
+			"coroutine, fiber or signal stacks that cross their thread's others)",
+			fmt_count(s->lane_spans, b1, sizeof(b1)),
+			fmt_count(s->lane_threads, b2, sizeof(b2)), s->lane_threads == 1 ? "" : "s");
+		if (s->lanes_crossed)
+			fprintf(f, "; %s crossed one on each of a thread's %d tracks and still "
+				"cross on the last", fmt_count(s->lanes_crossed, b1, sizeof(b1)),
+				LANES_MAX + 1);
+		fputc('\n', f);
+	}
 	if (s->noret)
 		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped or "
 			"the process exited, or left where nothing tells): in the trace as "
@@ -786,6 +802,13 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_kv_u64(w, "nativeStacksUnread", c->us_unread);
 		jw_kv_u64(w, "nativeStacksCallerAdded", c->us_callers);
 		jw_kv_u64(w, "nativeFramesUnnamed", unnamed);
+	}
+	if (c->lane_spans) {	/* spans on other-stack tracks (lanes.h) */
+		uint64_t threads, crossed = consumer_lanes_crossed(c, &threads);
+
+		jw_kv_u64(w, "spansOnOtherStacks", c->lane_spans);
+		jw_kv_u64(w, "threadsWithOtherStacks", threads);
+		jw_kv_u64(w, "spansCrossingOnLastTrack", crossed);
 	}
 	jw_kv_u64(w, "entryOnlyProbes", t->entry_only);
 	if (t->one_stack)
