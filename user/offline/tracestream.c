@@ -351,11 +351,20 @@ static int value_len(struct tstream *s, int depth, size_t *len, char *err, size_
 		while (i < n) {
 			c = b[i];
 			if (in_str) {
-				/* the bulk of a trace: string bytes up to the next quote or escape */
-				while (!esc && c != '"' && c != '\\' && ++i < n)
+				/*
+				 * the bulk of a trace: string bytes up to the next quote or escape,
+				 * found by memchr (a byte loop here was 17 % of `report`'s time)
+				 */
+				if (!esc) {
+					const char *q = memchr(b + i, '"', n - i);
+					size_t e = q ? (size_t)(q - b) : n;
+					const char *bs = memchr(b + i, '\\', e - i);
+
+					i = bs ? (size_t)(bs - b) : e;
+					if (i == n)
+						break;
 					c = b[i];
-				if (i == n)
-					break;
+				}
 				i++;
 				if (esc)
 					esc = false;
