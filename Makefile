@@ -42,7 +42,8 @@ TOOL		:= $(BUILD)/spyre-bpftrace
 # the programs the tests run (tests/progs): MOCK_DIR, MOCK, FIXTURES, TEST_PROGS and their rules
 include mk/progs.mk
 
-.PHONY: all deps deps-build deps-test test unit e2e demo bench clean install vmlinux check-deploy check-layers
+.PHONY: all deps deps-build deps-test test unit e2e demo bench clean install vmlinux check-deploy check-layers \
+	check-analyzer
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
@@ -140,6 +141,17 @@ check-layers:
 # The systemd unit and the DaemonSet parse and agree with the tracer's options.
 check-deploy:
 	sh tests/deploy/check-deploy.sh
+
+# Opt-in, not in `make test` (the analyzer cannot be fetched where CI runs): IBM's
+# aiu-trace-analyzer, a checkout of it named by AIU_TRACE_ANALYZER, reads our traces
+# (tests/e2e/analyzer.bats) and computes the statistics report computes alike
+# (tests/analyzer/stats.bats, compare.py). Installs python3-numpy and python3-pandas if missing.
+check-analyzer: all
+	@test -f "$(AIU_TRACE_ANALYZER)/src/aiu_trace_analyzer/__init__.py" || \
+		{ echo "check-analyzer: AIU_TRACE_ANALYZER=/path/to/aiu-trace-analyzer (a checkout)" >&2; \
+		  exit 2; }
+	sh tools/vm/apt-install.sh "analyzer deps" python3-numpy python3-pandas
+	AIU_TRACE_ANALYZER=$(abspath $(AIU_TRACE_ANALYZER)) bats tests/e2e/analyzer.bats tests/analyzer
 
 # Trace the mock job as a user would: start it, attach by PID, write a trace.
 demo: deps-build

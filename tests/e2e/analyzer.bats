@@ -2,46 +2,22 @@
 # IBM's aiu-trace-analyzer (acelyzer) ingests our traces as Kineto/PyTorch ("TORCH" dialect)
 # traces without errors, and its categorizer classifies every kind of device event we write.
 # Runs only when AIU_TRACE_ANALYZER names a checkout of github.com/IBM/aiu-trace-analyzer
-# (v1.0.2, v1.2.0 and its main branch of 2026-05, v1.2.0-4-gb156e40, tested; it needs
-# python3-numpy and python3-pandas; not installed by
-# `make deps`, since the analyzer itself cannot be fetched where CI runs):
+# (v1.0.2, v1.2.0 and its main branch of 2026-05, v1.2.0-4-gb156e40, tested), as
+# `make check-analyzer AIU_TRACE_ANALYZER=/path/to/aiu-trace-analyzer` does, or
 #   AIU_TRACE_ANALYZER=/path/to/aiu-trace-analyzer bats tests/e2e/analyzer.bats
-# AIU_PYTHON picks the interpreter (default: the first python3 that imports numpy and pandas).
-# v1.2.0 needs Python 3.12 for one construct (quotes inside f-string fields); on bookworm's 3.11
-# the tests run a copy with only those quotes swapped (tests/e2e/py311_fstrings.py).
+# (tests/e2e/analyzer-helpers.bash: the Python it needs). The statistics it computes, against
+# report's: tests/analyzer/stats.bats.
 
 load helpers
+load analyzer-helpers
 
 setup_file() {
-	[ -f "${AIU_TRACE_ANALYZER:-/nonexistent}/src/aiu_trace_analyzer/__init__.py" ] || return 0
-	local py
-	for py in ${AIU_PYTHON:-} python3 /usr/bin/python3; do
-		if "$py" -c 'import numpy, pandas' 2>/dev/null; then
-			"$py" "$BATS_TEST_DIRNAME/py311_fstrings.py" "$AIU_TRACE_ANALYZER" \
-				"$BATS_FILE_TMPDIR/analyzer" >&3
-			return
-		fi
-	done
+	analyzer_setup_file
 }
 
 setup() {
 	BG_PIDS=()
-	if [ -z "${AIU_TRACE_ANALYZER:-}" ]; then
-		skip "AIU_TRACE_ANALYZER is not set (point it at an aiu-trace-analyzer checkout)"
-	fi
-	if [ ! -f "$AIU_TRACE_ANALYZER/src/aiu_trace_analyzer/__init__.py" ]; then
-		skip "AIU_TRACE_ANALYZER=$AIU_TRACE_ANALYZER is not an aiu-trace-analyzer checkout"
-	fi
-	APY=
-	for py in ${AIU_PYTHON:-} python3 /usr/bin/python3; do
-		if "$py" -c 'import numpy, pandas' 2>/dev/null; then
-			APY=$py
-			break
-		fi
-	done
-	[ -n "$APY" ] || skip "no python3 with numpy and pandas (apt install python3-numpy python3-pandas)"
-	ANALYZER=$BATS_FILE_TMPDIR/analyzer
-	export PYTHONPATH="$ANALYZER/src${PYTHONPATH:+:$PYTHONPATH}"
+	analyzer_setup
 }
 
 # acelyzer IN OUT [OPTIONS]: run the analyzer, output (stdout+stderr) in $BATS_TEST_TMPDIR/ana.log
