@@ -8,8 +8,9 @@ LOSSES = ("dropsRingFull", "dropsTooDeep", "dropsNoStack", "sampledOut", "dropsR
           "noReturn", "unwound", "unmatchedReturns", "tailExits")
 
 
-def x(name, ts, dur=1.0, pid=100, tid=None, cat=RUNTIME, **args):
-    """A span ('X')."""
+def x(name, ts, dur=1.0, pid=100, tid=None, cat=RUNTIME, args=None, **more):
+    """A span ('X'): its args those of args (an arg called "name" say), then of more."""
+    args = dict(args or {}, **more)
     return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": pid if tid is None else tid,
             "ts": ts, "dur": dur, "args": args}
 
