@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""Writes the made-up inputs of merge.bats:
+"""Writes the made-up inputs of merge.bats and report.bats:
 
   make_trace.py kineto OUT PID BEFORE_NS AFTER_NS [CORR]   what the PyTorch profiler would have
       written for a ProfilerStep spanning [BEFORE, AFTER], with its own device 0 (a kernel and
       its arrow, correlation and arrow id CORR, 1 by default)
   make_trace.py shift IN OUT NS   our trace IN with its clock anchors NS later (as if traced then)
+  make_trace.py idle OUT   a device idle for known reasons (check_report.py idle has the answer):
+      kernels at 100-200, 300-400, 600-700 us: idle 200-300 and 400-600. Launch 2 (250-270)
+      queues kernel 2 from 270; a synchronize waits 200-250; launch 3 (450-460) queues kernel 3
+      from 460; a Python step runs 380-455. So queued 30 + 140, waiting 50, host-bound
+      20 (250-270) + 60 (400-460): the step ran 55 of it, the launches 30. The launches name
+      their lines (args.python, as with --python): train.py:42 made launch 2 (20 of it),
+      train.py:57 launch 3 and an aiuMalloc inside it (452-455): 10, its nested call once
 """
 import json
 import sys
@@ -44,12 +51,31 @@ def shift(src, out, ns):
     json.dump(d, open(out, "w"))
 
 
+def idle(out):
+    ev = [{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "Spyre 0"}}]
+
+    def x(name, cat, pid, ts, dur, **args):
+        ev.append({"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": pid or 1, "ts": ts,
+                   "dur": dur, "args": args})
+    lines = [None, "train.py:42 step", "train.py:57 step"]
+    for i, (lts, ldur, kts) in enumerate([(50, 10, 100), (250, 20, 300), (450, 10, 600)]):
+        py = {"python": lines[i]} if lines[i] else {}
+        x("aiuLaunchComputeStream", "privateuse1_runtime", 10, lts, ldur, correlation=i + 1, **py)
+        x("k%d" % i, "kernel", 0, kts, 100, correlation=i + 1)
+    x("aiuMalloc", "privateuse1_runtime", 10, 452, 3, python=lines[2])
+    x("spyreStreamSynchronize", "privateuse1_runtime", 10, 200, 50)
+    x("torch/nn/modules/module.py(1750): step", "python_function", 10, 380, 75)
+    json.dump({"traceEvents": ev}, open(out, "w"))
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "kineto":
         kineto(args[0], *(int(v) for v in args[1:]))
     elif cmd == "shift":
         shift(args[0], args[1], int(args[2]))
+    elif cmd == "idle":
+        idle(args[0])
     else:
         sys.exit(__doc__)
 
