@@ -23,9 +23,16 @@ def need(cond, what, *data):
         sys.exit("%s: %s%s" % (prog, what, "".join(": %r" % (x,) for x in data)))
 
 
+class Probes(dict):
+    """spyreProbes by name; a name not there ends the check, saying so (not a KeyError)."""
+
+    def __missing__(self, name):
+        need(False, "no probe %s in spyreProbes" % name, sorted(self))
+
+
 def probes(d):
     """The trace's spyreProbes by name."""
-    return {p["name"]: p for p in d.get("spyreProbes", [])}
+    return Probes((p["name"], p) for p in d.get("spyreProbes", []))
 
 
 def spans(d):
