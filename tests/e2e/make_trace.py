@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the made-up inputs of merge.bats and report.bats:
+"""Writes the made-up inputs of merge.bats, report.bats and device.bats:
 
   make_trace.py kineto OUT PID BEFORE_NS AFTER_NS [CORR]   what the PyTorch profiler would have
       written for a ProfilerStep spanning [BEFORE, AFTER], with its own device 0 (a kernel and
@@ -12,6 +12,10 @@
       20 (250-270) + 60 (400-460): the step ran 55 of it, the launches 30. The launches name
       their lines (args.python, as with --python): train.py:42 made launch 2 (20 of it),
       train.py:57 launch 3 and an aiuMalloc inside it (452-455): 10, its nested call once
+  make_trace.py broken-device IN DIR   a trace of the mock job IN broken three ways for
+      verify_device.py to catch: DIR/lost.json without its first kernel span, DIR/bytes.json
+      with every copy a byte longer than its launch, DIR/arrow.json with each arrow's finish
+      0.5 us off its span
 """
 import json
 import sys
@@ -68,6 +72,19 @@ def idle(out):
     json.dump({"traceEvents": ev}, open(out, "w"))
 
 
+def broken_device(src, out):
+    d = json.load(open(src))
+    ev = d["traceEvents"]
+
+    def save(name, events):
+        json.dump(dict(d, traceEvents=events), open(f"{out}/{name}.json", "w"))
+    i = next(i for i, e in enumerate(ev) if e.get("cat") == "kernel")
+    save("lost", ev[:i] + ev[i + 1:])
+    save("bytes", [dict(e, args=dict(e["args"], bytes=e["args"]["bytes"] + 1))
+                   if e.get("cat") == "gpu_memcpy" else e for e in ev])
+    save("arrow", [dict(e, ts=round(e["ts"] + 0.5, 3)) if e["ph"] == "f" else e for e in ev])
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "kineto":
@@ -76,6 +93,8 @@ def main():
         shift(args[0], args[1], int(args[2]))
     elif cmd == "idle":
         idle(args[0])
+    elif cmd == "broken-device":
+        broken_device(args[0], args[1])
     else:
         sys.exit(__doc__)
 
