@@ -61,6 +61,9 @@ def run(checker, case, tmp):
                 json.dump(obj, f)
         if isinstance(obj, str) and obj.startswith("#!"):
             os.chmod(paths[key], 0o755)     # a stand-in for a program the checker runs
+    missing = [a for a in argv if a.startswith("@") and a[1:] not in paths]
+    if missing:
+        return "%s %s" % (checker, name), False, "the case names no file %s" % missing
     args = [paths[a[1:]] if a.startswith("@") else a for a in argv]
     rc, out = invoke(os.path.join(E2E, checker), args)
     if fail is None:
