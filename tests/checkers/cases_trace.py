@@ -7,6 +7,7 @@ SYNC, ALLOC, QUERY = ("flex::RuntimeStream::synchronize", "flex::FlexAllocator::
 
 
 def cases():
+    yield from launch_cases()
     t = {"traceEvents": [x("aiuInitializeRuntime", 0.0), x("aiuGetNumDevices", 2.0)]}
     argv = ["has", "@t", "aiuInitializeRuntime", "aiuGetNumDevices"]
     yield "has", argv, {"t": t}, None
@@ -72,3 +73,22 @@ def cases():
     yield "query-done: a true too many", argv, {"t": broken(
         t, lambda d: d["traceEvents"][0]["args"].update(done=True)), "c": counts}, \
         "want the job's queriesTrue"
+
+
+def launch_cases():
+    t = {"traceEvents": [x("tj_leaf", float(i)) for i in range(20)] +
+         [x("tj_catch", 30.0 + i) for i in range(20)] + [instant("tj_leaf", 99.0)]}
+    c = {"calls": {"tj_leaf": 20, "tj_catch": 20, "tj_level": 3}}
+    argv = ["calls", "@t", "@c", "20", "tj_leaf", "tj_catch"]
+    yield "calls", argv, {"t": t, "c": c}, None
+    yield "calls: a call without its span", argv, {"t": broken(
+        t, lambda d: d["traceEvents"].pop(0)), "c": c}, "tj_leaf: the job's calls and spans"
+    yield "calls: the job made other than N", argv, {"t": t, "c": broken(
+        c, lambda d: d["calls"].update(tj_catch=21))}, "tj_catch"
+
+    base = {"traceEvents": [instant("Py_GetVersion", float(i)) for i in range(3)]}
+    more = {"traceEvents": [instant("Py_GetVersion", float(i)) for i in range(20)]}
+    argv = ["more", "@b", "@t", "Py_GetVersion", "17"]
+    yield "more", argv, {"b": base, "t": more}, None
+    yield "more: a call lost", argv, {"b": base, "t": broken(
+        more, lambda d: d["traceEvents"].pop())}, "want 17"

@@ -13,6 +13,10 @@ verify_trace.py checks the whole trace against the default probes; these, one ki
       entries done by BPF (this kernel refuses a uprobe program that writes registers)
   query-done TRACE COUNTS   aiuStreamQuery's args.done a bool per call of query(), as many
       true as the job counted (queriesTrue)
+  calls TRACE COUNTS N NAME ...   (launch.bats) each NAME called N times by the job, each call a
+      span
+  more BASE TRACE NAME N   (launch.bats) TRACE has N events of NAME more than BASE: the calls
+      the job made beyond those of a run that made none
 
 Exit 0 when all holds, else 1 with the first promise broken and its data.
 """
@@ -71,6 +75,19 @@ def query_done(a):
          done.count(True), c["queriesTrue"])
 
 
+def calls(a):
+    t, c = load(a.trace), load(a.counts)["calls"]
+    n = collections.Counter(e["name"] for e in spans(t))
+    for f in a.name:
+        need(c.get(f) == a.n and n[f] == c[f], "%s: the job's calls and spans, want %d" %
+             (f, a.n), c.get(f), n[f])
+
+
+def more(a):
+    n = [sum(e.get("name") == a.name for e in load(p)["traceEvents"]) for p in (a.base, a.trace)]
+    need(n[1] - n[0] == a.n, "%s events more than the base run, want %d" % (a.name, a.n), n)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -91,6 +108,17 @@ def main():
     for f in ("trace", "counts", "untraced"):
         c.add_argument(f)
     c.set_defaults(fn=entries)
+    c = sub.add_parser("calls")
+    c.add_argument("trace")
+    c.add_argument("counts")
+    c.add_argument("n", type=int)
+    c.add_argument("name", nargs="+")
+    c.set_defaults(fn=calls)
+    c = sub.add_parser("more")
+    for f in ("base", "trace", "name"):
+        c.add_argument(f)
+    c.add_argument("n", type=int)
+    c.set_defaults(fn=more)
     c = sub.add_parser("query-done")
     c.add_argument("trace")
     c.add_argument("counts")
