@@ -62,13 +62,6 @@ def cases():
     yield "values: a read faulted", argv, {"t": broken(
         t, lambda d: by_name(d, "set_kernel").update(derefFaults=1))}, "faulted"
 
-    d = {"traceEvents": [], "distributedInfo": {"backend": "spyre_ccl", "rank": 5,
-                                                "world_size": 8}}
-    yield "dist", ["dist", "@t", "5", "8"], {"t": d}, None
-    yield "dist: another rank", ["dist", "@t", "4", "8"], {"t": d}, "want rank 4 of 8"
-    yield "dist --none", ["dist", "@t", "--none"], {"t": {"traceEvents": []}}, None
-    yield "dist --none: one made up", ["dist", "@t", "--none"], {"t": d}, "want none"
-
     spans = [x("k%d" % i, i * 10.0, 2.0, pid=0, tid=1, cat="kernel", end="synchronize")
              for i in range(4)]
     fol = {"traceEvents": spans, "spyreStats": {"deviceSpans": 4, "launchesInFlight": 0},

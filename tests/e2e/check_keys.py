@@ -11,8 +11,7 @@ launches:
       return, their correlations the launches', inside their synchronize; 6 arrow events;
       distributedInfo from the environment (rank 1 of 2, its PCI bus id); 3 device spans, no
       memory read faulted
-  dist TRACE RANK SIZE | dist TRACE --none   distributedInfo from getRank/getSize (no RANK in
-      the environment), or none at all when nothing says
+  (the rank from getRank/getSize alone: check_collectives.py dist)
   sync-ends TRACE MODE   sync_forward tail-jumps to sync_stream: MODE followed (the jump
       followed: 4 device spans all ended by a synchronize, none in flight), cut
       (SPYRE_NO_TAIL_FOLLOW: the span ends at the jump, no evidence, 4 in flight) or real
@@ -75,16 +74,6 @@ def values(a):
          [p for p in d["spyreProbes"] if p.get("derefFaults")])
 
 
-def dist(a):
-    d = load(a.trace)
-    if a.none:
-        need("distributedInfo" not in d, "distributedInfo, want none", d.get("distributedInfo"))
-        return
-    need(d.get("distributedInfo") == {"backend": "spyre_ccl", "rank": a.rank,
-                                      "world_size": a.size},
-         "distributedInfo, want rank %s of %s" % (a.rank, a.size), d.get("distributedInfo"))
-
-
 def sync_ends(a):
     d = load(a.trace)
     st = d["spyreStats"]
@@ -121,12 +110,6 @@ def main():
     c = sub.add_parser("values")
     c.add_argument("trace")
     c.set_defaults(fn=values)
-    c = sub.add_parser("dist")
-    c.add_argument("trace")
-    c.add_argument("rank", type=int, nargs="?")
-    c.add_argument("size", type=int, nargs="?")
-    c.add_argument("--none", action="store_true")
-    c.set_defaults(fn=dist)
     c = sub.add_parser("sync-ends")
     c.add_argument("trace")
     c.add_argument("mode", choices=("followed", "cut", "real"))
@@ -135,8 +118,6 @@ def main():
     c.add_argument("trace")
     c.set_defaults(fn=deref_fault)
     a = ap.parse_args()
-    if a.cmd == "dist" and a.none == (a.rank is not None):
-        ap.error("dist: RANK SIZE or --none")
     a.fn(a)
 
 

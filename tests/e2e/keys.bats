@@ -5,6 +5,7 @@
 load helpers
 
 CHECK_KEYS="python3 $ROOT/tests/e2e/check_keys.py"
+CHECK_COLL="python3 $ROOT/tests/e2e/check_collectives.py"
 
 KEYSJOB=$BUILD/tests/keysjob
 
@@ -44,12 +45,12 @@ P
 		-o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	$CHECK_KEYS dist "$BATS_TEST_TMPDIR/t.json" 5 8
+	$CHECK_COLL dist "$BATS_TEST_TMPDIR/t.json" 5 8
 	# and none at all when nothing says
 	run env -u RANK -u WORLD_SIZE "$TOOL" --no-default --probe 'libkeysjob.so:launch' \
 		-o "$BATS_TEST_TMPDIR/n.json" -- "$KEYSJOB"
 	[ "$status" -eq 0 ]
-	$CHECK_KEYS dist "$BATS_TEST_TMPDIR/n.json" --none
+	$CHECK_COLL dist "$BATS_TEST_TMPDIR/n.json" --none
 }
 
 @test "a synchronize that tail-jumps to the real one: evidence at the real one's return, none where the jump ends the span" {
