@@ -340,5 +340,18 @@ def no_stack_cases():
 def cases():
     for f in (fork_cases, forkdev_cases, runtime_cases, late_threads_cases, renamed_cases,
               untraced_cases, ring_full_cases, tail_cases, longjmp_cases, deepjump_cases,
-              throw_cases, inside_cases, no_stack_cases):
+              throw_cases, inside_cases, no_stack_cases, pid_reused_cases):
         yield from f()
+
+
+def pid_reused_cases():
+    t = trace([meta("process_name", "mock-spyre-job", PARENT),
+               meta("thread_name", "mock-spyre-job", PARENT, PARENT),
+               meta("thread_name", "train-0", PARENT, PARENT + 1),
+               meta("process_name", "impostor", CHILD)])
+    argv = ["pid-reused", "@t", str(PARENT), "mock-spyre-job", "impostor"]
+    yield "pid-reused", argv, {"t": t}, None
+    yield "pid-reused: the next owner's thread name", argv, {"t": broken(
+        t, lambda d: d["traceEvents"][2]["args"].update(name="impostor"))}, "next owner"
+    yield "pid-reused: the next owner's process name", argv, {"t": broken(
+        t, lambda d: d["traceEvents"][0]["args"].update(name="impostor"))}, "process name"

@@ -32,6 +32,7 @@ def stackjob_trace():
 
 
 def cases():
+    yield from hostile_cases()
     t = stackjob_trace()
     c = {"rounds": R, "leaked": [{"addr": "0x1000", "bytes": 8}] * L}
     log = "native stacks: %d calls carried one (%d with their caller added)\n" % (2 * R + 2 * L, R)
@@ -202,3 +203,41 @@ def cases():
         "want the launch and its caller"
     yield "fleet: a stack lost uncounted", ["fleet", "@t", "100"], {"t": broken(
         ft, lambda d: d["spyreProbes"][0].update(ustackLost=0))}, "uncounted"
+
+
+def hostile_cases():
+    g = "getpid+0x0 (libc.so.6)"
+    t = {"traceEvents": [x("getpid", float(i), pid=100 + i % 2, ustack=[g, "main+0x9 (m)"])
+                         for i in range(6)] + [x("open", 9.0, ustack=["open+0x0 (x)"])]}
+    yield "first-frames", ["first-frames", "@t", g], {"t": t}, None
+    yield "first-frames --pid", ["first-frames", "@t", g, "--pid", "101"], {"t": t}, None
+    yield "first-frames: named from the forged file", ["first-frames", "@t", g], {"t": broken(
+        t, lambda d: d["traceEvents"][2]["args"]["ustack"].__setitem__(
+            0, "libc.so.6+0xd54e0"))}, "want 'getpid+0x0 (libc.so.6)' alone"
+    yield "first-frames --pid: another process's forged", ["first-frames", "@t", g, "--pid",
+                                                            "101"], {"t": broken(
+        t, lambda d: d["traceEvents"][2]["args"]["ustack"].__setitem__(
+            0, "libc.so.6+0xd54e0"))}, None
+    yield "first-frames: none", ["first-frames", "@t", g, "--pid", "7"], {"t": t}, "alone"
+    yield "first-frames: an empty stack", ["first-frames", "@t", g], {"t": broken(
+        t, lambda d: d["traceEvents"][0]["args"].update(ustack=[]))}, "alone"
+
+    a_, b_ = "swap_a+0x10 (libswapa.so)", "swap_b+0x10 (libswapb.so)"
+    calls = [a_] * 50 + [a_] * 20 + [b_] * 1200
+    t = {"traceEvents": [x("getpid", float(i), ustack=["getpid+0x0 (libc.so.6)", c])
+                         for i, c in enumerate(calls)]}
+    yield "swap", ["swap", "@t"], {"t": t}, None
+    yield "swap: no call of swap_a", ["swap", "@t"], {
+        "t": {"traceEvents": t["traceEvents"][70:]}}, "want swap_a's and swap_b's"
+
+    def cached(d):
+        for e in d["traceEvents"][100:150]:
+            e["args"]["ustack"][1] = a_      # after swap_b's first, swap_a's name again
+    yield "swap: swap_a's name back after swap_b's", ["swap", "@t"], \
+        {"t": broken(t, cached)}, "swap_a after swap_b"
+
+    def forever(d):
+        for e in d["traceEvents"][70:]:
+            e["args"]["ustack"][1] = "swap_b+0x10 (libswapa.so)"
+    yield "swap: named from the old file", ["swap", "@t"], {"t": broken(t, forever)}, \
+        "the last 1,000 callers"

@@ -33,6 +33,9 @@ job did: tests/progs/flexhelper.cpp's modes, or the mock job's counts. One subco
       noReturn, after the M calls before it
   no-stack TRACE COUNTS   SPYRE_TEST_NO_STACK_EVERY: every call a hit, each an event or a
       dropsNoStack, none too deep or ring-full, over 100 without a stack
+  pid-reused TRACE PID NAME IMPOSTOR   (hostile.bats) the job ended and its pid went to another
+      program before the names were read: PID's process named NAME, no process or thread
+      name of it naming the IMPOSTOR
 
 Exit 0 when all holds, else 1 with the first promise broken and its data.
 """
@@ -305,6 +308,15 @@ def no_stack(a):
     need(total > 100, "calls without a stack, want over 100", total)
 
 
+def pid_reused(a):
+    d = load(a.trace)
+    names = [(e["name"], e["args"]["name"]) for e in d["traceEvents"]
+             if e.get("ph") == "M" and e.get("pid") == a.pid and
+             e["name"] in ("process_name", "thread_name")]
+    need(("process_name", a.name) in names, "process name, want " + a.name, names)
+    need(not any(a.impostor in n for _, n in names), "a name of the pid's next owner", names)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -365,6 +377,12 @@ def main():
     c.add_argument("trace")
     c.add_argument("counts")
     c.set_defaults(fn=no_stack)
+    c = sub.add_parser("pid-reused")
+    c.add_argument("trace")
+    c.add_argument("pid", type=int)
+    c.add_argument("name")
+    c.add_argument("impostor")
+    c.set_defaults(fn=pid_reused)
     a = ap.parse_args()
     a.fn(a)
 

@@ -22,6 +22,12 @@ ustack.bats): each frame "FUNCTION+0xOFFSET (FILE)", against what the job is kno
       allocator's stacks, one from at::detail::empty_cpu
   fleet TRACE PID   -a: the job's spyreStreamLaunch spans carry the launch and its caller in the
       job, those without one counted lost
+  first-frames TRACE FRAME [--pid PID]   (hostile.bats) every getpid event's stack (of PID) starts
+      at FRAME, some of them: named from the file that holds it, not one that forged its name
+      and build id
+  swap TRACE   (hostile.bats) a library unloaded and another loaded at its address: getpid's
+      callers from both, swap_b's last 1,000 calls named from libswapb.so (the mappings read
+      again), none of swap_a's after swap_b's first
 
 Exit 0 when all holds, else 1 with the first promise broken and its data.
 """
@@ -207,6 +213,33 @@ def fleet(a):
          len(launches), len(ev), lost)
 
 
+def first_frames(a):
+    d = load(a.trace)
+    c = collections.Counter((e["args"]["ustack"] or [None])[0] for e in d["traceEvents"]
+                            if e.get("name") == "getpid" and "ustack" in e.get("args", {})
+                            and (a.pid is None or e["pid"] == a.pid))
+    print(dict(c))
+    need(set(c) == {a.frame}, "getpid's first frames, want %r alone" % a.frame, dict(c))
+
+
+def swap(a):
+    d = load(a.trace)
+    callers = [e["args"]["ustack"][1] for e in d["traceEvents"] if e.get("name") == "getpid"
+               and len(e.get("args", {}).get("ustack", [])) > 1]
+    sa = [c for c in callers if c.startswith("swap_a+")]
+    sb = [c for c in callers if c.startswith("swap_b+")]
+    print(len(callers), "calls:", len(sa), "from swap_a,", len(sb), "from swap_b")
+    need(sa and sb, "callers, want swap_a's and swap_b's", callers[-5:])
+    # swap_b's last 1,000 calls (more than a second after the swap) are all named swap_b
+    # (before: every one was swap_a's, its name cached by address forever)
+    need(all(c.startswith("swap_b+0x") and c.endswith("(libswapb.so)") for c in callers[-1000:]),
+         "the last 1,000 callers, want swap_b in libswapb.so",
+         [c for c in callers[-1000:] if not c.startswith("swap_b+")][:5])
+    # and the names never go back
+    need(all(c.startswith("swap_b+") for c in callers[callers.index(sb[0]):]),
+         "swap_a after swap_b")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -228,6 +261,14 @@ def main():
     c = sub.add_parser("torch")
     c.add_argument("trace")
     c.set_defaults(fn=torch)
+    c = sub.add_parser("first-frames")
+    c.add_argument("trace")
+    c.add_argument("frame")
+    c.add_argument("--pid", type=int)
+    c.set_defaults(fn=first_frames)
+    c = sub.add_parser("swap")
+    c.add_argument("trace")
+    c.set_defaults(fn=swap)
     c = sub.add_parser("fleet")
     c.add_argument("trace")
     c.add_argument("pid", type=int)
