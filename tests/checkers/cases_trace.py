@@ -1,5 +1,5 @@
 """check_trace.py (trace.bats): good, then one break per promise."""
-from craft import broken, instant, x
+from craft import broken, instant, probe, x
 
 CHECKER = "check_trace.py"
 SYNC, ALLOC, QUERY = ("flex::RuntimeStream::synchronize", "flex::FlexAllocator::allocate",
@@ -8,6 +8,7 @@ SYNC, ALLOC, QUERY = ("flex::RuntimeStream::synchronize", "flex::FlexAllocator::
 
 def cases():
     yield from launch_cases()
+    yield from more_cases()
     t = {"traceEvents": [x("aiuInitializeRuntime", 0.0), x("aiuGetNumDevices", 2.0)]}
     argv = ["has", "@t", "aiuInitializeRuntime", "aiuGetNumDevices"]
     yield "has", argv, {"t": t}, None
@@ -92,3 +93,47 @@ def launch_cases():
     yield "more", argv, {"b": base, "t": more}, None
     yield "more: a call lost", argv, {"b": base, "t": broken(
         more, lambda d: d["traceEvents"].pop())}, "want 17"
+
+
+def more_cases():
+    A, B = "/d/a/libf.so", "/d/b/libf.so"
+    t = {"traceEvents": [x("fixture_c_entry", float(i), args={"file": A if i < 3 else B})
+                         for i in range(8)],
+         "spyreProbes": [probe("fixture_c_entry", library=A, events=3),
+                         probe("fixture_c_entry", library=B, events=5)]}
+    out = ("function                      calls   total    mean     p50     p99\n"
+           "fixture_c_entry [%s]   3  0.100  0.033  0.030  0.040\n"
+           "fixture_c_entry [%s]   5  0.200  0.040  0.040  0.050\n" % (A, B))
+    argv = ["files", "@t", "@o", "fixture_c_entry", A + "=3", B + "=5"]
+    yield "files", argv, {"t": t, "o": out}, None
+    yield "files: a copy renamed", argv, {"t": broken(
+        t, lambda d: d["spyreProbes"][1].update(name="fixture_c_entry (b)")), "o": out}, \
+        "renamed or sharing"
+    yield "files: one probe for both", argv, {"t": broken(
+        t, lambda d: d["spyreProbes"].pop()), "o": out}, "one per file"
+    yield "files: a file's events", argv, {"t": broken(
+        t, lambda d: d["spyreProbes"][0].update(events=4)), "o": out}, "events of " + A
+    yield "files: a span without its file", argv, {"t": broken(
+        t, lambda d: d["traceEvents"][0]["args"].pop("file")), "o": out}, "spans by file"
+    one_row = out.split("\n", 1)[0] + "\nfixture_c_entry   8  0.300  0.037  0.035  0.050\n"
+    yield "files: one summary row for both", argv, {"t": t, "o": one_row}, "summary rows"
+    yield "files: renamed in the summary", argv, {"t": t, "o": out + "renamed: x\n"}, \
+        "renamed a function"
+
+    t = {"traceEvents": [], "spyreStats": {"drops": 0},
+         "spyreProbes": [probe("aten::mm", "at::_ops::mm::call", hits=30),
+                         probe("aten::add", "at::_ops::add_Tensor::call", hits=9)]}
+    argv = ["hits", "@t", "at::_ops::mm::call", "30"]
+    yield "hits", argv, {"t": t}, None
+    yield "hits: a failed call unseen", ["hits", "@t", "at::_ops::mm::call", "31"], {"t": t}, \
+        "want one probe with 31"
+    yield "hits: a drop", argv, {"t": broken(t, lambda d: d["spyreStats"].update(drops=1))}, \
+        "drops"
+
+    syms = ["at::_ops::op%d::call" % i for i in range(30)] + ["c10::alloc_cpu"]
+    t = {"traceEvents": [], "spyreProbes": [probe(s.split("::")[-2], s) for s in syms]}
+    argv = ["table", "@t", "20", "c10::alloc_cpu", "at::_ops::op3::call"]
+    yield "table", argv, {"t": t}, None
+    yield "table: a line unresolved", ["table", "@t", "20", "c10::free_cpu"], {"t": t}, \
+        "no probe of c10::free_cpu"
+    yield "table: too few ops", ["table", "@t", "30", "c10::alloc_cpu"], {"t": t}, "want over 30"

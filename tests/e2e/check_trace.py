@@ -17,11 +17,19 @@ verify_trace.py checks the whole trace against the default probes; these, one ki
       span
   more BASE TRACE NAME N   (launch.bats) TRACE has N events of NAME more than BASE: the calls
       the job made beyond those of a run that made none
+  files TRACE SUMMARY FUNC FILE=N ...   (names.bats) one library mapped from several files:
+      FUNC's probe once per file, all named FUNC (none renamed, no sharedName), each with its
+      file's calls; every span FUNC, its file in args.file; the summary (SUMMARY, the tracer's
+      stdout) a row "FUNC [FILE]" per file with its count, nothing renamed
+  hits TRACE SYMBOL N   (scale.bats) SYMBOL's one probe hit N times, nothing dropped
+  table TRACE MIN SYMBOL ...   (pytorch-trixie.bats) each SYMBOL has its probe, and over MIN
+      at::_ops::*::call functions do (the whole table resolved)
 
 Exit 0 when all holds, else 1 with the first promise broken and its data.
 """
 import argparse
 import collections
+import re
 
 from checklib import load, need, spans
 
@@ -88,6 +96,51 @@ def more(a):
     need(n[1] - n[0] == a.n, "%s events more than the base run, want %d" % (a.name, a.n), n)
 
 
+def files(a):
+    t = load(a.trace)
+    want = {f: int(n) for f, n in (w.rsplit("=", 1) for w in a.want)}
+    ps = t["spyreProbes"]
+    # one function, one name: each copy's probe is FUNC, nothing renamed
+    need(len(ps) == len(want), "probes, want one per file", ps)
+    need(all(p["name"] == a.func and "sharedName" not in p for p in ps),
+         "a probe renamed or sharing its name", ps)
+    need({p.get("library") for p in ps} == set(want), "the probes' libraries", ps)
+    for p in ps:
+        need(p["events"] == want[p["library"]], "events of " + p["library"], p)
+    # every event has the function's name; its file is in args
+    sp = spans(t)
+    need({e["name"] for e in sp} == {a.func}, "span names", {e["name"] for e in sp})
+    n = collections.Counter(e["args"].get("file") for e in sp)
+    need(n == want, "spans by file", dict(n))
+    # the summary: one row per file, the function's name and its file, with its count
+    rows = {}
+    out = open(a.summary).read()
+    for line in out.split("\n"):
+        m = re.match(r"(%s.*?)\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\S+$" % re.escape(a.func),
+                     line.rstrip())
+        if m:
+            rows[m.group(1)] = int(m.group(2))
+    need(rows == {"%s [%s]" % (a.func, f): k for f, k in want.items()}, "summary rows", rows)
+    need("renamed:" not in out, "the summary renamed a function")
+
+
+def hits(a):
+    d = load(a.trace)
+    h = [p["hits"] for p in d["spyreProbes"] if p["symbol"] == a.symbol]
+    need(h == [a.n], "%s's hits, want one probe with %d" % (a.symbol, a.n), h)
+    need(d["spyreStats"]["drops"] == 0, "drops", d["spyreStats"])
+
+
+def table(a):
+    d = load(a.trace)
+    syms = {p["symbol"] for p in d["spyreProbes"]}
+    for s in a.symbol:
+        need(s in syms, "no probe of " + s)
+    ops = sum(s.startswith("at::_ops::") and s.endswith("::call") for s in syms)
+    print("%d at::_ops::*::call probes" % ops)
+    need(ops > a.min, "at::_ops::*::call probes, want over %d" % a.min, ops)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -119,6 +172,21 @@ def main():
         c.add_argument(f)
     c.add_argument("n", type=int)
     c.set_defaults(fn=more)
+    c = sub.add_parser("files")
+    for f in ("trace", "summary", "func"):
+        c.add_argument(f)
+    c.add_argument("want", nargs="+", metavar="FILE=N")
+    c.set_defaults(fn=files)
+    c = sub.add_parser("hits")
+    c.add_argument("trace")
+    c.add_argument("symbol")
+    c.add_argument("n", type=int)
+    c.set_defaults(fn=hits)
+    c = sub.add_parser("table")
+    c.add_argument("trace")
+    c.add_argument("min", type=int)
+    c.add_argument("symbol", nargs="+")
+    c.set_defaults(fn=table)
     c = sub.add_parser("query-done")
     c.add_argument("trace")
     c.add_argument("counts")
