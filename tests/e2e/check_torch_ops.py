@@ -89,12 +89,14 @@ def main():
         # the summary's rows: one per function, names as in the trace
         rows = []
         table = False
-        for line in open(a.summary):
-            if line.startswith("function "):
+        for line in open(a.summary, encoding="utf-8"):
+            if line.rstrip("\n").endswith("p99 µs  function"):
                 table = True
                 continue
             if table:
-                m = re.match(r"(\S.*?)\s+(\d+)\s+(\S+\s+){3}\S+$", line.rstrip("\n"))
+                # count, total ms, mean, p50, p99 µs, then the name (report's columns)
+                m = re.match(r" +[0-9,]+ +(?:[0-9.]+|-) +(?:[0-9.]+|-) +(?:[0-9.]+|-) +"
+                             r"(?:[0-9.]+|-)  (.+)$", line.rstrip("\n"))
                 if not m:
                     break
                 rows.append(m.group(1))

@@ -297,6 +297,12 @@ coroutine_traced() {
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	# and said: co_step's and co_yield's 600 spans each, one thread, none left crossing
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["spansOnOtherStacks"]')" -eq 1200 ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["threadsWithOtherStacks"]')" -eq 1 ]
+	[ "$(json_get "$BATS_TEST_TMPDIR/t.json" 'd["spyreStats"]["spansCrossingOnLastTrack"]')" -eq 0 ]
+	grep -q "^other stacks: 1,200 spans of 1 thread on tracks of their own" \
+		"$BATS_TEST_TMPDIR/tracer.out"
 }
 
 @test "coroutines abandoned inside traced calls and started again on the same stack: their calls unwound, nothing piles up" {

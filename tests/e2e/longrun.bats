@@ -97,7 +97,7 @@ parts() {
 	stop_tracer HUP
 	[ "$TRACER_RC" -eq 0 ]
 	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
-	grep -q '^spyreLaunchJobPlan ' "$BATS_TEST_TMPDIR/tracer.out"
+	grep -Eq '^ +[0-9,]+ .*  spyreLaunchJobPlan$' "$BATS_TEST_TMPDIR/tracer.out"
 }
 
 @test "SIGHUP is ignored by a tracer started under nohup; SIGINT still ends it" {

@@ -2,7 +2,7 @@
 # report: the tables a trace holds, read back; every figure against the job's own counts or
 # the same figure computed over the JSON here, independently.
 
-load helpers
+load fault-helpers
 
 CHECK_REPORT="python3 $ROOT/tests/e2e/check_report.py"
 
@@ -37,7 +37,44 @@ trace_mock() {
 	grep -q "^device kernels, by total time" <<<"$output"
 	grep -Eq "^ +400 +26,214,400 +[0-9.]+ +[0-9.]+ +[0-9.]+  Memcpy \(HtoD\)$" <<<"$output"
 	grep -Eq "^  device pid 0 \"Spyre 0\": busy [0-9.]+ % of " <<<"$output"
-	grep -q "^health: 0 events lost in the ring (drops)" <<<"$output"
+	grep -Eq "^health: [0-9,]+ events, [0-9,]+ probe hits, 0 dropped \(ring full 0, too deep 0, device spans dropped 0\), 0 unwound \(the run's summary line\)$" <<<"$output"
+}
+
+@test "report: a trace's health line is the run's own summary line, losses and all" {
+	# a consumer starved (stopped) with a ring too small: calls dropped, counted by cause
+	start_job --threads 2 --iters 5000 --compute-us 0
+	start_tracer --ringbuf-mb 1 -o "$BATS_TEST_TMPDIR/t.json"
+	kill -USR1 "$JOB_PID"
+	wait_size "$BATS_TEST_TMPDIR/t.json" 500000
+	kill -STOP "$TRACER_PID"
+	EXTRA_PIDS+=("$TRACER_PID")
+	sleep 0.5	# the 1 MiB ring holds ~11k events: a drop needs the job, not a clock
+	kill -CONT "$TRACER_PID"
+	wait_for "$BATS_TEST_TMPDIR/counts.json" 60
+	stop_tracer INT
+	stop_job
+	[ "$TRACER_RC" -eq 0 ]
+	local line
+	line=$(sed -n 's/^spyre-bpftrace summary for pid [0-9]*: //p' \
+		"$BATS_TEST_TMPDIR/tracer.out" "$BATS_TEST_TMPDIR/tracer.err")
+	[[ "$line" == *" dropped (ring full "* ]]
+	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	grep -Fxq "health: $line (the run's summary line)" <<<"$output" || {
+		echo "summary: $line"; grep "^health" <<<"$output"; false; }
+	# the same counts in the report's JSON, under the metadata's own keys
+	run "$TOOL" report --json "$BATS_TEST_TMPDIR/t.json"
+	[ "$status" -eq 0 ]
+	python3 -c 'import json, sys
+h = json.loads(sys.argv[1])["files"][0]["health"]
+s = json.load(open(sys.argv[2]))["spyreStats"]
+keys = ("events", "probeHits", "dropsRingFull", "dropsTooDeep", "dropsNoStack",
+        "recordsUnreadable", "deviceOverflow", "unwound", "drops")
+assert all(h[k] == s[k] for k in keys), [(k, h.get(k), s.get(k)) for k in keys]
+assert h["dropped"] == sum(s[k] for k in keys[2:7]), h
+assert s["drops"] == s["dropsRingFull"] + s["dropsTooDeep"] + s["dropsNoStack"], s
+assert s["dropsRingFull"] > 0, s' \
+		"$output" "$BATS_TEST_TMPDIR/t.json"
 }
 
 @test "report: a budgeted run's health says which part of the run the figures cover" {
@@ -146,4 +183,13 @@ JSON
 	echo "$output"
 	grep -Eq "^ +\? +100 +0\.040 +0\.020 +50\.0%$" <<<"$output"
 	grep -Eq "^ +\? +101 +0\.100 +0\.040 +40\.0%$" <<<"$output"
+}
+
+@test "report: the summary's table, spyreProbes and report's host rows are one model: counts and totals equal" {
+	"$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -- "$MOCK" --iters 200 >"$BATS_TEST_TMPDIR/job.out" \
+		2>"$BATS_TEST_TMPDIR/tracer.err"
+	"$TOOL" report --json "$BATS_TEST_TMPDIR/t.json" >"$BATS_TEST_TMPDIR/r.json"
+	"$TOOL" report "$BATS_TEST_TMPDIR/t.json" >"$BATS_TEST_TMPDIR/r.txt"
+	python3 "$ROOT/tests/e2e/check_fn_rows.py" "$BATS_TEST_TMPDIR/t.json" \
+		"$BATS_TEST_TMPDIR/tracer.err" "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/r.txt"
 }

@@ -339,5 +339,5 @@ other_uprobe_off() {
 	# the per-function counts too: the most-called function's row
 	q=$(counts_field "$BATS_TEST_TMPDIR/counts.json" calls | python3 -c '
 import ast, sys; c = ast.literal_eval(sys.stdin.read()); print(format(c["flex::RuntimeStream::synchronize"], ","))')
-	grep -Eq "^aiuScheduleWait +$q " "$BATS_TEST_TMPDIR/tracer.out"
+	grep -Eq "^ +$q +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  aiuScheduleWait$" "$BATS_TEST_TMPDIR/tracer.out"
 }

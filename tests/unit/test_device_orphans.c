@@ -40,7 +40,7 @@ TEST(device_orphan_completions_do_not_starve_launches)
 		t = OBASE + (uint64_t)i * 100000;
 		device_complete(&d, 10, 1000000 + i, 0xC, t);
 	}
-	CHECK(d.cnt < DEVICE_MAX_PENDING / 2);
+	CHECK(d.ops.cnt < DEVICE_MAX_PENDING / 2);
 	device_launch(&d, 10, 11, 1, 0xA, OP_COMPUTE, 0, t + 1000, t + 1000);
 	device_complete(&d, 10, 1, 0xA, t + 9000);
 	CHECK_EQ_INT(d.st.matched, 1);

@@ -60,6 +60,8 @@ static void small_window(struct prom_window *w)
 	CHECK_EQ_INT(prom_window_add_span(w, &job, "aiuMalloc", s), 0);
 	CHECK_EQ_INT(prom_window_add_count(w, &job, "aiuOperationComplete", 7), 0);
 	CHECK_EQ_INT(prom_window_add_drops(w, NULL, "aiuMalloc", 2, 0, 0), 0);
+	prom_window_add_counts(w, &(struct run_counts){ .events = 12, .hits = 9, .ring = 2,
+							.unwound = 1 });
 	w->attach_ns = 250000000;
 	w->detach_ns = 60000000;
 	prom_window_end(w, 2000000000);
@@ -99,6 +101,28 @@ static const char small_expected[] =
 	"it would have used untraced, in the last window (NaN: not known).\n"
 	"# TYPE spyre_overhead_ratio gauge\n"
 	"spyre_overhead_ratio NaN\n"
+	"# HELP spyre_trace_events_total Trace events written (summed over the windows).\n"
+	"# TYPE spyre_trace_events_total counter\n"
+	"spyre_trace_events_total 12\n"
+	"# HELP spyre_probe_hits_total Probe hits of traced functions, the unwinder's apart "
+	"(summed over the windows).\n"
+	"# TYPE spyre_probe_hits_total counter\n"
+	"spyre_probe_hits_total 9\n"
+	"# HELP spyre_calls_dropped_total Calls dropped before the trace, by reason (summed over "
+	"the windows).\n"
+	"# TYPE spyre_calls_dropped_total counter\n"
+	"spyre_calls_dropped_total{reason=\"ring_full\"} 2\n"
+	"spyre_calls_dropped_total{reason=\"too_deep\"} 0\n"
+	"spyre_calls_dropped_total{reason=\"no_stack\"} 0\n"
+	"spyre_calls_dropped_total{reason=\"unreadable\"} 0\n"
+	"# HELP spyre_device_spans_dropped_total Device spans lost for want of room (summed over "
+	"the windows).\n"
+	"# TYPE spyre_device_spans_dropped_total counter\n"
+	"spyre_device_spans_dropped_total 0\n"
+	"# HELP spyre_unwound_calls_total Calls left by an exception, a longjmp or a cancel "
+	"(summed over the windows).\n"
+	"# TYPE spyre_unwound_calls_total counter\n"
+	"spyre_unwound_calls_total 1\n"
 	"# HELP spyre_calls_total Traced calls since the tracer started "
 	"(cumulative over windows).\n"
 	"# TYPE spyre_calls_total counter\n"
@@ -166,9 +190,16 @@ TEST(prom_cumulative_across_windows)
 	CHECK_EQ_INT(prom_window_add_drops(&w, NULL, "aiuMalloc", 1, 5, 0), 0);
 	/* the instant probe saw nothing this window but is still traced */
 	CHECK_EQ_INT(prom_window_add_count(&w, &job, "aiuOperationComplete", 0), 0);
+	/* the run's counts: summed over the windows, each its own counter */
+	prom_window_add_counts(&w, &(struct run_counts){ .events = 30, .depth = 5,
+							 .unreadable = 1 });
 	prom_window_end(&w, 1999999999);
 	t = prom_render(&w, NULL);
 	CHECK(t && strstr(t, "\nspyre_windows_total 2\n"));
+	CHECK(t && strstr(t, "\nspyre_trace_events_total 42\n"));
+	CHECK(t && strstr(t, "\nspyre_calls_dropped_total{reason=\"ring_full\"} 2\n"));
+	CHECK(t && strstr(t, "\nspyre_calls_dropped_total{reason=\"too_deep\"} 5\n"));
+	CHECK(t && strstr(t, "\nspyre_calls_dropped_total{reason=\"unreadable\"} 1\n"));
 	/* not known (the default): NaN; known: the ratio */
 	CHECK(t && strstr(t, "\nspyre_overhead_ratio NaN\n"));
 	free(t);
@@ -195,7 +226,7 @@ TEST(prom_cumulative_across_windows)
 	CHECK(t && strstr(t, "{function=\"aiuMalloc\",reason=\"ring_full\"} 3\n"));
 	CHECK(t && strstr(t, "{function=\"aiuMalloc\",reason=\"too_deep\"} 5\n"));
 	/* no thread stack: no series until it happens, then one that counts on */
-	CHECK(t && !strstr(t, "reason=\"no_stack\""));
+	CHECK(t && !strstr(t, "function=\"aiuMalloc\",reason=\"no_stack\""));
 	free(t);
 	CHECK_EQ_INT(prom_window_add_drops(&w, NULL, "aiuMalloc", 0, 0, 4), 0);
 	t = prom_render(&w, NULL);

@@ -58,7 +58,8 @@
 # so they were single-stepped, said so; lockdown: the guest ran under lockdown=integrity; multi: the kernel has uprobe_multi links, so the tracer must use
 # them (and the registration warm-up) in the core and unwind steps; selftest: the tracer's
 # start-up self-test of return sites runs there (s390x, ppc64le) and must pass (core, unwind).
-# Exit status 0 when every step passed. Results stay in $BUILD/vm/run for a look afterwards.
+# Exit status 0 when every step passed. Results stay in $VMDIR/run for a look afterwards, a failed
+# run's also in $VMDIR/failed/TIME (the newest three).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -416,4 +417,12 @@ if [ $guest_rc -ne 0 ] && [ $failed -eq 0 ]; then
 fi
 echo "vm-test: total $((SECONDS - start)) s"
 echo "vm-test: $passed passed, $failed failed"
+# A failed run's files outlive the next run (which starts with `rm -rf $RUN`): a step that fails
+# once in many runs is explained from its own files, not from a rerun's. The newest 3 are kept.
+if [ $failed -ne 0 ]; then
+	kept=$VMDIR/failed/$(date -u +%Y%m%dT%H%M%S)
+	mkdir -p "$VMDIR/failed" && cp -a "$RUN" "$kept" &&
+		echo "vm-test: this run's files kept in $kept" >&2
+	ls -1d "$VMDIR"/failed/* 2>/dev/null | head -n -3 | xargs -r rm -rf
+fi
 [ $failed -eq 0 ]

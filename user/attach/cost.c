@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "attach/cost.h"
+#include "attach/feat.h"
 #include "stream/spyre_event_user.h"
 #include "resolve/resolve.h"
 #include "attach/umulti.h"
@@ -522,7 +523,7 @@ static void *calib_main(void *arg)
 	    warm_self_site(spyre_calib_emul, path, sizeof(path), &offs[0]) ||
 	    warm_self_site(spyre_calib_step, path, sizeof(path), &offs[1]) ||
 	    warm_self_site(spyre_calib_uret, path, sizeof(path), &offs[2]) ||
-	    (prog = warm_empty_prog()) < 0)
+	    (prog = feat_empty_prog(true)) < 0)
 		goto out;
 	offs[1] += CALIB_RET_OFF;
 	links[0] = umulti_link(prog, path, offs, NULL, 2, false, getpid());

@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "common/log.h"
 #include "attach/retcheck.h"
+#include "attach/feat.h"
 #include "attach/umulti.h"
 #include "common/parallel.h"
 #include "attach/warm.h"
@@ -106,85 +107,9 @@ struct probe {
 };
 
 #if defined(__x86_64__)
-/*
- * The return done by the program (x86-64 ret): ip = the u64 at sp, sp += 8, in struct pt_regs
- * (ip at 128, sp at 152). r6 holds the context. A kernel that lets a uprobe program write its
- * registers ("bpf: Allow uprobe program to change context registers"; Debian's 7.3 does)
- * single step of the probed instruction when the program moved ip ("uprobe: Do not
- * emulate/sstep original instruction when ip is changed"); an older one refuses the load.
- */
-#define PT_IP	128
-#define PT_SP	152
-#define EMULATE_RET_INSNS \
-	{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_6, \
-	  .off = PT_SP }, \
-	{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10 }, \
-	{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -16 }, \
-	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8 }, \
-	{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_read_user }, \
-	{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_0, .off = 6 }, \
-	{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10, \
-	  .off = -16 }, \
-	{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1, \
-	  .off = PT_IP }, \
-	{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_6, \
-	  .off = PT_SP }, \
-	{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_3, .imm = 8 }, \
-	{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_3, \
-	  .off = PT_SP }, \
-	{ .code = BPF_JMP | BPF_JA }
+/* the probed ret done by the program (spyre_feat.bpf.c's feat_count_ret) */
 #define HAVE_EMULATED_RET	1
 #endif
-
-/*
- * The array map's one value += 1, and with @emulate the return itself (EMULATE_RET_INSNS).
- * Built by hand: no BPF object for a dozen instructions. @log gets the verifier's words.
- */
-static int count_prog(int map, bool emulate, char *log, size_t loglen)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1 },
-#ifdef HAVE_EMULATED_RET
-		EMULATE_RET_INSNS,
-#endif
-		/* *(u32 *)(r10 - 4) = 0; r2 = r10 - 4; r1 = map; r0 = lookup(r1, r2) */
-		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -4 },
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
-		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
-		{},
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
-		/* if (r0) *(u64 *)r0 += 1 (one thread: no atomics needed) */
-		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = BPF_REG_0, .off = 3 },
-		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_0 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
-		{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = log, .log_size = log ? loglen : 0,
-		    .log_level = log ? 1 : 0);
-	size_t skip = 1, n = sizeof(insns) / sizeof(insns[0]);
-
-#ifdef HAVE_EMULATED_RET
-	skip += emulate ? 0 : 12;
-#endif
-	/* the emulation's instructions go first; without it they are left out whole */
-	if (skip > 1) {
-		struct bpf_insn v[sizeof(insns) / sizeof(insns[0])];
-
-		v[0] = insns[0];
-		memcpy(v + 1, insns + skip, (n - skip) * sizeof(*v));
-		n -= skip - 1;
-		if (umulti_supported())
-			o.expected_attach_type = SPYRE_TRACE_UPROBE_MULTI;
-		return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", v, n, &o);
-	}
-	if (umulti_supported())
-		o.expected_attach_type = SPYRE_TRACE_UPROBE_MULTI;
-	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, n, &o);
-}
 
 /* The uprobe PMU's type (sysfs), or -errno. */
 static int uprobe_pmu_type(void)
@@ -214,9 +139,9 @@ static int probe_attach(struct probe *p, const char *path, unsigned long off, in
 		p->map = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 1, NULL);
 		if (p->map < 0)
 			return p->map;
-		p->prog = count_prog(p->map, emulate, NULL, 0);
+		p->prog = feat_count_prog(p->map, emulate, umulti_supported(), NULL, 0);
 		if (p->prog < 0)
-			return -errno;
+			return p->prog;
 	}
 	if (umulti_supported()) {
 		p->link = umulti_link(p->prog, path, &off, NULL, 1, false, pid);
@@ -397,8 +322,8 @@ bool retcheck_emulation_loads(char *why, size_t len)
 		return false;
 	}
 	map = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 1, NULL);
-	fd = map < 0 ? -1 : count_prog(map, true, log, sizeof(log));
-	err = fd < 0 ? errno : 0;
+	fd = map < 0 ? -errno : feat_count_prog(map, true, umulti_supported(), log, sizeof(log));
+	err = fd < 0 ? -fd : 0;
 	line = strstr(log, "invalid bpf_context access");
 
 	if (map >= 0)

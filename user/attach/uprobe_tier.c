@@ -18,59 +18,8 @@
 #include "resolve/pyrt.h"
 #include "attach/retcheck.h"
 #include "attach/umulti.h"
+#include "attach/feat.h"
 #include "common/parallel.h"
-
-/*
- * bpf_find_vma with its callback, in a uprobe (kprobe-type) program. Asking for the helper is
- * not enough: a program with a callback loads only where the kernel JITs it ("callbacks are not
- * allowed in non-JITed programs"), which Debian's 6.12 s390x kernel did not under QEMU TCG:
- * the whole tracer failed to load there. So load one: get_current_task_btf; find_vma(task, 0,
- * cb, NULL, 0); exit, with cb returning 0 (~0.2 ms).
- */
-static bool kernel_has_find_vma(void)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_current_task_btf },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2 },
-		/* r3 = the callback: a BPF_PSEUDO_FUNC load, imm the offset after this insn */
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_3,
-		  .src_reg = BPF_PSEUDO_FUNC, .imm = 6 },
-		{ 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_5 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_find_vma },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-		/* the callback (insn 10) */
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	/* a callback needs BTF: both functions "int f()", static */
-	struct bpf_func_info fi[2] = { { .insn_off = 0 }, { .insn_off = 10 } };
-	struct btf *btf = btf__new_empty();
-	int proto, fd = -1;
-
-	if (!btf)
-		return false;
-	proto = btf__add_func_proto(btf, btf__add_int(btf, "int", 4, BTF_INT_SIGNED));
-	fi[0].type_id = btf__add_func(btf, "probe", BTF_FUNC_STATIC, proto);
-	fi[1].type_id = btf__add_func(btf, "cb", BTF_FUNC_STATIC, proto);
-	libbpf_quiet(true);
-	if (proto > 0 && (int)fi[1].type_id > 0 && !btf__load_into_kernel(btf)) {
-		LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_btf_fd = btf__fd(btf), .func_info = fi,
-			    .func_info_cnt = 2, .func_info_rec_size = sizeof(fi[0]));
-
-		fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
-				   sizeof(insns) / sizeof(insns[0]), &o);
-	}
-	libbpf_quiet(false);
-	btf__free(btf);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
 
 int bpf_strip_tail_calls(struct bpf_object *obj)
 {
@@ -168,7 +117,7 @@ static int load(struct tracer *tr, const struct tracer_opts *o, bool multi)
 	 * mapping, bpf_find_vma (5.17+), looked up only where a thread's open calls could be
 	 * over (an exception, a longjmp, a stack switch). SPYRE_NO_STACK_REGIONS=1: one stack.
 	 */
-	tr->stack_regions = !env_is_1("SPYRE_NO_STACK_REGIONS") && kernel_has_find_vma();
+	tr->stack_regions = !env_is_1("SPYRE_NO_STACK_REGIONS") && feat_find_vma();
 	tr->skel->rodata->stack_regions = tr->stack_regions;
 	/* the thread-exit hook flushes stages, counts cancelled calls, reports the exit code */
 	bpf_program__set_autoload(tr->skel->progs.spyre_task_exit, tr->exit_hook);
@@ -220,32 +169,7 @@ static bool kernel_has_task_storage(void)
 static bool kernel_allows_unwind_guard(void)
 {
 #if defined(__x86_64__)
-	/* r1 = r2 = r3 = 0; call probe_write_user; exit: refused either way (r2 is no
-	 * pointer), but the refusal says whether the helper itself is offered */
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_write_user },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	char log[4096] = "";
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = log, .log_size = sizeof(log),
-		    .log_level = 1);
-	int fd;
-
-	if (env_is_1("SPYRE_NO_UNWIND_GUARD"))
-		return false;
-	/*
-	 * libbpf_probe_bpf_helper() takes "program of this type cannot use helper" (what a
-	 * kernel under lockdown says) for yes.
-	 */
-	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
-			   sizeof(insns) / sizeof(insns[0]), &o);
-	if (fd >= 0)
-		close(fd);
-	return log[0] && !strstr(log, "cannot use helper") && !strstr(log, "unknown func") &&
-	       !strstr(log, "invalid func");
+	return !env_is_1("SPYRE_NO_UNWIND_GUARD") && feat_write_user();
 #else
 	return false;
 #endif

@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "common/parallel.h"
 #include "attach/warm.h"
+#include "attach/feat.h"
 
 /*
  * A writer every quarter of a grace period keeps the lock on its fast path: the first
@@ -78,22 +79,6 @@ int warm_self_site(const void *fn, char *path, size_t len, unsigned long *offset
 	return found == 1 ? 0 : -ENOENT;
 }
 
-/*
- * An empty program, for a link of its own: a perf uprobe event would do the same without
- * BPF, but closing one waits for grace periods under the kernel's event_mutex, and the driver
- * tier's tracepoints wait there in turn (seen: ready 0.4-1.4 s late).
- */
-int warm_empty_prog(void)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = SPYRE_TRACE_UPROBE_MULTI);
-
-	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &o);
-}
-
 /* One registration: a uprobe of this process only (the kernel filters by pid). */
 static int register_one(const struct warmer *w)
 {
@@ -104,13 +89,15 @@ static int register_one(const struct warmer *w)
 static bool warm_setup(struct warmer *w)
 {
 	/*
-	 * uprobe_multi links only: on older kernels every link is a perf event, with the
-	 * event_mutex wait above.
+	 * uprobe_multi links to an empty program only: a perf uprobe event would do the same
+	 * without BPF, but closing one waits for grace periods under the kernel's event_mutex,
+	 * and the driver tier's tracepoints wait there in turn (seen: ready 0.4-1.4 s late); on
+	 * older kernels every link is such a perf event.
 	 */
 	if (!umulti_supported())
 		return false;
 	return !warm_self_site(spyre_warm_target, w->path, sizeof(w->path), &w->offset) &&
-	       (w->prog_fd = warm_empty_prog()) >= 0;
+	       (w->prog_fd = feat_empty_prog(true)) >= 0;
 }
 
 static void *warm_main(void *arg)

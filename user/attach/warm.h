@@ -27,7 +27,5 @@ int warm_free(struct warmer *w);
 
 /* Where function @fn of this process lives in its file: @path (of @len) and @offset; -errno. */
 int warm_self_site(const void *fn, char *path, size_t len, unsigned long *offset);
-/* An empty BPF program for uprobe_multi links of this process's own (fd, or -errno). */
-int warm_empty_prog(void);
 
 #endif

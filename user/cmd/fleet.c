@@ -139,7 +139,11 @@ static void window_prom_write(struct session *s, struct prom_window *pw, uint64_
 
 	struct overhead o = cost_meter_overhead(&s->meter, true);
 
+	struct run_counts rc;
+
 	window_prom(pw, &s->cons, &s->t, s->tr.counters);
+	summary_counts(&s->cons, &s->t, s->tr.counters, &rc);
+	prom_window_add_counts(pw, &rc);
 	prom_window_add_memory(pw, &s->cons, &s->mem);
 	pw->overhead_ratio = o.known ? o.pct / 100 : NAN;
 	prom_window_end(pw, traced_ns);
@@ -191,6 +195,75 @@ static const char *budget_line(const struct session *s, uint64_t paused, char *b
 	return buf;
 }
 
+/*
+ * Window @win, begun at @start: its file, the probes attached (after a scan for the processes
+ * that appeared meanwhile), traced for @window_ns (0: until the end), detached, its figures
+ * written (Prometheus, the summary, -v's line). 0, or an exit code.
+ */
+static int run_window(struct session *s, struct rotate *rot, struct prom_window *pw,
+		      uint64_t win, uint64_t start, uint64_t window_ns, int *base_nice)
+{
+	const struct env *env = s->env;
+	uint64_t real_start, attached, traced, paused;
+	struct window_out wo = {};
+	char bl[160];
+	int rc, err;
+
+	window_priority(true, base_nice);
+	rc = begin_window(s, rot, &wo, win, start, &real_start);
+	if (rc)
+		return rc;
+	/* attach: everything resolved so far, plus processes that appeared meanwhile */
+	err = session_scan(s, win == 1);
+	if (err == -E2BIG)	/* what fits is attached (said) */
+		err = 0;
+	if (err >= 0 && !consumer_resize(&s->cons, s->t.cnt))
+		err = session_attach(s);
+	/*
+	 * the window's length is traced time: from its probes attached (a scan of many
+	 * processes, on a busy machine, took seconds) to their detach
+	 */
+	attached = now_ns(CLOCK_MONOTONIC);
+	warm_end(s->warm);
+	if (err < 0)
+		pr_err("resolving probes: %s", strerror(-err));
+	/*
+	 * Processes come and go: a user probe that resolves nowhere yet is no error here,
+	 * but a typo should not go unsaid (once, after the first scan)
+	 */
+	if (win == 1)
+		target_say_missing(&s->t, "warning: ", false, s->said);
+	session_ready(s);
+	session_calibrate(s);
+	prom_window_begin(pw, real_start);
+	session_loop(s, window_ns ? attached + window_ns : 0);
+	session_window_end(s, win);
+	window_priority(false, base_nice);
+	traced = s->detach_start > attached ? s->detach_start - attached : 0;
+	/* --max-overhead's pauses inside the window are not traced time */
+	paused = s->rb.b ? budget_paused_ns(s->budget, s->rb.now_ns) : 0;
+	traced = traced > paused ? traced - paused : 0;
+	pw->attach_ns = attached - start;
+	pw->detach_ns = s->detach_ns;
+	pr_debug("window %llu: attach %.1f ms, traced %.3f s, detach %.1f ms%s",
+		 (unsigned long long)win, pw->attach_ns / 1e6, traced / 1e9,
+		 pw->detach_ns / 1e6, paused ? budget_line(s, paused, bl, sizeof(bl)) : "");
+	window_prom_write(s, pw, traced);
+	if (!env->quiet && (s->stop || !env->output_dir))
+		summary_print(stdout, &s->cons, &s->t, s->tr.counters, &s->end);
+	/* on a terminal the status line has it; -v says it there too */
+	if (!s->tty)
+		pr_info("window %llu: wrote %s (%llu events)", (unsigned long long)win,
+			wo.path, (unsigned long long)s->cons.events);
+	else
+		pr_debug("window %llu: wrote %s (%llu events)", (unsigned long long)win,
+			 wo.path, (unsigned long long)s->cons.events);
+	session_window_close(s);
+	if (env->output_dir)
+		enforce_and_report(rot);
+	return 0;
+}
+
 int cmd_fleet(const struct env *env, struct probe_table *table)
 {
 	uint64_t period_ns = (uint64_t)(env->period * 1e9);
@@ -233,9 +306,7 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 	prom_window_init(&pw, SPYRE_VERSION, env->sample_every, period_ns);
 
 	for (uint64_t win = 1; !s.stop; win++) {
-		uint64_t start = now_ns(CLOCK_MONOTONIC), real_start, attached, traced, paused;
-		struct window_out wo = {};
-		char bl[160];
+		uint64_t start = now_ns(CLOCK_MONOTONIC);
 
 		/*
 		 * -d: whole windows only after the first (with --period 4s, -d 20 began a sixth
@@ -243,58 +314,9 @@ int cmd_fleet(const struct env *env, struct probe_table *table)
 		 */
 		if (win > 1 && window_ns && s.deadline && start + window_ns > s.deadline)
 			break;
-		window_priority(true, &base_nice);
-		rc = begin_window(&s, &rot, &wo, win, start, &real_start);
+		rc = run_window(&s, &rot, &pw, win, start, window_ns, &base_nice);
 		if (rc)
 			goto out;
-		/* attach: everything resolved so far, plus processes that appeared meanwhile */
-		err = session_scan(&s, win == 1);
-		if (err == -E2BIG)	/* what fits is attached (said) */
-			err = 0;
-		if (err >= 0 && !consumer_resize(&s.cons, s.t.cnt))
-			err = session_attach(&s);
-		/*
-		 * the window's length is traced time: from its probes attached (a scan of many
-		 * processes, on a busy machine, took seconds) to their detach
-		 */
-		attached = now_ns(CLOCK_MONOTONIC);
-		warm_end(s.warm);
-		if (err < 0)
-			pr_err("resolving probes: %s", strerror(-err));
-		/*
-		 * Processes come and go: a user probe that resolves nowhere yet is no error here,
-		 * but a typo should not go unsaid (once, after the first scan)
-		 */
-		if (win == 1)
-			target_say_missing(&s.t, "warning: ", false, s.said);
-		session_ready(&s);
-		session_calibrate(&s);
-		prom_window_begin(&pw, real_start);
-		session_loop(&s, window_ns ? attached + window_ns : 0);
-		session_window_end(&s, win);
-		window_priority(false, &base_nice);
-		traced = s.detach_start > attached ? s.detach_start - attached : 0;
-		/* --max-overhead's pauses inside the window are not traced time */
-		paused = s.rb.b ? budget_paused_ns(s.budget, s.rb.now_ns) : 0;
-		traced = traced > paused ? traced - paused : 0;
-		pw.attach_ns = attached - start;
-		pw.detach_ns = s.detach_ns;
-		pr_debug("window %llu: attach %.1f ms, traced %.3f s, detach %.1f ms%s",
-			 (unsigned long long)win, pw.attach_ns / 1e6, traced / 1e9,
-			 pw.detach_ns / 1e6, paused ? budget_line(&s, paused, bl, sizeof(bl)) : "");
-		window_prom_write(&s, &pw, traced);
-		if (!env->quiet && (s.stop || !env->output_dir))
-			summary_print(stdout, &s.cons, &s.t, s.tr.counters, &s.end);
-		/* on a terminal the status line has it; -v says it there too */
-		if (!s.tty)
-			pr_info("window %llu: wrote %s (%llu events)", (unsigned long long)win,
-				wo.path, (unsigned long long)s.cons.events);
-		else
-			pr_debug("window %llu: wrote %s (%llu events)", (unsigned long long)win,
-				 wo.path, (unsigned long long)s.cons.events);
-		session_window_close(&s);
-		if (env->output_dir)
-			enforce_and_report(&rot);
 		if (!env->output_dir)
 			break;	/* one file: the run is over */
 		/* between windows: nothing attached, wait for the next one, a signal, the end */

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "output/facts.h"
 #include "output/jsonw.h"
 #include "common/util.h"
 #include "common/log.h"
@@ -866,18 +867,20 @@ static int terminal_width(int fd)
 /* The probes' cost is weighed every second, shown or not (--max-overhead); the status line. */
 static void session_status(struct session *s)
 {
-	uint64_t drops = 0;
+	struct run_counts rc;
 	char cost[512];
 
 	tracer_read_counters(&s->tr, s->t.cnt);
 	cost_meter_update(&s->meter, &s->t, s->tr.counters);
 	advise_overhead(s);
-	for (int i = 0; i < s->t.cnt; i++)
-		drops += summary_dropped(&s->tr.counters[i]);
 	if (s->status) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
-		struct status_facts f = {
-			.drops = drops, .unwound = summary_unwound(&s->t, s->tr.counters),
+		struct status_facts f;
+
+		/* the summary's "dropped" and "unwound", as they stand now */
+		summary_counts(&s->cons, &s->t, s->tr.counters, &rc);
+		f = (struct status_facts){
+			.drops = run_counts_dropped(&rc), .unwound = rc.unwound,
 			.nprobes = s->tr.attached, .entry_only = s->t.entry_only,
 			.cost = cost_meter_status(&s->meter, &s->t, cost, sizeof(cost)),
 			.driver = s->vfio, .elapsed_s = (now - s->trace_start) / 1e9,

@@ -295,6 +295,37 @@ static void say_start(const struct session *s)
 		comm, env->argv_cmd ? " before it runs" : "", into, budget, stop);
 }
 
+/*
+ * The trace's file @env->output into @out (@first holds a numbered name, @len bytes), or the
+ * flight recorder's memory; its name into *@path. 0, or an exit code (said).
+ */
+static int open_output(const struct env *env, struct output *out, const char **path, char *first,
+		       size_t len)
+{
+	int err;
+
+	/* --switch-output: every file of the run is numbered, the first too (t.000.json) */
+	*path = env->output;
+	if (env->switch_output && output_part_name(env->output, 0, first, len)) {
+		pr_err("output name too long: %s", env->output);
+		return EXIT_USAGE;
+	}
+	if (env->switch_output)
+		*path = first;
+	if (env->flight_recorder) {	/* the run in memory: files only when dumped */
+		*path = "flight recorder";
+		out->jw = jw_memopen();
+		err = out->jw ? 0 : -ENOMEM;
+	} else {
+		err = output_open(out, *path, env->force);
+	}
+	if (err) {
+		pr_err("cannot create %s: %s%s", *path, strerror(-err), output_err_hint(err));
+		return EXIT_OUTPUT;
+	}
+	return 0;
+}
+
 /* Trace mode: one process (or a launched command), one trace file, one window until it stops. */
 int cmd_trace(struct env *env, struct probe_table *table)
 {
@@ -305,7 +336,7 @@ int cmd_trace(struct env *env, struct probe_table *table)
 	FILE *sum_out = env->argv_cmd ? stderr : stdout;
 	char default_out[96], first[PATH_MAX];
 	const char *path = NULL;
-	int rc, err;
+	int rc;
 
 	/* preflight, cheapest and most specific first */
 	if (env->pid && (rc = check_pid(env->pid)))
@@ -314,7 +345,8 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		return rc;
 
 	if (env->argv_cmd) {
-		err = launch_start(&launch, env->argv_cmd);
+		int err = launch_start(&launch, env->argv_cmd);
+
 		if (err) {
 			pr_err("cannot start %s: %s", env->argv_cmd[0], strerror(-err));
 			return EXIT_ERROR;
@@ -341,27 +373,8 @@ int cmd_trace(struct env *env, struct probe_table *table)
 		snprintf(default_out, sizeof(default_out), "spyre-trace-%d.json", env->pid);
 		env->output = default_out;
 	}
-	/* --switch-output: every file of the run is numbered, the first too (t.000.json) */
-	path = env->output;
-	if (env->switch_output && output_part_name(env->output, 0, first, sizeof(first))) {
-		pr_err("output name too long: %s", env->output);
-		rc = EXIT_USAGE;
+	if ((rc = open_output(env, &out, &path, first, sizeof(first))))
 		goto cleanup;
-	}
-	if (env->switch_output)
-		path = first;
-	if (env->flight_recorder) {	/* the run in memory: files only when dumped */
-		path = "flight recorder";
-		out.jw = jw_memopen();
-		err = out.jw ? 0 : -ENOMEM;
-	} else {
-		err = output_open(&out, path, env->force);
-	}
-	if (err) {
-		pr_err("cannot create %s: %s%s", path, strerror(-err), output_err_hint(err));
-		rc = EXIT_OUTPUT;
-		goto cleanup;
-	}
 	test_hold("SPYRE_TEST_HOLD_ATTACH");
 	if ((rc = session_load_end(&s)) || (rc = attach_target(&s)))
 		goto cleanup;

@@ -30,6 +30,7 @@
 #include "offline/report.h"
 #include "offline/spool.h"
 #include "offline/tracestream.h"
+#include "output/facts.h"
 #include "output/jsonw.h"
 
 /* ts and dur beyond ±9e12 µs (104 days) are not a trace's */
@@ -873,7 +874,8 @@ static const struct row **rows_sorted(const struct rep *r, int kind,
 
 struct health {
 	bool ours;			/* spyreStats: a trace of spyre-bpftrace */
-	double drops, unwound, no_return, device_overflow, driver_drops, in_flight;
+	struct run_counts rc;		/* the run's summary line, by the same keys (facts.h) */
+	double no_return, driver_drops, in_flight;
 	double sample_every;
 	bool budget;
 	double traced_s, run_s, windows, cut_at_pause;
@@ -894,10 +896,14 @@ static void health_of(const struct jv *head, struct health *h)
 
 	memset(h, 0, sizeof(*h));
 	h->ours = st && st->type == JV_OBJECT;
-	h->drops = num_or(st, "drops");
-	h->unwound = num_or(st, "unwound");
+	for (size_t i = 0; i < run_count_nkeys; i++)
+		*run_count_at(&h->rc, &run_count_keys[i]) =
+			(uint64_t)num_or(st, run_count_keys[i].key);
+	/* a trace from before the causes were kept has their sum ("drops") only */
+	h->rc.causes_known = jv_get(st, "dropsRingFull") != NULL;
+	if (!h->rc.causes_known)
+		h->rc.ring = (uint64_t)num_or(st, "drops");
 	h->no_return = num_or(st, "noReturn");
-	h->device_overflow = num_or(st, "deviceOverflow");
 	h->driver_drops = num_or(st, "driverDrops");
 	h->in_flight = num_or(st, "launchesInFlight");
 	h->sample_every = num_or(jv_get(head, "spyreSampling"), "sampleEvery");
@@ -977,11 +983,15 @@ static int64_t busy_total(const struct rep *r)
 	return t;
 }
 
+/* A row's calls in the model the summary and the metadata share (output/facts.h). */
+static struct fn_row fn_row_of(const struct row *x)
+{
+	return (struct fn_row){ .count = x->count, .total_ns = (uint64_t)x->total_ns,
+				.p50_ns = (uint64_t)x->p50_ns, .p99_ns = (uint64_t)x->p99_ns };
+}
+
 static void text_rows(FILE *f, const struct rep *r, int kind, const char *what)
 {
-	const char *cols = kind == ROW_COPY ?
-		"      count           bytes     total ms    mean µs      GB/s" :
-		"      count     total ms    mean µs     p50 µs     p99 µs";
 	int64_t busy = busy_total(r);
 	const struct row **v;
 	char c[32], b[32];
@@ -992,20 +1002,24 @@ static void text_rows(FILE *f, const struct rep *r, int kind, const char *what)
 		free(v);
 		return;
 	}
-	fprintf(f, "\n%s\n%s%s  %s\n", what, cols, kind == ROW_KERNEL ? "  device %" : "",
+	fprintf(f, "\n%s\n", what);
+	if (kind == ROW_COPY)
+		fprintf(f, "      count           bytes     total ms    mean µs      GB/s");
+	else
+		fn_row_head(f);
+	fprintf(f, "%s  %s\n", kind == ROW_KERNEL ? "  device %" : "",
 		kind == ROW_HOST ? "function" : kind == ROW_KERNEL ? "kernel" : "direction");
 	for (size_t i = 0; i < n; i++) {
 		const struct row *x = v[i];
-		double mean = x->count ? x->total_ns / 1e3 / x->count : 0;
+		struct fn_row fr = fn_row_of(x);
 
-		fprintf(f, "%11s", fmt_count(x->count, c, sizeof(c)));
 		if (kind == ROW_COPY)
-			fprintf(f, " %15s %12.3f %10.1f %9.3f", fmt_count(x->bytes, b, sizeof(b)),
-				x->total_ns / 1e6, mean,
+			fprintf(f, "%11s %15s %12.3f %10.1f %9.3f", fmt_count(x->count, c, sizeof(c)),
+				fmt_count(x->bytes, b, sizeof(b)), x->total_ns / 1e6,
+				x->count ? x->total_ns / 1e3 / x->count : 0,
 				x->total_ns ? (double)x->bytes / x->total_ns : 0);
 		else
-			fprintf(f, " %12.3f %10.1f %10.1f %10.1f", x->total_ns / 1e6, mean,
-				x->p50_ns / 1e3, x->p99_ns / 1e3);
+			fn_row_text(f, &fr);
 		if (kind == ROW_KERNEL)
 			fprintf(f, " %9.1f", pct(x->total_ns, busy));
 		fprintf(f, "  %s", x->name);
@@ -1194,8 +1208,11 @@ static void text_health(FILE *f, const struct health *h)
 			"known\n");
 		return;
 	}
-	fprintf(f, "%.0f events lost in the ring (drops), %.0f device spans lost to overflow, "
-		"%.0f driver events lost\n", h->drops, h->device_overflow, h->driver_drops);
+	/* the run's own summary line, from the counts its metadata kept */
+	run_counts_text(f, &h->rc);
+	fprintf(f, " (the run's summary line)\n");
+	if (h->driver_drops)
+		fprintf(f, "  %.0f driver events lost\n", h->driver_drops);
 	if (h->sample_every > 1)
 		fprintf(f, "  sampled: 1 call in %.0f traced; the host counts above are of the "
 			"calls traced, not all\n", h->sample_every);
@@ -1204,9 +1221,9 @@ static void text_health(FILE *f, const struct health *h)
 			"above cover the windows only (%.0f launches cut at a pause)\n",
 			h->traced_s, h->run_s, h->run_s > 0 ? 100 * h->traced_s / h->run_s : 0,
 			h->windows, h->cut_at_pause);
-	if (h->unwound)
-		fprintf(f, "  %.0f calls left by an exception or longjmp: their spans end where the "
-			"unwind was seen\n", h->unwound);
+	if (h->rc.unwound)
+		fprintf(f, "  %llu calls left by an exception or longjmp: their spans end where the "
+			"unwind was seen\n", (unsigned long long)h->rc.unwound);
 	if (h->in_flight)
 		fprintf(f, "  %.0f launches still in flight at the end: their device spans are "
 			"missing\n", h->in_flight);
@@ -1234,15 +1251,16 @@ static void json_rows(struct jw *w, const struct rep *r, int kind, const char *k
 			jw_kv_i64(w, "tid", x->tid);
 			jw_kv_str(w, "thread", name_of(r, x->pid, x->tid) ?: "");
 		}
-		jw_kv_u64(w, "count", x->count);
-		jw_kv_i64(w, "totalNs", x->total_ns);
-		jw_kv_dbl(w, "meanNs", x->count ? (double)x->total_ns / x->count : 0, 1);
 		if (kind == ROW_COPY) {
+			jw_kv_u64(w, "count", x->count);
+			jw_kv_i64(w, "totalNs", x->total_ns);
+			jw_kv_dbl(w, "meanNs", x->count ? (double)x->total_ns / x->count : 0, 1);
 			jw_kv_u64(w, "bytes", x->bytes);
 			jw_kv_dbl(w, "gbPerSec", x->total_ns ? (double)x->bytes / x->total_ns : 0, 3);
-		} else {
-			jw_kv_i64(w, "p50Ns", x->p50_ns);
-			jw_kv_i64(w, "p99Ns", x->p99_ns);
+		} else {	/* count, totalNs, meanNs, p50Ns, p99Ns: as spyreProbes has them */
+			struct fn_row fr = fn_row_of(x);
+
+			fn_row_json(w, &fr);
 		}
 		if (kind == ROW_KERNEL)
 			jw_kv_dbl(w, "deviceBusyPct", pct(x->total_ns, busy), 3);
@@ -1383,10 +1401,11 @@ static void json_report(struct jw *w, const char *path, struct rep *r,
 	jw_key(w, "health");
 	jw_obj_begin(w);
 	jw_kv_bool(w, "spyreTrace", h->ours);
-	jw_kv_dbl(w, "drops", h->drops, 0);
-	jw_kv_dbl(w, "deviceOverflow", h->device_overflow, 0);
+	if (h->ours)	/* the run's counts, as its metadata has them */
+		run_counts_json(w, &h->rc);
+	jw_kv_bool(w, "dropCausesKnown", h->rc.causes_known);
+	jw_kv_u64(w, "dropped", run_counts_dropped(&h->rc));
 	jw_kv_dbl(w, "driverDrops", h->driver_drops, 0);
-	jw_kv_dbl(w, "unwound", h->unwound, 0);
 	jw_kv_dbl(w, "launchesInFlight", h->in_flight, 0);
 	jw_kv_dbl(w, "sampleEvery", h->sample_every ? h->sample_every : 1, 0);
 	if (h->budget) {

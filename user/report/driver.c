@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include "attach/vfio.h"
 #include "output/jsonw.h"
+#include "output/facts.h"
 #include "report/driver.h"
 #include "stream/stats.h"
 #include "stream/vfio_decode.h"
@@ -36,7 +37,6 @@ void driver_summary(const struct vfio_tracer *v, const struct vfio_decoder *d, F
 	enum spyre_drv_path path = vfio_path(v);
 	const struct vfio_name_stat *names;
 	struct vfio_counts c;
-	char b1[32], b2[32];
 	int nnames;
 
 	if (path == SPYRE_DRV_OFF)
@@ -49,14 +49,20 @@ void driver_summary(const struct vfio_tracer *v, const struct vfio_decoder *d, F
 		vfio_path_name(path), (unsigned long long)vfio_decoder_spans(d),
 		(unsigned long long)(c.drops_ring + c.unpaired), (unsigned long long)c.drops_ring,
 		(unsigned long long)c.unpaired, (unsigned long long)c.missed);
+	/* the summary's columns (output/facts.h); the ioctls' durations are summed, not kept */
+	if (nnames) {
+		fn_row_head(f);
+		fprintf(f, "  ioctl\n");
+	}
 	for (int i = 0; i < nnames; i++) {
 		const struct vfio_name_stat *s = &names[i];
-		char unknown[32];
+		struct fn_row r = { .count = s->count, .total_ns = s->total_ns,
+				    .no_quantiles = true };
 
-		if (!s->name)
-			snprintf(unknown, sizeof(unknown), "ioctl 0x%x", s->cmd);
-		fprintf(f, "%-36s %10llu %10s %10s\n", s->name ? s->name : unknown,
-			(unsigned long long)s->count, fmt_duration(s->total_ns, b1, sizeof(b1)),
-			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)));
+		fn_row_text(f, &r);
+		if (s->name)
+			fprintf(f, "  %s\n", s->name);
+		else
+			fprintf(f, "  ioctl 0x%x\n", s->cmd);
 	}
 }

@@ -277,6 +277,7 @@ int prom_window_add_span(struct prom_window *w, const struct prom_job *job, cons
 			 const struct fn_stats *st)
 {
 	struct prom_series *s;
+	struct fn_row r;
 	int err;
 
 	if (!st)
@@ -284,15 +285,16 @@ int prom_window_add_span(struct prom_window *w, const struct prom_job *job, cons
 	err = series(w, job, func, &s);
 	if (err)
 		return err;
+	r = fn_stats_row(st);	/* the figures the summary's row has */
 	s->has_calls = s->span = true;
-	s->calls += st->count;
-	s->total_ns += st->total_ns;
-	s->win_calls += st->count;
-	s->win_total_ns += st->total_ns;
-	if (st->count > s->win_q_calls) {
-		s->win_q_calls = st->count;
-		s->win_p50_ns = fn_stats_quantile(st, 0.5);
-		s->win_p99_ns = fn_stats_quantile(st, 0.99);
+	s->calls += r.count;
+	s->total_ns += r.total_ns;
+	s->win_calls += r.count;
+	s->win_total_ns += r.total_ns;
+	if (r.count > s->win_q_calls) {
+		s->win_q_calls = r.count;
+		s->win_p50_ns = r.p50_ns;
+		s->win_p99_ns = r.p99_ns;
 	}
 	return 0;
 }
@@ -521,6 +523,37 @@ static const struct scalar {
 	  offsetof(struct prom_window, overhead_ratio) },
 };
 
+void prom_window_add_counts(struct prom_window *w, const struct run_counts *rc)
+{
+	struct run_counts v = *rc;
+
+	for (size_t i = 0; i < run_count_nkeys; i++)
+		*run_count_at(&w->counts, &run_count_keys[i]) +=
+			*run_count_at(&v, &run_count_keys[i]);
+}
+
+/* The run's counts, one counter each, in the families run_count_keys names. */
+static void put_counts(struct jw *b, const struct prom_window *w)
+{
+	struct run_counts v = w->counts;
+
+	for (size_t i = 0; i < run_count_nkeys; i++) {
+		const struct run_count_key *k = &run_count_keys[i];
+
+		if (!i || strcmp(k->metric, run_count_keys[i - 1].metric))
+			put_family(b, k->metric, "counter", k->help);
+		jw_lit(b, k->metric);
+		if (k->label) {
+			jw_lit(b, "{");
+			jw_lit(b, k->label);
+			jw_lit(b, "}");
+		}
+		jw_lit(b, " ");
+		jw_u64(b, *run_count_at(&v, k));
+		jw_lit(b, "\n");
+	}
+}
+
 char *prom_render(const struct prom_window *w, size_t *len)
 {
 	struct jw *b = jw_memopen();
@@ -552,6 +585,7 @@ char *prom_render(const struct prom_window *w, size_t *len)
 			jw_u64(b, v);
 		jw_lit(b, "\n");
 	}
+	put_counts(b, w);
 	per_series(b, w, CALLS, "spyre_calls_total", "counter",
 		   "Traced calls since the tracer started (cumulative over windows).");
 	per_series(b, w, SECONDS, "spyre_call_seconds_total", "counter",

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "output/facts.h"
 #include "stream/stats.h"
 
 /* Who made the calls. Strings come from the traced process: escaped on output. */
@@ -83,6 +84,8 @@ struct prom_window {
 	 * it is not known (no job CPU clock: -a; or the probes took too much of it to tell)
 	 */
 	double overhead_ratio;
+	/* the run's counts (output/facts.h), summed over the windows: their own series */
+	struct run_counts counts;
 };
 
 void prom_window_init(struct prom_window *w, const char *version, unsigned int sample_every,
@@ -111,6 +114,12 @@ int prom_window_add_count(struct prom_window *w, const struct prom_job *job, con
  */
 int prom_window_add_drops(struct prom_window *w, const struct prom_job *job, const char *func,
 			  uint64_t ring_full, uint64_t too_deep, uint64_t no_stack);
+
+/*
+ * This window's counts (summary_counts: the summary's first line) added to the run's: each
+ * count a counter of its own (run_count_keys names them).
+ */
+void prom_window_add_counts(struct prom_window *w, const struct run_counts *rc);
 
 /*
  * A job's device memory at the end of this window: bytes @cur live now, @peak the most since

@@ -6,10 +6,12 @@
 #include <string.h>
 #include "attach/budget.h"
 #include "attach/cost.h"
+#include "output/facts.h"
 #include "output/jsonw.h"
 #include "report/memreport.h"
 #include "resolve/procmaps.h"
 #include "report/summary.h"
+#include "stream/lanes.h"
 #include "stream/pyspans.h"
 #include "stream/pystack.h"
 #include "stream/ustack.h"
@@ -204,33 +206,45 @@ static void print_output(FILE *f, const struct run_end *end)
 			(unsigned long long)end->unwritten);
 }
 
+void summary_counts(const struct consumer *c, const struct target *t,
+		    const struct spyre_counters *counters, struct run_counts *rc)
+{
+	*rc = (struct run_counts){ .events = c->events, .unreadable = c->bad,
+				   .device_lost = device_lost(&c->dev), .causes_known = true,
+				   .unwound = summary_unwound(t, counters) };
+	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
+		rc->ring += counters[i].drops_ring;
+		rc->depth += counters[i].drops_depth;
+		rc->nostack += counters[i].drops_nostack;
+		/* an unwinder's hits are exceptions, not calls of the runtime */
+		if (!probe_records_nothing(t->table->specs[t->probes[i].spec].type))
+			rc->hits += counters[i].hits;
+	}
+}
+
 /* What the summary's paragraphs say of the run, summed over its probes once. */
 struct summary_totals {
-	uint64_t hits;			/* calls of the runtime: the unwinders' hits apart */
-	uint64_t ring, depth, nostack;	/* drops by cause */
-	uint64_t unmatched, noret, unwound;
+	struct run_counts rc;		/* its first line's, the metadata's (output/facts.h) */
+	uint64_t unmatched, noret;
+	uint64_t lane_spans, lane_threads, lanes_crossed;	/* other-stack tracks (lanes.h) */
 	uint64_t throws, catches;	/* the unwinder probes' hits */
 };
 
 static void summary_sum(const struct consumer *c, const struct target *t,
 			const struct spyre_counters *counters, struct summary_totals *s)
 {
-	*s = (struct summary_totals){ .unwound = summary_unwound(t, counters) };
+	*s = (struct summary_totals){ .lane_spans = c->lane_spans };
+	summary_counts(c, t, counters, &s->rc);
+	s->lanes_crossed = consumer_lanes_crossed(c, &s->lane_threads);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
 		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
 
-		s->ring += counters[i].drops_ring;
-		s->depth += counters[i].drops_depth;
-		s->nostack += counters[i].drops_nostack;
 		s->unmatched += counters[i].unmatched;
 		s->noret += no_return(sp, &counters[i], c->delivered[i]);
-		/* an unwinder's hits are exceptions, not calls of the runtime */
 		if (sp->type == PROBE_UNWIND)
 			s->throws += counters[i].hits;
 		else if (sp->type == PROBE_CATCH)
 			s->catches += counters[i].hits;
-		else
-			s->hits += counters[i].hits;
 	}
 }
 
@@ -239,35 +253,13 @@ static void summary_head(FILE *f, const struct consumer *c, const struct target 
 			 const struct summary_totals *s, const struct run_end *end)
 {
 	int pid = t->pid;	/* -1: every process (fleet mode's -a) */
-	char b1[32], b2[32], b3[32], b4[32], nsbuf[48], badbuf[48];
 
 	if (pid > 0)
 		fprintf(f, "\nspyre-bpftrace summary for pid %d: ", pid);
 	else
 		fprintf(f, "\nspyre-bpftrace summary for all processes: ");
-	/* device spans lost for want of room (device.h) are losses too, not only the BPF's */
-	/* "no thread stack" only when it happened: the line's usual form is what scripts read */
-	if (s->nostack)
-		snprintf(nsbuf, sizeof(nsbuf), ", no thread stack %s",
-			 fmt_count(s->nostack, b4, sizeof(b4)));
-	/*
-	 * Records the consumer could not read (a probe index or kind it does not know: a BPF
-	 * object of another build) are lost calls too; said only when there were any.
-	 */
-	if (c->bad)
-		snprintf(badbuf, sizeof(badbuf), ", unreadable records %s",
-			 fmt_count(c->bad, b4, sizeof(b4)));
-	/* thousands separators; "device spans dropped" ("device spans 0" read as none made) */
-	fprintf(f, "%s events, %s probe hits, ", fmt_count(c->events, b1, sizeof(b1)),
-		fmt_count(s->hits, b2, sizeof(b2)));
-	fprintf(f, "%s dropped (ring full %s, too deep %s%s%s, ",
-		fmt_count(s->ring + s->depth + s->nostack + c->bad + device_lost(&c->dev), b1,
-			  sizeof(b1)),
-		fmt_count(s->ring, b2, sizeof(b2)), fmt_count(s->depth, b3, sizeof(b3)),
-		s->nostack ? nsbuf : "", c->bad ? badbuf : "");
-	fprintf(f, "device spans dropped %s), %s unwound\n",
-		fmt_count(device_lost(&c->dev), b1, sizeof(b1)),
-		fmt_count(s->unwound, b2, sizeof(b2)));
+	run_counts_text(f, &s->rc);
+	fputc('\n', f);
 	print_target_end(f, pid, end);
 	if (end->file)
 		print_output(f, end);
@@ -280,11 +272,22 @@ static void summary_head(FILE *f, const struct consumer *c, const struct target 
 			entries_done_by_bpf(t), t->cnt);
 }
 
-/* Per function that delivered calls: count, total, mean, p50, p99; then the renamed ones. */
+/* Probe @i's calls as the model the report and the metadata share (output/facts.h). */
+static struct fn_row probe_row(const struct consumer *c, const struct target *t, int i)
+{
+	if (t->table->specs[t->probes[i].spec].type == PROBE_INSTANT)
+		return (struct fn_row){ .count = c->delivered[i], .counted_only = true };
+	return fn_stats_row(&c->stats[i]);
+}
+
+/*
+ * Per function that delivered calls: count, total, mean, p50, p99, in the columns `report`
+ * prints (fn_row_text); then the renamed ones.
+ */
 static void summary_table(FILE *f, const struct consumer *c, const struct target *t)
 {
-	int *order, n = 0, w = 28, renamed = 0;
-	char b1[32], b2[32], b3[32], b4[32], b5[32], label[PATH_MAX + 512];
+	int *order, n = 0, renamed = 0;
+	char label[PATH_MAX + 512];
 
 	order = malloc(sizeof(int) * (t->cnt ? t->cnt : 1));
 	if (!order)
@@ -292,33 +295,14 @@ static void summary_table(FILE *f, const struct consumer *c, const struct target
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++)
 		if (c->delivered[i])
 			order[n++] = i;
-	/* names are whole (qualified C++ names can be long): the column fits them, to a point */
-	for (int k = 0; k < n; k++) {
-		int len = (int)strlen(row_label(t, &t->probes[order[k]], label, sizeof(label)));
-
-		if (len > w)
-			w = len > 72 ? 72 : len;
-	}
 	qsort_r(order, n, sizeof(int), by_total_desc, (void *)c);
-	fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, "function", "count", "total", "mean",
-		"p50", "p99");
+	fn_row_head(f);
+	fprintf(f, "  function\n");
 	for (int k = 0; k < n; k++) {
-		int i = order[k];
-		const struct fn_stats *s = &c->stats[i];
-		const struct probe_spec *sp = &t->table->specs[t->probes[i].spec];
-		const char *name = row_label(t, &t->probes[i], label, sizeof(label));
+		struct fn_row r = probe_row(c, t, order[k]);
 
-		if (sp->type == PROBE_INSTANT) {
-			fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, name,
-				fmt_count(c->delivered[i], b1, sizeof(b1)), "-", "-", "-", "-");
-			continue;
-		}
-		fprintf(f, "%-*s %10s %10s %10s %10s %10s\n", w, name,
-			fmt_count(s->count, b5, sizeof(b5)),
-			fmt_duration(s->total_ns, b1, sizeof(b1)),
-			fmt_duration(s->count ? s->total_ns / s->count : 0, b2, sizeof(b2)),
-			fmt_duration(fn_stats_quantile(s, 0.5), b3, sizeof(b3)),
-			fmt_duration(fn_stats_quantile(s, 0.99), b4, sizeof(b4)));
+		fn_row_text(f, &r);
+		fprintf(f, "  %s\n", row_label(t, &t->probes[order[k]], label, sizeof(label)));
 	}
 	if (!n)
 		fprintf(f, "(no calls traced)\n");
@@ -412,16 +396,29 @@ static void summary_unwinding(FILE *f, const struct target *t, const struct summ
 		fprintf(f, "C++ exceptions thrown: %llu\n", (unsigned long long)s->throws);
 	if (s->catches)
 		fprintf(f, "C++ exceptions caught: %llu\n", (unsigned long long)s->catches);
-	if (s->unwound)
+	if (s->rc.unwound)
 		fprintf(f, "unwound: %llu calls left without returning (a C++ exception, a "
 			"longjmp, a thread cancelled or exiting inside them): in the trace with "
-			"\"unwound\": true\n", (unsigned long long)s->unwound);
+			"\"unwound\": true\n", (unsigned long long)s->rc.unwound);
 	/* only where it can matter: a stack switch would have been taken for an unwind */
-	if (s->unwound && t->one_stack)
+	if (s->rc.unwound && t->one_stack)
 		fprintf(f, "stack switches are not told apart on this kernel (no bpf_find_vma "
 			"with a callback: before 5.17, no BPF JIT, or SPYRE_NO_STACK_REGIONS=1): "
 			"calls open on a coroutine's stack while it was switched away from may be "
 			"among the unwound\n");
+	if (s->lane_spans) {
+		char b1[32], b2[32];
+
+		fprintf(f, "other stacks: %s spans of %s thread%s on tracks of their own (calls on "
+			"coroutine, fiber or signal stacks that cross their thread's others)",
+			fmt_count(s->lane_spans, b1, sizeof(b1)),
+			fmt_count(s->lane_threads, b2, sizeof(b2)), s->lane_threads == 1 ? "" : "s");
+		if (s->lanes_crossed)
+			fprintf(f, "; %s crossed one on each of a thread's %d tracks and still "
+				"cross on the last", fmt_count(s->lanes_crossed, b1, sizeof(b1)),
+				LANES_MAX + 1);
+		fputc('\n', f);
+	}
 	if (s->noret)
 		fprintf(f, "calls with no return seen: %llu (still running when tracing stopped or "
 			"the process exited, or left where nothing tells): in the trace as "
@@ -671,6 +668,12 @@ static void probe_json(struct jw *w, const struct consumer *c, const struct targ
 		jw_kv_str(w, "type", probe_type_name(sp->type));
 	jw_kv_u64(w, "hits", k->hits);
 	jw_kv_u64(w, "events", c->delivered[i]);
+	/* the summary's row: count, totalNs, meanNs, p50Ns, p99Ns, as report's rows have them */
+	if (!probe_records_nothing(sp->type)) {
+		struct fn_row r = probe_row(c, t, i);
+
+		fn_row_json(w, &r);
+	}
 	jw_kv_u64(w, "dropsRingFull", k->drops_ring);
 	jw_kv_u64(w, "dropsTooDeep", k->drops_depth);
 	jw_kv_u64(w, "dropsNoStack", k->drops_nostack);
@@ -748,8 +751,8 @@ static void file_json(const struct run_file *f, uint64_t unwritten, struct jw *w
 char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 			     const struct spyre_counters *counters, const struct run_end *end)
 {
-	uint64_t drops = 0, hits = 0;
 	struct jw *w = jw_memopen();
+	struct run_counts rc;
 
 	if (!w)
 		return NULL;
@@ -757,9 +760,6 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_key(w, "spyreProbes");
 	jw_arr_begin(w);
 	for (int i = 0; i < t->cnt && i < c->nprobes; i++) {
-		if (!probe_records_nothing(t->table->specs[t->probes[i].spec].type))
-			hits += counters[i].hits;
-		drops += summary_dropped(&counters[i]);
 		jw_nl(w);
 		probe_json(w, c, t, &counters[i], end, i);
 	}
@@ -769,17 +769,14 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 	jw_obj_begin(w);
 	if (t->pid > 0)	/* -a: every process, none the target (it read 2^64 - 1) */
 		jw_kv_u64(w, "targetPid", t->pid);
-	jw_kv_u64(w, "events", c->events);
-	jw_kv_u64(w, "probeHits", hits);
-	jw_kv_u64(w, "drops", drops);
+	/* events, probeHits, drops by cause, recordsUnreadable, deviceOverflow, unwound, drops */
+	summary_counts(c, t, counters, &rc);
+	run_counts_json(w, &rc);
 	jw_kv_u64(w, "deviceSpans", c->dev.st.matched);
 	jw_kv_u64(w, "launchesInFlight", c->dev.st.launches_unmatched);
 	jw_kv_u64(w, "completionsWithoutLaunch", c->dev.st.completions_unmatched);
-	jw_kv_u64(w, "deviceOverflow", device_lost(&c->dev));
-	jw_kv_u64(w, "recordsUnreadable", c->bad);	/* not in "drops": those are per probe */
 	if (c->vfio && end && end->driver)	/* driverPath, driverSpans, ... (report/driver.c) */
 		driver_stats_json(end->driver, c->vfio, w);
-	jw_kv_u64(w, "unwound", summary_unwound(t, counters));
 	if (c->py) {	/* --python, py=1: calls that carried a Python stack, those not named */
 		jw_kv_u64(w, "pythonStacks", c->py_stacks);
 		jw_kv_u64(w, "pythonStacksUnnamed", c->py_lost);
@@ -805,6 +802,13 @@ char *summary_trace_metadata(const struct consumer *c, const struct target *t,
 		jw_kv_u64(w, "nativeStacksUnread", c->us_unread);
 		jw_kv_u64(w, "nativeStacksCallerAdded", c->us_callers);
 		jw_kv_u64(w, "nativeFramesUnnamed", unnamed);
+	}
+	if (c->lane_spans) {	/* spans on other-stack tracks (lanes.h) */
+		uint64_t threads, crossed = consumer_lanes_crossed(c, &threads);
+
+		jw_kv_u64(w, "spansOnOtherStacks", c->lane_spans);
+		jw_kv_u64(w, "threadsWithOtherStacks", threads);
+		jw_kv_u64(w, "spansCrossingOnLastTrack", crossed);
 	}
 	jw_kv_u64(w, "entryOnlyProbes", t->entry_only);
 	if (t->one_stack)

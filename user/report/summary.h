@@ -65,14 +65,18 @@ struct run_end {
 int run_end_signal(const struct run_end *e);
 /* "SIGABRT (core dumped)": that signal's name, into @buf; @buf is returned. */
 const char *run_end_signame(const struct run_end *e, char *buf, size_t len);
-/*
- * Calls of one probe the BPF dropped, every reason (ring full, too deep, no thread stack): the
- * sum the status line, the summary's "dropped" and the metadata's "drops" all mean.
- */
+/* Calls of one probe the BPF dropped, every reason (ring full, too deep, no thread stack). */
 static inline uint64_t summary_dropped(const struct spyre_counters *k)
 {
 	return k->drops_ring + k->drops_depth + k->drops_nostack;
 }
+struct run_counts;
+/*
+ * The run's counts (output/facts.h) from the BPF @counters and consumer @c: what the summary's
+ * first line, the status line and the metadata's spyreStats say.
+ */
+void summary_counts(const struct consumer *c, const struct target *t,
+		    const struct spyre_counters *counters, struct run_counts *rc);
 /* Unwound calls in all (each one an event of the trace, "unwound": true, or a ring drop). */
 uint64_t summary_unwound(const struct target *t, const struct spyre_counters *counters);
 

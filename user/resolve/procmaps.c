@@ -201,6 +201,18 @@ int procmaps_parse(FILE *f, procmaps_cb cb, void *ctx)
 	return 0;
 }
 
+int procmaps_parse_whole(FILE *f, procmaps_cb cb, void *ctx)
+{
+	int err = procmaps_parse(f, cb, ctx);
+
+	if (err)
+		return err;
+	/* the same open file: the same address space (a later open could be another process's) */
+	if (fseek(f, 0, SEEK_SET) || getc_unlocked(f) == EOF)
+		return -ESRCH;
+	return 0;
+}
+
 const char *path_basename(const char *path)
 {
 	const char *slash;

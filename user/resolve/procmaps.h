@@ -27,6 +27,16 @@ typedef int (*procmaps_cb)(const struct map_entry *e, void *ctx);
  */
 int procmaps_parse(FILE *f, procmaps_cb cb, void *ctx);
 
+/*
+ * procmaps_parse of a process's /proc/PID/maps, then the same file read again: -ESRCH when its
+ * address space was gone by then. The kernel reads a process's mappings anew at each read(2)
+ * (stdio reads 1 KiB at a time) and a process that exits between two reads shows nothing past
+ * the first: a view cut in the middle looks like a whole one (the executable's mappings, which
+ * come first, and not its libraries'). Read to its end while the address space still exists,
+ * the view was whole; the callback has been called either way.
+ */
+int procmaps_parse_whole(FILE *f, procmaps_cb cb, void *ctx);
+
 /* Same, from a buffer (used by the fuzzer and tests). */
 int procmaps_parse_buf(const char *buf, size_t len, procmaps_cb cb, void *ctx);
 

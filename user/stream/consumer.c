@@ -607,6 +607,20 @@ static int on_exit_event(struct consumer *c, const struct spyre_event *e)
 	return 0;
 }
 
+uint64_t consumer_lanes_crossed(const struct consumer *c, uint64_t *threads)
+{
+	uint64_t n = 0;
+
+	*threads = 0;
+	for (uint32_t i = 0; c->threads && i < c->tcap; i++) {
+		if (!c->threads[i].tid || !lanes_extra(c->threads[i].lanes))
+			continue;
+		++*threads;
+		n += lanes_crossed(c->threads[i].lanes);
+	}
+	return n;
+}
+
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code)
 {
 	/* the newest: a pid can be reused */
@@ -882,6 +896,7 @@ static uint32_t span_track(struct consumer *c, uint32_t pid, uint32_t tid, uint6
 	k = lanes_place(&ti->lanes, ts, ts + dur);
 	if (!k)
 		return tid;
+	c->lane_spans++;
 	if (!(ti->lanes_named & (1u << k))) {
 		/* the thread's name and tid: the track's own tid is above any real one */
 		if (!strncmp(ti->name, "thread ", 7))	/* named by its tid already */

@@ -74,6 +74,7 @@ struct consumer {
 	int nprobes;
 	uint64_t events;
 	uint64_t bad;			/* records with an unknown probe index or kind */
+	uint64_t lane_spans;		/* spans put on a thread's other-stack track (lanes.h) */
 	struct thread_info *threads;	/* open addressing on tid */
 	uint32_t tcap, tcnt;
 	struct process_info *procs;
@@ -177,6 +178,11 @@ int consumer_driver(struct consumer *c, const char *root, const char *const *fun
 int consumer_python_spans(struct consumer *c);
 /* The exit code of traced process @pid, if its end was seen (true), into @code. */
 bool consumer_exit_code(const struct consumer *c, uint32_t pid, int *code);
+/*
+ * Threads with spans on other-stack tracks (into *@threads), and spans that crossed one on every
+ * lane (LANES_MAX: put on the last, crossing there still): their count.
+ */
+uint64_t consumer_lanes_crossed(const struct consumer *c, uint64_t *threads);
 /* The name of thread @tid as last seen ("" if never seen). */
 const char *consumer_thread_name(const struct consumer *c, uint32_t tid);
 /*

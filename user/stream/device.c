@@ -4,23 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/array.h"
+#include "common/ohash.h"
 #include "stream/device.h"
 
 int device_init(struct device_tl *d, struct trace_writer *tw)
 {
 	memset(d, 0, sizeof(*d));
 	d->tw = tw;
-	d->cap = 4096;
-	d->slots = calloc(d->cap, sizeof(*d->slots));
-	return d->slots ? 0 : -ENOMEM;
+	d->ops = OHASH_INIT(struct pending_op, key, pid);
+	return ohash_resize(&d->ops, 4096, NULL, NULL);
 }
 
 void device_free(struct device_tl *d)
 {
 	for (int i = 0; i < DEV_NOPS; i++)
 		trace_fmt_free(&d->fmt[i]);
-	free(d->slots);
-	d->slots = NULL;
+	ohash_free(&d->ops);
 	free(d->streams);
 	free(d->free_slots);
 	free(d->shash);
@@ -39,50 +38,6 @@ static uint32_t hash_key(uint64_t key, uint32_t cap)
 }
 
 /*
- * An op is its key within its process: processes number their ops alike (a forked child goes on
- * from its parent's counter, jobs started alike count alike), so one key can be in flight in
- * several processes of one trace at once.
- */
-static uint32_t hash_op(uint32_t pid, uint64_t key, uint32_t cap)
-{
-	return hash_key(key ^ (uint64_t)pid * 0xff51afd7ed558ccdull, cap);
-}
-
-static struct pending_op *find(struct device_tl *d, uint32_t pid, uint64_t key)
-{
-	uint32_t h = hash_op(pid, key, d->cap);
-
-	while (d->slots[h].key) {
-		if (d->slots[h].key == key && d->slots[h].pid == pid)
-			return &d->slots[h];
-		h = (h + 1) & (d->cap - 1);
-	}
-	return NULL;
-}
-
-/* Linear probing with backward-shift deletion: no tombstones, lookups stay short. */
-static void erase(struct device_tl *d, struct pending_op *p)
-{
-	uint32_t i = p - d->slots, j = i;
-
-	for (;;) {
-		uint32_t k;
-
-		j = (j + 1) & (d->cap - 1);
-		if (!d->slots[j].key)
-			break;
-		k = hash_op(d->slots[j].pid, d->slots[j].key, d->cap);
-		/* move j back to i unless its home k lies cyclically in (i, j] */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			d->slots[i] = d->slots[j];
-			i = j;
-		}
-	}
-	memset(&d->slots[i], 0, sizeof(d->slots[i]));
-	d->cnt--;
-}
-
-/*
  * A completion whose launch is never traced (host callbacks have no launch probe; launches
  * made before we attached) would wait here for good and, over a long trace, fill the table
  * until real launches overflow. A traced launch returns moments after its completion, so
@@ -90,66 +45,58 @@ static void erase(struct device_tl *d, struct pending_op *p)
  */
 #define DEVICE_ORPHAN_NS	(5ull * 1000000000ull)
 
-/* Move everything into a table of @ncap slots, dropping completions older than @cutoff. */
-static int rehash(struct device_tl *d, uint32_t ncap, uint64_t cutoff)
+struct sweep {
+	struct device_tl *d;
+	uint64_t cutoff;
+};
+
+/* An entry stays unless it is a completion, or an ended launch, from before the cut-off */
+static bool not_orphan(void *entry, void *ctx)
 {
-	struct pending_op *ns = calloc(ncap, sizeof(*ns)), *old = d->slots;
+	const struct pending_op *p = entry;
+	struct sweep *sw = ctx;
 
-	if (!ns)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < d->cap; i++) {
-		uint32_t h;
-
-		if (!old[i].key)
-			continue;
-		if ((old[i].completed || old[i].ended) && old[i].ts < cutoff) {
-			/* an ended launch's callback that never came is nobody's loss */
-			if (old[i].completed)
-				d->st.completions_unmatched++;
-			d->cnt--;
-			continue;
-		}
-		h = hash_op(old[i].pid, old[i].key, ncap);
-		while (ns[h].key)
-			h = (h + 1) & (ncap - 1);
-		ns[h] = old[i];
+	if ((p->completed || p->ended) && p->ts < sw->cutoff) {
+		/* an ended launch's callback that never came is nobody's loss */
+		if (p->completed)
+			sw->d->st.completions_unmatched++;
+		return false;
 	}
-	d->slots = ns;
-	d->cap = ncap;
-	free(old);
-	return 0;
+	return true;
+}
+
+/* Move everything into a table of @ncap slots, dropping completions older than @cutoff. */
+static int rehash(struct device_tl *d, size_t ncap, uint64_t cutoff)
+{
+	struct sweep sw = { .d = d, .cutoff = cutoff };
+
+	return ohash_resize(&d->ops, ncap, not_orphan, &sw);
 }
 
 /* @now: the time of the event that needs the slot, for the orphan cut-off. */
 static struct pending_op *insert(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t now)
 {
-	uint32_t h;
+	struct ohash *h = &d->ops;
 
-	if ((d->cnt + 1) * 2 > d->cap || d->cnt >= DEVICE_MAX_PENDING) {
-		uint32_t before = d->cnt;
-		bool full = d->cnt >= DEVICE_MAX_PENDING;
+	if ((h->cnt + 1) * 2 > h->cap || h->cnt >= DEVICE_MAX_PENDING) {
+		size_t before = h->cnt;
+		bool full = h->cnt >= DEVICE_MAX_PENDING;
 
 		/* when full, sweep once per 4096 refusals: a sweep walks the whole table */
 		if (now > DEVICE_ORPHAN_NS && (!full || !(d->st.overflow & 4095)))
-			rehash(d, d->cap, now - DEVICE_ORPHAN_NS);
-		if (d->cnt >= DEVICE_MAX_PENDING) {
+			rehash(d, h->cap, now - DEVICE_ORPHAN_NS);
+		if (h->cnt >= DEVICE_MAX_PENDING) {
 			d->st.overflow++;
 			return NULL;
 		}
 		/* grow unless the sweep made real room, so sweeps stay rare */
-		if (before - d->cnt < d->cap / 8 && d->cap < 2 * DEVICE_MAX_PENDING &&
-		    rehash(d, d->cap * 2, 0) && (d->cnt + 1) * 2 > d->cap) {
+		if (before - h->cnt < h->cap / 8 && h->cap < 2 * DEVICE_MAX_PENDING &&
+		    rehash(d, h->cap * 2, 0) && (h->cnt + 1) * 2 > h->cap) {
 			d->st.overflow++;
 			return NULL;
 		}
 	}
-	h = hash_op(pid, key, d->cap);
-	while (d->slots[h].key)
-		h = (h + 1) & (d->cap - 1);
-	d->cnt++;
-	d->slots[h].key = key;
-	d->slots[h].pid = pid;
-	return &d->slots[h];
+	return ohash_add(h, pid, key);
 }
 
 /*
@@ -499,7 +446,7 @@ static void end_through(struct device_tl *d, struct stream_queue *q, uint32_t la
 		if (i < last && q->q[i + 1].submit < done)
 			end = q->q[i + 1].submit;
 		if (o->keyed) {
-			struct pending_op *p = find(d, o->pid, o->key);
+			struct pending_op *p = ohash_find(&d->ops, o->pid, o->key);
 
 			/* its own callback may still come: not an orphan then */
 			if (p && !p->completed && p->stream == o->stream) {
@@ -592,12 +539,12 @@ void device_launch_op(struct device_tl *d, const struct dev_launch *l)
 		return;
 	if (l->name)
 		snprintf(o.name, sizeof(o.name), "%s", l->name);
-	p = o.keyed ? find(d, l->pid, l->key) : NULL;
+	p = o.keyed ? ohash_find(&d->ops, l->pid, l->key) : NULL;
 	if (p && p->completed) {
 		/* the work finished before the launch call returned */
 		uint64_t done = p->ts;
 
-		erase(d, p);
+		ohash_del(&d->ops, p);
 		o.keyed = 0;
 		i = enqueue(d, &o);
 		q = queue_of(d, o.stream, false);
@@ -641,15 +588,15 @@ void device_complete(struct device_tl *d, uint32_t pid, uint64_t key, uint64_t s
 
 	if (!d->tw || !key)
 		return;
-	p = find(d, pid, key);
+	p = ohash_find(&d->ops, pid, key);
 	if (p && p->ended) {
 		/* other evidence ended it first */
-		erase(d, p);
+		ohash_del(&d->ops, p);
 		return;
 	}
 	if (p && !p->completed) {
 		q = queue_of(d, p->stream, false);
-		erase(d, p);
+		ohash_del(&d->ops, p);
 		i = q ? queue_find(q, key) : -1;
 		if (i >= 0)
 			end_through(d, q, (uint32_t)i, ts, END_CALLBACK);
@@ -700,8 +647,7 @@ uint64_t device_pause(struct device_tl *d)
 		d->sq[i].n = 0;
 	d->queued = 0;
 	/* launches awaiting their callback, and callbacks awaiting their launch */
-	memset(d->slots, 0, d->cap * sizeof(*d->slots));
-	d->cnt = 0;
+	ohash_clear(&d->ops);
 	d->st.cut_at_pause += n;
 	return n;
 }
@@ -725,8 +671,10 @@ void device_switch(struct device_tl *d, struct trace_writer *tw)
 
 void device_finish(struct device_tl *d)
 {
-	for (uint32_t i = 0; i < d->cap; i++)
-		if (d->slots[i].key && d->slots[i].completed)
+	struct pending_op *p;
+
+	for (size_t i = 0; (p = ohash_next(&d->ops, &i));)
+		if (p->completed)
 			d->st.completions_unmatched++;
 	/* what no evidence ended: still in flight when tracing stopped */
 	d->st.launches_unmatched += d->queued;

@@ -22,6 +22,7 @@
 #define SPYRE_DEVICE_H
 
 #include <stdint.h>
+#include "common/ohash.h"
 #include "resolve/probes.h"
 #include "output/trace_writer.h"
 
@@ -52,7 +53,7 @@
 
 /* A key's entry: a launch waiting in its stream's queue, or a completion waiting for it. */
 struct pending_op {
-	uint64_t key;		/* 0 = empty slot */
+	uint64_t key;		/* never 0: 0 is an empty slot of device_tl.ops */
 	uint64_t ts;		/* launch entry, completion time for a completion-first entry, end
 				 * of an ended one */
 	uint64_t stream;	/* the raw stream value (RuntimeStream pointer) mixed with pid */
@@ -118,8 +119,12 @@ struct dev_stream {
 
 struct device_tl {
 	struct trace_writer *tw;
-	struct pending_op *slots;
-	uint32_t cap, cnt;
+	/*
+	 * pending_op by (pid, key): processes number their ops alike (a forked child goes on from
+	 * its parent's counter, jobs started alike count alike), so one key can be in flight in
+	 * several processes of one trace at once
+	 */
+	struct ohash ops;
 	struct dev_stream *streams;	/* slots, grown on demand */
 	uint32_t nstreams, scap;	/* slots used (tracks named), allocated */
 	uint32_t *free_slots;		/* slots of destroyed streams, reused first */

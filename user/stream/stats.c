@@ -113,3 +113,10 @@ const char *fmt_duration(uint64_t ns, char *buf, size_t len)
 	}
 	return buf;
 }
+
+struct fn_row fn_stats_row(const struct fn_stats *s)
+{
+	return (struct fn_row){ .count = s->count, .total_ns = s->total_ns,
+				.p50_ns = fn_stats_quantile(s, 0.5),
+				.p99_ns = fn_stats_quantile(s, 0.99) };
+}

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "output/facts.h"
 
 #define STATS_SUB_BITS	5	/* 32 sub-buckets per power of two */
 #define STATS_NBUCKETS	(64 << STATS_SUB_BITS)
@@ -20,6 +21,11 @@ struct fn_stats {
 void fn_stats_add(struct fn_stats *s, uint64_t ns);
 /* 0 <= q <= 1; returns 0 for an empty set. */
 uint64_t fn_stats_quantile(const struct fn_stats *s, double q);
+/*
+ * The calls of @s as a row (output/facts.h): count, total, p50, p99. The one place a live run's
+ * figures are taken from its histogram: the summary's table, spyreProbes, the Prometheus file.
+ */
+struct fn_row fn_stats_row(const struct fn_stats *s);
 /* "1.23ms" style, into @buf. */
 const char *fmt_duration(uint64_t ns, char *buf, size_t len);
 

@@ -12,6 +12,7 @@
 #include "stream/ustack.h"
 #include "stream/spyre_event_user.h"
 #include "common/array.h"
+#include "common/ohash.h"
 #include "resolve/elfsym.h"
 #include "resolve/procmaps.h"
 
@@ -62,7 +63,7 @@ struct proc_maps {
 
 /* A caller's return address, named once per process and mapping. */
 struct named_ip {
-	uint64_t ip;		/* 0: empty slot */
+	uint64_t ip;		/* its key in ustack.ips (never 0: 0 is an empty slot) */
 	uint32_t pid;
 	uint32_t gen;		/* the process's mappings it was named from (proc_maps.gen) */
 	char *name;
@@ -88,8 +89,7 @@ struct ustack {
 	struct proc_maps *procs;
 	size_t nprocs, capprocs;
 	struct named_stack *stacks;	/* by id, SPYRE_USTACK_MAX of them */
-	struct named_ip *ips;		/* open addressing on (pid, ip) */
-	size_t ipcap, ipcnt;
+	struct ohash ips;		/* named_ip by (pid, ip) */
 	uint64_t unnamed, cut;
 };
 
@@ -106,6 +106,7 @@ struct ustack *ustack_new(int map_fd, const char *procfs)
 	}
 	u->map_fd = map_fd;
 	u->procfs = procfs ? procfs : "/proc";
+	u->ips = OHASH_INIT(struct named_ip, ip, pid);
 	return u;
 }
 
@@ -119,6 +120,8 @@ static uint64_t mono_ns(void)
 
 void ustack_free(struct ustack *u)
 {
+	struct named_ip *ip;
+
 	if (!u)
 		return;
 	for (size_t i = 0; i < u->nfiles; i++) {
@@ -138,9 +141,9 @@ void ustack_free(struct ustack *u)
 		free(u->stacks[i].names);
 		free(u->stacks[i].v);
 	}
-	for (size_t i = 0; i < u->ipcap; i++)
-		free(u->ips[i].name);
-	free(u->ips);
+	for (size_t i = 0; (ip = ohash_next(&u->ips, &i));)
+		free(ip->name);
+	ohash_free(&u->ips);
 	free(u->stacks);
 	free(u->files);
 	free(u->procs);
@@ -310,9 +313,14 @@ static struct proc_maps *scan_proc(struct ustack *u, uint32_t pid)
 	if (!f)
 		return pm;	/* gone: what was read before stays */
 	s.pm = &fresh;
-	procmaps_parse(f, scan_map, &s);
+	/*
+	 * A process on its way out shows no mappings, or only those read before it went (its
+	 * executable's, not its libraries': seen in the 6.12 guest's ustack step as a library's
+	 * frames left unnamed): what was read before stays then
+	 */
+	if (procmaps_parse_whole(f, scan_map, &s))
+		fresh.n = 0;
 	fclose(f);
-	/* a process on its way out shows no mappings: what was read before stays then too */
 	if (fresh.n) {
 		if (!same_maps(&fresh, pm))
 			pm->gen++;	/* dlclose, dlopen: names taken from the old ones go */
@@ -474,59 +482,30 @@ static bool name_ip(struct ustack *u, uint32_t pid, uint64_t ip, char *buf, size
 	return false;
 }
 
-static size_t ip_slot(uint32_t pid, uint64_t ip, size_t cap)
-{
-	return (size_t)((ip ^ (uint64_t)pid << 40) * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-}
-
 /* The name of return address @ip in process @pid, named once a mapping; NULL on ENOMEM. */
 static const char *caller_name(struct ustack *u, uint32_t pid, uint64_t ip, uint32_t gen)
 {
-	char buf[USTACK_NAME_LEN];
-	size_t i;
+	char buf[USTACK_NAME_LEN], *name;
+	struct named_ip *e;
 
-	if ((u->ipcnt + 1) * 2 > u->ipcap) {
-		size_t ncap = u->ipcap ? u->ipcap * 2 : 256;
-		struct named_ip *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (size_t j = 0; j < u->ipcap; j++) {
-			if (!u->ips[j].ip)
-				continue;
-			for (i = ip_slot(u->ips[j].pid, u->ips[j].ip, ncap); n[i].ip;
-			     i = (i + 1) & (ncap - 1))
-				;
-			n[i] = u->ips[j];
-		}
-		free(u->ips);
-		u->ips = n;
-		u->ipcap = ncap;
-	}
-	for (i = ip_slot(pid, ip, u->ipcap); u->ips[i].ip; i = (i + 1) & (u->ipcap - 1))
-		if (u->ips[i].ip == ip && u->ips[i].pid == pid)
-			break;
-	if (u->ips[i].ip && u->ips[i].gen == gen)
-		return u->ips[i].name;
+	if (ohash_reserve(&u->ips, 256))
+		return NULL;
+	e = ohash_find(&u->ips, pid, ip);
+	if (e && e->gen == gen)
+		return e->name;
 	/* new, or named from mappings that have changed since: named (again) */
 	name_ip(u, pid, ip, buf, sizeof(buf));
-	if (u->ips[i].ip) {
-		char *name = strdup(buf);
-
-		if (!name)
-			return NULL;
-		free(u->ips[i].name);
-		u->ips[i].name = name;
-		u->ips[i].gen = gen;
-		return name;
-	}
-	u->ips[i] = (struct named_ip){ .ip = ip, .pid = pid, .gen = gen, .name = strdup(buf) };
-	if (!u->ips[i].name) {
-		u->ips[i].ip = 0;
+	name = strdup(buf);
+	if (!name)
+		return NULL;
+	if (!e && !(e = ohash_add(&u->ips, pid, ip))) {
+		free(name);
 		return NULL;
 	}
-	u->ipcnt++;
-	return u->ips[i].name;
+	free(e->name);
+	e->name = name;
+	e->gen = gen;
+	return name;
 }
 
 /* The frames of stack @id as named once (the kernel's walk): their count, 0 when unread. */
