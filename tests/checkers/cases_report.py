@@ -137,5 +137,23 @@ def idle_cases():
 
 
 def cases():
-    for f in (tables_cases, small_cases, idle_cases):
+    for f in (tables_cases, small_cases, idle_cases, health_cases):
         yield from f()
+
+
+def health_cases():
+    s = {"events": 900, "probeHits": 1000, "dropsRingFull": 90, "dropsTooDeep": 5,
+         "dropsNoStack": 5, "recordsUnreadable": 0, "deviceOverflow": 2, "unwound": 1,
+         "drops": 100}
+    h = dict(s, dropped=102)
+    argv = ["health", "@r", "@t"]
+    f = lambda hh, ss=s: {"r": {"files": [{"health": hh}]}, "t": {"spyreStats": ss}}
+    yield "health", argv, f(h), None
+    yield "health: a fact of its own", argv, f(dict(h, probeHits=999)), "other than the trace's"
+    yield "health: a loss left out of dropped", argv, f(dict(h, dropped=100)), \
+        "the losses summed"
+    bad = dict(s, drops=95)
+    yield "health: the trace's drops not its losses", argv, f(dict(bad, dropped=102), bad), \
+        "ring full + too deep"
+    none = dict(s, dropsRingFull=0, drops=10)
+    yield "health: nothing dropped", argv, f(dict(none, dropped=12), none), "ring full"

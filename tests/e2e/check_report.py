@@ -14,6 +14,9 @@ answer of a made-up trace:
   files REPORT   a directory (a.json, b.json.gz: read alike) and Kineto's sample, in that order;
       Kineto's: its kernels, not a trace of ours
   merged REPORT   ours merged with Kineto's samples: host rows of both, the kernels of both
+  health REPORT TRACE   the health facts, under the metadata's own keys (events, probe hits,
+      each loss, unwound, drops), each the trace's; dropped the sum of the losses, drops the
+      ring's, too deep's and no-stack's; some dropped with the ring full (a starved run)
   idle REPORT   make_trace.py idle's trace: the idle time cut into queued 170, waiting 50 and
       host-bound 80 us, host-bound by function (the Python step 55, the launches 30, aiuMalloc 3)
       and by Python line (train.py:42 20, train.py:57 10)
@@ -124,6 +127,18 @@ def merged(a):
     need(k == {"Spyre compute", "linear_fwd_8x64x64"}, "kernels, want ours and Kineto's", k)
 
 
+def health(a):
+    h, s = load(a.report)["files"][0]["health"], load(a.trace)["spyreStats"]
+    keys = ("events", "probeHits", "dropsRingFull", "dropsTooDeep", "dropsNoStack",
+            "recordsUnreadable", "deviceOverflow", "unwound", "drops")
+    need(all(h.get(k) == s.get(k) for k in keys), "health facts other than the trace's",
+         [(k, h.get(k), s.get(k)) for k in keys if h.get(k) != s.get(k)])
+    need(h.get("dropped") == sum(s[k] for k in keys[2:7]), "dropped, want the losses summed", h)
+    need(s["drops"] == s["dropsRingFull"] + s["dropsTooDeep"] + s["dropsNoStack"],
+         "the trace's drops, want ring full + too deep + no stack", s)
+    need(s["dropsRingFull"] > 0, "nothing dropped with the ring full", s)
+
+
 def idle(a):
     f = load(a.report)["files"][0]
     i = f["devices"][0]["idle"]
@@ -147,6 +162,7 @@ def main():
                            ("by-thread", by_thread, ("report", "trace")),
                            ("files", files, ("report",)),
                            ("merged", merged, ("report",)),
+                           ("health", health, ("report", "trace")),
                            ("idle", idle, ("report",))):
         c = sub.add_parser(name)
         for f in args:
