@@ -6,6 +6,7 @@ PIDS = [100, 200]
 
 
 def cases():
+    yield from prom_cases()
     ev = []
     for p in PIDS:
         ev += [x("aiuMalloc", float(i), pid=p) for i in range(51)]
@@ -96,3 +97,29 @@ def cases():
         "share a correlation"
     yield "job-ids: a job idle", argv, {"t": broken(
         t, lambda d: d["traceEvents"].pop())}, "launched nothing"
+
+
+def prom_cases():
+    keys = {"spyre_trace_events_total": "events", "spyre_probe_hits_total": "probeHits",
+            'spyre_calls_dropped_total{reason="ring_full"}': "dropsRingFull",
+            'spyre_calls_dropped_total{reason="unreadable"}': "recordsUnreadable",
+            "spyre_device_spans_dropped_total": "deviceOverflow",
+            "spyre_unwound_calls_total": "unwound"}
+    wins = [{"events": 100, "probeHits": 120, "dropsRingFull": 20, "recordsUnreadable": 0,
+             "deviceOverflow": 1, "unwound": 2},
+            {"events": 50, "probeHits": 50, "dropsRingFull": 0, "recordsUnreadable": 1,
+             "deviceOverflow": 0, "unwound": 0}]
+    prom = "# TYPE spyre_trace_events_total counter\n" + "".join(
+        "%s %d\n" % (k, sum(w[v] for w in wins)) for k, v in keys.items())
+    files = {"out/w1.json": {"spyreStats": wins[0], "traceEvents": []},
+             "out/w2.json": {"spyreStats": wins[1], "traceEvents": []}}
+    argv = ["prom-counts", "@p", "@out"]
+    yield "prom-counts", argv, dict(files, p=prom), None
+    yield "prom-counts: a window left out", argv, dict(
+        files, p=prom.replace("spyre_trace_events_total 150", "spyre_trace_events_total 100")), \
+        "the windows' summed"
+    yield "prom-counts: a series missing", argv, dict(
+        files, p=prom.replace("spyre_unwound_calls_total 2\n", "")), "series missing"
+    zero = {k: dict(v, spyreStats=dict(v["spyreStats"], events=0)) for k, v in files.items()}
+    yield "prom-counts: nothing traced", argv, dict(zero, p=prom.replace(
+        "spyre_trace_events_total 150", "spyre_trace_events_total 0")), "no event"

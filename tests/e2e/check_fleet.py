@@ -16,11 +16,15 @@ sampling, the rate cap and windows, each against what the run's jobs did:
   no-target-pid TRACE   -a has no target process: no spyreStats.targetPid (it read 2^64 - 1)
   job-ids TRACE PID ...   alike jobs' void launches: each job 5 correlations at least, no two
       jobs sharing one
+  prom-counts PROM DIR   the run's counts in the Prometheus file (events, probe hits, drops by
+      cause, device spans dropped, unwound) are each window's summary line summed, as the
+      windows' traces in DIR say them (output/facts.c renders both); some events
 
 Exit 0 when all holds, else 1 with the first promise broken and its data.
 """
 import argparse
 import collections
+import glob
 import itertools
 import math
 import re
@@ -127,6 +131,22 @@ def job_ids(a):
     need(shared == 0, "two jobs' launches share a correlation id", shared)
 
 
+def prom_counts(a):
+    prom = dict(l.rsplit(" ", 1) for l in open(a.prom).read().splitlines() if l[:1] != "#")
+    st = [load(f)["spyreStats"] for f in sorted(glob.glob(a.dir + "/*.json*"))]
+    want = {"spyre_trace_events_total": "events", "spyre_probe_hits_total": "probeHits",
+            'spyre_calls_dropped_total{reason="ring_full"}': "dropsRingFull",
+            'spyre_calls_dropped_total{reason="unreadable"}': "recordsUnreadable",
+            "spyre_device_spans_dropped_total": "deviceOverflow",
+            "spyre_unwound_calls_total": "unwound"}
+    missing = [k for k in want if k not in prom]
+    need(not missing, "series missing", missing)
+    got = {k: int(prom[k]) for k in want}
+    sums = {k: sum(x[v] for x in st) for k, v in want.items()}
+    need(got == sums, "the run's counts, want the windows' summed", got, sums, len(st))
+    need(got["spyre_trace_events_total"] > 0, "no event", got)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -149,6 +169,10 @@ def main():
     c.add_argument("prom")
     c.add_argument("log")
     c.set_defaults(fn=window_times)
+    c = sub.add_parser("prom-counts")
+    c.add_argument("prom")
+    c.add_argument("dir")
+    c.set_defaults(fn=prom_counts)
     c = sub.add_parser("no-target-pid")
     c.add_argument("trace")
     c.set_defaults(fn=no_target_pid)

@@ -251,18 +251,5 @@ assert fams["spyre_windows"].samples[0].value >= 2
 PY
 	# the run's counts: each window's summary line summed (output/facts.c renders both), as the
 	# windows' traces say them
-	python3 - "$BATS_TEST_TMPDIR/spyre.prom" "$OUT" <<'PY'
-import glob, gzip, json, sys
-prom = dict(l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines() if l[:1] != "#")
-st = [json.load(gzip.open(f) if f.endswith(".gz") else open(f))["spyreStats"]
-      for f in sorted(glob.glob(sys.argv[2] + "/*.json*"))]
-want = {"spyre_trace_events_total": "events", "spyre_probe_hits_total": "probeHits",
-        'spyre_calls_dropped_total{reason="ring_full"}': "dropsRingFull",
-        'spyre_calls_dropped_total{reason="unreadable"}': "recordsUnreadable",
-        "spyre_device_spans_dropped_total": "deviceOverflow",
-        "spyre_unwound_calls_total": "unwound"}
-got = {k: int(prom[k]) for k in want}
-sums = {k: sum(x[v] for x in st) for k, v in want.items()}
-assert got == sums and got["spyre_trace_events_total"] > 0, (got, sums, len(st))
-PY
+	$CHECK_FLEET prom-counts "$BATS_TEST_TMPDIR/spyre.prom" "$OUT"
 }
