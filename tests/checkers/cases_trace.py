@@ -101,9 +101,10 @@ def more_cases():
                          for i in range(8)],
          "spyreProbes": [probe("fixture_c_entry", library=A, events=3),
                          probe("fixture_c_entry", library=B, events=5)]}
-    out = ("function                      calls   total    mean     p50     p99\n"
-           "fixture_c_entry [%s]   3  0.100  0.033  0.030  0.040\n"
-           "fixture_c_entry [%s]   5  0.200  0.040  0.040  0.050\n" % (A, B))
+    out = ("      count     total ms    mean µs     p50 µs     p99 µs  function\n"
+           "          3        0.050       16.6        5.4       39.2  fixture_c_entry [%s]\n"
+           "          5        0.200       40.0       40.0       50.0  fixture_c_entry [%s]\n"
+           % (A, B))
     argv = ["files", "@t", "@o", "fixture_c_entry", A + "=3", B + "=5"]
     yield "files", argv, {"t": t, "o": out}, None
     yield "files: a copy renamed", argv, {"t": broken(
@@ -115,7 +116,7 @@ def more_cases():
         t, lambda d: d["spyreProbes"][0].update(events=4)), "o": out}, "events of " + A
     yield "files: a span without its file", argv, {"t": broken(
         t, lambda d: d["traceEvents"][0]["args"].pop("file")), "o": out}, "spans by file"
-    one_row = out.split("\n", 1)[0] + "\nfixture_c_entry   8  0.300  0.037  0.035  0.050\n"
+    one_row = out.split("\n", 1)[0] + "\n  8  0.300  37.0  35.0  50.0  fixture_c_entry\n"
     yield "files: one summary row for both", argv, {"t": t, "o": one_row}, "summary rows"
     yield "files: renamed in the summary", argv, {"t": t, "o": out + "renamed: x\n"}, \
         "renamed a function"

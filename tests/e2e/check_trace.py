@@ -115,11 +115,12 @@ def files(a):
     # the summary: one row per file, the function's name and its file, with its count
     rows = {}
     out = open(a.summary).read()
+    # a row: count, total ms, mean, p50 and p99 us, two blanks, the function (facts.c's fn_row)
     for line in out.split("\n"):
-        m = re.match(r"(%s.*?)\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\S+$" % re.escape(a.func),
-                     line.rstrip())
+        m = re.match(r"^ +([0-9,]+) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  (%s.*)$" %
+                     re.escape(a.func), line.rstrip())
         if m:
-            rows[m.group(1)] = int(m.group(2))
+            rows[m.group(2)] = int(m.group(1).replace(",", ""))
     need(rows == {"%s [%s]" % (a.func, f): k for f, k in want.items()}, "summary rows", rows)
     need("renamed:" not in out, "the summary renamed a function")
 
