@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the made-up inputs of merge.bats, report.bats and device.bats:
+"""Writes the made-up inputs of merge.bats, report.bats, device.bats and analyzer.bats:
 
   make_trace.py kineto OUT PID BEFORE_NS AFTER_NS [CORR]   what the PyTorch profiler would have
       written for a ProfilerStep spanning [BEFORE, AFTER], with its own device 0 (a kernel and
@@ -16,6 +16,8 @@
       verify_device.py to catch: DIR/lost.json without its first kernel span, DIR/bytes.json
       with every copy a byte longer than its launch, DIR/arrow.json with each arrow's finish
       0.5 us off its span
+  make_trace.py negative-ts IN OUT   IN with its first runtime span moved to ts -5 us (check
+      rejects it, the analyzer fails on it)
 """
 import json
 import sys
@@ -85,6 +87,13 @@ def broken_device(src, out):
     save("arrow", [dict(e, ts=round(e["ts"] + 0.5, 3)) if e["ph"] == "f" else e for e in ev])
 
 
+def negative_ts(src, out):
+    d = json.load(open(src))
+    x = next(e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
+    x["ts"] = -5.0
+    json.dump(d, open(out, "w"))
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "kineto":
@@ -93,6 +102,8 @@ def main():
         shift(args[0], args[1], int(args[2]))
     elif cmd == "idle":
         idle(args[0])
+    elif cmd == "negative-ts":
+        negative_ts(args[0], args[1])
     elif cmd == "broken-device":
         broken_device(args[0], args[1])
     else:
