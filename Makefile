@@ -43,7 +43,7 @@ TOOL		:= $(BUILD)/spyre-bpftrace
 include mk/progs.mk
 
 .PHONY: all deps deps-build deps-test test unit e2e demo bench clean install vmlinux check-deploy check-layers \
-	check-analyzer
+	check-checkers check-analyzer
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
@@ -128,6 +128,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) check-layers
 	$(MAKE) unit
+	$(MAKE) check-checkers
 	$(MAKE) check-sanitize
 	$(MAKE) fuzz-smoke
 	$(MAKE) check-deploy
@@ -137,6 +138,11 @@ test: deps
 # user/'s folders include each other only downward (docs/architecture.md, the dependency rule).
 check-layers:
 	sh tests/layers/check-layers.sh
+
+# The e2e suites' trace checkers (tests/e2e/check_*.py) each fail on a wrong trace: fed small
+# made-up ones, good and broken (tests/checkers/cases_*.py). No root, no build; ~2 s.
+check-checkers:
+	python3 tests/checkers/selftest.py
 
 # The systemd unit and the DaemonSet parse and agree with the tracer's options.
 check-deploy:

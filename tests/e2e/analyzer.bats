@@ -11,6 +11,8 @@
 load helpers
 load analyzer-helpers
 
+CHECK_ANA="python3 $ROOT/tests/e2e/check_analyzer.py"
+
 setup_file() {
 	analyzer_setup_file
 }
@@ -79,21 +81,7 @@ PY
 	# nothing dropped on the way: zero-length spans or overlaps would be skipped or moved. The
 	# analyzer drops the digits of device events' names (embedding_fwd#0 -> embedding_fwd#),
 	# keeping the name in args.orig_name
-	python3 - "$t" "$BATS_TEST_TMPDIR/out.json" <<'PY'
-import collections, json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-name = lambda e: e.get("args", {}).get("orig_name", e["name"])
-count = lambda d, ph: collections.Counter((e["ph"], e.get("cat"), name(e), e["pid"], e["tid"])
-                                          for e in d["traceEvents"] if e["ph"] in ph)
-ca, cb = count(a, "X"), count(b, "X")
-assert ca == cb, {k: (ca[k], cb[k]) for k in set(ca) | set(cb) if ca[k] != cb[k]}
-# flow arrows: ours are kept (more, never fewer). v1.2 adds its own for each kernel whose
-# args.correlation equals an 's' id; our ids never equal a correlation (device.h), so it adds none
-fa, fb = count(a, "sf"), count(b, "sf")
-assert all(fb[k] >= v for k, v in fa.items()), {k: (v, fb[k]) for k, v in fa.items() if fb[k] < v}
-assert sum(v for k, v in cb.items() if k[1] == "kernel") > 0
-assert len(b["deviceProperties"]) == 1, b["deviceProperties"]
-PY
+	$CHECK_ANA kept "$t" "$BATS_TEST_TMPDIR/out.json"
 }
 
 @test "the analyzer's categorizer classifies every kind of device event, runtime calls by name" {
@@ -136,13 +124,8 @@ PY
 
 @test "what check rejects, the analyzer fails on: an X event before ts 0" {
 	trace_mock
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/neg.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-x = next(e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
-x["ts"] = -5.0
-json.dump(d, open(sys.argv[2], "w"))
-PY
+	python3 "$ROOT/tests/e2e/make_trace.py" negative-ts "$BATS_TEST_TMPDIR/t.json" \
+		"$BATS_TEST_TMPDIR/neg.json"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/neg.json"
 	[ "$status" -eq 8 ]
 	[[ "$output" == *"[negative-ts]"* ]]
@@ -160,15 +143,7 @@ PY
 	run problems_in_log
 	echo "$output"
 	[ -z "$output" ]
-	python3 - "$BATS_TEST_TMPDIR/out.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-names = {e["name"] for e in d["traceEvents"]}
-# both sides made it through: Kineto's python ops and our runtime and device spans (the
-# fixture's kernel is "Spyre compute": no digits for the analyzer to drop)
-assert {"aten::linear", "aiuLaunchComputeStream", "Spyre compute"} <= names, names
-assert len(d["deviceProperties"]) == 1
-PY
+	$CHECK_ANA merged "$BATS_TEST_TMPDIR/out.json"
 }
 
 # --- arrows of several processes in one file: ids of ours, unique in the file ------------------
@@ -178,34 +153,7 @@ PY
 # each id still one start and one finish at the same places (so on the same slices), and no
 # arrow of its own; with N, IN has N arrows, K of them from PID
 kept_arrows() {
-	python3 - "$@" <<'PY'
-import collections, json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-name = lambda e: e.get("args", {}).get("orig_name", e["name"])
-xs = lambda d: collections.Counter((e.get("cat"), name(e), e["pid"], e["tid"])
-                                   for e in d["traceEvents"] if e["ph"] == "X" and e["dur"])
-xa, xb = xs(a), xs(b)
-assert xa == xb, {k: (xa[k], xb[k]) for k in set(xa) | set(xb) if xa[k] != xb[k]}
-
-def arrows(d):
-    m = collections.defaultdict(list)
-    for e in d["traceEvents"]:
-        if e["ph"] in ("s", "f"):
-            m[e.get("cat"), e.get("name"), e["id"]].append(
-                (e["ph"], e["pid"], e["tid"], round(e["ts"] * 1000)))
-    return {k: sorted(v) for k, v in m.items()}
-
-fa, fb = arrows(a), arrows(b)
-per_pid = collections.Counter(next(p[1] for p in v if p[0] == "s") for v in fa.values())
-print(f"{len(fa)} arrows in, {len(fb)} out, from {dict(per_pid)}")
-assert all([p[0] for p in v] == ["f", "s"] for v in fa.values())
-assert fa == fb, [(k, fa.get(k), fb.get(k)) for k in set(fa) | set(fb)
-                  if fa.get(k) != fb.get(k)][:5]
-if len(sys.argv) > 3:
-    assert len(fa) == int(sys.argv[3]), len(fa)
-    want = {int(p): int(k) for p, k in (x.split(":") for x in sys.argv[4:])}
-    assert {p: per_pid[p] for p in want} == want, (dict(per_pid), want)
-PY
+	$CHECK_ANA arrows "$@"
 }
 
 # arrow_problems: problems_in_log but v1.2.0's warning that it skipped zero-length spans, which

@@ -4,6 +4,8 @@
 
 load helpers
 
+CHECK_CHECK="python3 $ROOT/tests/e2e/check_check.py"
+
 @test "a trace of the mock job passes check" {
 	start_job --phases 2 --threads 3 --streams 2 --iters 40
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
@@ -45,24 +47,7 @@ load helpers
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.recovered.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.recovered.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["spyreRecovered"] is True
-assert sum(1 for e in d["traceEvents"] if e["ph"] == "X") > 1000, len(d["traceEvents"])
-# names are written when first known, not at the end: every track of the cut trace has one
-pn = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
-      if e["ph"] == "M" and e["name"] == "process_name"}
-tn = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"]
-      if e["ph"] == "M" and e["name"] == "thread_name"}
-tracks = {(e["pid"], e["tid"]) for e in d["traceEvents"] if e["ph"] == "X"}
-missing = sorted(t for t in tracks if t not in tn or t[0] not in pn)
-assert not missing, (missing, pn, tn)
-assert pn[0] == "Spyre 0", pn
-assert sorted(tn[t] for t in tracks if t[0] != 0) == ["train-0", "train-1"], tn
-assert {n for (p, t), n in tn.items() if p == 0} >= {"Stream 0", "Stream 1"}, tn
-assert any(n.startswith("mock-spyre") for n in pn.values()), pn
-PY
+	$CHECK_CHECK recovered "$BATS_TEST_TMPDIR/t.recovered.json"
 	# a second recover refuses to overwrite the copy; recovering the copy finds it complete
 	run "$TOOL" recover "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 7 ]
@@ -124,18 +109,7 @@ cut_sample() {
 	[ "$status" -eq 1 ]
 
 	"$TOOL" check --json "$d" "$d/missing.json" > "$BATS_TEST_TMPDIR/c.json" || true
-	python3 - "$BATS_TEST_TMPDIR/c.json" "$d" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-d = sys.argv[2]
-f = {x["file"]: x for x in r["files"]}
-assert f[d + "/w1.json"]["events"] == 20 and f[d + "/w1.json"]["problems"] == 0, f
-w2 = f[d + "/w2.json.gz"]
-assert w2["events"] == 11 and w2["byKind"] == {"overlap": 2}, w2
-assert len(w2["lines"]) == 2 and all(l.endswith("[overlap]") for l in w2["lines"]), w2
-assert f[d + "/missing.json"]["error"] == "No such file or directory", f
-assert r["totals"] == {"files": 3, "events": 31, "problems": 2, "unreadable": 1}, r["totals"]
-PY
+	$CHECK_CHECK json "$BATS_TEST_TMPDIR/c.json" "$d"
 }
 
 @test "a second recover offers --force and -o; --force replaces, -o writes elsewhere, -o DIR says so" {
@@ -178,25 +152,5 @@ PY
 @test "a trace over 2 GiB is checked whole in bounded memory: max RSS under an eighth of its size" {
 	# the sample's events again and again, each copy later in time, spans padded to 4 KB (fewer
 	# events: the run stays short); made and read in a pipe, no disk but check's spill files
-	TMPDIR=$BATS_TEST_TMPDIR python3 - "$ROOT" "$TOOL" "$BATS_TEST_TMPDIR" <<'PY'
-import fcntl, resource, subprocess, sys
-root, tool, tmp = sys.argv[1:4]
-size = 2_200_000_000   # past 2 GiB, which check refused to load
-gen = subprocess.Popen([sys.executable, root + "/tests/e2e/big_trace.py",
-                        root + "/tests/fixtures/traces/spyre-sample.json", str(size),
-                        "--pad", "4000", "--count", tmp + "/count"], stdout=subprocess.PIPE)
-fcntl.fcntl(gen.stdout, 1031, 1 << 20)   # F_SETPIPE_SZ: 1 MiB, not 64 KiB, a switch
-chk = subprocess.Popen([tool, "check", "/dev/stdin"], stdin=gen.stdout,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-gen.stdout.close()
-out = chk.communicate()[0]
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # check's alone
-assert gen.wait() == 0
-n = int(open(tmp + "/count").read())
-print(out, "max RSS %.0f MB for %.0f MB" % (rss / 1e6, size / 1e6))
-assert chk.returncode == 0, chk.returncode
-assert out == "check: /dev/stdin: %d events, 0 problems\n" % n, (out, n)
-assert n > 500_000, n
-assert rss < size / 8, rss
-PY
+	TMPDIR=$BATS_TEST_TMPDIR $CHECK_CHECK big "$ROOT" "$TOOL" "$BATS_TEST_TMPDIR"
 }

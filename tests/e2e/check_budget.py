@@ -3,7 +3,13 @@
 ordered and apart, every device span ('kernel', 'gpu_memcpy') lies inside one of them (none
 stretched over a pause, 1 ms of slack for the bounds taken around a detach), the memory ledger
 is marked sampled with a pause counted for each pause, and with --max-pct the tool's own
-overhead figure is within it. Plain or gzip. Exit 1 with the problem."""
+overhead figure is within it. Plain or gzip. Exit 1 with the problem.
+
+--pct P: the budget is P (spyreStats.maxOverheadPct). --none: the run had no budget at all (no
+maxOverheadPct, no budget): nothing else is checked. --first-window-sec S: the first window
+stayed on over S seconds (a job idle at the attach paid nothing for it), with --traced NAME's
+calls traced in it; --switch-within-cpu: what the figure charges for the probes' switches
+(budget.switchChargedSec) is no more than the job's CPU time (jobCpuNs)."""
 import argparse
 import gzip
 import json
@@ -21,9 +27,25 @@ def load(path):
 def problems(d, args):
     s = d["spyreStats"]
     b = s.get("budget")
+    if args.none:
+        return ([] if "maxOverheadPct" not in s and not b else
+                [f"a budget: maxOverheadPct {s.get('maxOverheadPct')}, budget {b}"])
     if not b:
         return ["no spyreStats.budget: the run had no budget"]
     out = []
+    if args.pct is not None and s.get("maxOverheadPct") != args.pct:
+        out.append(f"maxOverheadPct {s.get('maxOverheadPct')}, {args.pct} wanted")
+    if args.first_window_sec is not None and (
+            not b["windowsUs"] or
+            b["windowsUs"][0][1] - b["windowsUs"][0][0] <= args.first_window_sec * 1e6):
+        out.append(f"first window {b['windowsUs'][:1]} us, over {args.first_window_sec} s wanted")
+    for name in args.traced:
+        p = [p for p in d.get("spyreProbes", []) if p["name"] == name]
+        if not p or p[0]["events"] <= 0:
+            out.append(f"{name}: no call traced ({p})")
+    if args.switch_within_cpu and not b["switchChargedSec"] <= s["jobCpuNs"] / 1e9 + 1e-3:
+        out.append(f"switch charge {b['switchChargedSec']} s over the job's CPU "
+                   f"{s['jobCpuNs'] / 1e9} s")
     wins = b["windowsUs"]
     if b["windows"] != len(wins) or b["windows"] < args.min_windows:
         out.append(f"windows {b['windows']}, {len(wins)} listed, {args.min_windows} wanted")
@@ -62,6 +84,12 @@ def main():
     ap.add_argument("--paused", action="store_true", help="a pause at least")
     ap.add_argument("--device", action="store_true", help="a device span at least")
     ap.add_argument("--fleet", action="store_true", help="a fleet window's file")
+    ap.add_argument("--pct", type=float, help="the budget, maxOverheadPct")
+    ap.add_argument("--none", action="store_true", help="no budget at all")
+    ap.add_argument("--first-window-sec", type=float, help="the first window over this")
+    ap.add_argument("--traced", action="append", default=[], help="a probe with events")
+    ap.add_argument("--switch-within-cpu", action="store_true",
+                    help="switchChargedSec within jobCpuNs")
     args = ap.parse_args()
     bad = problems(load(args.trace), args)
     for p in bad:

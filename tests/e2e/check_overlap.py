@@ -3,7 +3,10 @@
 process with collectives (spyre_comms::Context::OP spans), the union of their spans, and how
 much of it the union of its devices' kernels covers (a device is the process's whose launches,
 joined by args.correlation, its work came from; one with several such processes is no one's).
-Usage: check_overlap.py REPORT_JSON TRACE [--min-overlap-pct P]. Exit 1 with the difference."""
+With --want PID=COLLECTIVES_NS,OVERLAP_NS (repeatable) the report's figures are these exactly
+too: a made-up trace's known answer, the computation here not trusted alone.
+Usage: check_overlap.py REPORT_JSON TRACE [--min-overlap-pct P] [--want PID=C,O ...]. Exit 1
+with the difference."""
 import argparse
 import json
 import sys
@@ -76,12 +79,17 @@ def main():
     ap.add_argument("report")
     ap.add_argument("trace")
     ap.add_argument("--min-overlap-pct", type=float, default=0)
+    ap.add_argument("--want", action="append", default=[], metavar="PID=C,O")
     a = ap.parse_args()
     rep = json.load(open(a.report))
     rep = rep["files"][0] if "files" in rep else rep
     got = {o["pid"]: (o["collectivesNs"], o["overlapNs"]) for o in rep["overlap"]}
     want = expected(json.load(open(a.trace)))
     bad = []
+    known = {int(p): tuple(int(v) for v in co.split(",")) for p, co in
+             (w.split("=", 1) for w in a.want)}
+    if known and got != known:
+        bad.append(f"report {got}, the known answer {known}")
     if set(got) != set(want):
         bad.append(f"processes {sorted(got)} != {sorted(want)}")
     for pid, (c, o) in want.items():

@@ -3,7 +3,7 @@
 file: the line and function of each call site, found with inspect).
 
     check_pystack.py TRACE OUT --op NAME=OP ... [--sampled] [--spans] [--whole-stack FILE]
-                     [--ops N]
+                     [--ops N] [--own-pid]
 
 Each --op maps a trace event name to the op the job recorded (aten::add_Tensor=aten::add). Every
 event of those names must carry args.python naming one of the job's call sites of that op,
@@ -20,6 +20,8 @@ partly overlaps another X event of its thread; spyreStats.pythonFunctionSpans co
 Model.step, main, <module>), each frame a line of FILE (the job's file as it sees it); and every
 event of the ops carried its stack, each named (spyreStats.pythonStacks, pythonStacksUnnamed).
 --ops N: the events of the ops are N.
+--own-pid: only the events of the job's process (OUT's "pid") are checked, some of them an op's:
+one job among others the tracer followed (-f, -a).
 """
 import argparse
 import collections
@@ -102,10 +104,15 @@ def main():
     ap.add_argument("--spans", action="store_true")
     ap.add_argument("--whole-stack")
     ap.add_argument("--ops", type=int)
+    ap.add_argument("--own-pid", action="store_true")
     a = ap.parse_args()
     d = json.load(open(a.trace))
     job = json.load(open(a.out))
     ops = dict(o.split("=", 1) for o in a.op)
+    if a.own_pid:
+        d["traceEvents"] = [e for e in d["traceEvents"] if e.get("pid") == job["pid"]]
+        if not any(e.get("name") in ops for e in d["traceEvents"]):
+            sys.exit("check_pystack: no event of the ops from the job's pid %s" % job["pid"])
     want = collections.Counter()
     for line, c in job["calls"].items():
         if c["op"] not in ops.values():

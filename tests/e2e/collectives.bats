@@ -6,45 +6,14 @@
 
 load helpers
 
+CHECK_COLL="python3 $ROOT/tests/e2e/check_collectives.py"
+
 # check_rank TRACE COUNTS PCI ITERS: the collective spans equal the rank's calls, each comms op
 # carries what the job passed it, read from the argument torch-spyre passes it in (bytes and
 # dtype of its input tensor, op, root, peer, tag), and distributedInfo names the rank (PCI: its
 # AIU_WORLD_RANK_<r>, or "")
 check_rank() {
-	python3 - "$@" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2])); pci = sys.argv[3]
-iters = int(sys.argv[4])
-x = [e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == c["pid"]]
-n = collections.Counter(e["name"] for e in x)
-ops = ("allgather", "allreduce", "barrier", "broadcast", "gather", "reduce", "send", "recv")
-for op in ops:
-    for sym in ("c10d::SpyreCCLBackend::" + op, "spyre_comms::Context::" + op):
-        assert n[sym] == c["calls"][sym], (sym, n[sym], c["calls"][sym])
-assert n["c10d::SpyreCCLWork::wait"] == c["calls"]["c10d::SpyreCCLWork::wait"], n
-assert sum(n["c10d::SpyreCCLBackend::" + op] for op in ops) > 0, n
-# What run_collective passes: 8 INT64 words (dtype 3), the reduction SUM (0), the last rank as
-# root (1 of 2: not the op's 0), send to the next rank and receive from the previous one, the
-# iteration as tag. allgather and gather take the outputs' vector first: their bytes come from
-# the input in arg4, which a table reading arg3 (the vector) gets wrong.
-rank, ws = c["rank"], c["world_size"]
-tensor = {"bytes": 64, "dtype": 3}
-want = {"allgather": tensor, "allreduce": dict(tensor, op=0), "barrier": {},
-        "broadcast": dict(tensor, root=ws - 1), "gather": dict(tensor, root=ws - 1),
-        "reduce": dict(tensor, op=0, root=ws - 1),
-        "send": dict(tensor, peer=(rank + 1) % ws), "recv": dict(tensor, peer=(rank - 1) % ws)}
-tags = [i for i in range(iters) if ws > 1 and i % 7 == 6]
-for op in ops:
-    ev = [e for e in x if e["name"] == "spyre_comms::Context::" + op]
-    got = [{k: e["args"][k] for k in want[op]} for e in ev]
-    assert got == [want[op]] * c["calls"]["spyre_comms::Context::" + op], (op, got, want[op])
-    if op in ("send", "recv"):
-        assert sorted(e["args"]["tag"] for e in ev) == tags, (op, ev)
-di = d["distributedInfo"]
-assert di["backend"] == "spyre_ccl" and di["rank"] == rank and di["world_size"] == ws, \
-    (di, rank, ws)
-assert di.get("pci_bus_id", "") == pci, di
-PY
+	$CHECK_COLL rank "$@"
 }
 
 # trace_two_ranks: a job of two ranks, each traced by a tracer of its own into t<r>.json, 21
@@ -92,25 +61,8 @@ trace_two_ranks() {
 		-o "$BATS_TEST_TMPDIR/m.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/m.json" "$BATS_TEST_TMPDIR/c.json.r0" \
-		"$BATS_TEST_TMPDIR/c.json.r1" <<'PY'
-import collections, json, sys
-m = json.load(open(sys.argv[1])); cs = [json.load(open(p)) for p in sys.argv[2:4]]
-n = collections.Counter((e["pid"], e["name"]) for e in m["traceEvents"] if e["ph"] == "X")
-ops = ("allgather", "allreduce", "barrier", "broadcast", "gather", "reduce", "send", "recv")
-for c in cs:
-    for op in ops:
-        for sym in ("c10d::SpyreCCLBackend::" + op, "spyre_comms::Context::" + op):
-            assert n[(c["pid"], sym)] == c["calls"][sym], (c["rank"], sym, n[(c["pid"], sym)])
-# each rank by its pid; distributedInfo is the second input's (rank 0's), as before
-by_pid = {e["pid"]: e for e in m["spyreDistributedInfo"]}
-assert len(by_pid) == 2, m["spyreDistributedInfo"]
-for c, pci in zip(cs, ("0000:1a:00.0", "0000:1b:00.0")):
-    e = by_pid[c["pid"]]
-    assert (e["backend"], e["rank"], e["world_size"], e["pci_bus_id"]) == \
-        ("spyre_ccl", c["rank"], 2, pci), e
-assert m["distributedInfo"]["rank"] == 0, m["distributedInfo"]
-PY
+	$CHECK_COLL merged "$BATS_TEST_TMPDIR/m.json" "$BATS_TEST_TMPDIR/c.json.r0" \
+		"$BATS_TEST_TMPDIR/c.json.r1"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/m.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -118,28 +70,9 @@ PY
 	# trace (ranks by pid) and in one rank's (its distributedInfo)
 	run "$TOOL" report --json "$BATS_TEST_TMPDIR/m.json" "$BATS_TEST_TMPDIR/t1.json"
 	[ "$status" -eq 0 ]
-	python3 - "$output" "$BATS_TEST_TMPDIR/c.json.r0" "$BATS_TEST_TMPDIR/c.json.r1" <<'PY'
-import json, sys
-files = json.loads(sys.argv[1])["files"]
-cs = [json.load(open(p)) for p in sys.argv[2:4]]
-ops = ("allgather", "allreduce", "barrier", "broadcast", "gather", "reduce", "send", "recv")
-def check(f, ranks):
-    got = {(x["rank"], x["pid"], x["op"]): x for x in f["collectives"]}
-    want = {(c["rank"], c["pid"], op) for c in ranks for op in ops
-            if c["calls"]["spyre_comms::Context::" + op]}
-    assert set(got) == want, (set(got) ^ want)
-    for c in ranks:
-        for op in ops:
-            x = got.get((c["rank"], c["pid"], op))
-            n = c["calls"]["spyre_comms::Context::" + op]
-            if not n:
-                continue
-            # 8 INT64 words a call (check_rank); a barrier moves none
-            assert x["count"] == n and x["bytes"] == (0 if op == "barrier" else 64 * n), x
-            assert x["totalNs"] > 0, x
-check(files[0], cs)
-check(files[1], cs[1:])
-PY
+	echo "$output" >"$BATS_TEST_TMPDIR/rc.json"
+	$CHECK_COLL report "$BATS_TEST_TMPDIR/rc.json" "$BATS_TEST_TMPDIR/c.json.r0" \
+		"$BATS_TEST_TMPDIR/c.json.r1"
 	# each rank's collectives against its devices' kernels, computed apart from the trace
 	"$TOOL" report --json "$BATS_TEST_TMPDIR/m.json" >"$BATS_TEST_TMPDIR/r.json"
 	python3 "$ROOT/tests/e2e/check_overlap.py" "$BATS_TEST_TMPDIR/r.json" \
@@ -187,10 +120,5 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	stop_job
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-di = json.load(open(sys.argv[1]))["distributedInfo"]
-assert di == {"backend": "spyre_ccl", "rank": 1, "world_size": 4,
-              "pci_bus_id": "0000:1b:00.0"}, di
-PY
+	$CHECK_COLL dist "$BATS_TEST_TMPDIR/t.json" 1 4 --pci 0000:1b:00.0
 }

@@ -5,6 +5,7 @@
 load helpers
 
 VERIFY_DEVICE="python3 $ROOT/tests/e2e/verify_device.py"
+CHECK_DEVICE="python3 $ROOT/tests/e2e/check_device.py"
 
 # trace_phase MOCK_OPTIONS...: trace phase 1 of a fresh job into $BATS_TEST_TMPDIR/t.json
 trace_phase() {
@@ -27,26 +28,10 @@ trace_phase() {
 	[ "$(counts_field "$c" completions)" -eq $((3 * 40 * 5)) ]
 	[ "$(counts_field "$c" callbacks)" -eq $((3 * 20)) ]
 	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t.json" --counts "$c" --compute-us 50 --bytes 65536
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1]))
-dev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == 0]
-# 3 threads x 40 iterations x (1 HtoD + 3 kernels + 1 DtoH); host callbacks make no span
-assert len(dev) == 3 * 40 * 5, len(dev)
-assert d["spyreStats"]["deviceSpans"] == 600, d["spyreStats"]
-assert d["spyreStats"]["completionsWithoutLaunch"] == 0, d["spyreStats"]
-# kernels named by createComputeParams; each end says how it was known, all three kinds seen
-# (streams switched: synchronize; the last kernels: query(); the DtoH copies: their callback)
-assert {e["name"] for e in dev if e["cat"] == "kernel"} == \
-    {"embedding_fwd#0", "attention_fwd#1", "mlp_fwd#2"}, dev[:3]
-ends = {e["args"]["end"] for e in dev}
-assert ends == {"callback", "query", "synchronize"}, ends
-# the DtoH copies: those with a callback end at it, the others (no callback: addressed by
-# CompositeAddress) by the stream's later evidence, the synchronize that follows them
-d2h = collections.Counter(e["args"]["end"] for e in dev if e["name"] == "Memcpy (DtoH)")
-assert d2h["callback"] == 3 * 20 and d2h["synchronize"] + d2h["query"] == 3 * 20, d2h
-assert sum(d2h.values()) == 3 * 40, d2h
-PY
+	# 3 threads x 40 iterations x (1 HtoD + 3 kernels + 1 DtoH); host callbacks make no span;
+	# each end says how it was known, all three kinds seen (streams switched: synchronize; the
+	# last kernels: query(); the DtoH copies: their callback)
+	$CHECK_DEVICE phase "$BATS_TEST_TMPDIR/t.json" 3 40
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -57,18 +42,7 @@ PY
 	trace_phase --threads 4 --streams 1 --kernels 2 --iters 15 --compute-us 20 --bytes 1048576
 	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
 		--compute-us 20 --bytes 1048576
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
-         if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == 0}
-h2d = sorted(t for t, n in names.items() if n.startswith("Memcpy HtoD lane "))
-d2h = sorted(t for t, n in names.items() if n.startswith("Memcpy DtoH lane "))
-assert h2d and d2h, names
-assert len(h2d) + len(d2h) > 2, names   # some copies did overlap
-assert not set(h2d) & set(d2h), names
-assert {t for t, n in names.items() if n.startswith("Stream ")} == {0, 1, 2, 3}, names
-PY
+	$CHECK_DEVICE lanes "$BATS_TEST_TMPDIR/t.json" 4
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
 }
@@ -77,20 +51,7 @@ PY
 	trace_phase --threads 2 --streams 2 --iters 10
 	local t=$BATS_TEST_TMPDIR/t.json c=$BATS_TEST_TMPDIR/counts.json
 	$VERIFY_DEVICE "$t" --counts "$c"
-	python3 - "$t" "$BATS_TEST_TMPDIR" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); out = sys.argv[2]
-ev = d["traceEvents"]
-def save(name, events):
-    json.dump(dict(d, traceEvents=events), open(f"{out}/{name}.json", "w"))
-i = next(i for i, e in enumerate(ev) if e.get("cat") == "kernel")
-save("lost", ev[:i] + ev[i + 1:])
-bad = [dict(e, args=dict(e["args"], bytes=e["args"]["bytes"] + 1))
-       if e.get("cat") == "gpu_memcpy" else e for e in ev]
-save("bytes", bad)
-moved = [dict(e, ts=round(e["ts"] + 0.5, 3)) if e["ph"] == "f" else e for e in ev]
-save("arrow", moved)
-PY
+	python3 "$ROOT/tests/e2e/make_trace.py" broken-device "$t" "$BATS_TEST_TMPDIR"
 	run $VERIFY_DEVICE "$BATS_TEST_TMPDIR/lost.json" --counts "$c"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"has 0 device spans"* ]]
@@ -102,20 +63,12 @@ PY
 	[[ "$output" == *"'f' at"* ]]
 }
 
-# stream_tracks TRACE: the number of device tracks named "Stream N"
-stream_tracks() {
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(len({e["tid"] for e in d["traceEvents"] if e["ph"] == "M" and e["pid"] == 0
-           and e["name"] == "thread_name" and e["args"]["name"].startswith("Stream ")}))' "$1"
-}
-
 @test "128 live streams all get tracks, none of their spans is lost" {
 	# every kernel on its own stream: 2 threads x 64 streams, 64 kernels an iteration
 	trace_phase --threads 2 --streams 64 --kernels 64 --iters 2 --compute-us 5
 	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
 		--compute-us 5
-	[ "$(stream_tracks "$BATS_TEST_TMPDIR/t.json")" -eq 128 ]
+	$CHECK_DEVICE tracks "$BATS_TEST_TMPDIR/t.json" 128
 	grep -q " 0 dropped (ring full 0, too deep 0, device spans dropped 0)" "$BATS_TEST_TMPDIR/tracer.out"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
@@ -138,10 +91,7 @@ print(len({e["tid"] for e in d["traceEvents"] if e["ph"] == "M" and e["pid"] == 
 		--compute-us 5
 	# as many tracks as streams alive at once, give or take a launch that reached the tracer
 	# after its stream was handed on (see device_stream_destroy)
-	local n
-	n=$(stream_tracks "$BATS_TEST_TMPDIR/t.json")
-	echo "stream tracks: $n"
-	[ "$n" -ge 64 ] && [ "$n" -le 70 ]
+	$CHECK_DEVICE tracks "$BATS_TEST_TMPDIR/t.json" 64 70
 	grep -q " 0 dropped (ring full 0, too deep 0, device spans dropped 0)" "$BATS_TEST_TMPDIR/tracer.out"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
@@ -158,12 +108,7 @@ print(len({e["tid"] for e in d["traceEvents"] if e["ph"] == "M" and e["pid"] == 
 	stop_job
 	! grep -q '"name":"aiuDmaCallback"' "$BATS_TEST_TMPDIR/t.json"
 	$VERIFY_DEVICE "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-ends = {e["args"]["end"] for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == 0}
-assert ends == {"query", "synchronize"}, ends
-PY
+	$CHECK_DEVICE ends "$BATS_TEST_TMPDIR/t.json" query synchronize
 }
 
 # The tail calls docs/mock.md promises (what a tracer meets in a vendor's -O2 build): each of
@@ -174,28 +119,5 @@ PY
 	[ "$(uname -m)" = x86_64 ] || skip "reads x86-64 disassembly"
 	command -v objdump >/dev/null || skip "objdump missing"
 	objdump -d --no-show-raw-insn -C "$BUILD/mock/torch_spyre/_C.so" >"$BATS_TEST_TMPDIR/c.dis"
-	python3 - "$BATS_TEST_TMPDIR/c.dis" <<'PY'
-import re, sys
-funcs, cur = {}, None
-for line in open(sys.argv[1]):
-    m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
-    if m:
-        cur = funcs.setdefault(m.group(1), [])
-        continue
-    m = re.match(r"^\s+[0-9a-f]+:\s+(\S.*?)\s*$", line)
-    if m and cur is not None:
-        cur.append(m.group(1))
-padding = re.compile(r"^(nop|data16|cs nop|xchg\s+%ax,%ax|int3)")
-forwards = {"launchH2D(flex::DmaParams*)": "launchOperationH2D(flex::DmaParams*)",
-            "launchD2H(flex::DmaParams*)": "launchOperationD2H(flex::DmaParams*)",
-            "launchCompute(flex::ComputeParams*)": "launchOperationCompute(flex::ComputeParams*)",
-            "launchHostCallback(flex::HostCallbackParams*)":
-                "launchOperationHostCallback(flex::HostCallbackParams*)",
-            "synchronize()": "synchronize()", "query()": "query()"}
-for fwd, callee in forwards.items():
-    body = [i for i in funcs["spyre::SpyreStream::%s const" % fwd] if not padding.match(i)]
-    want = r"jmp\s+[0-9a-f]+ <flex::RuntimeStream::%s@plt>" % re.escape(callee)
-    assert re.fullmatch(want, body[-1]), (fwd, body[-3:])
-    assert not any(i.startswith("ret") for i in body), (fwd, body)
-PY
+	$CHECK_DEVICE forwarders "$BATS_TEST_TMPDIR/c.dis"
 }

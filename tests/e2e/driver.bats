@@ -4,64 +4,12 @@
 
 load helpers
 
+CHECK_DRIVER="python3 $ROOT/tests/e2e/check_driver.py"
+
 # check_driver TRACE COUNTS [setup]: driver spans against the job's ioctl counts; with "setup",
 # the job's setup and shutdown ioctls for 2 devices are expected on top of the phase's.
 check_driver() {
-	python3 - "$@" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-setup = len(sys.argv) > 3
-want = collections.Counter({k: v for k, v in c["ioctls"].items() if v})
-if setup:
-    # docs/mock.md: per container, per device (2 here), at shutdown per device
-    want.update({"VFIO_GET_API_VERSION": 1, "VFIO_CHECK_EXTENSION": 1, "VFIO_SET_IOMMU": 1,
-                 "VFIO_GROUP_GET_STATUS": 2, "VFIO_GROUP_SET_CONTAINER": 2,
-                 "VFIO_GROUP_GET_DEVICE_FD": 2, "VFIO_DEVICE_GET_INFO": 2,
-                 "VFIO_DEVICE_GET_REGION_INFO": 4, "VFIO_DEVICE_GET_IRQ_INFO": 2,
-                 "VFIO_DEVICE_SET_IRQS": 2, "VFIO_DEVICE_RESET": 2})
-X = [e for e in d["traceEvents"] if e.get("ph") == "X"]
-drv = [e for e in X if e.get("cat") == "privateuse1_driver"]
-got = collections.Counter(e["name"] for e in drv)
-assert got == want, (got, want)
-assert want["VFIO_IOMMU_MAP_DMA"] > 0
-st = d["spyreStats"]
-assert st["driverPath"] == "tracepoint", st
-assert st["driverSpans"] == len(drv) and st["driverDrops"] == 0, st
-
-def parent(e, names):
-    """The innermost runtime span around e on its thread."""
-    best = None
-    for p in X:
-        if (p["pid"], p["tid"]) != (e["pid"], e["tid"]) or p.get("cat") == "privateuse1_driver":
-            continue
-        if p["ts"] <= e["ts"] and e["ts"] + e["dur"] <= p["ts"] + p["dur"]:
-            if best is None or p["dur"] < best["dur"]:
-                best = p
-    assert best is not None and best["name"] in names, (e, best)
-    return best
-
-mapped = {}    # iova -> size, MAP_DMA not unmapped yet
-for e in sorted(drv, key=lambda e: e["ts"]):
-    a = e["args"]
-    assert a["ret"] == -25 and a["error"] == "ENOTTY", e  # stand-ins: every ioctl fails
-    assert isinstance(a["fd"], int) and a["fd"] >= 0, e
-    if e["name"] == "VFIO_IOMMU_MAP_DMA":
-        p = parent(e, {"aiuMalloc"})
-        # the mock maps whole pages at IOVA = the buffer's address (flex returns the buffer
-        # inside a CompositeAddress: no argument of the allocator holds it)
-        assert a["iova"] == a["vaddr"] and int(str(a["iova"]), 0) % 4096 == 0, (e, p)
-        assert a["size"] == (p["args"]["bytes"] + 4095) // 4096 * 4096, (e, p)
-        mapped[a["iova"]] = a["size"]
-    elif e["name"] == "VFIO_IOMMU_UNMAP_DMA":
-        # freed when torch-spyre deletes the owner context
-        p = parent(e, {"spyreFree"})
-        assert mapped.pop(a["iova"], None) == a["size"], (e, p)
-    elif e["name"] != "VFIO_DEVICE_RESET":
-        # setup: inside initializeRuntime, on the main thread
-        p = parent(e, {"aiuInitializeRuntime"})
-        assert e["tid"] == e["pid"], e
-print("driver spans:", dict(got))
-PY
+	$CHECK_DRIVER spans "$1" "$2" ${3:+--setup}
 }
 
 setup() {
@@ -86,12 +34,7 @@ setup() {
 	grep -q '"driverPath":"tracepoint"' "$BATS_TEST_TMPDIR/t.json"
 	grep -q "driver tier (tracepoint)" "$BATS_TEST_TMPDIR/tracer.out"	# summary
 	# the job was alive while tracing: fds resolved to the stand-in files
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$FLEX_VFIO_DIR" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-devs = {e["args"]["device"] for e in d["traceEvents"] if e.get("cat") == "privateuse1_driver"}
-assert devs == {sys.argv[2] + "/vfio"}, devs
-PY
+	$CHECK_DRIVER devices "$BATS_TEST_TMPDIR/t.json" "$FLEX_VFIO_DIR"
 	run_phase 2
 	stop_job
 	[ "$JOB_RC" -eq 0 ]
@@ -117,31 +60,8 @@ PY
 	[ "$status" -eq 0 ]
 	check_driver "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/n-counts.json" setup
 	check_driver "$BATS_TEST_TMPDIR/f.json" "$BATS_TEST_TMPDIR/f-counts.json" setup
-	python3 - "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/f.json" "$FLEX_VFIO_DIR" <<'PY'
-import collections, json, os, sys
-def spans(f):
-    d = json.load(open(f))
-    return [e for e in d["traceEvents"] if e.get("cat") == "privateuse1_driver"]
-devs = collections.Counter(e["args"]["device"] for e in spans(sys.argv[1]))
-assert set(devs) == {"/dev/null"}, devs
-# each command on the stand-in of its kind: the full path while /proc had it, else the base
-want = {"VFIO_GET_API_VERSION": "vfio", "VFIO_CHECK_EXTENSION": "vfio", "VFIO_SET_IOMMU": "vfio",
-        "VFIO_IOMMU_MAP_DMA": "vfio", "VFIO_IOMMU_UNMAP_DMA": "vfio"}
-seen = set()
-for e in spans(sys.argv[2]):
-    dev = e["args"]["device"]
-    base = os.path.basename(dev)
-    assert dev in (base, os.path.join(sys.argv[3], base)), e
-    if e["name"].startswith("VFIO_GROUP_"):
-        assert base in ("0", "1"), e
-    elif e["name"].startswith("VFIO_DEVICE_"):
-        assert base in ("vfio-device-0", "vfio-device-1"), e
-    else:
-        assert base == want[e["name"]], e
-    seen.add(base)
-assert seen == {"vfio", "0", "1", "vfio-device-0", "vfio-device-1"}, seen
-print("devices:", dict(devs), sorted(seen))
-PY
+	$CHECK_DRIVER exited "$BATS_TEST_TMPDIR/n.json" "$BATS_TEST_TMPDIR/f.json" \
+		"$FLEX_VFIO_DIR"
 }
 
 @test "driver: tracefs is mounted by the tracer when it is not" {
@@ -214,27 +134,8 @@ skipped_run() {
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" "${1:-}" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-X = [e for e in d["traceEvents"] if e.get("ph") == "X"]
-drv = [e for e in X if e.get("cat") == "privateuse1_driver"]
-st = d["spyreStats"]
-want = c["ioctls"]["VFIO_IOMMU_MAP_DMA"] + c["ioctls"]["VFIO_IOMMU_UNMAP_DMA"]
-if sys.argv[3]:
-    # a skipped pair loses two spans, the stale record counted (the other entry is not seen
-    # at all, and the shared counter of returns makes some skips chain)
-    assert st["driverUnpaired"] >= want // 10 and len(drv) >= want // 2, (len(drv), st, want)
-else:
-    # about a fifth of the returns were skipped: each costs its span, the next ioctl counts it
-    assert want // 8 <= st["driverUnpaired"] <= want // 3, (st, want)
-    assert want - 2 <= len(drv) + st["driverUnpaired"] <= want, (len(drv), st, want)
-for e in drv:
-    runtime = "aiuMalloc" if e["name"] == "VFIO_IOMMU_MAP_DMA" else "spyreFree"
-    assert any(p["name"] == runtime and (p["pid"], p["tid"]) == (e["pid"], e["tid"]) and
-               p["ts"] <= e["ts"] and e["ts"] + e["dur"] <= p["ts"] + p["dur"] for p in X), e
-print("spans", len(drv), "unpaired", st["driverUnpaired"], "of", want)
-PY
+	$CHECK_DRIVER skipped "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
+		${1:+--pair}
 	grep -q "driver tier (tracepoint): .* dropped (ring full 0, entry or return missed [1-9]" \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	stop_job

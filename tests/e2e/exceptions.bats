@@ -13,6 +13,7 @@ load torch-helpers
 
 THROWJOB=$BUILD/tests/throwjob
 CHECK_UNWOUND="python3 $ROOT/tests/e2e/check_unwound.py"
+CHECK_EXC="python3 $ROOT/tests/e2e/check_exceptions.py"
 # the dispatcher's entry of torch.mm and the CPU kernel it reaches once the shapes are checked
 TORCH_PROBES=(--probe 'libtorch_cpu.so*:at::_ops::mm::call:mmCall'
 	      --probe 'libtorch_cpu.so*:at::native::structured_mm_out_cpu::impl:mmCpu')
@@ -186,16 +187,7 @@ throwjob_traced() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# each call an instant at its entry: as many events as the job made calls
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-assert "went on at the instruction after it" in d["spyreStats"]["returnSitesOff"], d["spyreStats"]
-p = {x["symbol"]: x for x in d["spyreProbes"]}
-for f in ("tj_level", "tj_catch", "tj_leaf", "tj_cancel_wait", "tj_exit_inside"):
-    assert p[f]["returnProbe"] == "none" and "self-test" in p[f]["entriesOnlyReason"], p[f]
-    assert p[f]["events"] == c["calls"][f], (f, p[f]["events"], c["calls"][f])
-    assert p[f]["unwound"] == 0, p[f]
-PY
+	$CHECK_EXC entries-only "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 }
 
 @test "a job that aborts inside a traced call: tracer exit 9, killed by SIGABRT, trace valid" {
@@ -231,13 +223,7 @@ PY
 	grep -q "target $DONE_PID killed by SIGABRT" "$BATS_TEST_TMPDIR/tracer.out"
 	f=$(ls "$BATS_TEST_TMPDIR"/out/*.json.gz)
 	[ "$(echo "$f" | wc -l)" -eq 1 ]
-	python3 - "$f" "$DONE_PID" <<'PY'
-import gzip, json, sys
-d = json.load(gzip.open(sys.argv[1]))
-st = d["spyreStats"]
-assert {"pid": int(sys.argv[2]), "signal": 6, "exitCode": -1} in st["processExits"], st
-assert st["targetSignal"] == 6 and st["targetExited"], st
-PY
+	$CHECK_EXC exit-signal "$f" "$DONE_PID" 6
 }
 
 @test "a function the kernel cannot probe (lock prefix after endbr64): named in a warning, the others traced, the job unharmed" {
@@ -250,13 +236,7 @@ PY
 	[ "$JOB_RC" -eq 0 ]
 	[ "$TRACER_RC" -eq 0 ]
 	grep -q '^not traced: tj_locked (the kernel refused its uprobe)' "$BATS_TEST_TMPDIR/tracer.out"
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-p = {x["name"]: x for x in d["spyreProbes"]}
-assert p["tj_locked"].get("attachFailed") is True and p["tj_locked"]["hits"] == 0, p["tj_locked"]
-assert p["tj_leaf"]["events"] == c["calls"]["tj_leaf"], (p["tj_leaf"], c["calls"])
-PY
+	$CHECK_EXC attach-failed "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" tj_locked
 }
 
 @test "six integer arguments: the sixth recorded right (a register here, the stack on s390x)" {
@@ -298,19 +278,7 @@ coroutine_traced() {
 		checksum calls unwound
 	$CHECK_UNWOUND "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
 		--return-probe sites --signal 0 --exit-code 0
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$1" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = {x["name"]: x for x in d["spyreProbes"]}
-assert all(x["unmatchedReturns"] == 0 for x in p.values()), p
-want = {"co_step": 600, "co_yield": 600, "co_leaf": 600, "main_jump": 0}
-want.update({"co_run": 600, "main_leaf": 1200} if sys.argv[2] == "nested" else
-            {"co_resume": 600, "main_leaf": 600})
-for name, n in want.items():
-    assert p[name]["events"] - p[name]["unwound"] == n and p[name]["hits"] >= n, p[name]
-assert p["main_jump"]["unwound"] == (600 if sys.argv[2] == "nested" else 0), p["main_jump"]
-assert d["spyreStats"]["unwound"] == p["main_jump"]["unwound"], d["spyreStats"]
-PY
+	$CHECK_EXC coroutines "$BATS_TEST_TMPDIR/t.json" "$1"
 }
 
 @test "coroutines (swapcontext) inside traced calls: every call keeps its span while the other stack runs traced calls, main-stack longjmps still unwound" {
@@ -325,21 +293,7 @@ PY
 	coroutine_traced interleaved
 	# co_step and co_yield cross co_resume (they began inside it and end after it): each
 	# round's on the thread's "other stack 1" track, named for the thread; the rest on its own
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-ev = json.load(open(sys.argv[1]))["traceEvents"]
-names = {e["tid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"}
-by = {}
-for e in ev:
-    if e.get("ph") == "X" and e.get("cat") != "kernel":
-        by.setdefault(e["name"], set()).add(e["tid"])
-main = by["co_resume"]
-assert len(main) == 1 and by["main_leaf"] == main, by
-tid = next(iter(main))
-other = tid + (1 << 22)
-assert by["co_step"] == {other} and by["co_yield"] == {other}, by
-assert names[other] == "%s %d: other stack 1" % (names[tid], tid), names
-PY
+	$CHECK_EXC other-stack "$BATS_TEST_TMPDIR/t.json"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -358,22 +312,7 @@ PY
 	finish_job
 	[ "$JOB_RC" -eq 0 ]
 	[ "$TRACER_RC" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
-p = {x["name"]: x for x in d["spyreProbes"]}
-for name in ("co_resume", "co_step", "co_leaf", "co_yield", "main_leaf"):
-    x = p[name]
-    assert x["hits"] == c[name] == 600 and x["dropsTooDeep"] == 0, x
-    assert x["unmatchedReturns"] == 0, x
-    assert x["events"] + x["noReturn"] == x["hits"], x
-# each round leaves co_step and co_yield open on each coroutine's stack; the next round's
-# co_step on that stack finds them over (unwound); the last round's 3 stay open
-for name in ("co_step", "co_yield"):
-    assert p[name]["unwound"] == 597 and p[name]["noReturn"] == 3, p[name]
-for name in ("co_resume", "co_leaf", "main_leaf"):
-    assert p[name]["unwound"] == 0 and p[name]["noReturn"] == 0, p[name]
-PY
+	$CHECK_EXC abandoned "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 }
 
 # --- real code: PyTorch ------------------------------------------------------------------------

@@ -4,6 +4,8 @@
 
 load fault-helpers
 
+CHECK_FAULTS="python3 $ROOT/tests/e2e/check_faults.py"
+
 setup_file() {
 	"$MOCK" --iters 10000 --compute-us 0 --counts "$BATS_FILE_TMPDIR/untraced-10000.json" --quiet
 }
@@ -77,18 +79,7 @@ stop_mid_phase() {
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	child=$(json_get "$BATS_TEST_TMPDIR/done.json" 'd["child"]')
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" "$child" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); parent = int(sys.argv[2]); child = int(sys.argv[3])
-x = [e for e in d["traceEvents"] if e["ph"] == "X"]
-assert all(e["pid"] == parent for e in x), {(e["pid"], e["tid"]) for e in x}
-assert not any(e.get("tid") == child or e.get("pid") == child for e in d["traceEvents"])
-n = sum(1 for e in x if e["name"] == "aiuGetNumDevices")
-assert n == 40, n                         # the parent's 40, none of the child's 25
-p = next(p for p in d["spyreProbes"] if p["name"] == "aiuGetNumDevices")
-assert p["hits"] == 40 and p["unmatchedReturns"] == 0, p
-assert d["spyreStats"]["drops"] == 0, d["spyreStats"]
-PY
+	$CHECK_FAULTS fork "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" "$child"
 }
 
 @test "a forked child is followed with --follow" {
@@ -100,13 +91,7 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	child=$(json_get "$BATS_TEST_TMPDIR/done.json" 'd["child"]')
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" "$child" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1])); parent = int(sys.argv[2]); child = int(sys.argv[3])
-n = collections.Counter(e["pid"] for e in d["traceEvents"]
-                        if e["ph"] == "X" and e["name"] == "aiuGetNumDevices")
-assert n == {parent: 40, child: 25}, n
-PY
+	$CHECK_FAULTS fork "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" "$child" --follow
 }
 
 # forkdev_arrows TRACE PARENT CHILD: flexhelper forkdev 30 traced into TRACE: parent and child
@@ -115,16 +100,7 @@ PY
 # launch of both has one arrow, to a span of its own process (its byte count), each with an id
 # of its own, and no correlation is shared (launches return nothing: the ids are the tracer's).
 forkdev_arrows() {
-	python3 - "$@" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); parent = int(sys.argv[2]); child = int(sys.argv[3])
-corr = {p: {e["args"]["correlation"] for e in d["traceEvents"] if e["ph"] == "X"
-            and e["pid"] == p and e["name"].startswith(("aiuDataTransfer", "aiuLaunchCompute"))}
-        for p in (parent, child)}
-# 30 rounds of H2D, compute, D2H each
-assert len(corr[parent]) == 90 and len(corr[child]) == 90, {p: len(c) for p, c in corr.items()}
-assert not corr[parent] & corr[child], len(corr[parent] & corr[child])
-PY
+	$CHECK_FAULTS forkdev "$@"
 	python3 "$ROOT/tests/e2e/verify_flows.py" "$1" --bytes "$2:4096" --bytes "$3:8192" \
 		--min-arrows "$2:90" --min-arrows "$3:90"
 	"$TOOL" check "$1"
@@ -174,13 +150,7 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	grep -q '"targetExited":false' "$BATS_TEST_TMPDIR/t.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1]))
-n = collections.Counter(e["name"] for e in d["traceEvents"]
-                        if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
-assert n == {"aiuGetNumDevices": 30}, n
-PY
+	$CHECK_FAULTS runtime "$BATS_TEST_TMPDIR/t.json" aiuGetNumDevices=30
 }
 
 @test "target execs a program that maps the same runtime: its calls are traced too" {
@@ -193,19 +163,12 @@ PY
 	wait_for "$BATS_TEST_TMPDIR/done2.json"
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
-x = [e for e in d["traceEvents"] if e["ph"] == "X"]
-assert {e["pid"] for e in x} == {pid}, {e["pid"] for e in x}
-n = collections.Counter(e["name"] for e in x if e["cat"] == "privateuse1_runtime")
-# 5 before the exec; after it: initializeRuntime, then 2 threads x 3 x (torch-spyre's
-# allocate, both overloads (one calls the other; each named by its parameters) with
-# flex's inside, free, get)
-inner = "spyreAllocate(unsigned long, flex::AllocationDirective const&)"
-assert n == {"aiuGetNumDevices": 5 + 6, "aiuInitializeRuntime": 1, inner: 6,
-             "spyreAllocate(unsigned long)": 6, "aiuMalloc": 6, "spyreFree": 6}, n
-PY
+	# 5 before the exec; after it: initializeRuntime, then 2 threads x 3 x (torch-spyre's
+	# allocate, both overloads (one calls the other; each named by its parameters) with
+	# flex's inside, free, get)
+	$CHECK_FAULTS runtime "$BATS_TEST_TMPDIR/t.json" --pid "$JOB_PID" aiuGetNumDevices=11 \
+		aiuInitializeRuntime=1 "spyreAllocate(unsigned long, flex::AllocationDirective const&)=6" \
+		"spyreAllocate(unsigned long)=6" aiuMalloc=6 spyreFree=6
 }
 
 @test "threads created after attach are traced, with their names" {
@@ -216,38 +179,7 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
-names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
-         if e["ph"] == "M" and e["name"] == "thread_name"}
-n = collections.Counter((e["tid"], e["name"]) for e in d["traceEvents"]
-                        if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
-tids = {t for t, _ in n}
-assert len(tids) == 3 and pid not in tids, n
-assert sorted(names[t] for t in tids) == ["late-0", "late-1", "late-2"], names
-for t in tids:
-    # allocate(size_t, directive): allocate's overloads are named by their parameters
-    for f in ("spyreAllocate(unsigned long, flex::AllocationDirective const&)", "aiuMalloc",
-              "spyreFree", "aiuGetNumDevices"):
-        assert n[(t, f)] == 20, (t, f, n)
-PY
-}
-
-# last_names TRACE PID: "tid name" per thread of PID with runtime calls, the name a loader keeps
-# (the thread_name of the greatest ts, the last in the file among equals: Perfetto's rule)
-last_names() {
-	python3 - "$1" "$2" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
-last = {}
-for e in d["traceEvents"]:
-    if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid:
-        if e["tid"] not in last or e["ts"] >= last[e["tid"]][0]:
-            last[e["tid"]] = (e["ts"], e["args"]["name"])
-for t in sorted({e["tid"] for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == pid}):
-    print(t, last.get(t, (0, "-"))[1])
-PY
+	$CHECK_FAULTS late-threads "$BATS_TEST_TMPDIR/t.json" "$JOB_PID"
 }
 
 @test "threads renamed after their first traced call have their last names in the trace" {
@@ -260,12 +192,10 @@ PY
 	[ "$JOB_RC" -eq 0 ]
 	wait_child "$TRACER_PID" 30
 	[ "$CHILD_RC" -eq 0 ]
-	last_names "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" >"$BATS_TEST_TMPDIR/names.txt"
-	cat "$BATS_TEST_TMPDIR/names.txt"
-	# the main thread (shutdownRuntime) keeps its name
-	grep -q "^$JOB_PID mock-spyre-job$" "$BATS_TEST_TMPDIR/names.txt"
-	[ "$(grep -c ' renamed-[0-7]$' "$BATS_TEST_TMPDIR/names.txt")" -eq 8 ]
-	[ "$(wc -l <"$BATS_TEST_TMPDIR/names.txt")" -eq 9 ]
+	# the name a loader keeps (the thread_name of the greatest ts, the last in the file among
+	# equals: Perfetto's rule): the main thread (shutdownRuntime) keeps its name, the 8 others
+	# have their new ones
+	$CHECK_FAULTS renamed "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" --threads 8
 	# the first names stay in the file, at ts 0; each rename comes later, at a later ts
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
@@ -347,14 +277,7 @@ warm_count() {
 	# the job lives on, untraced, with the results of an untraced run
 	run_phase 2
 	# (query() is polled until true: how often depends on timing, traced or not)
-	python3 - "$BATS_TEST_TMPDIR/counts.json.2" "$BATS_TEST_TMPDIR/untraced.json.2" <<'PY'
-import json, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
-polled = ("flex::RuntimeStream::query", "spyre::SpyreStream::query")
-strip = lambda c: {k: v for k, v in c["calls"].items() if k not in polled}
-assert a["checksum"] == b["checksum"] and strip(a) == strip(b), (a, b)
-assert a["calls"][polled[0]] >= 60, a["calls"]	# one per iteration at least
-PY
+	$CHECK_FAULTS untraced "$BATS_TEST_TMPDIR/counts.json.2" "$BATS_TEST_TMPDIR/untraced.json.2"
 	# a new tracer attaches cleanly and sees every call of the next phase
 	start_tracer -o "$BATS_TEST_TMPDIR/t2.json"
 	run_phase 3
@@ -388,20 +311,7 @@ PY
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" --allow-drops
 	# per probe, events + every kind of loss == the job's calls
 	lost_once "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["calls"]
-total = 0
-for p in d["spyreProbes"]:
-    if p["symbol"] not in calls:
-        continue
-    # the only loss here: a full ring (the job returns from every call, before the stop)
-    assert p["sampledOut"] == p["dropsRateCap"] == p["noReturn"] == p["unwound"] == 0, p
-    total += p["dropsRingFull"] + p["dropsTooDeep"] + p["dropsNoStack"]
-assert total > 1000, total                      # the ring really overflowed
-assert d["spyreStats"]["drops"] >= total, (d["spyreStats"], total)
-assert d["spyreStats"]["events"] > 10000, d["spyreStats"]
-PY
+	$CHECK_FAULTS ring-full "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 	# and the user is told
 	grep -Eq '[1-9][0-9]* dropped' "$BATS_TEST_TMPDIR/tracer.out"
 }
@@ -464,25 +374,7 @@ tail_call_trace() {
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$mode" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
-outer = sorted((e for e in ev if e["name"] == "outer"), key=lambda e: e["ts"])
-inner = sorted((e for e in ev if e["name"] == "inner"), key=lambda e: e["ts"])
-p = {x["name"]: x for x in d["spyreProbes"]}
-assert len(outer) == 30 and len(inner) == 30, (len(outer), len(inner), p["outer"], p["inner"])
-assert p["outer"]["unmatchedReturns"] == 0 and p["inner"]["unmatchedReturns"] == 0, p
-if sys.argv[2] == "sites":
-    # the jump is followed: no call ends at it, none is left open
-    assert p["outer"]["returnProbe"] == "sites" and p["outer"]["tailExits"] == 0, p["outer"]
-    assert p["outer"]["unwound"] == 0, p["outer"]
-    assert p["inner"]["tailExits"] == 0 and p["inner"]["unwound"] == 0, p["inner"]
-for o, i in zip(outer, inner):
-    # the inner call starts inside the outer one, and both end at the same return
-    assert o["ts"] <= i["ts"] and i["ts"] + i["dur"] <= o["ts"] + o["dur"] + 0.002, (o, i)
-    assert abs((o["ts"] + o["dur"]) - (i["ts"] + i["dur"])) < 50, (o, i)
-PY
+	$CHECK_FAULTS tail-call "$BATS_TEST_TMPDIR/t.json" "$mode"
 }
 
 @test "a tail call between two traced functions: both spans, nested, ending together at inner's return" {
@@ -510,27 +402,7 @@ PY
 	grep -q '^calls with no return seen: 1 .*instants at their entry with "noReturn": true' \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/done.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = {x["name"]: x for x in d["spyreProbes"]}
-# each dead frame is found by the next traced call at its stack level or above (the kernel's
-# rule for its own return records); without that, the frames would pile up past 16 and the
-# calls after them would be dropped as too deep
-assert all(x["dropsTooDeep"] == 0 for x in p.values()), [x for x in p.values() if x["dropsTooDeep"]]
-# each call left is an event from its entry to where the thread was seen above it, with its
-# argument (no probe arguments here: "unwound" alone)
-assert p["jump"]["hits"] == 40 and p["jump"]["events"] == 39, p["jump"]
-assert p["jump"]["unwound"] == 39 and p["jump"]["noReturn"] == 1, p["jump"]
-assert d["spyreStats"]["unwound"] == 39, d["spyreStats"]
-assert p["aiuGetNumDevices"]["events"] == 40 and p["aiuGetNumDevices"]["noReturn"] == 0, p
-jump = [e for e in d["traceEvents"] if e.get("name") == "jump"]
-assert len(jump) == 40, len(jump)
-assert all(e["ph"] == "X" and e["args"] == {"unwound": True} for e in jump[:39]), jump[:3]
-# the last one: at its entry, after the 39th ended
-assert jump[39]["ph"] == "i" and jump[39]["args"] == {"noReturn": True}, jump[39]
-assert jump[39]["ts"] >= jump[38]["ts"] + jump[38]["dur"], jump[38:]
-PY
+	$CHECK_FAULTS longjmp "$BATS_TEST_TMPDIR/t.json"
 	lost_once "$BATS_TEST_TMPDIR/t.json"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
@@ -572,21 +444,7 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	lost_once "$BATS_TEST_TMPDIR/t.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/done.json" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["deepCalls"]
-p = d["spyreProbes"][0]
-assert calls == 2150 and p["hits"] == calls, (calls, p)
-assert p["dropsTooDeep"] == 400 and p["unwound"] == 1600 and p["noReturn"] == 0, p
-assert p["events"] == 150 + 1600 and d["spyreStats"]["unwound"] == 1600, (p, d["spyreStats"])
-ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
-back = [e for e in ev if "unwound" not in e["args"]]
-assert len(back) == 150 and all(e["args"] == {"depth": 1, "jump": 0, "r": 1} for e in back)
-# the 16 outer calls of each chain, with the depth each was called with (20 down to 5)
-left = collections.Counter(e["args"]["depth"] for e in ev if e["args"].get("unwound") is True)
-assert left == {k: 100 for k in range(5, 21)}, left
-assert all("r" not in e["args"] and e["args"]["jump"] == 1 for e in ev if "unwound" in e["args"])
-PY
+	$CHECK_FAULTS deepjump "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/done.json"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -624,30 +482,7 @@ PY
 	# last one too (it was once found only at the thread's next traced call above it)
 	grep -q ' 80 unwound$' "$BATS_TEST_TMPDIR/tracer.out"
 	grep -q '^C++ exceptions caught: 80$' "$BATS_TEST_TMPDIR/tracer.out"
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = {x["name"]: x for x in d["spyreProbes"]}
-print({k: p[k] for k in ("tryAlloc", "aiuMalloc", "aiuGetNumDevices")})
-assert all(x["dropsTooDeep"] == 0 for x in p.values()), "frames leaked"
-# the allocation that threw is in the trace: its size, "unwound", no return value
-assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == 80, p["aiuMalloc"]
-assert p["aiuMalloc"]["unwound"] == 80 and p["aiuMalloc"]["noReturn"] == 0, p["aiuMalloc"]
-assert p["catchBegin"]["hits"] == 80 and p["catchBegin"]["events"] == 0, p["catchBegin"]
-m = [e for e in d["traceEvents"] if e.get("name") == "aiuMalloc"]
-assert len(m) == 80 and all(e["ph"] == "X" and e["args"]["unwound"] is True
-                            and e["args"]["bytes"] == 2**64 - 1
-                            and "ptr" not in e["args"] for e in m), m[:3]
-# the first 40 were caught in tryAlloc: each ends inside its tryAlloc span, at the catch
-t = [e for e in d["traceEvents"] if e.get("name") == "tryAlloc"]
-assert all(a["ts"] <= x["ts"] and x["ts"] + x["dur"] <= a["ts"] + a["dur"] + 0.002
-           for x, a in zip(m[:40], t)), list(zip(m, t))[:3]
-# tryAlloc catches and returns normally: its return instruction is seen, its span kept
-assert p["tryAlloc"]["hits"] == 40 and p["tryAlloc"]["events"] == 40, p["tryAlloc"]
-assert p["tryAlloc"]["unwound"] == 0, p["tryAlloc"]
-assert p["aiuGetNumDevices"]["events"] == 40, p["aiuGetNumDevices"]
-assert d["spyreStats"]["unwound"] == 80 and d["spyreStats"]["targetSignal"] == 0, d["spyreStats"]
-PY
+	$CHECK_FAULTS throw "$BATS_TEST_TMPDIR/t.json"
 	lost_once "$BATS_TEST_TMPDIR/t.json"
 	stop_job
 	[ "$JOB_RC" -eq 0 ]
@@ -671,18 +506,7 @@ inside_probes() {
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = {x["name"]: x for x in d["spyreProbes"]}
-assert p["inside"]["hits"] == 1 and p["inside"]["noReturn"] == 1, p["inside"]
-assert p["inside"]["events"] == 0 and p["inside"]["unwound"] == 0, p["inside"]
-e = [x for x in d["traceEvents"] if x.get("name") == "inside"]
-assert len(e) == 1 and e[0]["ph"] == "i" and e[0]["args"] == {"code": 5, "noReturn": True}, e
-# it was entered after the calls before it
-last = max(x["ts"] for x in d["traceEvents"] if x.get("name") == "aiuGetNumDevices")
-assert e[0]["ts"] > last, (e, last)
-PY
+	$CHECK_FAULTS inside "$BATS_TEST_TMPDIR/t.json" --code 5 --calls 20
 	lost_once "$BATS_TEST_TMPDIR/t.json"
 	stop_job
 	[ "$JOB_RC" -eq 5 ]
@@ -706,15 +530,7 @@ PY
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = {x["name"]: x for x in d["spyreProbes"]}
-assert p["inside"]["hits"] == 1 and p["inside"]["noReturn"] == 1, p["inside"]
-e = [x for x in d["traceEvents"] if x.get("name") == "inside"]
-assert len(e) == 1 and e[0]["ph"] == "i" and e[0]["args"] == {"code": 7, "noReturn": True}, e
-assert p["aiuGetNumDevices"]["events"] == 20, p["aiuGetNumDevices"]
-PY
+	$CHECK_FAULTS inside "$BATS_TEST_TMPDIR/t.json" --code 7 --calls 20
 	lost_once "$BATS_TEST_TMPDIR/t.json"
 }
 
@@ -735,20 +551,7 @@ PY
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = {x["name"]: x for x in d["spyreProbes"]}
-print({k: p[k] for k in ("tryAlloc", "aiuMalloc", "aiuGetNumDevices", "unwindRaise")})
-assert all(x["dropsTooDeep"] == 0 for x in p.values()), "frames leaked"
-assert p["unwindRaise"]["hits"] == 80, p["unwindRaise"]
-assert p["aiuMalloc"]["hits"] == 80 and p["aiuMalloc"]["events"] == p["aiuMalloc"]["unwound"], p["aiuMalloc"]
-assert p["aiuMalloc"]["unwound"] + p["aiuMalloc"]["noReturn"] == 80, p["aiuMalloc"]
-# the guard gives back tryAlloc's return address too: its return is not seen
-assert p["tryAlloc"]["hits"] == 40, p["tryAlloc"]
-assert p["tryAlloc"]["unwound"] + p["tryAlloc"]["noReturn"] == 40, p["tryAlloc"]
-assert p["aiuGetNumDevices"]["events"] == 40, p["aiuGetNumDevices"]
-PY
+	$CHECK_FAULTS throw "$BATS_TEST_TMPDIR/t.json" --uretprobes
 }
 
 @test "a call that finds no thread stack is counted as such, not as too deep, and nothing else is lost" {
@@ -758,18 +561,5 @@ PY
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ too\ deep\ 0,\ no\ thread\ stack\ [1-9] ]]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); calls = json.load(open(sys.argv[2]))["calls"]
-total = 0
-for p in d["spyreProbes"]:
-    want = calls.get(p["symbol"])
-    if not want:
-        continue
-    assert p["dropsTooDeep"] == 0 and p["dropsRingFull"] == 0, p
-    assert p["hits"] == want, (p, want)
-    assert p["events"] + p["dropsNoStack"] == want, (p, want)
-    total += p["dropsNoStack"]
-assert total > 100, total
-PY
+	$CHECK_FAULTS no-stack "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 }

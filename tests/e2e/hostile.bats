@@ -229,32 +229,14 @@ start_held_tracer() {
 	wait_child "$TRACER_PID" 120
 	cat "$BATS_TEST_TMPDIR/tracer.err"
 	[ "$CHILD_RC" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" <<'PY'
-import json, sys
-d, pid = json.load(open(sys.argv[1])), int(sys.argv[2])
-names = [(e["name"], e["args"]["name"]) for e in d["traceEvents"]
-         if e.get("ph") == "M" and e.get("pid") == pid and e["name"] in ("process_name", "thread_name")]
-assert ("process_name", "mock-spyre-job") in names, names
-assert not any("impostor" in n for _, n in names), names
-PY
+	python3 "$ROOT/tests/e2e/check_faults.py" pid-reused "$BATS_TEST_TMPDIR/t.json" "$JOB_PID" \
+		mock-spyre-job impostor
 }
 
 # --- False stacks -------------------------------------------------------------------------------
 
 DLSWAP=$BUILD/tests/dlswap
-
-# first_frames TRACE [PID]: the innermost frame of each getpid event's native stack (of PID)
-first_frames() {
-	python3 - "$@" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1]))
-pid = int(sys.argv[2]) if len(sys.argv) > 2 else None
-c = collections.Counter(e["args"]["ustack"][0] for e in d["traceEvents"]
-                        if e.get("name") == "getpid" and "ustack" in e.get("args", {})
-                        and (pid is None or e["pid"] == pid))
-print(dict(c))
-PY
-}
+CHECK_USTACK="python3 $ROOT/tests/e2e/check_ustack.py"
 
 @test "a file that claims libc's build id, mapped below libc: libc's frames are named from libc, in its process and in another" {
 	local d=$BATS_TEST_TMPDIR libc
@@ -268,10 +250,8 @@ PY
 	grep -q "^200000000-.*$d/forged/libc.so.6" "/proc/$JOB_PID/maps"
 	printf '%s\n' 'libc.so* getpid name=getpid' >"$d/p.probes"
 	traced_timed 30 -d 1 --no-default --probes "$d/p.probes" --ustack
-	run first_frames "$d/t.json"
-	echo "$output"
 	# every one named getpid in libc (before: libc.so.6+0xd54e0, from the forged file)
-	[[ "$output" =~ ^\{\'getpid\+0x0\ \(libc\.so\.6\)\':\ [0-9]+\}$ ]]
+	$CHECK_USTACK first-frames "$d/t.json" "getpid+0x0 (libc.so.6)"
 
 	# -a: a second process, plain, traced beside the one that maps the forged file (scanned
 	# first: its pid is lower); its frames named from its own files (before: from the first
@@ -282,9 +262,7 @@ PY
 	touch "$d/go"
 	"$TOOL" -a -d 2 --no-default --probes "$d/p.probes" --ustack -o "$d/a.json" -q \
 		2>"$d/a.err" || { cat "$d/a.err"; false; }
-	run first_frames "$d/a.json" "$JOB_PID"
-	echo "$output"
-	[[ "$output" =~ ^\{\'getpid\+0x0\ \(libc\.so\.6\)\':\ [0-9]+\}$ ]]
+	$CHECK_USTACK first-frames "$d/a.json" "getpid+0x0 (libc.so.6)" --pid "$JOB_PID"
 }
 
 @test "a library unloaded and another loaded at its address: callers are named from the new one once the mappings are read again (1 s)" {
@@ -308,20 +286,5 @@ PY
 	wait_until 120 sh -c "[ \"\$(cat '$d/count' 2>/dev/null || echo 0)\" -ge 2500 ]"
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
-	python3 - "$d/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-callers = [e["args"]["ustack"][1] for e in d["traceEvents"] if e.get("name") == "getpid"
-           and len(e.get("args", {}).get("ustack", [])) > 1]
-a = [c for c in callers if c.startswith("swap_a+")]
-b = [c for c in callers if c.startswith("swap_b+")]
-print(len(callers), "calls:", len(a), "from swap_a,", len(b), "from swap_b")
-assert a and b, callers[-5:]
-# swap_b's last 1,000 calls (more than a second after the swap) are all named swap_b (before:
-# every one was swap_a's, its name cached by address forever)
-assert all(c.startswith("swap_b+0x") and c.endswith("(libswapb.so)") for c in callers[-1000:]), \
-    callers[-1000:]
-# and the names never go back
-assert all(c.startswith("swap_b+") for c in callers[callers.index(b[0]):]), "swap_a after swap_b"
-PY
+	$CHECK_USTACK swap "$d/t.json"
 }

@@ -4,6 +4,9 @@
 
 load helpers
 
+CHECK_KEYS="python3 $ROOT/tests/e2e/check_keys.py"
+CHECK_COLL="python3 $ROOT/tests/e2e/check_collectives.py"
+
 KEYSJOB=$BUILD/tests/keysjob
 
 # trace_keys [ENV=1]: trace keysjob with the keys' table into $BATS_TEST_TMPDIR/t.json and
@@ -22,44 +25,7 @@ P
 	env "$@" RANK=1 WORLD_SIZE=2 AIU_WORLD_RANK_1=0000:1b:00.0 "$TOOL" --no-default \
 		--probes "$BATS_TEST_TMPDIR/keys.probes" -o "$BATS_TEST_TMPDIR/t.json" -- \
 		"$KEYSJOB" > "$BATS_TEST_TMPDIR/out" 2>&1 || { cat "$BATS_TEST_TMPDIR/out"; return 1; }
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-ev = [e for e in d["traceEvents"] if e["ph"] == "X"]
-host = lambda n: [e for e in ev if e["name"] == n and e["pid"] != 0]
-# a class returned by value: its first words, read through the hidden result pointer
-assert [e["args"] for e in host("make_result")] == \
-    [{"a": 3 * i, "b": "0x1234"} for i in range(3)], host("make_result")
-# a longer std::string keeps its last 60 chars after "...": the "#<step>" join key survives
-long = "/var/tmp/sdsc_" + "k" * 70 + "/inner/bundle.mlir#2"
-names = ["fused_add#0", "fused_add#1", "..." + long[-60:]]
-assert [e["args"]["name"] for e in host("set_kernel")] == names
-launches = host("launch")
-assert [e["args"]["key"] for e in launches] == [100, 101, 102]
-assert [e["args"]["kernel"] for e in launches] == names
-dev = sorted((e for e in ev if e["pid"] == 0), key=lambda e: e["ts"])
-# void launches without a key, named by their kernels: the first two ended by the synchronize
-# after them, the last by the query that said true (the one that said false is no evidence)
-assert [e["name"] for e in dev] == names, dev
-assert [e["args"]["end"] for e in dev] == ["synchronize", "synchronize", "query"], dev
-queries = host("query_stream")
-assert [q["args"]["done"] for q in queries] == [0, 1], queries
-# at the true query's return (both ends rounded to ns in the file)
-assert abs(dev[2]["ts"] + dev[2]["dur"] - queries[1]["ts"] - queries[1]["dur"]) < 0.0025, \
-    (dev[2], queries)
-assert [e["args"]["correlation"] for e in dev] == \
-    [e["args"]["correlation"] for e in launches]
-syncs = host("sync_stream")
-for dv, s in zip(dev[:2], syncs):
-    assert dv["ts"] + dv["dur"] <= s["ts"] + s["dur"] + 0.002, (dv, s)
-flows = [e for e in d["traceEvents"] if e["ph"] in "sf"]
-assert len(flows) == 6, flows
-# the environment wins over getRank()/getSize()
-assert d["distributedInfo"] == {"backend": "spyre_ccl", "rank": 1, "world_size": 2,
-                                "pci_bus_id": "0000:1b:00.0"}, d.get("distributedInfo")
-assert d["spyreStats"]["deviceSpans"] == 3, d["spyreStats"]
-assert not any(p.get("derefFaults") for p in d["spyreProbes"]), d["spyreProbes"]
-PY
+	$CHECK_KEYS values "$BATS_TEST_TMPDIR/t.json"
 }
 
 @test "dereferences, a std::string, kernel names, sync ends and the rank reach the trace exactly" {
@@ -79,18 +45,12 @@ PY
 		-o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["distributedInfo"] == {"backend": "spyre_ccl", "rank": 5, "world_size": 8}, \
-    d.get("distributedInfo")
-PY
+	$CHECK_COLL dist "$BATS_TEST_TMPDIR/t.json" 5 8
 	# and none at all when nothing says
 	run env -u RANK -u WORLD_SIZE "$TOOL" --no-default --probe 'libkeysjob.so:launch' \
 		-o "$BATS_TEST_TMPDIR/n.json" -- "$KEYSJOB"
 	[ "$status" -eq 0 ]
-	python3 -c 'import json, sys; assert "distributedInfo" not in json.load(open(sys.argv[1]))' \
-		"$BATS_TEST_TMPDIR/n.json"
+	$CHECK_COLL dist "$BATS_TEST_TMPDIR/n.json" --none
 }
 
 @test "a synchronize that tail-jumps to the real one: evidence at the real one's return, none where the jump ends the span" {
@@ -102,41 +62,18 @@ PY
 		-o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB" forward
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = [p for p in d["spyreProbes"] if p["name"] == "sync_forward"][0]
-assert p["tailExits"] == 0 and p["tailJumpsFollowed"] == 1, p
-assert d["spyreStats"]["deviceSpans"] == 4, d["spyreStats"]
-assert d["spyreStats"]["launchesInFlight"] == 0, d["spyreStats"]
-dev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == 0]
-assert all(e["args"]["end"] == "synchronize" for e in dev), dev
-PY
+	$CHECK_KEYS sync-ends "$BATS_TEST_TMPDIR/t.json" followed
 	# not followed, its span ends at the jump, before sync_stream waited: no evidence
 	SPYRE_NO_TAIL_FOLLOW=1 run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/fwd.probes" \
 		-o "$BATS_TEST_TMPDIR/t1.json" -- "$KEYSJOB" forward
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t1.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = [p for p in d["spyreProbes"] if p["name"] == "sync_forward"][0]
-assert p["tailExits"] == 1, p
-assert d["spyreStats"]["deviceSpans"] == 0, d["spyreStats"]
-assert d["spyreStats"]["launchesInFlight"] == 4, d["spyreStats"]
-PY
+	$CHECK_KEYS sync-ends "$BATS_TEST_TMPDIR/t1.json" cut
 	# with the real synchronize probed too, every launch ends at one
 	echo "libkeysjob.so sync_stream dev=sync stream=arg1" >> "$BATS_TEST_TMPDIR/fwd.probes"
 	SPYRE_NO_TAIL_FOLLOW=1 run "$TOOL" --no-default --probes "$BATS_TEST_TMPDIR/fwd.probes" \
 		-o "$BATS_TEST_TMPDIR/t2.json" -- "$KEYSJOB" forward
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t2.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["spyreStats"]["deviceSpans"] == 4, d["spyreStats"]
-assert d["spyreStats"]["launchesInFlight"] == 0, d["spyreStats"]
-dev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == 0]
-assert all(e["args"]["end"] == "synchronize" for e in dev), dev
-PY
+	$CHECK_KEYS sync-ends "$BATS_TEST_TMPDIR/t2.json" real
 }
 
 @test "a dereference of an unreadable address reads 0 and is counted per probe" {
@@ -149,13 +86,6 @@ P
 		-o "$BATS_TEST_TMPDIR/t.json" -- "$KEYSJOB"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-ev = [e for e in d["traceEvents"] if e["ph"] == "i" and e["name"] == "sync_stream"]
-assert len(ev) == 3 and all(e["args"]["far"] == 0 for e in ev), ev
-p = [p for p in d["spyreProbes"] if p["name"] == "sync_stream"][0]
-assert p["derefFaults"] == 3, p
-PY
+	$CHECK_KEYS deref-fault "$BATS_TEST_TMPDIR/t.json"
 	[[ "$output" == *"memory reads that faulted: sync_stream: 3 "* ]]
 }

@@ -7,6 +7,8 @@
 
 load helpers
 
+CHECK_TRACE="python3 $ROOT/tests/e2e/check_trace.py"
+
 # launch_throwjob PROGRAM [TOOL OPTIONS]: run `spyre-bpftrace -- PROGRAM` (a build of
 # throwjob, 20 rounds) with its tj_leaf and tj_catch probed; releases the job once it is
 # ready, waits for both, sets TRACER_RC
@@ -36,13 +38,8 @@ same_calls() {
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import collections, json, sys
-t, c = (json.load(open(p)) for p in sys.argv[1:])
-spans = collections.Counter(e["name"] for e in t["traceEvents"] if e["ph"] == "X")
-for f in ("tj_leaf", "tj_catch"):
-    assert c["calls"][f] == 20 and spans[f] == c["calls"][f], (f, spans, c["calls"])
-PY
+	$CHECK_TRACE calls "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" 20 \
+		tj_leaf tj_catch
 }
 
 @test "launch mode traces a PIE program's own functions: exact call counts" {
@@ -87,13 +84,8 @@ PY
 		echo "$output"
 		[ "$status" -eq 0 ]
 	done
-	python3 - "$BATS_TEST_TMPDIR" <<'PY'
-import json, sys
-d = sys.argv[1]
-n = {k: sum(e["name"] == "Py_GetVersion" for e in json.load(open(f"{d}/p{k}.json"))["traceEvents"])
-     for k in (0, 17)}
-assert n[17] - n[0] == 17, n
-PY
+	$CHECK_TRACE more "$BATS_TEST_TMPDIR/p0.json" "$BATS_TEST_TMPDIR/p17.json" \
+		Py_GetVersion 17
 }
 
 @test "launch mode: a script's program is its interpreter, found through env" {
@@ -109,13 +101,7 @@ PY
 		[ "$status" -eq 0 ]
 		[[ "$output" != *"resolves nowhere"* ]]
 	done
-	python3 - "$BATS_TEST_TMPDIR" <<'PY'
-import json, sys
-d = sys.argv[1]
-n = {k: sum(e["name"] == "Py_GetVersion" for e in json.load(open(f"{d}/p{k}.json"))["traceEvents"])
-     for k in (0, 9)}
-assert n[9] - n[0] == 9, n
-PY
+	$CHECK_TRACE more "$BATS_TEST_TMPDIR/p0.json" "$BATS_TEST_TMPDIR/p9.json" Py_GetVersion 9
 }
 
 # The job's end is the exit code (perf, strace): a failed job fails the run that launched it.

@@ -5,6 +5,8 @@
 
 load helpers
 
+CHECK_MAN="python3 $ROOT/tests/e2e/check_manpage.py"
+
 PAGE_IN=$ROOT/docs/spyre-bpftrace.8.in
 
 setup() {
@@ -37,35 +39,7 @@ opts() {
 	MANWIDTH=2000 man -l "$BATS_TEST_TMPDIR/page.8" 2>/dev/null | sed 's/^ *//' \
 		> "$BATS_TEST_TMPDIR/wide.txt"
 	"$TOOL" --help > "$BATS_TEST_TMPDIR/help.txt"
-	python3 - "$BATS_TEST_TMPDIR/help.txt" "$BATS_TEST_TMPDIR/wide.txt" <<'PY'
-import re, sys
-help_lines = open(sys.argv[1]).read().split("\n")
-page = open(sys.argv[2]).read().split("\n")
-opts = page[page.index("OPTIONS") + 1:page.index("PROBE TABLE FORMAT")]
-# --help's options: a label at column 2, its help from column 27 on, continued there
-entries, cur = [], None
-for l in help_lines:
-    m = re.match(r"^  (-\S.*?|    --\S.*?)  +(\S.*)$", l)
-    if m and not l.startswith("   " * 9):
-        cur = [m.group(1).strip(), m.group(2)]
-        entries.append(cur)
-    elif cur and l.startswith(" " * 27) and l.strip():
-        cur[1] += " " + l.strip()
-    else:
-        cur = None
-assert len(entries) >= 30, entries
-bad = []
-for label, text in entries:
-    names = re.findall(r"--[a-z-]+", label)
-    i = next((k for k, l in enumerate(opts) if all(n in l for n in names) and
-              l.startswith("-")), None)
-    if i is None or opts[i + 1] != text:
-        bad.append((label, text, opts[i + 1] if i is not None else None))
-help_names = {n for l, _ in entries for n in re.findall(r"--[a-z-]+", l)}
-page_names = {n for l in opts if l.startswith("-") for n in re.findall(r"--[a-z-]+", l)}
-assert not bad, bad
-assert help_names == page_names, (help_names ^ page_names)
-PY
+	$CHECK_MAN options "$BATS_TEST_TMPDIR/help.txt" "$BATS_TEST_TMPDIR/wide.txt"
 }
 
 @test "the man page says which subcommands take each option as their --help does, once per section" {
@@ -74,38 +48,7 @@ PY
 	for sub in list check recover merge report; do
 		opts "$sub" > "$BATS_TEST_TMPDIR/help-$sub"
 	done
-	python3 - "$BATS_TEST_TMPDIR" <<'PY'
-import re, sys
-d = sys.argv[1]
-page = open(d + "/wide.txt").read().split("\n")
-opts = page[page.index("OPTIONS") + 1:page.index("PROBE TABLE FORMAT")]
-subs = ["list", "check", "recover", "merge", "report"]
-helps = {s: set(open("%s/help-%s" % (d, s)).read().split()) for s in subs}
-# who takes a section's options, as its opening paragraph says
-section = {"Tracing": set(), "Fleet mode": set(), "check": {"check"}, "merge": {"merge"},
-           "report": {"report"}, "All subcommands": set(subs)}
-takes, cur, entry = {}, None, None
-for l in opts:
-    if l in section:
-        cur, entry = l, None
-    elif l.startswith("-") and cur:
-        entry = re.findall(r"(?<![a-z])--?[a-zA-Z][a-z-]*", l)
-        for n in entry:
-            takes[n] = set(section[cur])
-    elif entry and l.startswith("Also for "):
-        for n in entry:
-            takes[n] |= set(re.findall(r"[a-z]+", l[len("Also for "):]))
-    elif not l:
-        entry = None
-# no entry repeats what its section's paragraph says
-assert not any(l.startswith("Taken by") for l in opts), "a Taken by line"
-for l in opts:
-    if l.startswith("Also for "):
-        assert "tracing" not in l, l
-assert len(takes) >= 40, sorted(takes)
-bad = [(n, s) for n in takes for s in subs if (s in takes[n]) != (n in helps[s])]
-assert not bad, bad
-PY
+	$CHECK_MAN sections "$BATS_TEST_TMPDIR"
 }
 
 @test "each subcommand's help shows its own options and the general ones, the man synopsis the same" {
@@ -146,31 +89,7 @@ PY
 @test "ENVIRONMENT lists every SPYRE_ switch the user guide documents and the tool reads; test knobs apart" {
 	MANWIDTH=2000 man -l "$BATS_TEST_TMPDIR/page.8" 2>/dev/null | sed 's/^ *//' \
 		> "$BATS_TEST_TMPDIR/wide.txt"
-	python3 - "$BATS_TEST_TMPDIR/wide.txt" "$ROOT" <<'PY'
-import glob, re, sys
-page = open(sys.argv[1]).read().split("\n")
-env = page[page.index("ENVIRONMENT") + 1:page.index("EXAMPLES")]
-# an entry is a line holding its name alone, its one-line description on the next line
-entries = {l: env[i + 1] for i, l in enumerate(env[:-1]) if re.fullmatch(r"SPYRE_[A-Z_]+", l)}
-tests = [l for l in env if l.startswith("For the project's tests only")]
-assert len(tests) == 1, tests
-guide = set(re.findall(r"SPYRE_[A-Z_]+", open(sys.argv[2] + "/docs/user-guide.md").read()))
-read = set()
-for f in glob.glob(sys.argv[2] + "/user/*/*.c"):
-    read |= set(re.findall(r'(?:env_is_1|getenv)\("(SPYRE_[A-Z_]+)"', open(f).read()))
-assert "SPYRE_NO_TAIL_FOLLOW" in guide and "SPYRE_NO_UPROBE_MULTI" in read, (guide, read)
-bad = []
-for v in sorted(guide | read):
-    if v.startswith("SPYRE_TEST_"):
-        # a test's fault injection: named in the tests' paragraph, never as a user's switch
-        if v in entries or v not in tests[0]:
-            bad.append(v + ": not in the tests' paragraph alone")
-    elif not entries.get(v, "").strip():
-        bad.append(v + ": no entry with a description")
-assert not bad, bad
-# and nothing listed that the tool does not read
-assert set(entries) <= read, set(entries) - read
-PY
+	$CHECK_MAN environment "$BATS_TEST_TMPDIR/wide.txt" "$ROOT"
 }
 
 # complete WORD...: what the completion offers for the last WORD, sorted, one a line; in an

@@ -5,53 +5,15 @@
 
 load helpers
 
+CHECK_MEMORY="python3 $ROOT/tests/e2e/check_memory.py"
+
 # mem_check TRACE COUNTS [UNKNOWN_FREES]: the ledger of the traced phase holds exactly what the
 # job says it did, and the trace's events and counter track agree with it. Each allocation goes
 # through both of torch-spyre's overloads, allocate(size_t) calling allocate(size_t, directive):
 # the inner one books the block, the outer one returning it is nested (nestedAllocs), once per
 # allocation; an allocation of 0 bytes (a null DataPtr) is neither booked nor failed.
 mem_check() {
-	python3 - "$@" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-unknown = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-calls = c["calls"]
-allocs = calls["spyre::SpyreAllocator::allocate"] - \
-    c["thrown"]["spyre::SpyreAllocator::allocate"] - c["emptyAllocs"]
-frees = calls["spyre::SpyreAllocator::ReportAndDelete"] - unknown
-assert d["spyreMemory"]["nestedAllocs"] == allocs, (d["spyreMemory"]["nestedAllocs"], allocs)
-procs = d["spyreMemory"]["processes"]
-assert [p["pid"] for p in procs] == [c["pid"]], procs
-devs = procs[0]["devices"]
-assert [x["device"] for x in devs] == [0], devs
-a = devs[0]["allocated"]
-leaked = sum(b["bytes"] for b in c["leaked"])
-want = {"allocs": allocs, "frees": frees, "bytesAllocated": c["bytes"]["allocated"],
-        "unknownFrees": unknown, "failedAllocs": 0, "freesMissed": 0, "current": leaked}
-got = {k: a[k] for k in want}
-assert got == want, (got, want)
-# frees of blocks from before the attach are not in bytesFreed: only what it allocated
-assert a["bytesAllocated"] - a["bytesFreed"] == leaked, a
-ev = d["traceEvents"]
-mem = [e for e in ev if e["name"] == "[memory]"]
-assert len(mem) == allocs + frees, (len(mem), allocs, frees)
-for e in mem:
-    assert e["ph"] == "i" and e["s"] == "t" and e["cat"] == "cpu_instant_event", e
-    assert e["pid"] == c["pid"] and e["tid"] != e["pid"], e
-    x = e["args"]
-    assert x["Device Type"] == 20 and x["Device Id"] == 0 and x["Addr"] > 0, e
-    assert x["Total Reserved"] == x["Total Allocated"] >= 0, e
-assert sum(e["args"]["Bytes"] for e in mem) == leaked - 0, "bytes do not add up"
-cnt = sorted((e for e in ev if e["ph"] == "C" and e["name"] == "Spyre memory (device 0)"),
-             key=lambda e: e["ts"])
-assert len(cnt) == allocs + frees, len(cnt)
-assert all(e["tid"] == 0 and e["pid"] == c["pid"] for e in cnt)
-vals = [e["args"]["allocated"] for e in cnt]
-assert min(vals) >= 0 and vals[-1] == leaked, vals[-5:]
-assert max(vals) == a["peak"], (max(vals), a["peak"])
-peak_ts = [e["ts"] for e in cnt if e["args"]["allocated"] == a["peak"]][0]
-assert abs(peak_ts - a["peakTs"]) < 0.002, (peak_ts, a["peakTs"])
-PY
+	$CHECK_MEMORY ledger "$1" "$2" ${3:+--unknown-frees "$3"}
 }
 
 @test "every allocation and free is in the ledger, exactly as the job counted them, sampled or not" {
@@ -62,15 +24,8 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	mem_check "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
-# each thread holds its two buffers at most: 2..6 of them live at once
-assert 2 * 12345 <= a["peak"] <= 6 * 12345, a
-assert a["current"] == 0 and a["bytesAllocated"] == 3 * 40 * 2 * 12345, a
-assert d["spyreMemory"]["processes"][0]["liveGroups"] == [], d["spyreMemory"]
-PY
+	# each thread holds its two buffers at most: 2..6 of them live at once
+	$CHECK_MEMORY sampled "$BATS_TEST_TMPDIR/t.json" 3 40 12345
 	grep -q "pid $JOB_PID device 0: peak .*, 0 B still allocated; 240 allocs, 240 frees" \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
@@ -89,22 +44,7 @@ PY
 	[ "$(counts_field "$BATS_TEST_TMPDIR/counts.json" emptyAllocs)" -eq 20 ]
 	# the ledger: 120 blocks, 120 nested returns of them, no failure (mem_check)
 	mem_check "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
-assert (a["allocs"], a["frees"], a["failedAllocs"]) == (120, 120, 0), a
-assert d["spyreMemory"]["nestedAllocs"] == 120, d["spyreMemory"]
-# both overloads traced, one span each per call (140 = 120 + 20 empty), the empty ones with
-# their size 0
-sym = "spyre::SpyreAllocator::allocate"
-probes = [p for p in d["spyreProbes"] if p["symbol"] == sym]
-assert len(probes) == 2 and all(p["events"] == c["calls"][sym] == 140 for p in probes), probes
-for p in probes:
-    ev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == p["name"]]
-    assert sum(e["args"]["bytes"] == 0 for e in ev) == 20, p["name"]
-    assert sum(e["args"]["bytes"] == 12345 for e in ev) == 120, p["name"]
-PY
+	$CHECK_MEMORY empty "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 	stop_job
 }
 
@@ -117,31 +57,7 @@ PY
 	[ "$TRACER_RC" -eq 0 ]
 	# the ledger holds exactly the allocations that returned (mem_check: thrown ones left out)
 	mem_check "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-# the bad_alloc leaves flex's allocate (aiuMalloc) and torch-spyre's around it (spyreAllocate,
-# the ledger's probe): each call that threw is in the trace, in both
-# (allocate's overloads are named by their parameters: the inner one, allocate(size_t,
-# directive), is where the ledger books)
-inner = "spyreAllocate(unsigned long, flex::AllocationDirective const&)"
-for sym, name in (("flex::FlexAllocator::allocate", "aiuMalloc"),
-                  ("spyre::SpyreAllocator::allocate", inner)):
-    thrown = c["thrown"][sym]
-    assert thrown == 2 * 10, c["thrown"]
-    m = [e for e in d["traceEvents"] if e.get("name") == name and e.get("ph") == "X"]
-    bad = [e for e in m if e["args"].get("unwound") is True]
-    # each one that threw: the size asked for, no pointer (it returned none); the last one's
-    # too, as the next allocation of its thread finds it unwound
-    assert len(bad) == thrown, (name, len(bad), thrown)
-    assert all(e["args"]["bytes"] == 2**64 - 1 and "ptr" not in e["args"] for e in bad), bad[:2]
-    assert all(e["args"]["bytes"] == 12345 for e in m if e not in bad), name
-    assert len(m) == c["calls"][sym], (name, len(m), c["calls"][sym])
-    p = next(p for p in d["spyreProbes"] if p["name"] == name)
-    assert p["unwound"] == thrown and p["noReturn"] == 0 and p["events"] == len(m), p
-a = d["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
-assert a["peak"] <= 6 * 12345 and a["failedAllocs"] == 0, a
-PY
+	$CHECK_MEMORY oom "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 	run "$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -155,27 +71,7 @@ PY
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
 	mem_check "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-p = d["spyreMemory"]["processes"][0]
-want = sorted((int(b["addr"], 16), b["bytes"]) for b in c["leaked"])
-got = sorted((int(b["addr"], 16), b["bytes"]) for b in p["liveBlocks"])
-assert len(want) == 5 and got == want, (got, want)
-# allocate(size_t, directive), where the ledger books: allocate's overloads are named by
-# their parameters
-inner = "spyreAllocate(unsigned long, flex::AllocationDirective const&)"
-assert all(b["probe"] == inner for b in p["liveBlocks"]), p["liveBlocks"]
-ts = [b["ts"] for b in p["liveBlocks"]]
-assert ts == sorted(ts), "not oldest first"
-names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
-         if e["ph"] == "M" and e["name"] == "thread_name"}
-assert {names[b["tid"]] for b in p["liveBlocks"]} == {"train-0"}, p["liveBlocks"]
-g = p["liveGroups"]
-assert len(g) == 1 and g[0]["count"] == 5 and g[0]["bytes"] == 20000, g
-assert g[0]["probe"] == inner and g[0]["thread"] == "train-0", g
-assert p["liveBlocksNotListed"] == 0
-PY
+	$CHECK_MEMORY leak "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 	grep -q "still allocated at the end, oldest first (5 blocks in 1 group)" \
 		"$BATS_TEST_TMPDIR/tracer.out"
 	grep -Eq "^ +5 x 19.5 KiB +pid $JOB_PID device 0  spyreAllocate\(unsigned long, \

@@ -6,6 +6,8 @@
 
 load pystack-helpers
 
+CHECK_PYLINE="python3 $ROOT/tests/e2e/check_pyline.py"
+
 TROOT=$BUILD/trixie-root	# Debian trixie with python3 (tools/debian-root.sh)
 
 # py_traced TRACER OPTIONS: the job held before its calls, the tracer attached, the calls made,
@@ -55,7 +57,7 @@ py_traced() {
 		'libtorch_cpu.so* at::_ops::add_Tensor::call name=aten::add' >"$t"
 	py_traced --no-default --probes "$t"
 	check_lines --op aten::mm=aten::mm
-	[ "$(python3 -c 'import json,sys; print(sum("python" in e.get("args", {}) for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "aten::add"))' "$BATS_TEST_TMPDIR/t.json")" -eq 0 ]
+	$CHECK_PYLINE none "$BATS_TEST_TMPDIR/t.json" aten::add
 	printf '%s\n' 'libtorch_cpu.so* at::_ops::mm::call type=instant py=1' >"$t"
 	run "$TOOL" list -v -p 1 --no-default --probes "$t"
 	echo "$output"
@@ -84,9 +86,8 @@ PY
 	[ "$CHILD_RC" -eq 0 ]
 	wait_child "$JOB_PID" 30
 	JOB_PID=
-	[ "$(python3 -c 'import json,sys; print(sorted(set((e["args"]["name"], e["args"].get("python")) for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "open" and e["args"]["name"] == "/etc/hostname")))' "$d/t.json")" = \
-	  "[('/etc/hostname', '$d/opens.py:5 <module>')]" ]
-	[ "$(python3 -c 'import json,sys; print(sum(e.get("name") == "open" and e["args"]["name"] == "/etc/hostname" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$d/t.json")" -eq 5 ]
+	$CHECK_PYLINE calls "$d/t.json" open --arg name=/etc/hostname --site "$d/opens.py:5 <module>" \
+		--count 5
 }
 
 @test "py=1 on an allocator (mem=alloc): the blocks still live at the end name the line that allocated them (summary, spyreMemory), the freed ones are gone" {
@@ -112,21 +113,7 @@ PY
 	where="$(counts_field "$d/mem.json" file):$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept"]["line"])' "$d/mem.json") allocate"
 	grep -E "^ +3 x 19.5 KiB +pid $(counts_field "$d/mem.json" pid) device 0  allocCpu .* from $where\$" "$d/tracer.out"
 	[ "$(grep -c ' from ' "$d/tracer.out")" -eq 1 ]	# the freed line's blocks are not live
-	python3 - "$d/t.json" "$where" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-p = d["spyreMemory"]["processes"][0]
-assert [(g["count"], g["bytes"], g.get("python")) for g in p["liveGroups"]] == \
-    [(3, 20000, sys.argv[2])], p["liveGroups"]
-assert [b.get("python") for b in p["liveBlocks"]] == [sys.argv[2]] * 3, p["liveBlocks"]
-# each allocation's [memory] event names its line too (the kept blocks': this one), a free none
-mem = [e for e in d["traceEvents"] if e["name"] == "[memory]"]
-live = {int(b["addr"], 16) for b in p["liveBlocks"]}
-kept = [e for e in mem if e["args"]["Addr"] in live and e["args"]["Bytes"] > 0]
-assert len(kept) == 3 and all(e["args"]["python"] == sys.argv[2] and
-                              e["args"]["pystack"][0] == sys.argv[2] for e in kept), kept
-assert all("python" not in e["args"] for e in mem if e["args"]["Bytes"] < 0)
-PY
+	$CHECK_PYLINE memory "$d/t.json" "$where" --blocks 3 --bytes 20000
 	run "$TOOL" check "$d/t.json"
 	[ "$status" -eq 0 ]
 }
@@ -299,14 +286,7 @@ PY
 	[ "$TRACER_RC" -eq 0 ] && [ "$CHILD_RC" -eq 0 ]
 	# each worker's events alone, against its own record of its call sites
 	for i in 1 2; do
-		python3 - "$d/t.json" "$d/calls$i.json" "$d/t$i.json" <<'PY'
-import json, sys
-d, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-d["traceEvents"] = [e for e in d["traceEvents"] if e.get("pid") == c["pid"]]
-assert sum(e.get("name") == "aten::mm" for e in d["traceEvents"]) > 0, "no events of the worker"
-json.dump(d, open(sys.argv[3], "w"))
-PY
-		python3 "$ROOT/tests/e2e/check_pystack.py" "$d/t$i.json" "$d/calls$i.json" \
+		python3 "$ROOT/tests/e2e/check_pystack.py" "$d/t.json" "$d/calls$i.json" --own-pid \
 			--op aten::mm=aten::mm --op aten::add=aten::add
 	done
 }
@@ -331,12 +311,6 @@ PY
 	JOB_PID=
 	cat "$d/tracer.err"
 	[ "$TRACER_RC" -eq 0 ]
-	python3 - "$d/t.json" "$d/calls.json" "$d/t1.json" <<'PY'
-import json, sys
-d, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-d["traceEvents"] = [e for e in d["traceEvents"] if e.get("pid") == c["pid"]]
-json.dump(d, open(sys.argv[3], "w"))
-PY
-	python3 "$ROOT/tests/e2e/check_pystack.py" "$d/t1.json" "$d/calls.json" \
+	python3 "$ROOT/tests/e2e/check_pystack.py" "$d/t.json" "$d/calls.json" --own-pid \
 		--op aten::mm=aten::mm --op aten::add=aten::add
 }

@@ -105,15 +105,7 @@ versions() {
 	check_lines --op aten::mm=aten::mm --op aten::add_Tensor=aten::add --spans
 	# every line of the table resolved in the job (3,144 at::_ops::*::call in 2.6.0+debian), each
 	# function its own entry in spyreProbes
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-syms = {p["symbol"] for p in d["spyreProbes"]}
-for s in ("torch::autograd::Engine::execute", "torch::autograd::Engine::evaluate_function",
-          "c10::alloc_cpu", "c10::free_cpu", "at::_ops::mm::call", "at::_ops::add_Tensor::call"):
-    assert s in syms, s
-ops = sum(s.startswith("at::_ops::") and s.endswith("::call") for s in syms)
-print("%d at::_ops::*::call probes" % ops)
-assert ops > 2000, ops
-PY
+	python3 "$ROOT/tests/e2e/check_trace.py" table "$BATS_TEST_TMPDIR/t.json" 2000 \
+		torch::autograd::Engine::execute torch::autograd::Engine::evaluate_function \
+		c10::alloc_cpu c10::free_cpu at::_ops::mm::call at::_ops::add_Tensor::call
 }

@@ -4,6 +4,8 @@
 
 load fault-helpers
 
+CHECK_REPORT="python3 $ROOT/tests/e2e/check_report.py"
+
 # the mock job launched and traced whole: its counts, the trace
 trace_mock() {
 	"$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q "$@" -- "$MOCK" --iters 200 \
@@ -14,115 +16,17 @@ trace_mock() {
 @test "report: host calls, kernels, copies and device busy time equal the job's counts and the JSON's own figures" {
 	trace_mock --summary-json "$BATS_TEST_TMPDIR/s.json"
 	# --summary-json: the summary's facts as the metadata has them, one model written twice
-	python3 - "$BATS_TEST_TMPDIR" <<'PY'
-import json, sys
-d = sys.argv[1]
-s, t = json.load(open(d + "/s.json")), json.load(open(d + "/t.json"))
-assert set(s) >= {"spyreProbes", "spyreStats", "spyreMemory"}, list(s)
-assert all(s[k] == t[k] for k in s), [k for k in s if s[k] != t[k]]
-PY
+	$CHECK_REPORT summary-json "$BATS_TEST_TMPDIR/s.json" "$BATS_TEST_TMPDIR/t.json"
 	run "$TOOL" report --json "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
 	echo "$output" >"$BATS_TEST_TMPDIR/r.json"
-	python3 - "$BATS_TEST_TMPDIR" <<'PY'
-import collections, json, sys
-d = sys.argv[1]
-r = json.load(open(d + "/r.json"))["files"][0]
-t = json.load(open(d + "/t.json"))
-calls = json.load(open(d + "/counts.json"))["calls"]
-ns = lambda us: round(us * 1000)
-dev = ("kernel", "gpu_memcpy", "gpu_memset")
-# independently: every X span by kind and name, exact nearest-rank percentiles
-durs = collections.defaultdict(list)
-nbytes = collections.Counter()
-for e in t["traceEvents"]:
-    if e.get("ph") != "X":
-        continue
-    kind = {"kernel": "kernels", "gpu_memcpy": "copies", "gpu_memset": "copies"}.get(
-        e.get("cat"), "host")
-    durs[kind, e["name"]].append(ns(e.get("dur", 0)))
-    if kind == "copies":
-        nbytes[e["name"]] += e["args"]["bytes"]
-def rank(v, p):
-    v = sorted(v)
-    return v[max(1, -(-len(v) * p // 100)) - 1]
-for kind in ("host", "kernels", "copies"):
-    got = {x["name"]: x for x in r[kind]}
-    want = {n for (k, n) in durs if k == kind}
-    assert set(got) == want, (kind, set(got) ^ want)
-    for name, x in got.items():
-        v = durs[kind, name]
-        assert x["count"] == len(v) and x["totalNs"] == sum(v), (name, x, len(v), sum(v))
-        if kind != "copies":
-            assert x["p50Ns"] == rank(v, 50) and x["p99Ns"] == rank(v, 99), (name, x)
-        else:
-            assert x["bytes"] == nbytes[name], (name, x)
-    # the largest total first
-    totals = [x["totalNs"] for x in r[kind]]
-    assert totals == sorted(totals, reverse=True), totals
-# against the job: one kernel a compute launch, one copy a transfer
-assert sum(x["count"] for x in r["kernels"]) == calls["flex::RuntimeStream::launchOperationCompute"]
-c = {x["name"]: x["count"] for x in r["copies"]}
-assert c["Memcpy (HtoD)"] == calls["flex::RuntimeStream::launchOperationH2D"], c
-assert c["Memcpy (DtoH)"] == calls["flex::RuntimeStream::launchOperationD2H"], c
-host = {x["name"]: x["count"] for x in r["host"]}
-assert host["spyreLaunchJobPlan"] == calls["spyre::launchJobPlan"], host
-# device busy time: the union of its spans, per device; per track the sum
-spans = collections.defaultdict(list)
-for e in t["traceEvents"]:
-    if e.get("ph") == "X" and e.get("cat") in dev:
-        spans[e["pid"]].append((ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0)), e["tid"]))
-assert len(r["devices"]) == len(spans), r["devices"]
-for x in r["devices"]:
-    v = sorted(spans[x["pid"]])
-    busy, end = 0, v[0][0]
-    for a, b, _ in v:
-        if b > end:
-            busy += b - max(a, end)
-            end = b
-    assert x["busyNs"] == busy and x["spans"] == len(v), (x["busyNs"], busy)
-    assert x["spanNs"] == max(b for _, b, _ in v) - v[0][0]
-    i = x["idle"]
-    assert i["ns"] == x["spanNs"] - x["busyNs"], (i, x)
-    assert i["queuedNs"] + i["waitingNs"] + i["hostBoundNs"] == i["ns"], i
-    for tr in x["tracks"]:
-        w = [b - a for a, b, tid in v if tid == tr["tid"]]
-        assert tr["spans"] == len(w) and tr["busyNs"] == sum(w), tr
-h = r["health"]
-assert h["spyreTrace"] and h["drops"] == 0 and h["sampleEvery"] == 1, h
-# device memory against the tracer's own ledger and the job's calls; the peak's maker is the
-# innermost call on its thread around it
-led = t["spyreMemory"]["processes"][0]["devices"][0]["allocated"]
-m = r["memory"][0]
-assert (m["peakBytes"], m["peakTs"], m["endBytes"]) == (led["peak"], led["peakTs"],
-                                                        led["current"]), (m, led)
-assert m["allocs"] == led["allocs"] == calls["spyre::SpyreAllocator::allocate"], (m, led)
-assert m["frees"] == led["frees"], (m, led)
-around = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") not in dev and
-          e["tid"] == m["peakTid"] and ns(e["ts"]) <= ns(m["peakTs"]) <= ns(e["ts"]) + ns(e["dur"])]
-assert m["peakIn"] == min(around, key=lambda e: ns(e["dur"]))["name"], (m, around)
-print(len(r["host"]), "functions,", len(r["kernels"]), "kernels checked")
-PY
+	$CHECK_REPORT tables "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/t.json" \
+		"$BATS_TEST_TMPDIR/counts.json"
 	# --by-thread: a host row per function and thread, each the same as over the JSON
 	run "$TOOL" report --json --by-thread "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
-	python3 - "$output" "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import collections, json, sys
-r = json.loads(sys.argv[1])["files"][0]
-t = json.load(open(sys.argv[2]))
-names = {(e["pid"], e["tid"]): e["args"]["name"] for e in t["traceEvents"]
-         if e.get("ph") == "M" and e["name"] == "thread_name"}
-want = collections.defaultdict(list)
-for e in t["traceEvents"]:
-    if e.get("ph") == "X" and e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
-        want[e["pid"], e["tid"], e["name"]].append(round(e.get("dur", 0) * 1000))
-got = {(x["pid"], x["tid"], x["name"]): x for x in r["host"]}
-assert set(got) == set(want), set(got) ^ set(want)
-for k, x in got.items():
-    assert x["count"] == len(want[k]) and x["totalNs"] == sum(want[k]), (k, x)
-    assert x["thread"] == names.get(k[:2], ""), (k, x)
-assert len({k[1] for k in got}) >= 2, "the mock's threads apart"
-PY
+	echo "$output" >"$BATS_TEST_TMPDIR/rt.json"
+	$CHECK_REPORT by-thread "$BATS_TEST_TMPDIR/rt.json" "$BATS_TEST_TMPDIR/t.json"
 	# the same tables for people
 	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
@@ -161,16 +65,8 @@ PY
 	# the same counts in the report's JSON, under the metadata's own keys
 	run "$TOOL" report --json "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
-	python3 -c 'import json, sys
-h = json.loads(sys.argv[1])["files"][0]["health"]
-s = json.load(open(sys.argv[2]))["spyreStats"]
-keys = ("events", "probeHits", "dropsRingFull", "dropsTooDeep", "dropsNoStack",
-        "recordsUnreadable", "deviceOverflow", "unwound", "drops")
-assert all(h[k] == s[k] for k in keys), [(k, h.get(k), s.get(k)) for k in keys]
-assert h["dropped"] == sum(s[k] for k in keys[2:7]), h
-assert s["drops"] == s["dropsRingFull"] + s["dropsTooDeep"] + s["dropsNoStack"], s
-assert s["dropsRingFull"] > 0, s' \
-		"$output" "$BATS_TEST_TMPDIR/t.json"
+	echo "$output" >"$BATS_TEST_TMPDIR/rh.json"
+	$CHECK_REPORT health "$BATS_TEST_TMPDIR/rh.json" "$BATS_TEST_TMPDIR/t.json"
 }
 
 @test "report: a budgeted run's health says which part of the run the figures cover" {
@@ -194,16 +90,8 @@ assert s["dropsRingFull"] > 0, s' \
 	gzip -c "$d/t.json" >"$d/dir/b.json.gz"
 	run "$TOOL" report --json "$d/dir" "$ROOT/tests/fixtures/traces/kineto-sample.json"
 	[ "$status" -eq 0 ]
-	python3 - "$output" <<'PY'
-import json, sys
-f = json.loads(sys.argv[1])["files"]
-assert [x["file"].rsplit("/", 1)[1] for x in f] == ["a.json", "b.json.gz", "kineto-sample.json"]
-# plain and gzip read alike
-a, b = (dict(x, file=None) for x in f[:2])
-assert a == b
-# Kineto's own: its kernels, no health facts
-assert f[2]["kernels"] and not f[2]["health"]["spyreTrace"], f[2]
-PY
+	echo "$output" >"$d/rf.json"
+	$CHECK_REPORT files "$d/rf.json"
 	run "$TOOL" report "$ROOT/tests/fixtures/traces/kineto-sample.json"
 	[[ "$output" == *"health: not a trace of spyre-bpftrace (no spyreStats)"* ]]
 	# ours merged with Kineto's (the samples of one run): both kinds of events in one report
@@ -211,10 +99,8 @@ PY
 		"$ROOT/tests/fixtures/traces/kineto-sample.json" -o "$d/m.json"
 	run "$TOOL" report --json "$d/m.json"
 	[ "$status" -eq 0 ]
-	python3 -c 'import json, sys; f = json.loads(sys.argv[1])["files"][0]
-names = {x["name"] for x in f["host"]}
-assert {"aiuScheduleWait", "aten::linear"} <= names, names
-assert {x["name"] for x in f["kernels"]} == {"Spyre compute", "linear_fwd_8x64x64"}, f' "$output"
+	echo "$output" >"$d/rm.json"
+	$CHECK_REPORT merged "$d/rm.json"
 	# cut short: said, with the way out; the other files still reported, exit 1
 	head -c 100000 "$d/t.json" >"$d/cut.json"
 	run "$TOOL" report "$d/cut.json" "$d/t.json"
@@ -243,37 +129,11 @@ assert {x["name"] for x in f["kernels"]} == {"Spyre compute", "linear_fwd_8x64x6
 	# 20 (250-270) + 60 (400-460): the step ran 55 of it, the launches 30. With --python the
 	# launches name their lines (args.python): train.py:42 made launch 2 (20 of it),
 	# train.py:57 launch 3 and an aiuMalloc inside it (452-455): 10, its nested call once
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-ev = [{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "Spyre 0"}}]
-def x(name, cat, pid, ts, dur, **args):
-    ev.append({"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": pid or 1, "ts": ts,
-               "dur": dur, "args": args})
-lines = [None, "train.py:42 step", "train.py:57 step"]
-for i, (lts, ldur, kts) in enumerate([(50, 10, 100), (250, 20, 300), (450, 10, 600)]):
-    py = {"python": lines[i]} if lines[i] else {}
-    x("aiuLaunchComputeStream", "privateuse1_runtime", 10, lts, ldur, correlation=i + 1, **py)
-    x("k%d" % i, "kernel", 0, kts, 100, correlation=i + 1)
-x("aiuMalloc", "privateuse1_runtime", 10, 452, 3, python=lines[2])
-x("spyreStreamSynchronize", "privateuse1_runtime", 10, 200, 50)
-x("torch/nn/modules/module.py(1750): step", "python_function", 10, 380, 75)
-json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
-PY
+	python3 "$ROOT/tests/e2e/make_trace.py" idle "$BATS_TEST_TMPDIR/t.json"
 	run "$TOOL" report --json "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
-	python3 - "$output" <<'PY'
-import json, sys
-f = json.loads(sys.argv[1])["files"][0]
-idle = f["devices"][0]["idle"]
-assert idle == {"ns": 300000, "queuedNs": 170000, "waitingNs": 50000, "hostBoundNs": 80000}, idle
-hb = f["hostBound"]
-assert hb["ns"] == 80000, hb
-assert hb["functions"] == [{"name": "torch/nn/modules/module.py(1750): step", "ns": 55000},
-                           {"name": "aiuLaunchComputeStream", "ns": 30000},
-                           {"name": "aiuMalloc", "ns": 3000}], hb
-assert hb["pythonLines"] == [{"name": "train.py:42 step", "ns": 20000},
-                             {"name": "train.py:57 step", "ns": 10000}], hb
-PY
+	echo "$output" >"$BATS_TEST_TMPDIR/r.json"
+	$CHECK_REPORT idle "$BATS_TEST_TMPDIR/r.json"
 	run "$TOOL" report "$BATS_TEST_TMPDIR/t.json"
 	echo "$output"
 	grep -q "^  device pid 0: idle 0.300 ms: queued 0.170 ms (56.7 %), waiting 0.050 ms (16.7 %), host-bound 0.080 ms (26.7 %)$" <<<"$output"
@@ -308,14 +168,9 @@ JSON
 	run "$TOOL" report --json "$BATS_TEST_TMPDIR/o.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 -c 'import json, sys
-f = json.loads(sys.argv[1])
-f = f["files"][0] if "files" in f else f
-got = {o["pid"]: (o["collectivesNs"], o["overlapNs"]) for o in f["overlap"]}
-assert got == {100: (40000, 20000), 101: (100000, 40000)}, got' "$output"
 	echo "$output" >"$BATS_TEST_TMPDIR/r.json"
 	python3 "$ROOT/tests/e2e/check_overlap.py" "$BATS_TEST_TMPDIR/r.json" \
-		"$BATS_TEST_TMPDIR/o.json"
+		"$BATS_TEST_TMPDIR/o.json" --want 100=40000,20000 --want 101=100000,40000
 	run "$TOOL" report "$BATS_TEST_TMPDIR/o.json"
 	echo "$output"
 	grep -Eq "^ +\? +100 +0\.040 +0\.020 +50\.0%$" <<<"$output"

@@ -3,6 +3,8 @@
 
 load helpers
 
+CHECK_TRACE="python3 $ROOT/tests/e2e/check_trace.py"
+
 @test "trace has every call the job made, nested per thread, with metadata" {
 	start_job --phases 2 --threads 3 --streams 2 --iters 40
 	start_tracer -o "$BATS_TEST_TMPDIR/t.json"
@@ -106,13 +108,8 @@ load helpers
 	run "$TOOL" -o "$BATS_TEST_TMPDIR/t.json" -q -- "$MOCK" --iters 5 --quiet \
 		--counts "$BATS_TEST_TMPDIR/counts.json"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-names = {e["name"] for e in d["traceEvents"] if e["ph"] == "X"}
-assert "aiuInitializeRuntime" in names, names     # made before main's loop: from the start
-assert "aiuGetNumDevices" in names, names
-PY
+	# made before main's loop: from the start
+	$CHECK_TRACE has "$BATS_TEST_TMPDIR/t.json" aiuInitializeRuntime aiuGetNumDevices
 	# setup calls happen before the job's counted phase: one device; its 2 x 2 pool streams
 	# and its default stream are destroyed after it
 	$VERIFY "$BATS_TEST_TMPDIR/t.json" --counts "$BATS_TEST_TMPDIR/counts.json" \
@@ -187,15 +184,8 @@ PY
 		--probe 'libflex.so:flex::FlexAllocator::alloc*:myAlloc' -o "$BATS_TEST_TMPDIR/t.json"
 	run_phase
 	stop_tracer INT
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
-n = collections.Counter(e["name"] for e in d["traceEvents"]
-                        if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
-assert set(n) == {"mySync", "myAlloc"}, n
-assert n["mySync"] == c["flex::RuntimeStream::synchronize"], (n, c)
-assert n["myAlloc"] == c["flex::FlexAllocator::allocate"], (n, c)
-PY
+	$CHECK_TRACE probe-counts "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
+		mySync=flex::RuntimeStream::synchronize myAlloc=flex::FlexAllocator::allocate
 }
 
 @test "--probe as perf and bpftrace users type it: uprobe:PATH:SYMBOL and PATH:SYMBOL, exact calls" {
@@ -208,15 +198,9 @@ PY
 	run_phase
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import collections, json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
-n = collections.Counter(e["name"] for e in d["traceEvents"]
-                        if e["ph"] == "X" and e["cat"] == "privateuse1_runtime")
-assert set(n) == {"flex::RuntimeStream::synchronize", "myAlloc"}, n
-assert n["flex::RuntimeStream::synchronize"] == c["flex::RuntimeStream::synchronize"] > 0, (n, c)
-assert n["myAlloc"] == c["flex::FlexAllocator::allocate"] > 0, (n, c)
-PY
+	$CHECK_TRACE probe-counts "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" \
+		flex::RuntimeStream::synchronize=flex::RuntimeStream::synchronize \
+		myAlloc=flex::FlexAllocator::allocate
 	# a path to another file of that name is no match: exit 10, that name offered
 	run "$TOOL" list -p "$JOB_PID" --no-default --probe "/nope/libflex.so:flex::getNumDevices"
 	echo "$output"
@@ -232,13 +216,8 @@ PY
 	run_phase
 	stop_tracer INT
 	[ "$TRACER_RC" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))["calls"]
-ev = [e for e in d["traceEvents"] if e.get("name") == "queryHit"]
-assert ev and all(e["ph"] == "i" and e["s"] == "t" and "dur" not in e for e in ev), ev[:2]
-assert len(ev) == c["flex::RuntimeStream::query"], (len(ev), c)
-PY
+	$CHECK_TRACE instants "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" queryHit \
+		flex::RuntimeStream::query
 	"$TOOL" check "$BATS_TEST_TMPDIR/t.json"
 }
 
@@ -312,15 +291,8 @@ other_uprobe_off() {
 	wait_ready "$d/t.ready" $tracer
 	kill -USR1 "$pid"
 	wait $tracer
-	python3 - "$d/counts.json" "$d/untraced.json" "$d/t.json" <<'PY'
-import collections, json, sys
-c, u, t = (json.load(open(f)) for f in sys.argv[1:4])
-n = collections.Counter(e["name"] for e in t["traceEvents"] if e["ph"] == "X")
-assert c["checksum"] == u["checksum"] and c["mismatches"] == 0, (c, u)
-assert all(n[k] == v for k, v in c["calls"].items()), (n, c["calls"])
-# this kernel refuses a uprobe program that writes its registers: none done by BPF here
-assert t["spyreStats"]["entriesDoneByBpf"] == 0, t["spyreStats"]
-PY
+	# this kernel refuses a uprobe program that writes its registers: none done by BPF here
+	$CHECK_TRACE entries "$d/t.json" "$d/counts.json" "$d/untraced.json"
 }
 
 @test "aiuStreamQuery's done is the bool query() returned: as many true as the job counted" {
@@ -329,16 +301,7 @@ PY
 		--counts "$BATS_TEST_TMPDIR/counts.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	python3 - "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
-done = [e["args"]["done"] for e in d["traceEvents"]
-        if e["ph"] == "X" and e["name"] == "aiuStreamQuery"]
-assert len(done) == c["calls"]["flex::RuntimeStream::query"], (len(done), c["calls"])
-assert all(v is True or v is False for v in done), done
-# how many said true depends on the device's pace; the count is the job's
-assert done.count(True) == c["queriesTrue"], (done, c["queriesTrue"])
-PY
+	$CHECK_TRACE query-done "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/counts.json"
 }
 
 @test "a start line says how many probes went to which process, and how to stop" {
