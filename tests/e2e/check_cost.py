@@ -11,7 +11,8 @@ once, and the trace's spyreStats) or cost_job.py's own count beside a trace of i
       estimated probe time (estProbeNs) within a factor of 2 of the CPU time tracing added,
       the per-hit costs calibrated
   too-hot TRACE   the probes took most of the job's CPU: the overhead unknown (null), never a
-      capped number, the probes' share over 80 %
+      capped number, the probes' share over the two thirds (COST_KNOWN_SHARE, cost.h) past
+      which the tool calls the overhead unknown
   twin OUT TRACE   cost_job.py --twin (OUT: its CPU, probed and twin code's time): the figure is
       its definition (estProbeNs over jobCpuNs less it), jobCpuNs the job's clock within 15 %,
       tracing added over 2 % and 0.15 s, the estimate 0.6-1.7x the side-by-side measurement,
@@ -58,7 +59,8 @@ def probe_time(a):
 def too_hot(a):
     s = load(a.trace)["spyreStats"]
     need(s["estOverheadPct"] is None, "estOverheadPct, want null", s)
-    need(s["estProbeCpuPct"] > 80, "estProbeCpuPct, want over 80", s)
+    # the share moves with what traps cost that day: 79-135 % seen
+    need(s["estProbeCpuPct"] > 100 * 2 / 3, "estProbeCpuPct, want over two thirds", s)
 
 
 def twin(a):
