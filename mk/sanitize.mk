@@ -26,7 +26,7 @@ $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz.h $(2) $(USER_HDRS
 	@mkdir -p $$(@D)
 	$$(FUZZ_CC) $$(CPPFLAGS) -Itests/fuzz $$(FUZZ_CFLAGS) $$(filter %.c,$$^) $$(LDLIBS) -o $$@
 endef
-$(eval $(call fuzz_rule,elfsym,user/resolve/elfsym.c))
+$(eval $(call fuzz_rule,elfsym,user/resolve/elfsym.c user/resolve/demangle.c))
 $(eval $(call fuzz_rule,procmaps,user/resolve/procmaps.c))
 $(eval $(call fuzz_rule,probes,user/resolve/probes.c user/resolve/globcap.c user/resolve/nearmiss.c \
 	user/common/array.c user/common/utf8.c $(BUILD)/user/default_probes.c))

@@ -9,6 +9,7 @@
 
 #include "fuzz.h"
 #include "resolve/elfsym.h"
+#include "resolve/demangle.h"
 
 /*
  * Same bound as elfsym's DEMANGLE_MAX_LEN: longer names never reach the demangler. Crafted names

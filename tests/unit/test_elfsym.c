@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "resolve/elfsym.h"
+#include "resolve/demangle.h"
 #include "unit.h"
 
 #define MAX_FUNCS 256

@@ -82,13 +82,4 @@ int elfsym_check_fd(int fd);
 /* Like elfsym_foreach without demangling: qualname is the stored name. */
 int elfsym_foreach_raw(const char *path, elfsym_cb cb, void *ctx);
 
-/*
- * Demangle an Itanium C++ name to its qualified name without parameters or return type
- * ("_ZN4flex13RuntimeStream11synchronizeEv" -> "flex::RuntimeStream::synchronize").
- * Returns a malloc'd string, or NULL when @name is not a mangled C++ name.
- */
-char *demangle_qualname(const char *name);
-/* The whole demangled name, parameters included ("ns::f(int) const"); NULL as above. */
-char *demangle_full(const char *name);
-
 #endif

@@ -13,6 +13,7 @@
 #include "common/array.h"
 #include "common/intset.h"
 #include "resolve/elfsym.h"
+#include "resolve/demangle.h"
 #include "resolve/globcap.h"
 #include "common/util.h"
 #include "common/log.h"

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "stream/ustack.h"
+#include "resolve/demangle.h"
 #include "stream/spyre_event_user.h"
 #include "common/array.h"
 #include "common/ohash.h"
