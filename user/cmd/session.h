@@ -52,9 +52,13 @@ struct session {
 	struct retcheck *emucheck;	/* emulated returns' self-test (retcheck.h), or NULL */
 	char emu_why[512];		/* why returns are (not) done by BPF */
 	struct drain *drain;		/* the ring's reader, once every object is loaded */
-	/* the kernel functions of vfio's records, for each window's decoder (consumer_driver) */
+	/*
+	 * the kernel functions of vfio's records and where its fds are looked up, for each
+	 * window's decoder (consumer_driver)
+	 */
 	const char *vfuncs[SPYRE_DRV_MAX_FUNCS];
 	int nvfuncs;
+	const char *vroot;
 	struct bg_load *upl, *drv;	/* the two BPF objects' loads (session_load_begin) */
 	int ring_fd;
 	struct warmer *warm;
@@ -207,8 +211,8 @@ pid_t thread_process(pid_t pid, const char *doing);
 const char *process_comm(pid_t pid, char *buf, size_t len);
 
 /*
- * session_files.c: trace mode's files, the session's own steps (this header declares them so
- * that the two files of the session are one module).
+ * The session's own steps in its other files (this header declares them so that the files of
+ * the session are one module). session_files.c: trace mode's files.
  */
 /* A trace file of the run begins (trace mode: --max-size bounds it). */
 void file_begin(struct session *s, struct trace_writer *tw, const char *path, uint64_t start_ns);
@@ -223,5 +227,15 @@ void recorder_check(struct session *s, uint64_t now);
 void apply_triggers(struct session *s);
 /* The file reached its bound: true when the run stops there (else it went on in another) */
 bool file_full(struct session *s);
+/* session_python.c: the interpreters of the processes that may bring calls, looked for */
+void python_scan(struct session *s);
+/* session_cost.c: the probes' cost weighed (every second, shown or not); the status line */
+void session_status(struct session *s);
+/* -a, -f: the processes that brought a traced call are the jobs the meter weighs */
+void watch_jobs(struct session *s);
+/* --max-overhead's tick (budget.h): a pause or a new window, when it is due */
+void budget_check(struct session *s, uint64_t now);
+/* session.c: everything left in the ring, into the files as bounded (the end of a window) */
+void drain_rest(struct session *s);
 
 #endif
