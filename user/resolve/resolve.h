@@ -199,6 +199,19 @@ bool target_lib_matches(const struct target *t, int s, int l);
  */
 int target_sites_off(struct target *t, const char *why);
 
+/*
+ * The probes' names (resolve_names.c): probe @i's name entered in the names' hash (-ENOMEM);
+ * a name for function @f of library @lib from @base that no other function's probe has, into
+ * *@out (malloc'd; 0, -ENOMEM); probe @i's copies in other files of its library marked; the
+ * overloads among the probes from @first on named by their parameters (0, -ENOMEM).
+ */
+struct elf_func;
+int target_name_add(struct target *t, int i);
+int target_distinct_name(const struct target *t, int lib, const struct elf_func *f,
+			 const char *base, char **out);
+void target_mark_other_files(struct target *t, int i);
+int target_name_overloads(struct target *t, int first);
+
 /* The index of the library that is file (@maj, @min, @ino), or @path when @ino is 0; -1: none */
 int target_find_lib(const struct target *t, unsigned int maj, unsigned int min,
 		    unsigned long ino, const char *path);
