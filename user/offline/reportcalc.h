@@ -31,6 +31,7 @@ struct row {
 	uint64_t bytes;		/* copies: args.bytes summed */
 	int64_t host_bound_ns;	/* host: its time inside the devices' host-bound idle time */
 	int64_t seen_end;	/* Python lines: the end of their calls so far (host_bound_sum) */
+	bool wait;		/* a host call that waits for the device (is_wait, once a row) */
 };
 
 /* Device work on one (pid, tid): a stream, or a lane of concurrent copies. */
