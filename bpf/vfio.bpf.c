@@ -21,6 +21,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* 0 = every process (system-wide mode) */
 const volatile __u32 targ_tgid = 0;
 /*
+ * Cleared by userspace while --max-overhead has the uprobe tier paused (vfio_record): the job's
+ * ioctls are not recorded then either, as the summary says of a pause. A call open at the
+ * pause still ends (its exit finds its pending record).
+ */
+volatile __u32 drv_on = 1;
+/*
  * Tests only (SPYRE_TEST_SKIP_SYS_EXIT=N): the sys_exit program ignores every N-th exit of a
  * traced thread, as the kernel does when it skips a program: on a CPU where another one, or a
  * bpf() map syscall, holds bpf_prog_active, and (6.18 here) in ways recursion_misses does not
@@ -220,7 +226,7 @@ static __always_inline int on_entry(__u8 path, __u8 func, struct file *file, __s
 	struct spyre_drv_counters *c;
 	struct pending *old, p = {};
 
-	if (targ_tgid && (id >> 32) != targ_tgid)
+	if ((targ_tgid && (id >> 32) != targ_tgid) || !drv_on)
 		return 0;
 	c = counters();
 	old = bpf_map_lookup_elem(&pending, &tid);

@@ -37,6 +37,15 @@ def cases():
         d["traceEvents"][0].update(ts=3_000_000.0)
     yield "a device span over a pause", ["@t"], {"t": broken(t, over_pause)}, \
         "device spans over a pause"
+
+    def ioctl_in_pause(d):
+        d["traceEvents"].append(x("VFIO_IOMMU_MAP_DMA", 3_000_000.0, 2.0, pid=7, tid=7,
+                                  cat="privateuse1_driver"))
+    yield "a driver span in a window, ending past it", ["@t"], {"t": broken(
+        t, lambda d: d["traceEvents"].append(x("VFIO_IOMMU_MAP_DMA", 2_499_999.0, 5000.0,
+                                               pid=7, tid=7, cat="privateuse1_driver")))}, None
+    yield "a driver span begun in a pause", ["@t"], {"t": broken(t, ioctl_in_pause)}, \
+        "driver spans begun in a pause"
     yield "the ledger not sampled", ["@t"], {"t": broken(
         t, lambda d: d["spyreMemory"].update(sampled=False))}, "memory ledger"
     yield "a pause uncounted", ["@t"], {"t": broken(

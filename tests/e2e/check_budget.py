@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Check a trace written under --max-overhead: its budget's windows (spyreStats.budget) are
 ordered and apart, every device span ('kernel', 'gpu_memcpy') lies inside one of them (none
-stretched over a pause, 1 ms of slack for the bounds taken around a detach), the memory ledger
-is marked sampled with a pause counted for each pause, and with --max-pct the tool's own
-overhead figure is within it. Plain or gzip. Exit 1 with the problem.
+stretched over a pause, 1 ms of slack for the bounds taken around a detach), every driver
+span ('privateuse1_driver', a VFIO ioctl) began inside one (nothing recorded while paused), the
+memory ledger is marked sampled with a pause counted for each pause, and with --max-pct the
+tool's own overhead figure is within it. Plain or gzip. Exit 1 with the problem.
 
 --pct P: the budget is P (spyreStats.maxOverheadPct). --none: the run had no budget at all (no
 maxOverheadPct, no budget): nothing else is checked. --first-window-sec S: the first window
@@ -64,6 +65,12 @@ def problems(d, args):
                                          for a, z in wins)]
     if outside:
         out.append(f"{len(outside)} device spans over a pause, e.g. {outside[:2]} in {wins}")
+    # the driver tier's ioctls are not recorded while paused either: each began in a window
+    # (a call open at the pause may end after it)
+    drv = [e for e in d["traceEvents"] if e.get("cat") == "privateuse1_driver"]
+    begun = [e for e in drv if not any(a - 1000 <= e["ts"] <= z + 1000 for a, z in wins)]
+    if begun:
+        out.append(f"{len(begun)} driver spans begun in a pause, e.g. {begun[:2]} in {wins}")
     m = d["spyreMemory"]
     # a pause after each window but the last, and after the last when the run ended paused;
     # a fleet run's ledger lives across its windows' files: at least this file's

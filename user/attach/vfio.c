@@ -393,6 +393,12 @@ int vfio_attach(struct vfio_tracer *v, int events_fd, char *err, size_t errlen)
 	return rc;
 }
 
+void vfio_record(struct vfio_tracer *v, bool on)
+{
+	if (v && v->skel && v->skel->data)
+		v->skel->data->drv_on = on;
+}
+
 void vfio_detach(struct vfio_tracer *v)
 {
 	if (v)

@@ -77,6 +77,12 @@ int vfio_open(struct vfio_tracer **out, const struct vfio_config *cfg, char *err
  * -errno with the reason in @err. Mounts tracefs on /sys/kernel/tracing when needed.
  */
 int vfio_attach(struct vfio_tracer *v, int events_fd, char *err, size_t errlen);
+/*
+ * Record the ioctls that begin from now on (@on), or not: --max-overhead's pauses, which
+ * detach the uprobe tier, leave the tracepoints attached (their detach waits on the kernel's
+ * event_mutex) and stop the recording instead.
+ */
+void vfio_record(struct vfio_tracer *v, bool on);
 /* Stop producing records (call before the final drain). */
 void vfio_detach(struct vfio_tracer *v);
 void vfio_close(struct vfio_tracer *v);

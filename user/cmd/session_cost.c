@@ -166,6 +166,7 @@ void session_status(struct session *s)
  */
 static void budget_pause(struct session *s)
 {
+	vfio_record(s->vfio, false);	/* the job's ioctls: not recorded while paused either */
 	tracer_detach(&s->tr, &s->t);
 	drain_rest(s);
 	s->rb.launches_cut += device_pause(&s->cons.dev);
@@ -211,6 +212,7 @@ void budget_check(struct session *s, uint64_t now)
 	} else {
 		now = t0;
 		err = tracer_attach(&s->tr, &s->t, s->env->follow ? -1 : s->t.pid);
+		vfio_record(s->vfio, true);
 		cost_meter_charge(&s->meter, BUDGET_SWITCH_MS * 1e6);
 		/* the window's start as the figure counts the charge (cost_meter_extra) */
 		o = cost_meter_peek(&s->meter, &s->t, s->tr.counters);

@@ -2,6 +2,7 @@
 /* The driver tier's report: its counters (attach/vfio.c) and the ioctls decoded (stream/). */
 #include <stdio.h>
 #include "attach/vfio.h"
+#include "common/util.h"
 #include "output/jsonw.h"
 #include "output/facts.h"
 #include "report/driver.h"
@@ -37,6 +38,7 @@ void driver_summary(const struct vfio_tracer *v, const struct vfio_decoder *d, F
 	enum spyre_drv_path path = vfio_path(v);
 	const struct vfio_name_stat *names;
 	struct vfio_counts c;
+	char b[5][32];
 	int nnames;
 
 	if (path == SPYRE_DRV_OFF)
@@ -44,11 +46,13 @@ void driver_summary(const struct vfio_tracer *v, const struct vfio_decoder *d, F
 	vfio_counts(v, &c);
 	nnames = vfio_decoder_names(d, &names);
 	/* a skipped return is counted twice (missed, then unpaired): not added up */
-	fprintf(f, "driver tier (%s): %llu VFIO ioctls, %llu dropped (ring full %llu, entry or "
-		"return missed %llu), %llu runs of ours skipped by the kernel\n",
-		vfio_path_name(path), (unsigned long long)vfio_decoder_spans(d),
-		(unsigned long long)(c.drops_ring + c.unpaired), (unsigned long long)c.drops_ring,
-		(unsigned long long)c.unpaired, (unsigned long long)c.missed);
+	/* thousands grouped, as the summary's own counts */
+	fprintf(f, "driver tier (%s): %s VFIO ioctls, %s dropped (ring full %s, entry or return "
+		"missed %s), %s runs of ours skipped by the kernel\n", vfio_path_name(path),
+		fmt_count(vfio_decoder_spans(d), b[0], sizeof(b[0])),
+		fmt_count(c.drops_ring + c.unpaired, b[1], sizeof(b[1])),
+		fmt_count(c.drops_ring, b[2], sizeof(b[2])), fmt_count(c.unpaired, b[3], sizeof(b[3])),
+		fmt_count(c.missed, b[4], sizeof(b[4])));
 	/* the summary's columns (output/facts.h); the ioctls' durations are summed, not kept */
 	if (nnames) {
 		fn_row_head(f);
