@@ -57,10 +57,8 @@ void run_counts_text(FILE *f, const struct run_counts *r)
 
 void run_counts_json(struct jw *w, const struct run_counts *r)
 {
-	struct run_counts v = *r;
-
 	for (size_t i = 0; i < run_count_nkeys; i++)
-		jw_kv_u64(w, run_count_keys[i].key, *run_count_at(&v, &run_count_keys[i]));
+		jw_kv_u64(w, run_count_keys[i].key, run_count_get(r, &run_count_keys[i]));
 	/* the BPF's losses in one figure, as traces have always had it */
 	jw_kv_u64(w, "drops", r->ring + r->depth + r->nostack);
 }

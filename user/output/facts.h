@@ -53,10 +53,15 @@ struct run_count_key {
 };
 extern const struct run_count_key run_count_keys[];
 extern const size_t run_count_nkeys;
-/* The member of @r that key @k names. */
+/* The member of @r that key @k names; run_count_get: its value. */
 static inline uint64_t *run_count_at(struct run_counts *r, const struct run_count_key *k)
 {
 	return (uint64_t *)((char *)r + k->off);
+}
+
+static inline uint64_t run_count_get(const struct run_counts *r, const struct run_count_key *k)
+{
+	return *(const uint64_t *)((const char *)r + k->off);
 }
 
 /*

@@ -525,18 +525,14 @@ static const struct scalar {
 
 void prom_window_add_counts(struct prom_window *w, const struct run_counts *rc)
 {
-	struct run_counts v = *rc;
-
 	for (size_t i = 0; i < run_count_nkeys; i++)
 		*run_count_at(&w->counts, &run_count_keys[i]) +=
-			*run_count_at(&v, &run_count_keys[i]);
+			run_count_get(rc, &run_count_keys[i]);
 }
 
 /* The run's counts, one counter each, in the families run_count_keys names. */
 static void put_counts(struct jw *b, const struct prom_window *w)
 {
-	struct run_counts v = w->counts;
-
 	for (size_t i = 0; i < run_count_nkeys; i++) {
 		const struct run_count_key *k = &run_count_keys[i];
 
@@ -549,7 +545,7 @@ static void put_counts(struct jw *b, const struct prom_window *w)
 			jw_lit(b, "}");
 		}
 		jw_lit(b, " ");
-		jw_u64(b, *run_count_at(&v, k));
+		jw_u64(b, run_count_get(&w->counts, k));
 		jw_lit(b, "\n");
 	}
 }
