@@ -185,3 +185,14 @@ JSON
 	python3 "$ROOT/tests/e2e/check_fn_rows.py" "$BATS_TEST_TMPDIR/t.json" \
 		"$BATS_TEST_TMPDIR/tracer.err" "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/r.txt"
 }
+
+@test "report: counts in a trace's metadata that are no counts (negative, fractional, huge) read as 0" {
+	local t=$BATS_TEST_TMPDIR/h.json
+	printf '%s\n' '{"traceEvents":[{"ph":"X","name":"f","cat":"cpu_op","pid":1,"tid":1,"ts":1,"dur":2}],' \
+		'"spyreStats":{"events":-5,"probeHits":1e30,"dropsRingFull":2.5,"dropsTooDeep":3,' \
+		'"dropsNoStack":0,"recordsUnreadable":0,"deviceOverflow":0,"unwound":7}}' >"$t"
+	run "$TOOL" report "$t"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -Fxq "health: 0 events, 0 probe hits, 3 dropped (ring full 0, too deep 3, device spans dropped 0), 7 unwound (the run's summary line)" <<<"$output"
+}

@@ -707,6 +707,17 @@ static double num_or(const struct jv *obj, const char *key)
 	return jv_get_num(obj, key, &d) ? d : 0;
 }
 
+/*
+ * A count from a trace's metadata (any file: a negative, fractional or huge number, or NaN,
+ * would make the conversion undefined): 0 unless a whole number in range.
+ */
+static uint64_t count_or(const struct jv *obj, const char *key)
+{
+	double d = num_or(obj, key);
+
+	return d >= 0 && d < 18446744073709551616.0 && d == (double)(uint64_t)d ? (uint64_t)d : 0;
+}
+
 void rep_health_of(const struct jv *head, struct health *h)
 {
 	const struct jv *st = jv_get(head, "spyreStats"), *b = jv_get(st, "budget");
@@ -716,11 +727,11 @@ void rep_health_of(const struct jv *head, struct health *h)
 	h->ours = st && st->type == JV_OBJECT;
 	for (size_t i = 0; i < run_count_nkeys; i++)
 		*run_count_at(&h->rc, &run_count_keys[i]) =
-			(uint64_t)num_or(st, run_count_keys[i].key);
+			count_or(st, run_count_keys[i].key);
 	/* a trace from before the causes were kept has their sum ("drops") only */
 	h->rc.causes_known = jv_get(st, "dropsRingFull") != NULL;
 	if (!h->rc.causes_known)
-		h->rc.ring = (uint64_t)num_or(st, "drops");
+		h->rc.ring = count_or(st, "drops");
 	h->no_return = num_or(st, "noReturn");
 	h->driver_drops = num_or(st, "driverDrops");
 	h->in_flight = num_or(st, "launchesInFlight");
